@@ -1,0 +1,234 @@
+"""The tool surface: one declaration per tool (its argument model and description) from which both the
+argument validation and the JSON Schema shown to agents are derived.
+
+Argument models reject unknown keys: an argument the tool does not take is a schema failure, i.e. an invalid
+call the agent is told about, never something silently ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class ToolArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoArgs(ToolArgs):
+    pass
+
+
+class TabName(ToolArgs):
+    name: str = Field(description="Display name of the tab; its id is derived from it once, at creation.")
+
+
+class ManageDashboardArgs(ToolArgs):
+    operation: Literal["create", "read", "update"]
+    name: str | None = Field(None, description="Dashboard name; required for create and update.")
+    dashboard_id: str | None = Field(None, description="Required for update; read defaults to the current one.")
+    activate: bool = Field(True, description="Open the created dashboard.")
+
+
+class ManageNavigationBarArgs(ToolArgs):
+    operation: Literal["create", "add_tabs", "remove_tabs", "rename_tabs"]
+    tabs: list[TabName] | None = Field(None, description="Tabs for create, add_tabs and remove_tabs.")
+    rename_map: dict[str, str] | None = Field(None, description="For rename_tabs: {tab_id: new name}.")
+    dashboard_id: str | None = Field(None, description="Defaults to the current dashboard.")
+
+
+class NavigateWorkspaceArgs(ToolArgs):
+    operation: Literal["dashboard", "tab"]
+    dashboard_id: str | None = None
+    tab_id: str | None = None
+
+
+class ListAvailableWidgetsArgs(ToolArgs):
+    origin: str | None = Field(None, description="Only widgets of this backend (its display name).")
+    backend_id: str | None = Field(None, description="Only widgets of this connected backend id.")
+
+
+class WidgetRefArgs(ToolArgs):
+    origin: str = Field(description="Backend display name, e.g. as listed by list_available_widgets.")
+    widget_id: str
+
+
+class GetParamsOptionsArgs(WidgetRefArgs):
+    param_name: str
+    data_args: dict[str, Any] | None = None
+
+
+class GetWidgetDataArgs(ToolArgs):
+    origin: str | None = None
+    widget_id: str | None = None
+    widget_uuid: str | None = Field(None, description="Read the data of a placed widget instead.")
+    dashboard_id: str | None = None
+    data_args: dict[str, Any] | None = None
+
+
+class CreateWidgetArgs(ToolArgs):
+    origin: str = Field(description="Backend display name.")
+    widget_id: str
+    dashboard_id: str | None = Field(None, description="Defaults to the current dashboard.")
+    data_args: dict[str, Any] | None = Field(None, description="Parameter values, keyed by paramName.")
+    ui_args: dict[str, Any] | None = None
+
+
+class WidgetInstanceArgs(ToolArgs):
+    widget_uuid: str | None = Field(None, description="The placed widget's uuid.")
+    widget_id: str | None = Field(None, description="Allowed when exactly one instance is on the dashboard.")
+    dashboard_id: str | None = None
+
+
+class UpdateWidgetArgs(WidgetInstanceArgs):
+    data_args: dict[str, Any] | None = None
+    ui_args: dict[str, Any] | None = None
+
+
+class UpdateWidgetLayoutArgs(WidgetInstanceArgs):
+    x: float
+    y: float
+    w: float
+    h: float
+    tab_id: str | None = Field(None, description="Move the widget to this existing tab.")
+    min_w: float | None = None
+    min_h: float | None = None
+    max_w: float | None = None
+    max_h: float | None = None
+
+
+class ChartParams(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    chartType: str
+    xKey: str
+    yKey: str | list[str]
+
+
+class AddGenerativeWidgetArgs(ToolArgs):
+    widget_type: Literal["note", "table", "chart", "html"]
+    data: str | list[dict[str, Any]] = Field(description="Text for note/html; a list of row objects for table/chart.")
+    chart_params: ChartParams | None = Field(None, description="Charts: {chartType, xKey, yKey}.")
+    name: str | None = None
+    description: str | None = None
+    inner_tab: str | None = Field(None, description="An existing tab of the dashboard; defaults to the active one.")
+    dashboard_id: str | None = None
+
+
+class ManageBackendsArgs(ToolArgs):
+    operation: Literal["list", "add", "refresh", "delete"]
+    name: str | None = None
+    url: str | None = None
+    backend_id: str | None = None
+    widgets_json: Any = Field(None, description="widgets.json content: an object keyed by widget id.")
+    apps_json: Any = Field(None, description="apps.json content: an array of apps.")
+
+
+class ManageAppsArgs(ToolArgs):
+    operation: Literal["list", "read", "instantiate"]
+    backend_id: str | None = None
+    app_name: str | None = None
+    template_id: str | None = None
+    dashboard_name: str | None = None
+    activate: bool = True
+
+
+class GetSkillContentArgs(ToolArgs):
+    slug: str
+    reason: str | None = None
+
+
+class ReadWorkspaceResourceArgs(ToolArgs):
+    uri: str
+
+
+class GetWorkspacePromptArgs(ToolArgs):
+    name: Literal["workspace_tool_usage", "workspace_session_context"]
+
+
+class TaskRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    description: str | None = None
+    assigned_holder_url: str | None = None
+    assigned_agent_id: str | None = None
+
+
+class AssignTasksArgs(ToolArgs):
+    task_requests: list[TaskRequest] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    args_model: type[ToolArgs]
+    description: str
+    method: Callable[..., Any]
+
+    def json_schema(self) -> dict[str, Any]:
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        schema.pop("description", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return {"name": self.name, "description": self.description, "parameters": schema}
+
+
+TOOLS: dict[str, ToolSpec] = {}
+
+
+def tool(args_model: type[ToolArgs]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a Workspace method as a tool; its docstring's first paragraph is the tool description."""
+
+    def register(method: Callable[..., Any]) -> Callable[..., Any]:
+        doc = (method.__doc__ or "").strip().split("\n\n")[0]
+        description = " ".join(line.strip() for line in doc.splitlines())
+        TOOLS[method.__name__] = ToolSpec(method.__name__, args_model, description, method)
+        return method
+
+    return register
+
+
+_TYPE_WORDS = {
+    "string_type": "must be a string",
+    "dict_type": "must be an object",
+    "list_type": "must be an array",
+    "bool_type": "must be a boolean",
+    "bool_parsing": "must be a boolean",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+}
+
+
+def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """A stable, agent-readable account of what is wrong with the arguments."""
+    parts: list[str] = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        kind = err["type"]
+        if kind == "missing":
+            parts.append(f"missing required argument '{loc}'")
+        elif kind == "extra_forbidden":
+            parts.append(f"unknown argument '{loc}'")
+        elif kind == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "")
+            parts.append(f"argument '{loc}' must be one of {expected.replace(chr(39), '')}")
+        elif kind in _TYPE_WORDS:
+            parts.append(f"argument '{loc}' {_TYPE_WORDS[kind]}")
+        else:
+            parts.append(f"argument '{loc}': {err['msg']}")
+    return f"{tool_name}: " + "; ".join(dict.fromkeys(parts)) + "."
+
+
+def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:
+    """JSON Schema of each tool (all, or the given ones in the given order)."""
+    chosen = names if names is not None else list(TOOLS)
+    return [TOOLS[n].json_schema() for n in chosen if n in TOOLS]
