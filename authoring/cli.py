@@ -87,3 +87,44 @@ def world_check(
 
 def main() -> None:  # pragma: no cover - console entry point
     app()
+
+
+@app.command("certify")
+def certify_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Task files or taskset folders.", show_default=False)],
+    world: WorldOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Run every certification gate on tasks; exit 0 iff every task is certified."""
+    from certify.gates import GATE_NAMES, certify_file, collect, summarise
+    from certify.task import TaskFileError
+
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        err_console.print(f"[red]error:[/red] no such file or folder: {', '.join(missing)}")
+        raise typer.Exit(2)
+    w = _load_world(world)
+    try:
+        targets = collect(paths)
+    except TaskFileError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    if not targets:
+        err_console.print("[red]error:[/red] no task files found")
+        raise typer.Exit(2)
+    results = [certify_file(w, path, taskset) for path, taskset in targets]
+    summary = summarise(results)
+    if as_json:
+        sys.stdout.write(json.dumps({"tasks": [r.to_dict() for r in results], "summary": summary}, indent=2) + "\n")
+    else:
+        table = Table(title=f"Certification ({summary['certified']}/{summary['total']} certified)")
+        table.add_column("task")
+        for name in GATE_NAMES:
+            table.add_column(name)
+        table.add_column("why not")
+        for r in results:
+            marks = ["[green]ok[/green]" if r.gates[n].ok else "[red]FAIL[/red]" for n in GATE_NAMES]
+            reasons = "; ".join(f"{n}: {r.gates[n].detail}" for n in GATE_NAMES if not r.gates[n].ok)
+            table.add_row(r.id, *marks, reasons)
+        console.print(table)
+    raise typer.Exit(0 if summary["certified"] == summary["total"] else 1)

@@ -219,8 +219,8 @@ def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
         elif kind == "extra_forbidden":
             parts.append(f"unknown argument '{loc}'")
         elif kind == "literal_error":
-            expected = err.get("ctx", {}).get("expected", "")
-            parts.append(f"argument '{loc}' must be one of {expected.replace(chr(39), '')}")
+            expected = str(err.get("ctx", {}).get("expected", "")).replace("'", "").replace(" or ", ", ")
+            parts.append(f"argument '{loc}' must be one of {expected}")
         elif kind in _TYPE_WORDS:
             parts.append(f"argument '{loc}' {_TYPE_WORDS[kind]}")
         else:

@@ -1,0 +1,3 @@
+from authoring.cli import app
+
+app(prog_name="taskforge")

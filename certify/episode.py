@@ -1,0 +1,117 @@
+"""One episode: a task's workspace, the calls made in it, and the rules of the harness around them.
+
+The turn budget, the end of an episode on a final answer and the shape of the recorded trace are enforced
+here, in one place, for every kind of actor (oracle replay, gates' mutants, heuristic and LLM agents).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator import Workspace, World
+
+from .task import Task
+
+FINAL_ANSWER = "final_answer"
+
+
+@dataclass(slots=True)
+class TraceEvent:
+    """One recorded call. `ok` false means it counts as invalid."""
+
+    index: int
+    tool: str
+    args: Any
+    ok: bool
+    envelope: dict[str, Any]
+
+    @property
+    def code(self) -> str | None:
+        error = self.envelope.get("error")
+        return error.get("code") if isinstance(error, dict) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "tool": self.tool, "args": self.args, "ok": self.ok, "envelope": self.envelope}
+
+
+@dataclass
+class Episode:
+    task_id: str
+    workspace: Workspace
+    budget: int | None
+    events: list[TraceEvent] = field(default_factory=list)
+    final_answer: str | None = None
+    ended_by: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.ended_by is not None
+
+    @property
+    def invalid_calls(self) -> int:
+        return sum(1 for e in self.events if not e.ok)
+
+    @property
+    def turns(self) -> int:
+        return len(self.events)
+
+    def act(self, tool: str, args: Any = None) -> dict[str, Any]:
+        """Run one action and return the envelope the actor sees.
+
+        Calls after the episode ended or past the turn budget are refused and not recorded; the budget
+        refusal ends the episode.
+        """
+        if self.done:
+            return _harness_refusal(tool, "episode_completed", "The episode is complete; the call was not executed.")
+        if self.budget is not None and self.budget > 0 and len(self.events) >= self.budget:
+            self.ended_by = "max_turns"
+            return _harness_refusal(tool, "turn_budget_exhausted",
+                                    "The episode's turn budget is exhausted; the call was not executed.")
+        index = len(self.events) + 1
+        if tool == FINAL_ANSWER:
+            text = args.get("text") if isinstance(args, dict) else None
+            if not isinstance(text, str) or not text.strip():
+                envelope = _harness_refusal(tool, "invalid_arguments", "final_answer requires non-empty text.",
+                                            retryable=True)
+                self.events.append(TraceEvent(index, tool, args, False, envelope))
+                return envelope
+            envelope = {"ok": True, "command": tool, "request_id": None,
+                        "message": "Final answer recorded; the episode is complete.", "data": None, "error": None}
+            self.events.append(TraceEvent(index, tool, args, True, envelope))
+            self.final_answer = text
+            self.ended_by = "final_answer"
+            return envelope
+        envelope = self.workspace.call(tool, args).to_dict()
+        self.events.append(TraceEvent(index, tool, args, envelope["ok"], envelope))
+        return envelope
+
+    def stop(self, reason: str = "agent_stopped") -> None:
+        if not self.done:
+            self.ended_by = reason
+
+
+def _harness_refusal(tool: str, code: str, message: str, retryable: bool = False) -> dict[str, Any]:
+    return {"ok": False, "command": tool, "request_id": None, "message": message, "data": None,
+            "error": {"code": code, "message": message, "retryable": retryable}}
+
+
+def start_episode(world: World, task: Task) -> Episode:
+    return Episode(task.id, Workspace.start(world, task.setup), task.eval.turn_budget)
+
+
+def replay(world: World, task: Task, steps: list[tuple[str, Any]], final_answer: str | None = None) -> Episode:
+    """Run a fixed list of calls (a reference, a mutant of it, or nothing at all)."""
+    episode = start_episode(world, task)
+    for tool, args in steps:
+        if episode.done:
+            break
+        episode.act(tool, args)
+    if final_answer is not None and not episode.done:
+        episode.act(FINAL_ANSWER, {"text": final_answer})
+    episode.stop("replay_end")
+    return episode
+
+
+def reference_calls(task: Task) -> list[tuple[str, Any]]:
+    return [(s.tool, s.args) for s in task.eval.reference_steps()]

@@ -1,0 +1,353 @@
+"""Certification gates: a task is certified only when every gate holds, and each gate says why.
+
+Gates are registered in order (schema, grounding, oracle, noop, load_bearing, leak, determinism). A batch
+records per-task failures as data and carries on: a malformed file fails its schema gate and the other tasks
+are still certified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from simulator import SetupError, Workspace, World
+from simulator.params import value_allowed
+from simulator.validation import validate_widgets
+from simulator.world import WidgetDef
+
+from .episode import Episode, replay
+from .grader import CHECKS, CheckFn, GradeResult, grade
+from .task import Task, TaskFileError, TaskSet, load_task
+
+GATE_NAMES = ("schema", "grounding", "oracle", "noop", "load_bearing", "leak", "determinism")
+WIDGET_TOOLS = ("create_widget", "get_widget_data", "get_widget_schema", "get_params_options")
+
+
+@dataclass(frozen=True)
+class GateResult:
+    ok: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "detail": self.detail}
+
+
+@dataclass
+class Subject:
+    """One task under certification, with the work gates share (the oracle replay is run once)."""
+
+    path: str
+    world: World
+    task: Task | None = None
+    error: TaskFileError | None = None
+    registry: dict[str, CheckFn] | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def run(self, steps: list[tuple[str, Any]], final_answer: str | None = None) -> tuple[Episode, GradeResult]:
+        assert self.task is not None
+        episode = replay(self.world, self.task, steps, final_answer)
+        return episode, grade(self.task, episode, self.registry)
+
+    @cached_property
+    def steps(self) -> list[tuple[str, Any, bool]]:
+        """(tool, args, required) for each reference step."""
+        assert self.task is not None
+        ev = self.task.eval
+        if ev.required_tools:
+            return [(s.tool, s.args, not s.optional) for s in ev.required_tools]
+        return [(s.tool, s.args, True) for s in ev.reference_trace or []]
+
+    @cached_property
+    def oracle(self) -> tuple[Episode, GradeResult]:
+        return self.run([(t, a) for t, a, _ in self.steps], self.task.eval.reference_answer if self.task else None)
+
+    @cached_property
+    def noop(self) -> tuple[Episode, GradeResult]:
+        return self.run([])
+
+
+GateFn = Callable[[Subject], GateResult]
+GATES: dict[str, GateFn] = {}
+
+
+def gate(name: str) -> Callable[[GateFn], GateFn]:
+    def register(fn: GateFn) -> GateFn:
+        GATES[name] = fn
+        return fn
+
+    return register
+
+
+@gate("schema")
+def schema_gate(s: Subject) -> GateResult:
+    if s.error is not None:
+        return GateResult(False, f"{s.error.file}: {s.error.field}: {s.error.message}")
+    assert s.task is not None
+    stem = Path(s.path).stem
+    if stem != s.task.id:
+        return GateResult(False, f"id '{s.task.id}' differs from the file name '{stem}.json'")
+    try:
+        Workspace.start(s.world, s.task.setup)
+    except SetupError as exc:
+        return GateResult(False, f"{s.path}: {exc}")
+    unknown = [t for t in s.task.setup.allowed_tools or [] if t not in _tool_names()]
+    if unknown:
+        return GateResult(False, f"setup.allowed_tools: unknown tool(s) {unknown}")
+    steps = [t for t, _, _ in s.steps if t not in _tool_names() and t != "final_answer"]
+    if steps:
+        return GateResult(False, f"eval.required_tools: unknown tool(s) {steps}")
+    if not s.steps and s.task.eval.reference_answer is None:
+        return GateResult(False, "eval: no reference (required_tools, reference_trace or reference_answer)")
+    return GateResult(True, "parses; ids safe; backends, skills, baseline and dashboard exist")
+
+
+def _tool_names() -> set[str]:
+    from simulator import TOOL_NAMES
+
+    return set(TOOL_NAMES)
+
+
+def _authored_widgets(task: Task) -> dict[str, dict[str, Any]]:
+    """Widgets the reference itself publishes through manage_backends, by origin name."""
+    out: dict[str, dict[str, Any]] = {}
+    for step in task.eval.reference_steps():
+        args = step.args
+        if step.tool == "manage_backends" and args.get("operation") in ("add", "refresh") and isinstance(
+            args.get("widgets_json"), dict) and isinstance(args.get("name"), str):
+            widgets, report = validate_widgets(args["widgets_json"])
+            if not report.errors:
+                out[args["name"]] = widgets
+    return out
+
+
+@gate("grounding")
+def grounding_gate(s: Subject) -> GateResult:
+    assert s.task is not None
+    task = s.task
+    ws = Workspace.start(s.world, task.setup)
+    authored = _authored_widgets(task)
+    problems: list[str] = []
+    checked = 0
+
+    def lookup(origin: Any, widget_id: Any, where: str) -> WidgetDef | None:
+        if origin in authored:
+            if widget_id not in authored[origin]:
+                problems.append(f"{where}: '{widget_id}' is not among the widgets '{origin}' is built with")
+            return None
+        conn = ws._origin_or_none(str(origin))
+        if conn is None:
+            problems.append(f"{where}: origin '{origin}' is not connected")
+            return None
+        definition = conn.catalog.widgets.get(str(widget_id))
+        if definition is None:
+            problems.append(f"{where}: widget '{widget_id}' does not exist in '{origin}'")
+        return definition
+
+    def values(definition: WidgetDef | None, data_args: Any, where: str) -> None:
+        nonlocal checked
+        if definition is None or not isinstance(data_args, dict):
+            return
+        for key, value in data_args.items():
+            checked += 1
+            param = definition.param(key)
+            if param is None:
+                problems.append(f"{where}: '{key}' is not a parameter of '{definition.widget_id}'")
+            elif not value_allowed(param, value):
+                problems.append(f"{where}: {key}={value!r} is not among the declared options of "
+                                f"'{definition.widget_id}'")
+
+    for i, req in enumerate(task.eval.required_widgets):
+        where = f"eval.required_widgets[{i}]"
+        values(lookup(req.origin, req.widget_id, where), req.data_args, where)
+    for i, step in enumerate(task.eval.required_tools):
+        if step.optional:
+            continue
+        where = f"eval.required_tools[{i}] {step.tool}"
+        graded = step.graded()
+        if step.tool in WIDGET_TOOLS and "origin" in step.args and "widget_id" in step.args:
+            definition = lookup(step.args["origin"], step.args["widget_id"], where)
+            if "data_args" in graded:
+                values(definition, graded["data_args"], where)
+        elif step.tool == "update_widget" and "data_args" in graded:
+            dash = ws._dashboard(step.args.get("dashboard_id")) if step.args.get("dashboard_id") in ws.dashboards \
+                else ws.current_dashboard
+            placed = next((w for w in dash.widgets if w.uuid == step.args.get("widget_uuid")
+                           or (not step.args.get("widget_uuid") and w.widget_id == step.args.get("widget_id"))), None)
+            if placed is not None and not placed.generated:
+                values(lookup(placed.origin, placed.widget_id, where), graded["data_args"], where)
+    for hidden in task.meta.hidden if task.meta else []:
+        if hidden.kind != "planted":
+            continue
+        text = _source_text(s.world, hidden.source)
+        if text is None:
+            problems.append(f"meta.hidden: planted fact's source '{hidden.source}' does not exist in the world")
+        elif hidden.value.casefold() not in text.casefold():
+            problems.append(f"meta.hidden: '{hidden.value}' does not occur in {hidden.source}")
+        else:
+            checked += 1
+    if problems:
+        return GateResult(False, "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else ""))
+    return GateResult(True, f"graded widgets exist; {checked} graded value(s) among declared options or sources")
+
+
+def _source_text(world: World, source: str | None) -> str | None:
+    if not source:
+        return None
+    kind, _, name = source.partition(":")
+    if kind == "skill" and name in world.skills:
+        return world.skills[name].content
+    if kind == "resource" and name in world.resources:
+        return world.resources[name].text
+    if kind == "prompt" and name in world.prompts:
+        return world.prompts[name].text
+    return None
+
+
+@gate("oracle")
+def oracle_gate(s: Subject) -> GateResult:
+    episode, result = s.oracle
+    if result.passed:
+        return GateResult(True, f"reference passes ({len(result.checks)} checks, {episode.turns} calls)")
+    failed = "; ".join(f"{c.code}: {c.label} ({c.evidence})" for c in result.failures[:3])
+    return GateResult(False, f"reference fails: {failed}")
+
+
+@gate("noop")
+def noop_gate(s: Subject) -> GateResult:
+    _, result = s.noop
+    if result.passed:
+        return GateResult(False, "doing nothing passes: the initial state already satisfies every check")
+    return GateResult(True, f"doing nothing fails ({', '.join(result.failure_codes)})")
+
+
+@gate("load_bearing")
+def load_bearing_gate(s: Subject) -> GateResult:
+    _, oracle_result = s.oracle
+    if not oracle_result.passed:
+        return GateResult(False, "not run: the reference does not pass")
+    failing_somewhere = {(c.code, c.label) for c in s.noop[1].failures}
+    survivors = []
+    mutants = 0
+    for index, (tool, _, required) in enumerate(s.steps):
+        if not required:
+            continue
+        mutants += 1
+        steps = [(t, a) for j, (t, a, _) in enumerate(s.steps) if j != index]
+        _, result = s.run(steps, s.task.eval.reference_answer if s.task else None)
+        failing_somewhere |= {(c.code, c.label) for c in result.failures}
+        if result.passed:
+            survivors.append(f"#{index + 1} {tool}")
+    if s.task is not None and s.task.eval.reference_answer is not None:
+        mutants += 1
+        _, result = s.run([(t, a) for t, a, _ in s.steps])
+        failing_somewhere |= {(c.code, c.label) for c in result.failures}
+        if result.passed:
+            survivors.append("the final answer")
+    # A check that holds already before the agent acts and that no mutant breaks guards against damage the
+    # reference never does; it cannot tell a solving agent from a lazy one, so it is reported as dead.
+    noop_passing = {(c.code, c.label) for c in s.noop[1].checks if c.passed}
+    dead = [f"{c.code}: {c.label}" for c in oracle_result.checks
+            if (c.code, c.label) in noop_passing and (c.code, c.label) not in failing_somewhere]
+    s.notes["dead_checks"] = dead
+    dead_note = f"; dead checks ({len(dead)}): {'; '.join(dead[:3])}" if dead else ""
+    if survivors:
+        return GateResult(False, f"still passes without {', '.join(survivors)}{dead_note}")
+    if mutants == 0:
+        return GateResult(False, "no required step to drop: the reference carries no graded work")
+    return GateResult(True, f"each of {mutants} required step(s) is load-bearing{dead_note}")
+
+
+@gate("leak")
+def leak_gate(s: Subject) -> GateResult:
+    assert s.task is not None
+    hidden = s.task.meta.hidden if s.task.meta else []
+    if not hidden:
+        return GateResult(True, "skipped: the task carries no hidden values")
+    prompt = s.task.prompt.casefold()
+    leaked = [h.value for h in hidden if h.value.strip() and h.value.casefold() in prompt]
+    if leaked:
+        return GateResult(False, f"prompt states hidden value(s): {leaked}")
+    return GateResult(True, f"{len(hidden)} hidden value(s) absent from the prompt")
+
+
+@gate("determinism")
+def determinism_gate(s: Subject) -> GateResult:
+    first, first_result = s.oracle
+    second, second_result = s.run([(t, a) for t, a, _ in s.steps], s.task.eval.reference_answer if s.task else None)
+    if first.workspace.state_hash() != second.workspace.state_hash():
+        return GateResult(False, "two replays of the reference end in different states")
+    if first_result.fingerprint() != second_result.fingerprint() or first_result.passed != second_result.passed:
+        return GateResult(False, "two replays of the reference grade differently")
+    return GateResult(True, f"two replays end in the same state ({first.workspace.state_hash()[:12]})")
+
+
+@dataclass
+class Certification:
+    id: str
+    path: str
+    gates: dict[str, GateResult]
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def certified(self) -> bool:
+        return all(g.ok for g in self.gates.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "path": self.path, "certified": self.certified,
+                "gates": {k: v.to_dict() for k, v in self.gates.items()}}
+
+
+def certify_subject(s: Subject) -> Certification:
+    results: dict[str, GateResult] = {}
+    schema = GATES["schema"](s)
+    results["schema"] = schema
+    for name, fn in GATES.items():
+        if name == "schema":
+            continue
+        results[name] = fn(s) if schema.ok else GateResult(False, "not run: schema gate failed")
+    task_id = s.task.id if s.task is not None else Path(s.path).stem
+    return Certification(task_id, s.path, results, s.notes)
+
+
+def certify_task(world: World, task: Task, path: str = "", registry: dict[str, CheckFn] | None = None) -> Certification:
+    return certify_subject(Subject(path or f"{task.id}.json", world, task, registry=registry))
+
+
+def certify_file(world: World, path: Path, taskset: TaskSet | None = None,
+                 registry: dict[str, CheckFn] | None = None) -> Certification:
+    try:
+        task = load_task(path, taskset)
+        return certify_subject(Subject(str(path), world, task, registry=registry))
+    except TaskFileError as exc:
+        return certify_subject(Subject(str(path), world, error=exc, registry=registry))
+
+
+def collect(paths: list[Path]) -> list[tuple[Path, TaskSet | None]]:
+    """Task files named by `paths` (files, or taskset folders searched recursively), each with its taskset."""
+    out: list[tuple[Path, TaskSet | None]] = []
+    seen: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            taskset = TaskSet.find(path)
+            files = sorted(p for p in path.rglob("*.json")
+                           if p.name not in ("taskset.json", "certificates.json") and not p.name.startswith("."))
+        else:
+            taskset = TaskSet.find(path)
+            files = [path]
+        for f in files:
+            if f.resolve() not in seen:
+                seen.add(f.resolve())
+                out.append((f, taskset))
+    return out
+
+
+def summarise(results: list[Certification]) -> dict[str, Any]:
+    by_gate = {name: sum(1 for r in results if r.gates.get(name, GateResult(False, "")).ok) for name in GATE_NAMES}
+    return {"total": len(results), "certified": sum(r.certified for r in results), "by_gate": by_gate}
+
+
+__all__ = ["CHECKS", "GATES", "GATE_NAMES", "Certification", "GateResult", "Subject", "certify_file",
+           "certify_subject", "certify_task", "collect", "summarise"]

@@ -1,0 +1,228 @@
+"""Checks on what the agent published: custom backends' widget and app definitions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.grid import Rect, overlaps
+
+from .core import CheckResult, GradeContext, check
+
+
+@dataclass
+class PublishedBackend:
+    id: str
+    name: str
+    widgets: dict[str, Any]
+    apps: list[dict[str, Any]]
+    warnings: list[str]
+
+
+def published(ctx: GradeContext) -> list[PublishedBackend]:
+    """Custom and agent-declared backends at the end, with their definitions."""
+    cached = ctx.extras.get("published")
+    if cached is not None:
+        return cached
+    out = []
+    for conn in ctx.workspace.connections:
+        custom = ctx.workspace.custom.get(conn.id)
+        if custom is None:
+            continue
+        widgets = {wid: d.definition for wid, d in conn.catalog.widgets.items()}
+        out.append(PublishedBackend(conn.id, conn.name, widgets, list(conn.catalog.apps), list(custom.warnings)))
+    ctx.extras["published"] = out
+    return out
+
+
+def _backend(ctx: GradeContext, name: str) -> PublishedBackend | None:
+    return next((b for b in published(ctx) if b.name == name), None)
+
+
+def _path(obj: Any, dotted: str) -> tuple[bool, Any]:
+    for part in dotted.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return False, None
+        obj = obj[part]
+    return True, obj
+
+
+def _flat_params(params: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in params if isinstance(params, list) else []:
+        if isinstance(item, list):
+            out.extend(_flat_params(item))
+        elif isinstance(item, dict):
+            out.append(item)
+            out.extend(_flat_params(item.get("inputParams")))
+    return out
+
+
+def _shallow_includes(spec: dict[str, Any], item: dict[str, Any]) -> bool:
+    for key, value in spec.items():
+        if key == "renderFn":
+            have = {s.strip() for s in (item.get(key) if isinstance(item.get(key), list) else
+                                        str(item.get(key) or "").split(","))}
+            want = {s.strip() for s in (value if isinstance(value, list) else str(value).split(","))}
+            if not want <= have:
+                return False
+        elif item.get(key) != value:
+            return False
+    return True
+
+
+def _named_backends(ctx: GradeContext) -> list[str]:
+    names = [d.backend_name for d in ctx.eval.required_widget_defs] + [d.backend_name for d in ctx.eval.required_app_defs]
+    return list(dict.fromkeys(names))
+
+
+@check("missing_custom_backend")
+def missing_custom_backend(ctx: GradeContext) -> Iterable[CheckResult]:
+    for name in _named_backends(ctx):
+        yield CheckResult("missing_custom_backend", _backend(ctx, name) is not None, f"backend '{name}' published",
+                          ", ".join(b.name for b in published(ctx)) or "no custom backends", "definitions")
+
+
+@check("backend_validation_warnings")
+def backend_validation_warnings(ctx: GradeContext) -> Iterable[CheckResult]:
+    names = set(_named_backends(ctx))
+    for backend in published(ctx):
+        if backend.name in names or ctx.eval.workspace_checks.require_no_backend_warnings:
+            yield CheckResult("backend_validation_warnings", not backend.warnings,
+                              f"backend '{backend.name}' accepted without warnings", "; ".join(backend.warnings[:3]),
+                              "definitions")
+
+
+@check("missing_widget_def")
+def missing_widget_def(ctx: GradeContext) -> Iterable[CheckResult]:
+    for req in ctx.eval.required_widget_defs:
+        backend = _backend(ctx, req.backend_name)
+        if backend is not None:
+            yield CheckResult("missing_widget_def", req.widget_id in backend.widgets,
+                              f"'{req.backend_name}' serves widget '{req.widget_id}'",
+                              f"widgets: {sorted(backend.widgets)[:8]}", "definitions")
+
+
+@check("widget_def_mismatch")
+def widget_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
+    for req in ctx.eval.required_widget_defs:
+        backend = _backend(ctx, req.backend_name)
+        definition = backend.widgets.get(req.widget_id) if backend else None
+        if definition is None:
+            continue
+        for dotted, value in req.expect.items():
+            found, actual = _path(definition, dotted)
+            yield CheckResult("widget_def_mismatch", found and actual == value,
+                              f"{req.widget_id}.{dotted} == {value!r}", f"is {actual!r}" if found else "absent",
+                              "definitions")
+        params = _flat_params(definition.get("params"))
+        for spec in req.params_include:
+            yield CheckResult("widget_def_mismatch", any(_shallow_includes(spec, p) for p in params),
+                              f"{req.widget_id} has a param like {spec}", f"{len(params)} param(s)", "definitions")
+        columns = ((definition.get("data") or {}).get("table") or {}).get("columnsDefs") or []
+        for spec in req.columns_include:
+            ok = any(isinstance(c, dict) and _shallow_includes(spec, c) for c in columns)
+            yield CheckResult("widget_def_mismatch", ok, f"{req.widget_id} has a column like {spec}",
+                              f"{len(columns)} column(s)", "definitions")
+
+
+def _find_app(backend: PublishedBackend, template_id: str | None, name_contains: str | None) -> dict | None:
+    for app in backend.apps:
+        if template_id and app.get("template_id") == template_id:
+            return app
+        if name_contains and name_contains.casefold() in str(app.get("name") or "").casefold():
+            return app
+    return None
+
+
+def _required_apps(ctx: GradeContext) -> Iterable[tuple[Any, dict | None]]:
+    for req in ctx.eval.required_app_defs:
+        backend = _backend(ctx, req.backend_name)
+        if backend is not None:
+            yield req, _find_app(backend, req.template_id, req.name_contains)
+
+
+@check("missing_app_def")
+def missing_app_def(ctx: GradeContext) -> Iterable[CheckResult]:
+    for req, app in _required_apps(ctx):
+        yield CheckResult("missing_app_def", app is not None,
+                          f"'{req.backend_name}' publishes app '{req.template_id or req.name_contains}'",
+                          "found" if app else "not found", "definitions")
+
+
+@check("app_def_mismatch")
+def app_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
+    for req, app in _required_apps(ctx):
+        if app is None:
+            continue
+        name = app.get("name")
+        tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
+        for dotted, value in req.expect.items():
+            found, actual = _path(app, dotted)
+            yield CheckResult("app_def_mismatch", found and actual == value, f"app '{name}'.{dotted} == {value!r}",
+                              f"is {actual!r}" if found else "absent", "definitions")
+        for tab in req.tabs_include:
+            yield CheckResult("app_def_mismatch", tab in tabs, f"app '{name}' has tab '{tab}'",
+                              f"tabs: {sorted(tabs)}", "definitions")
+        if req.tab_count is not None:
+            yield CheckResult("app_def_mismatch", len(tabs) == req.tab_count, f"app '{name}' has {req.tab_count} tabs",
+                              f"{len(tabs)} tab(s)", "definitions")
+        if req.prompts_min_count is not None:
+            count = len(app.get("prompts") or [])
+            yield CheckResult("app_def_mismatch", count >= req.prompts_min_count,
+                              f"app '{name}' has at least {req.prompts_min_count} prompts", f"{count}", "definitions")
+        for item in req.widgets_on_tab:
+            tab = tabs.get(item.tab_id) if isinstance(tabs.get(item.tab_id), dict) else {}
+            refs = [x.get("i") for x in tab.get("layout") or [] if isinstance(x, dict)]
+            yield CheckResult("app_def_mismatch", item.widget_id in refs,
+                              f"app '{name}' tab '{item.tab_id}' shows '{item.widget_id}'", f"layout: {refs}",
+                              "definitions")
+        for spec in req.groups_include:
+            want = spec.model_dump(exclude={"widgetIds_include"})
+            ok = any(isinstance(g, dict) and all(g.get(k) == v for k, v in want.items())
+                     and set(spec.widgetIds_include) <= set(g.get("widgetIds") or []) for g in app.get("groups") or [])
+            yield CheckResult("app_def_mismatch", ok, f"app '{name}' has a group like {want}", "", "definitions")
+
+
+def _app_structure_targets(ctx: GradeContext, flag: str) -> Iterable[tuple[PublishedBackend, dict]]:
+    """Apps to check: every published app when the task's app_structure asks, plus required apps with the flag."""
+    default_on = getattr(ctx.eval.app_structure, flag)
+    seen: set[int] = set()
+    for backend in published(ctx):
+        for app in backend.apps:
+            if default_on:
+                seen.add(id(app))
+                yield backend, app
+    for req, app in _required_apps(ctx):
+        if app is not None and getattr(req, flag) and id(app) not in seen:
+            backend = _backend(ctx, req.backend_name)
+            if backend is not None:
+                seen.add(id(app))
+                yield backend, app
+
+
+@check("app_layout_ref_invalid")
+def app_layout_refs(ctx: GradeContext) -> Iterable[CheckResult]:
+    for backend, app in _app_structure_targets(ctx, "layout_refs_valid"):
+        tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
+        bad = [str(x.get("i")) for t in tabs.values() if isinstance(t, dict) for x in t.get("layout") or []
+               if isinstance(x, dict) and x.get("i") != "navigation_bar" and x.get("i") not in backend.widgets]
+        yield CheckResult("app_layout_ref_invalid", not bad, f"app '{app.get('name')}' layout refers to served widgets",
+                          f"unknown: {bad}" if bad else "ok", "definitions")
+
+
+@check("app_layout_overlap")
+def app_layout_overlap(ctx: GradeContext) -> Iterable[CheckResult]:
+    for _, app in _app_structure_targets(ctx, "no_overlaps"):
+        tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
+        for key, tab in tabs.items():
+            rects = []
+            for x in (tab.get("layout") or []) if isinstance(tab, dict) else []:
+                try:
+                    rects.append((x.get("i"), Rect(*(float(x[k]) for k in ("x", "y", "w", "h")))))
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    continue
+            clashes = [f"{a}/{b}" for i, (a, ra) in enumerate(rects) for b, rb in rects[:i] if overlaps(ra, rb)]
+            yield CheckResult("app_layout_overlap", not clashes, f"app '{app.get('name')}' tab '{key}' has no overlaps",
+                              f"{clashes}" if clashes else "ok", "definitions")

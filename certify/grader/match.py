@@ -1,0 +1,89 @@
+"""Matching rules the checks share: argument subsets, phrase matching and fuzzy text-with-numbers matching.
+
+Text a grader looks for is what a careful human reviewer would accept: case does not matter, underscores read
+as spaces, and a figure written as a percentage equals the same figure written as a fraction (5.24% = 0.0524).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+STOPWORDS = frozenset({"a", "an", "and", "for", "of", "the"})
+_TOKEN = re.compile(r"[a-z0-9]+")
+_PLAIN_NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*(%?)\s*$")
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?)\s*(%?)")
+
+
+def subset(expected: Any, actual: Any) -> bool:
+    """Expected is contained in actual: objects recursively by key, lists and scalars exactly; an expected
+    null also matches a missing key."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return False
+        for key, value in expected.items():
+            if key not in actual:
+                if value is None:
+                    continue
+                return False
+            if not subset(value, actual[key]):
+                return False
+        return True
+    return bool(expected == actual)
+
+
+def tokens(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in STOPWORDS]
+
+
+def phrase_matches(expected: str, actual: str) -> bool:
+    """Case-insensitive substring, or the expected meaningful words appearing in order among the actual's."""
+    if expected.casefold() in actual.casefold():
+        return True
+    want = tokens(expected)
+    if not want:
+        return False
+    have = iter(tokens(actual))
+    return all(any(t == h for h in have) for t in want)
+
+
+def normalised(text: str) -> str:
+    return " ".join(tokens(text))
+
+
+def numbers_in(text: str) -> list[float]:
+    out = []
+    for raw, percent in _NUMBER_IN_TEXT.findall(text):
+        value = float(raw.replace(",", ""))
+        out.append(value / 100.0 if percent else value)
+        if percent:
+            out.append(value)
+    return out
+
+
+def expected_number(text: str) -> float | None:
+    m = _PLAIN_NUMBER.match(text)
+    if not m:
+        return None
+    value = float(m.group(1))
+    return value / 100.0 if m.group(2) else value
+
+
+def text_contains(blob: str, expected: str, *, blob_numbers: list[float] | None = None) -> bool:
+    """Whether `expected` appears in `blob` by substring, normalised words, or numeric equivalence."""
+    if expected.casefold() in blob.casefold():
+        return True
+    norm = normalised(expected)
+    if norm and norm in normalised(blob):
+        return True
+    number = expected_number(expected)
+    if number is None:
+        return False
+    found = blob_numbers if blob_numbers is not None else numbers_in(blob)
+    return any(math.isclose(number, n, rel_tol=1e-9, abs_tol=1e-9) for n in found)
+
+
+def json_blob(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)

@@ -1,0 +1,137 @@
+"""Checks on the trace: graded calls, tool results, the invalid-call budget and listing discipline.
+
+Required calls match successful calls whose arguments contain the expected ones; a call is never consumed,
+so one call can satisfy several identical requirements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .core import CheckResult, GradeContext, check
+from .match import json_blob, numbers_in, subset, text_contains
+
+
+def required_calls(ctx: GradeContext) -> list[tuple[str, dict[str, Any], int]]:
+    """(tool, expected args, min count) for every graded call of the task."""
+    out = [(s.tool, s.graded(), 1) for s in ctx.eval.required_tools if not s.optional]
+    out += [(c.tool, c.args_contains, c.min_count) for c in ctx.eval.required_tool_calls]
+    return out
+
+
+@check("missing_tool_call")
+def missing_tool_call(ctx: GradeContext) -> Iterable[CheckResult]:
+    for tool, expected, minimum in required_calls(ctx):
+        count = sum(1 for e in ctx.ok_calls(tool) if subset(expected, e.args))
+        yield CheckResult("missing_tool_call", count >= minimum, f"{tool} {json_blob(expected)}",
+                          f"{count} successful matching call(s), {len(ctx.ok_calls(tool))} successful {tool} call(s)",
+                          "trace")
+
+
+@check("missing_tool_result")
+def missing_tool_result(ctx: GradeContext) -> Iterable[CheckResult]:
+    for req in ctx.eval.required_tool_results:
+        count = 0
+        for e in ctx.ok_calls(req.tool):
+            blob = json_blob(e.envelope)
+            nums = numbers_in(blob)
+            if all(text_contains(blob, s, blob_numbers=nums) for s in req.data_contains):
+                count += 1
+        yield CheckResult("missing_tool_result", count >= req.min_count,
+                          f"{req.tool} result containing {req.data_contains}", f"{count} matching result(s)", "trace")
+
+
+@check("missing_resource_read")
+def missing_resource_read(ctx: GradeContext) -> Iterable[CheckResult]:
+    for req in ctx.eval.required_resource_reads:
+        count = sum(1 for e in ctx.ok_calls("read_workspace_resource")
+                    if isinstance(e.args, dict) and e.args.get("uri") == req.uri)
+        yield CheckResult("missing_resource_read", count >= req.min_count, f"read {req.uri}", f"{count} read(s)",
+                          "trace")
+
+
+@check("too_many_invalid_calls")
+def too_many_invalid_calls(ctx: GradeContext) -> Iterable[CheckResult]:
+    limit = ctx.eval.trace_checks.max_invalid_tool_calls
+    bad = [e for e in ctx.events if not e.ok]
+    shown = ", ".join(f"#{e.index} {e.tool} ({e.code})" for e in bad[:5])
+    yield CheckResult("too_many_invalid_calls", len(bad) <= limit, f"at most {limit} invalid call(s)",
+                      f"{len(bad)} invalid: {shown}" if bad else "none", "trace")
+
+
+def _listing_events(ctx: GradeContext) -> Iterable[tuple[str, Any, set[str], set[tuple[str, str]]]]:
+    """Walk the trace, yielding each schema/create call with what had been listed before it."""
+    origins: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    for e in ctx.events:
+        args = e.args if isinstance(e.args, dict) else {}
+        if e.ok and e.tool == "list_available_widgets":
+            if isinstance(args.get("origin"), str):
+                origins.add(args["origin"])
+            for w in (e.envelope.get("data") or {}).get("widgets", []):
+                origins.add(w["origin"])
+                pairs.add((w["origin"], w["widget_id"]))
+        elif e.ok and e.tool == "manage_backends" and args.get("operation") in ("add", "refresh"):
+            data = e.envelope.get("data") or {}
+            name = args.get("name") or (data.get("backend") or {}).get("name")
+            if isinstance(name, str):
+                origins.add(name)
+                if isinstance(args.get("widgets_json"), dict):
+                    pairs.update((name, str(k)) for k in args["widgets_json"])
+        elif e.tool in ("get_widget_schema", "create_widget"):
+            yield e.tool, e, set(origins), set(pairs)
+
+
+@check("widget_list_not_called_before_use")
+def list_before_use(ctx: GradeContext) -> Iterable[CheckResult]:
+    allowed = ctx.task.setup.allowed_tools
+    if not ctx.eval.trace_checks.forbid_invented_widget_ids or not allowed or "list_available_widgets" not in allowed:
+        return
+    for tool, e, origins, _ in _listing_events(ctx):
+        if not e.ok:
+            continue
+        origin = e.args.get("origin")
+        yield CheckResult("widget_list_not_called_before_use", origin in origins,
+                          f"#{e.index} {tool} uses an origin listed before", f"origin '{origin}'", "trace")
+
+
+@check("unlisted_widget_id")
+def unlisted_widget_id(ctx: GradeContext) -> Iterable[CheckResult]:
+    if not ctx.eval.trace_checks.forbid_invented_widget_ids:
+        return
+    for tool, e, origins, pairs in _listing_events(ctx):
+        if not e.ok:
+            continue
+        origin, wid = e.args.get("origin"), e.args.get("widget_id")
+        if origin in origins:
+            yield CheckResult("unlisted_widget_id", (origin, wid) in pairs,
+                              f"#{e.index} {tool} uses a widget id that was listed", f"{origin}/{wid}", "trace")
+
+
+@check("schema_not_called_before_create")
+def schema_before_create(ctx: GradeContext) -> Iterable[CheckResult]:
+    if not ctx.eval.trace_checks.must_call_schema_before_create:
+        return
+    seen: set[tuple[Any, Any]] = set()
+    for e in ctx.events:
+        args = e.args if isinstance(e.args, dict) else {}
+        key = (args.get("origin"), args.get("widget_id"))
+        if e.tool == "get_widget_schema" and e.ok:
+            seen.add(key)
+        elif e.tool == "create_widget":
+            yield CheckResult("schema_not_called_before_create", key in seen,
+                              f"#{e.index} create_widget preceded by get_widget_schema", f"{key[0]}/{key[1]}", "trace")
+
+
+@check("repeated_snapshots")
+def repeated_snapshots(ctx: GradeContext) -> Iterable[CheckResult]:
+    limit = ctx.eval.trace_checks.max_repeated_snapshots
+    if limit is None:
+        return
+    longest = run = 0
+    for e in ctx.events:
+        run = run + 1 if e.tool == "get_workspace_snapshot" else 0
+        longest = max(longest, run)
+    yield CheckResult("repeated_snapshots", longest <= limit, f"at most {limit} snapshots in a row",
+                      f"longest run {longest}", "trace")

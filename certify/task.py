@@ -1,0 +1,372 @@
+"""Task and taskset files: strict models, `task_defaults` merging, and loading with errors that name the
+file and the field.
+
+A task is one JSON file `{id, difficulty, prompt, setup, eval}` plus optional metadata. Unknown keys are
+rejected everywhere: a misspelt check would otherwise be silently skipped and the task would grade less than
+its author meant. Our own metadata lives under `meta` (persona, story, level, the level's hidden values for the
+leak gate, where a Ground fact is planted); tasks of the source benchmark carry none and parse unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from simulator import Setup
+
+LEVELS = ("level0", "level1", "level2", "level3", "level4")
+LEVEL_NAMES = {"level0": "Execute", "level1": "Find", "level2": "Derive", "level3": "Ground", "level4": "Compose"}
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RequiredTool(_Strict):
+    """One step of the reference: replayed by the oracle, and (unless optional) a graded required call."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    graded_args: list[str] | None = None
+    optional: bool = False
+    note: str | None = None
+
+    def graded(self) -> dict[str, Any]:
+        if self.graded_args is None:
+            return dict(self.args)
+        return {k: self.args[k] for k in self.graded_args if k in self.args}
+
+
+class RequiredToolCall(_Strict):
+    tool: str
+    args_contains: dict[str, Any] = Field(default_factory=dict)
+    min_count: int = 1
+
+
+class ReferenceStep(_Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class RequiredWidget(_Strict):
+    origin: str
+    widget_id: str
+    data_args: dict[str, Any] = Field(default_factory=dict)
+    tab_id: str | None = None
+    min_count: int = 1
+    max_count: int | None = None
+
+
+class RequiredGeneratedWidget(_Strict):
+    widget_type: str
+    name_contains: str | None = None
+    data_contains: list[str] = Field(default_factory=list)
+    tab_id: str | None = None
+
+
+class RequiredLayout(_Strict):
+    widget_uuid: str | None = None
+    widget_id: str | None = None
+    tab_id: str | None = None
+    x: float | None = None
+    y: float | None = None
+    w: float | None = None
+    h: float | None = None
+
+
+class RequiredWidgetDef(_Strict):
+    backend_name: str
+    widget_id: str
+    expect: dict[str, Any] = Field(default_factory=dict)
+    params_include: list[dict[str, Any]] = Field(default_factory=list)
+    columns_include: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class WidgetOnTab(_Strict):
+    tab_id: str
+    widget_id: str
+
+
+class GroupSpec(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    widgetIds_include: list[str] = Field(default_factory=list)
+
+
+class RequiredAppDef(_Strict):
+    backend_name: str
+    template_id: str | None = None
+    name_contains: str | None = None
+    expect: dict[str, Any] = Field(default_factory=dict)
+    tabs_include: list[str] = Field(default_factory=list)
+    tab_count: int | None = None
+    prompts_min_count: int | None = None
+    layout_refs_valid: bool = False
+    no_overlaps: bool = False
+    widgets_on_tab: list[WidgetOnTab] = Field(default_factory=list)
+    groups_include: list[GroupSpec] = Field(default_factory=list)
+
+
+class RequiredToolResult(_Strict):
+    tool: str
+    data_contains: list[str] = Field(default_factory=list)
+    min_count: int = 1
+
+
+class RequiredResourceRead(_Strict):
+    uri: str
+    min_count: int = 1
+
+
+class LayoutRules(_Strict):
+    within_grid: bool = True
+    no_overlaps: bool = False
+    grid_width: int = 40
+
+
+class TraceRules(_Strict):
+    max_invalid_tool_calls: int = 0
+    forbid_invented_widget_ids: bool = True
+    must_call_schema_before_create: bool = False
+    max_repeated_snapshots: int | None = None
+
+
+class WorkspaceRules(_Strict):
+    preserve_other_dashboards: bool = False
+    preserve_custom_backend_ids: bool = False
+    unique_custom_backend_names: bool = False
+    require_no_backend_warnings: bool = False
+    max_dashboard_delta: int | None = None
+    max_custom_backend_delta: int | None = None
+
+
+class AppStructure(_Strict):
+    layout_refs_valid: bool = True
+    no_overlaps: bool = True
+
+
+class JudgeSpec(_Strict):
+    """An LLM judge for open answers; deterministic checks gate first, then the judge's verdict."""
+
+    rubric: str | None = None
+    criteria: list[str] = Field(default_factory=list)
+    reference_answer: str | None = None
+
+
+class Limits(_Strict):
+    max_turns: int | None = None
+
+
+class Eval(_Strict):
+    required_tools: list[RequiredTool] = Field(default_factory=list)
+    required_tool_calls: list[RequiredToolCall] = Field(default_factory=list)
+    reference_trace: list[ReferenceStep] | None = None
+    reference_answer: str | None = None
+    required_widgets: list[RequiredWidget] = Field(default_factory=list)
+    required_generated_widgets: list[RequiredGeneratedWidget] = Field(default_factory=list)
+    required_tabs: list[str] = Field(default_factory=list)
+    required_tab_names: list[str] = Field(default_factory=list)
+    required_dashboard_name_contains: str | None = None
+    required_layouts: list[RequiredLayout] = Field(default_factory=list)
+    required_widget_defs: list[RequiredWidgetDef] = Field(default_factory=list)
+    required_app_defs: list[RequiredAppDef] = Field(default_factory=list)
+    required_tool_results: list[RequiredToolResult] = Field(default_factory=list)
+    required_resource_reads: list[RequiredResourceRead] = Field(default_factory=list)
+    required_values_in_answer: list[str] = Field(default_factory=list)
+    judge: JudgeSpec | None = None
+    layout: LayoutRules = Field(default_factory=LayoutRules)
+    trace_checks: TraceRules = Field(default_factory=TraceRules)
+    workspace_checks: WorkspaceRules = Field(default_factory=WorkspaceRules)
+    app_structure: AppStructure = Field(default_factory=AppStructure)
+    max_turns: int | None = None
+    limits: Limits | None = None
+
+    @property
+    def turn_budget(self) -> int | None:
+        if self.max_turns is not None:
+            return self.max_turns
+        return self.limits.max_turns if self.limits else None
+
+    def reference_steps(self) -> list[ReferenceStep]:
+        """What the oracle replays: every required_tools step (optional ones included), else the trace."""
+        if self.required_tools:
+            return [ReferenceStep(tool=s.tool, args=s.args) for s in self.required_tools]
+        return list(self.reference_trace or [])
+
+
+class HiddenValue(_Strict):
+    """A value the level withholds from its prompt (leak gate); `source` names where a Ground fact lives."""
+
+    kind: Literal["target", "carried", "planted"]
+    value: str
+    source: str | None = None
+
+
+class TaskMeta(_Strict):
+    persona: str | None = None
+    story: str | None = None
+    level: int | None = None
+    level_name: str | None = None
+    hidden: list[HiddenValue] = Field(default_factory=list)
+    authored_by: str | None = None
+
+
+class Task(_Strict):
+    id: str
+    difficulty: Literal["level0", "level1", "level2", "level3", "level4"]
+    prompt: str
+    setup: Setup = Field(default_factory=Setup)
+    eval: Eval = Field(default_factory=Eval)
+    category: str | None = None
+    family: str | None = None
+    persona: str | None = None
+    story: str | None = None
+    level_name: str | None = None
+    meta: TaskMeta | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, value: str) -> str:
+        if not SAFE_ID.match(value):
+            raise ValueError("id must be letters, digits, '_', '-' or '.', start with a letter or digit, and "
+                             "contain no path separator")
+        return value
+
+    @field_validator("prompt")
+    @classmethod
+    def _prompt_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("prompt must not be empty")
+        return value
+
+    @property
+    def level(self) -> int:
+        return LEVELS.index(self.difficulty)
+
+
+class TaskSetManifest(_Strict):
+    taskset_id: str
+    description: str = ""
+    visibility: str | None = None
+    content_sha256: str | None = None
+    workspace_baseline: str | None = None
+    workspace_backends: list[str] | None = None
+    workspace_skills: list[str] | None = None
+    world: str | None = None
+    task_defaults: dict[str, Any] = Field(default_factory=dict)
+
+
+class TaskFileError(Exception):
+    """A task or taskset file that cannot be used, with the file and the field that is wrong."""
+
+    def __init__(self, file: str, field: str, message: str) -> None:
+        super().__init__(f"{file}: {field}: {message}")
+        self.file = file
+        self.field = field
+        self.message = message
+
+
+def deep_merge(defaults: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """`override` wins key by key; nested objects merge recursively; lists are replaced whole."""
+    out = copy.deepcopy(defaults)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "missing":
+        msg = "required key is missing"
+    return loc, msg
+
+
+def read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaskFileError(str(path), "(file)", f"cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TaskFileError(str(path), "(file)", "not UTF-8 text") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TaskFileError(str(path), f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from exc
+
+
+class TaskSet:
+    """A taskset folder: its manifest and the task files under it."""
+
+    def __init__(self, root: Path, manifest: TaskSetManifest) -> None:
+        self.root = root
+        self.manifest = manifest
+
+    @classmethod
+    def load(cls, root: Path) -> TaskSet:
+        path = root / "taskset.json"
+        raw = read_json(path)
+        if not isinstance(raw, dict):
+            raise TaskFileError(str(path), "(root)", "must be a JSON object")
+        try:
+            manifest = TaskSetManifest.model_validate(raw)
+        except ValidationError as exc:
+            loc, msg = _first_error(exc)
+            raise TaskFileError(str(path), loc, msg) from exc
+        return cls(root, manifest)
+
+    @classmethod
+    def find(cls, start: Path) -> TaskSet | None:
+        """The taskset a file or folder belongs to: the nearest taskset.json at or above it."""
+        here = start if start.is_dir() else start.parent
+        for folder in [here, *here.parents]:
+            if (folder / "taskset.json").is_file():
+                return cls.load(folder)
+        return None
+
+    def task_files(self) -> list[Path]:
+        skip = {"taskset.json", "certificates.json"}
+        return sorted(p for p in self.root.rglob("*.json") if p.name not in skip and not p.name.startswith("."))
+
+    def defaults(self) -> dict[str, Any]:
+        """task_defaults plus the manifest's setup axes (a task's own value wins on each axis)."""
+        out = copy.deepcopy(self.manifest.task_defaults)
+        setup = out.setdefault("setup", {}) if any(
+            v is not None for v in (self.manifest.workspace_baseline, self.manifest.workspace_backends,
+                                    self.manifest.workspace_skills)) else None
+        if setup is not None:
+            for key in ("workspace_baseline", "workspace_backends", "workspace_skills"):
+                value = getattr(self.manifest, key)
+                if value is not None:
+                    setup.setdefault(key, value)
+        return out
+
+
+def parse_task(raw: Any, file: str, defaults: dict[str, Any] | None = None) -> Task:
+    if not isinstance(raw, dict):
+        raise TaskFileError(file, "(root)", "a task must be a JSON object")
+    merged = deep_merge(defaults, raw) if defaults else raw
+    try:
+        return Task.model_validate(merged)
+    except ValidationError as exc:
+        loc, msg = _first_error(exc)
+        raise TaskFileError(file, loc, msg) from exc
+
+
+def load_task(path: Path, taskset: TaskSet | None = None) -> Task:
+    """Load one task file, merging its taskset's defaults (found upward when not given)."""
+    if taskset is None:
+        taskset = TaskSet.find(path)
+    return parse_task(read_json(path), str(path), taskset.defaults() if taskset else None)

@@ -1,0 +1,137 @@
+"""Benchmarks, reported as medians over several runs (never asserted in tests: machines are shared).
+
+    make bench            # everything
+    python scripts/bench.py simulator certify
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+COMPAT = ROOT.parent / "shared" / "compat" / "workspacebench"
+
+
+def median_of(fn: Callable[[], object], runs: int = 7) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def cpu_median_of(fn: Callable[[], object], runs: int = 5) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.process_time()
+        fn()
+        samples.append(time.process_time() - start)
+    return statistics.median(samples)
+
+
+def bench_simulator() -> dict[str, float]:
+    from simulator import DEFAULT_WORLD, Setup, Workspace, World
+    from simulator import world as world_module
+
+    out: dict[str, float] = {}
+    worlds = {"default": DEFAULT_WORLD, "compat": COMPAT / "world"}
+    for name, path in worlds.items():
+        if not path.is_dir():
+            continue
+
+        def load(p: Path = path) -> None:
+            world_module._CACHE.clear()
+            World.load(p)
+
+        out[f"world_load_{name}_s"] = median_of(load, 5)
+
+    path = COMPAT / "world" if (COMPAT / "world").is_dir() else DEFAULT_WORLD
+    world = World.load(path)
+    baseline = "stark-workspace-a" if path != DEFAULT_WORLD else next(iter(world.baselines))
+    setup = Setup.model_validate({"workspace_baseline": baseline, "initial_state": {"dashboard": {
+        "name": "Bench", "tabs": [{"id": "b", "name": "B"}], "widgets": []}}, "default_selected_dashboard": "Bench"})
+    Workspace.start(world, setup)
+    n = 200
+    out["episode_start_ms"] = median_of(lambda: [Workspace.start(world, setup) for _ in range(n)], 5) / n * 1000
+
+    ws = Workspace.start(world, setup)
+    fixture = next(iter(world.backends.values()))
+    origin = fixture.origin
+    wid = next(iter(fixture.catalog.widgets))
+    reads = [("get_widget_schema", {"origin": origin, "widget_id": wid}),
+             ("get_params_options", {"origin": origin, "widget_id": wid, "param_name": "period"}),
+             ("read_widget", {"widget_id": "x"}),
+             ("get_widget_data", {"origin": origin, "widget_id": wid, "data_args": {}})]
+    n = 2000
+
+    def read_calls() -> None:
+        for i in range(n):
+            tool, args = reads[i % len(reads)]
+            ws.call(tool, args)
+
+    out["read_calls_per_s"] = n / median_of(read_calls, 5)
+
+    def write_calls() -> None:
+        w = Workspace.start(world, setup)
+        for _ in range(n // 4):
+            env = w.call("create_widget", {"origin": origin, "widget_id": wid, "data_args": {}})
+            uuid = env.data["widget"]["widget_uuid"]
+            w.call("update_widget", {"widget_uuid": uuid, "data_args": {"period": "QTD"}})
+
+    out["create_update_calls_per_s"] = (n // 2) / median_of(write_calls, 5)
+    return out
+
+
+def bench_certify() -> dict[str, float]:
+    from certify.gates import certify_file, collect
+    from simulator import DEFAULT_WORLD, World
+
+    out: dict[str, float] = {}
+    sets = [("compat", COMPAT / "world", COMPAT / "tasksets" / "workspace_tasks"),
+            ("ours", DEFAULT_WORLD, ROOT / "tasksets" / "workspace_tasks")]
+    for name, world_path, tasks in sets:
+        if not tasks.is_dir() or not world_path.is_dir():
+            continue
+        world = World.load(world_path)
+        targets = collect([tasks])
+        if not targets:
+            continue
+        certify_file(world, *targets[0])
+        seconds = cpu_median_of(lambda t=targets, w=world: [certify_file(w, p, ts) for p, ts in t], 5)
+        out[f"certify_{name}_tasks"] = len(targets)
+        out[f"certify_{name}_cpu_s_per_100_tasks"] = seconds / len(targets) * 100
+    return out
+
+
+SUITES = {"simulator": bench_simulator, "certify": bench_certify}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("suites", nargs="*", help=f"any of {list(SUITES)} (default: all)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results: dict[str, dict[str, float]] = {}
+    for name in args.suites or list(SUITES):
+        if name not in SUITES:
+            parser.error(f"unknown suite {name!r}")
+        results[name] = SUITES[name]()
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    for suite, figures in results.items():
+        print(f"== {suite}")
+        for key, value in figures.items():
+            print(f"  {key:45s} {value:12.4f}")
+
+
+if __name__ == "__main__":
+    main()
