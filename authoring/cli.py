@@ -75,7 +75,8 @@ def world_check(
     problems = check_world(w)
     errors = [p for p in problems if p.severity == "error"]
     for p in problems:
-        (err_console if p.severity == "error" else console).print(str(p), markup=False, highlight=False)
+        (err_console if p.severity == "error" else console).print(str(p), markup=False, highlight=False,
+                                                                  soft_wrap=True)
     failing = errors or (strict and problems)
     if failing:
         err_console.print(f"[red]{len(errors)} error(s), {len(problems) - len(errors)} warning(s)[/red] in {w.path}")

@@ -625,10 +625,7 @@ class Workspace:
             conns = [c for c in conns if c.name == args.origin]
         widgets = []
         for conn in conns:
-            for definition in conn.catalog.widgets.values():
-                entry = definition.listing()
-                entry["backend_id"] = conn.id
-                widgets.append(entry)
+            widgets.extend(conn.catalog.listing(conn.id))
         return {"widgets": widgets}
 
     @tool(WidgetRefArgs)

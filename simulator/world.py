@@ -137,6 +137,19 @@ class Catalog:
     origin: str
     widgets: dict[str, WidgetDef]
     apps: tuple[dict[str, Any], ...]
+    _listings: dict[str, list[dict[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
+
+    def listing(self, backend_id: str) -> list[dict[str, Any]]:
+        """The list_available_widgets entries of this catalog under `backend_id` (built once, read-only)."""
+        entries = self._listings.get(backend_id)
+        if entries is None:
+            entries = []
+            for definition in self.widgets.values():
+                entry = definition.listing()
+                entry["backend_id"] = backend_id
+                entries.append(entry)
+            self._listings[backend_id] = entries
+        return entries
 
     @classmethod
     def build(cls, origin: str, widgets: dict[str, Any], apps: list[Any]) -> Catalog:

@@ -60,7 +60,14 @@ def too_many_invalid_calls(ctx: GradeContext) -> Iterable[CheckResult]:
                       f"{len(bad)} invalid: {shown}" if bad else "none", "trace")
 
 
-def _listing_events(ctx: GradeContext) -> Iterable[tuple[str, Any, set[str], set[tuple[str, str]]]]:
+def _listing_events(ctx: GradeContext) -> list[tuple[str, Any, set[str], set[tuple[str, str]]]]:
+    cached = ctx.extras.get("listing_events")
+    if cached is None:
+        cached = ctx.extras["listing_events"] = list(_walk_listings(ctx))
+    return cached
+
+
+def _walk_listings(ctx: GradeContext) -> Iterable[tuple[str, Any, set[str], set[tuple[str, str]]]]:
     """Walk the trace, yielding each schema/create call with what had been listed before it."""
     origins: set[str] = set()
     pairs: set[tuple[str, str]] = set()

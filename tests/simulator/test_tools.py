@@ -1,5 +1,7 @@
 """Every tool: its happy path and each of its refusals, with the stable codes and messages agents see."""
 
+from typing import ClassVar
+
 import pytest
 
 from simulator import TOOL_NAMES, Workspace, tool_schemas
@@ -267,11 +269,15 @@ class TestWidgets:
         refused(ws.call("add_generative_widget", {"widget_type": "video", "data": "x"}), "invalid_arguments")
 
 
+BOOK_WIDGETS = {"book": {"name": "Book", "description": "The book.", "endpoint": "/book", "type": "table",
+                "gridData": {"w": 40, "h": 10}}}
+BOOK_APPS = [{"name": "Book App", "description": "d", "tabs": {"main": {"id": "main", "name": "Main", "layout": [
+    {"i": "book", "x": 0, "y": 0, "w": 40, "h": 10, "state": {"params": {}}}]}}}]
+
+
 class TestBackendsAndApps:
-    WIDGETS = {"book": {"name": "Book", "description": "The book.", "endpoint": "/book", "type": "table",
-                        "gridData": {"w": 40, "h": 10}}}
-    APPS = [{"name": "Book App", "description": "d", "tabs": {"main": {"id": "main", "name": "Main", "layout": [
-        {"i": "book", "x": 0, "y": 0, "w": 40, "h": 10, "state": {"params": {}}}]}}}]
+    WIDGETS: ClassVar = BOOK_WIDGETS
+    APPS: ClassVar = BOOK_APPS
 
     def add(self, ws, **extra):
         args = {"operation": "add", "name": "Book Service", "url": "http://127.0.0.1:9000/",

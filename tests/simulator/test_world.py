@@ -62,7 +62,7 @@ def test_alias_to_unknown_backend_is_rejected(mini_world_path):
     manifest = json.loads((mini_world_path / "world.json").read_text())
     manifest["aliases"]["ghost"] = "nowhere"
     (mini_world_path / "world.json").write_text(json.dumps(manifest))
-    with pytest.raises(WorldError, match="aliases.ghost"):
+    with pytest.raises(WorldError, match=r"aliases\.ghost"):
         World.load(mini_world_path)
 
 

@@ -1,0 +1,155 @@
+"""Each gate, with a task that fails it (and, where the gates allow, only it)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from certify.gates import GATE_NAMES, certify_file, certify_task
+from certify.task import TaskSet
+from simulator import Workspace
+from tests.certify.helpers import DELETE, raw, task
+from tests.conftest import COMPAT_TASKS, COMPAT_WORLD, needs_compat
+
+
+def failing(cert):
+    return {name for name, result in cert.gates.items() if not result.ok}
+
+
+def test_base_task_is_certified(mini_world):
+    cert = certify_task(mini_world, task(), "desk_fix_level0.json")
+    assert failing(cert) == set(), {k: v.detail for k, v in cert.gates.items()}
+    assert list(cert.gates) == list(GATE_NAMES)
+    assert "2 required step(s)" in cert.gates["load_bearing"].detail
+    assert "skipped" in cert.gates["leak"].detail
+
+
+def test_schema_gate_unknown_backend_and_file_name(mini_world, tmp_path):
+    cert = certify_task(mini_world, task(**{"setup.workspace_backends": ["ghost"]}), "desk_fix_level0.json")
+    assert failing(cert) == set(GATE_NAMES)
+    assert "workspace_backends[0]" in cert.gates["schema"].detail
+    assert cert.gates["oracle"].detail == "not run: schema gate failed"
+    cert = certify_task(mini_world, task(), "other_name.json")
+    assert "differs from the file name" in cert.gates["schema"].detail
+
+
+def test_malformed_file_fails_schema_and_names_the_field(mini_world, tmp_path):
+    path = tmp_path / "desk_fix_level0.json"
+    path.write_text(json.dumps(raw(**{"eval.required_widgets": [{"origin": "Acme Data"}]})))
+    cert = certify_file(mini_world, path)
+    assert not cert.gates["schema"].ok
+    assert "eval.required_widgets.0.widget_id" in cert.gates["schema"].detail
+    assert str(path) in cert.gates["schema"].detail
+
+
+def test_grounding_gate_value_outside_options(mini_world):
+    create = {"tool": "create_widget", "args": {"origin": "Acme Data", "widget_id": "desk_overview_positions",
+                                                "data_args": {"fund": "Delta", "period": "QTD"}}}
+    listing = {"tool": "list_available_widgets", "args": {"origin": "Acme Data"}, "optional": True}
+    t = task(**{"eval.required_tools": [listing, create],
+                "eval.required_widgets": [{"origin": "Acme Data", "widget_id": "desk_overview_positions",
+                                           "data_args": {"fund": "Delta"}}],
+                "eval.required_generated_widgets": []})
+    cert = certify_task(mini_world, t, "desk_fix_level0.json")
+    assert failing(cert) == {"grounding"}
+    assert "fund='Delta' is not among the declared options" in cert.gates["grounding"].detail
+
+
+def test_grounding_gate_planted_fact_not_in_its_source(mini_world):
+    meta = {"level": 3, "hidden": [{"kind": "planted", "value": "amber ledger stamp", "source": "skill:close-checklist"}]}
+    assert "grounding" not in failing(certify_task(mini_world, task(meta=meta), "desk_fix_level0.json"))
+    meta["hidden"][0]["source"] = "skill:morning-brief"
+    cert = certify_task(mini_world, task(meta=meta), "desk_fix_level0.json")
+    assert failing(cert) == {"grounding"}
+    meta["hidden"][0]["source"] = "skill:ghost"
+    assert "does not exist" in certify_task(mini_world, task(meta=meta), "desk_fix_level0.json").gates[
+        "grounding"].detail
+
+
+def test_oracle_gate(mini_world):
+    t = task(**{"eval.required_generated_widgets": [{"widget_type": "note", "name_contains": "Desk Note",
+                                                     "data_contains": ["0.0999"]}]})
+    cert = certify_task(mini_world, t, "desk_fix_level0.json")
+    assert failing(cert) == {"oracle", "load_bearing"}
+    assert "missing_generated_widget" in cert.gates["oracle"].detail
+
+
+def test_noop_gate(mini_world):
+    steps = [{"tool": "get_workspace_snapshot", "args": {}, "optional": True}]
+    t = task(**{"eval.required_tools": steps, "eval.required_widgets": [],
+                "eval.required_generated_widgets": []})
+    cert = certify_task(mini_world, t, "desk_fix_level0.json")
+    assert not cert.gates["noop"].ok and "doing nothing passes" in cert.gates["noop"].detail
+    assert failing(cert) == {"noop", "load_bearing"}
+
+
+def test_load_bearing_gate_catches_a_step_that_grades_nothing(mini_world):
+    steps = raw()["eval"]["required_tools"]
+    second_note = {"tool": "add_generative_widget", "args": {"widget_type": "note", "name": "Spare",
+                                                            "data": "spare"}, "graded_args": ["widget_type"]}
+    t = task(**{"eval.required_tools": [*steps, second_note]})
+    cert = certify_task(mini_world, t, "desk_fix_level0.json")
+    assert failing(cert) == {"load_bearing"}
+    assert "still passes without #4 add_generative_widget;" in cert.gates[
+        "load_bearing"].detail
+
+
+def test_load_bearing_reports_dead_checks(mini_world):
+    cert = certify_task(mini_world, task(), "desk_fix_level0.json")
+    assert "layout_mismatch: w_alert" in "; ".join(cert.notes["dead_checks"])
+
+
+def test_leak_gate(mini_world):
+    meta = {"level": 2, "hidden": [{"kind": "carried", "value": "QTD"}]}
+    cert = certify_task(mini_world, task(meta=meta), "desk_fix_level0.json")
+    assert failing(cert) == {"leak"} and "QTD" in cert.gates["leak"].detail
+    quiet = task(meta=meta, prompt="On the open Task Board, set Positions to Gamma per the quarterly policy and "
+                                   "leave a Desk Note with the weight served.")
+    assert failing(certify_task(mini_world, quiet, "desk_fix_level0.json")) == set()
+
+
+def test_determinism_gate(mini_world, monkeypatch):
+    counter = itertools.count()
+    monkeypatch.setattr(Workspace, "state_hash", lambda self: f"h{next(counter)}")
+    cert = certify_task(mini_world, task(), "desk_fix_level0.json")
+    assert failing(cert) == {"determinism"}
+
+
+def test_budget_too_small_for_the_reference(mini_world):
+    cert = certify_task(mini_world, task(**{"eval.max_turns": 2}), "desk_fix_level0.json")
+    assert "oracle" in failing(cert)
+
+
+def test_no_reference_at_all(mini_world):
+    t = task(**{"eval.required_tools": DELETE})
+    cert = certify_task(mini_world, t, "desk_fix_level0.json")
+    assert "no reference" in cert.gates["schema"].detail
+
+
+@needs_compat
+def test_compat_corpus_certifies_as_published():
+    """The external corpus is the acceptance test: every published task's oracle passes and no-op fails."""
+    from simulator import World
+
+    world = World.load(COMPAT_WORLD)
+    taskset = TaskSet.load(COMPAT_TASKS)
+    results = [certify_file(world, path, taskset) for path in taskset.task_files()]
+    assert len(results) >= 25
+    bad = {r.id: r.gates["oracle"].detail for r in results if not r.gates["oracle"].ok}
+    assert bad == {}
+    free = [r.id for r in results if not r.gates["noop"].ok]
+    assert free == []
+    assert all(r.gates["schema"].ok and r.gates["determinism"].ok for r in results)
+
+
+@pytest.mark.skipif(not COMPAT_TASKS.is_dir(), reason="compat corpus absent")
+def test_compat_additional_gates_snapshot():
+    """Our extra gates on the visible corpus (a finding would be listed in the closing note, never hidden)."""
+    from simulator import World
+
+    world = World.load(COMPAT_WORLD)
+    taskset = TaskSet.load(COMPAT_TASKS)
+    results = [certify_file(world, path, taskset) for path in taskset.task_files()]
+    assert {r.id for r in results if not r.certified} == set()

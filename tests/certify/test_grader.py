@@ -1,0 +1,227 @@
+"""Each check type: a passing and a failing case, with its stable issue code."""
+
+from __future__ import annotations
+
+import pytest
+
+from certify.episode import reference_calls, replay
+from certify.grader import CHECKS, grade
+from certify.grader.match import phrase_matches, subset, text_contains
+from tests.certify.helpers import task
+
+UPDATE = ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}})
+NOTE = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "Gamma QTD weight 5.24%"})
+
+
+def outcome(world, t, steps, final_answer=None):
+    return grade(t, replay(world, t, steps, final_answer))
+
+
+def codes(result, passed):
+    return {c.code for c in result.checks if c.passed is passed}
+
+
+def test_reference_passes_and_noop_fails(mini_world):
+    t = task()
+    assert outcome(mini_world, t, reference_calls(t)).passed
+    noop = outcome(mini_world, t, [])
+    assert not noop.passed
+    assert codes(noop, False) == {"missing_tool_call", "missing_widget", "missing_generated_widget"}
+    assert 0 < noop.share < 1
+
+
+def test_required_calls_use_graded_args_and_successful_calls_only(mini_world):
+    t = task()
+    bad_note = ("add_generative_widget", {"widget_type": "table", "data": "oops"})
+    result = outcome(mini_world, t, [UPDATE, bad_note])
+    failing = [c for c in result.failures if c.code == "missing_tool_call"]
+    assert len(failing) == 1 and "add_generative_widget" in failing[0].label
+    other_text = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "0.0524 other words"})
+    assert "missing_tool_call" not in codes(outcome(mini_world, t, [UPDATE, other_text]), False)
+
+
+def test_missing_widget_and_too_many(mini_world):
+    t = task()
+    wrong = ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Beta", "period": "QTD"}})
+    assert "missing_widget" in codes(outcome(mini_world, t, [wrong, NOTE]), False)
+    extra = ("create_widget", {"origin": "Acme Data", "widget_id": "desk_overview_positions",
+                               "data_args": {"fund": "Gamma", "period": "QTD"}})
+    listing = ("list_available_widgets", {"origin": "Acme Data"})
+    result = outcome(mini_world, t, [UPDATE, NOTE, listing, extra])
+    assert codes(result, False) == {"too_many_widgets"}
+
+
+def test_generated_widget_text_matching(mini_world):
+    t = task()
+    plain = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "weight 0.0524"})
+    assert outcome(mini_world, t, [UPDATE, plain]).passed
+    wrong_name = ("add_generative_widget", {"widget_type": "note", "name": "Memo", "data": "5.24%"})
+    assert "missing_generated_widget" in codes(outcome(mini_world, t, [UPDATE, wrong_name]), False)
+    wrong_fact = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "5.25%"})
+    result = outcome(mini_world, t, [UPDATE, wrong_fact])
+    assert [c.evidence for c in result.failures if c.code == "missing_generated_widget"] == \
+        ["closest candidate lacks ['0.0524']"]
+
+
+def test_dashboard_tabs_and_names(mini_world):
+    t = task(**{"eval.required_tabs": ["review", "summary"], "eval.required_tab_names": ["Review"]})
+    result = outcome(mini_world, t, [UPDATE, NOTE])
+    assert [c.label for c in result.failures] == ["tab 'summary'"]
+    away = ("navigate_workspace", {"operation": "dashboard", "dashboard_id": "dash_001"})
+    t2 = task(**{"setup.allowed_tools": [*task().setup.allowed_tools, "navigate_workspace"]})
+    result = outcome(mini_world, t2, [UPDATE, NOTE, away])
+    assert {"dashboard_name", "missing_widget", "missing_generated_widget"} <= codes(result, False)
+
+
+def test_required_layouts(mini_world):
+    t = task()
+    move = ("update_widget_layout", {"widget_uuid": "w_alert", "x": 20, "y": 0, "w": 20, "h": 9})
+    assert "layout_mismatch" in codes(outcome(mini_world, t, [UPDATE, NOTE, move]), False)
+
+
+def test_grid_and_overlap_checks(mini_world):
+    seeded = task(**{"setup.initial_state.dashboard.widgets": [
+        *task().model_dump()["setup"]["initial_state"]["dashboard"]["widgets"],
+        {"origin": "Acme Data", "widget_id": "desk_notes_memo", "widget_uuid": "w_bad", "tab_id": "review",
+         "layout": {"x": 30, "y": 4, "w": 20, "h": 6}}]})
+    result = outcome(mini_world, seeded, [UPDATE, NOTE])
+    assert codes(result, False) == {"layout_out_of_grid", "layout_overlap"}
+    relaxed = task(**{"eval.layout": {"within_grid": False, "no_overlaps": False}})
+    assert not {"layout_out_of_grid", "layout_overlap"} & (codes(outcome(mini_world, relaxed, [UPDATE, NOTE]), True))
+
+
+def test_invalid_call_budget(mini_world):
+    t = task()
+    bad = ("get_widget_schema", {"origin": "Nope", "widget_id": "x"})
+    assert outcome(mini_world, t, [bad, UPDATE, NOTE]).passed
+    result = outcome(mini_world, t, [bad, bad, UPDATE, NOTE])
+    assert codes(result, False) == {"too_many_invalid_calls"}
+
+
+def test_listing_discipline(mini_world):
+    t = task()
+    create = ("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})
+    unlisted = outcome(mini_world, t, [UPDATE, NOTE, create])
+    assert codes(unlisted, False) == {"widget_list_not_called_before_use"}
+    # an origin named in a listing counts as listed even when the listing came back empty
+    empty = ("list_available_widgets", {"origin": "Acme Data", "backend_id": "backend_002"})
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE, empty, create]), False) == {"unlisted_widget_id"}
+    listed = ("list_available_widgets", {"origin": "Acme Data"})
+    assert outcome(mini_world, t, [UPDATE, NOTE, listed, create]).passed
+    t_off = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1, "forbid_invented_widget_ids": False}})
+    assert outcome(mini_world, t_off, [UPDATE, NOTE, create]).passed
+
+
+def test_unlisted_widget_id_after_an_origin_listing(mini_world):
+    t = task()
+    listed = ("list_available_widgets", {"origin": "Acme Data"})
+    result = outcome(mini_world, t, [UPDATE, NOTE, listed,
+                                     ("get_widget_schema", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})])
+    assert result.passed
+    built = ("manage_backends", {"operation": "add", "name": "Built", "url": "http://x",
+                                 "widgets_json": {"w1": {"name": "W", "description": "d", "endpoint": "/w"}}})
+    ok = outcome(mini_world, t, [UPDATE, NOTE, built, ("create_widget", {"origin": "Built", "widget_id": "w1"})])
+    assert ok.passed
+
+
+def test_schema_before_create(mini_world):
+    t = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1, "must_call_schema_before_create": True}})
+    listed = ("list_available_widgets", {"origin": "Acme Data"})
+    create = ("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE, listed, create]), False) == {"schema_not_called_before_create"}
+    schema = ("get_widget_schema", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})
+    assert outcome(mini_world, t, [UPDATE, NOTE, listed, schema, create]).passed
+
+
+def test_repeated_snapshots(mini_world):
+    t = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1, "max_repeated_snapshots": 1}})
+    snap = ("get_workspace_snapshot", {})
+    assert codes(outcome(mini_world, t, [snap, snap, UPDATE, NOTE]), False) == {"repeated_snapshots"}
+
+
+def test_tool_results_and_resource_reads(mini_world):
+    t = task(**{"eval.required_tool_results": [{"tool": "get_widget_data", "data_contains": ["5.24%"]}],
+                "eval.required_resource_reads": [{"uri": "openbb://workspace/specs/layout-grid"}],
+                "setup.allowed_tools": [*task().setup.allowed_tools, "read_workspace_resource"]})
+    read = ("get_widget_data", {"origin": "Acme Data", "widget_id": "desk_overview_positions",
+                                "data_args": {"fund": "Beta", "period": "QTD"}})
+    res = ("read_workspace_resource", {"uri": "openbb://workspace/specs/layout-grid"})
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE]), False) == {"missing_tool_result", "missing_resource_read"}
+    assert outcome(mini_world, t, [UPDATE, NOTE, read, res]).passed
+
+
+def test_preservation_of_other_dashboards(mini_world):
+    t = task()
+    touch = ("update_widget", {"dashboard_id": "dash_002", "widget_uuid": "widget_001", "data_args": {"fund": "Beta"}})
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE, touch]), False) == {"collateral_dashboard_change"}
+    look = ("navigate_workspace", {"operation": "tab", "dashboard_id": "dash_002", "tab_id": "main"})
+    back = ("navigate_workspace", {"operation": "dashboard", "dashboard_id": "dash_003"})
+    t2 = task(**{"setup.allowed_tools": [*task().setup.allowed_tools, "navigate_workspace"]})
+    assert outcome(mini_world, t2, [look, back, UPDATE, NOTE]).passed
+
+
+def test_definition_checks(mini_world):
+    widgets = {"register": {"name": "Register", "description": "d", "endpoint": "/r", "type": "table",
+                            "params": [{"paramName": "fund", "type": "text", "value": "A"}],
+                            "data": {"table": {"columnsDefs": [{"field": "amount", "headerName": "Amount",
+                                                               "renderFn": "greenRed"}]}}}}
+    apps = [{"name": "Register App", "tabs": {"main": {"id": "main", "name": "Main", "layout": [
+        {"i": "register", "x": 0, "y": 0, "w": 40, "h": 10}]}}}]
+    add = ("manage_backends", {"operation": "add", "name": "Reg Service", "url": "http://r", "widgets_json": widgets,
+                               "apps_json": apps})
+    t = task(**{
+        "eval.required_widget_defs": [{"backend_name": "Reg Service", "widget_id": "register",
+                                       "expect": {"name": "Register", "type": "table"},
+                                       "params_include": [{"paramName": "fund"}],
+                                       "columns_include": [{"field": "amount", "renderFn": "greenRed"}]}],
+        "eval.required_app_defs": [{"backend_name": "Reg Service", "name_contains": "register app",
+                                    "tabs_include": ["main"], "tab_count": 1, "layout_refs_valid": True,
+                                    "no_overlaps": True,
+                                    "widgets_on_tab": [{"tab_id": "main", "widget_id": "register"}]}],
+    })
+    assert outcome(mini_world, t, [UPDATE, NOTE, add]).passed
+    missing = outcome(mini_world, t, [UPDATE, NOTE])
+    assert codes(missing, False) == {"missing_custom_backend"}
+    wrong_apps = [{"name": "Register App", "tabs": {"side": {"id": "side", "name": "Side", "layout": [
+        {"i": "ghost", "x": 0, "y": 0, "w": 30, "h": 10}, {"i": "register", "x": 10, "y": 0, "w": 30, "h": 10}]}}}]
+    wrong_widgets = {"register": {**widgets["register"], "type": "chart"}}
+    add_wrong = ("manage_backends", {"operation": "add", "name": "Reg Service", "url": "http://r",
+                                     "widgets_json": wrong_widgets, "apps_json": wrong_apps})
+    result = outcome(mini_world, t, [UPDATE, NOTE, add_wrong])
+    assert codes(result, False) == {"widget_def_mismatch", "app_def_mismatch", "app_layout_ref_invalid",
+                                    "app_layout_overlap", "backend_validation_warnings"}
+    no_app = ("manage_backends", {"operation": "add", "name": "Reg Service", "url": "http://r",
+                                  "widgets_json": {"other": widgets["register"]}})
+    assert {"missing_widget_def", "missing_app_def"} <= codes(outcome(mini_world, t, [UPDATE, NOTE, no_app]), False)
+
+
+def test_answer_checks(mini_world):
+    t = task(**{"eval.required_values_in_answer": ["0.0524", "Beta"]})
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE]), False) == {"missing_final_answer", "missing_answer_value"}
+    assert outcome(mini_world, t, [UPDATE, NOTE], final_answer="Beta weighs 5.24% this quarter").passed
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE], final_answer="Beta"), False) == {"missing_answer_value"}
+
+
+def test_registry_has_one_entry_per_code():
+    assert {"missing_tool_call", "missing_widget", "too_many_widgets", "missing_generated_widget", "missing_tab",
+            "dashboard_name", "layout_mismatch", "layout_out_of_grid", "layout_overlap", "too_many_invalid_calls",
+            "unlisted_widget_id", "collateral_dashboard_change", "missing_final_answer"} <= set(CHECKS)
+
+
+@pytest.mark.parametrize(
+    ("expected", "blob", "ok"),
+    [("0.0524", "return: 5.24%", True), ("5.24%", "0.0524", True), ("In Review", "status: in review", True),
+     ("evidence_gaps", "list evidence gaps first", True), ("-0.0675", "change -6.75 %", True),
+     ("0.05", "2024-05", False), ("1234.5", "1,234.5", True), ("Open", "Closed", False)],
+)
+def test_text_matching(expected, blob, ok):
+    assert text_contains(blob, expected) is ok
+
+
+def test_subset_and_phrases():
+    assert subset({"a": {"b": 1}}, {"a": {"b": 1, "c": 2}, "d": 3})
+    assert not subset({"a": [1]}, {"a": [1, 2]})
+    assert subset({"a": None}, {})
+    assert phrase_matches("Client Call Prep", "client call prep (copy)")
+    assert phrase_matches("Call Prep Client", "Client: Call Prep Client view")
+    assert not phrase_matches("Breach Review", "Review of Breach")
