@@ -1,0 +1,138 @@
+"""What acts in an episode: one interface for every agent, selected by name.
+
+An agent opens a session per episode and is asked for one action at a time, given the envelope its previous
+action produced. Agents under test see only a `TaskView` (the prompt and the tool schemas): never the eval
+block, never the turn budget, never the initial state. Reference agents (the oracle) are `privileged` and also
+receive the task itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from simulator import tool_schemas
+
+from ..task import Task
+
+FINAL_ANSWER_SCHEMA: dict[str, Any] = {
+    "name": "final_answer",
+    "description": "Submit your final answer and end the episode. Use it once the work is done.",
+    "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
+                   "additionalProperties": False},
+}
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """Everything an agent under test is allowed to know about a task."""
+
+    task_id: str
+    prompt: str
+    tools: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, task: Task) -> TaskView:
+        allowed = task.setup.allowed_tools
+        return cls(task.id, task.prompt, [*tool_schemas(list(allowed) if allowed else None), FINAL_ANSWER_SCHEMA])
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t["name"] for t in self.tools]
+
+
+@dataclass
+class Action:
+    """One move. `parse_error` set means the agent produced something that is not an action at all: it is
+    recorded as an invalid call, never sent to the workspace."""
+
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    parse_error: str | None = None
+    raw: str | None = None
+    lenient: bool = False
+
+
+@dataclass
+class Usage:
+    tokens_in: int = 0
+    tokens_out: int = 0
+    requests: int = 0
+    retries: int = 0
+    cost: float = 0.0
+    strict_parses: int = 0
+    lenient_parses: int = 0
+    failed_parses: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class AgentUnavailable(Exception):
+    """The agent could not act for reasons that do not describe it (API down, rate limited, timed out).
+    A trial that ends this way is invalid: counted apart, never as a failure."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@runtime_checkable
+class AgentSession(Protocol):
+    usage: Usage
+
+    async def next_action(self, observation: dict[str, Any] | None) -> Action | None:
+        """The next action given the previous action's envelope (None at the start); None to stop."""
+        ...
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """The agent-side record of the episode (model messages), for stored transcripts."""
+        ...
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str
+    privileged: bool
+
+    def session(self, view: TaskView, task: Task | None = None) -> AgentSession: ...
+
+
+AgentFactory = Callable[[str], Agent]
+AGENTS: dict[str, AgentFactory] = {}
+
+
+def register_agent(prefix: str) -> Callable[[AgentFactory], AgentFactory]:
+    """Register a factory for agent names equal to `prefix` or starting with `prefix:`."""
+
+    def register(factory: AgentFactory) -> AgentFactory:
+        AGENTS[prefix] = factory
+        return factory
+
+    return register
+
+
+def make_agent(name: str) -> Agent:
+    """An agent by name: `oracle`, `noop`, `heuristic`, `openai:<model>`."""
+    from . import heuristic, oracle  # noqa: F401  (registration)
+
+    prefix = name.split(":", 1)[0]
+    factory = AGENTS.get(prefix)
+    if factory is None:
+        raise ValueError(f"unknown agent '{name}'; known: {', '.join(sorted(AGENTS))} (openai:<model> for a model)")
+    return factory(name)
+
+
+class _ListSession:
+    """A session that plays a fixed list of actions."""
+
+    def __init__(self, actions: list[Action]) -> None:
+        self._actions = list(actions)
+        self.usage = Usage()
+
+    async def next_action(self, observation: dict[str, Any] | None) -> Action | None:
+        return self._actions.pop(0) if self._actions else None
+
+    def transcript(self) -> list[dict[str, Any]]:
+        return []

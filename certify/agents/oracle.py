@@ -1,0 +1,38 @@
+"""The reference agents: `oracle` replays a task's reference (optional steps included, then the reference
+answer), `noop` does nothing. Both are ordinary agents behind the same interface as real ones."""
+
+from __future__ import annotations
+
+from ..task import Task
+from .base import Action, AgentSession, TaskView, _ListSession, register_agent
+
+
+class OracleAgent:
+    name = "oracle"
+    privileged = True
+
+    def session(self, view: TaskView, task: Task | None = None) -> AgentSession:
+        if task is None:
+            raise ValueError("the oracle needs the task's reference")
+        actions = [Action(s.tool, dict(s.args)) for s in task.eval.reference_steps()]
+        if task.eval.reference_answer is not None:
+            actions.append(Action("final_answer", {"text": task.eval.reference_answer}))
+        return _ListSession(actions)
+
+
+class NoopAgent:
+    name = "noop"
+    privileged = False
+
+    def session(self, view: TaskView, task: Task | None = None) -> AgentSession:
+        return _ListSession([])
+
+
+@register_agent("oracle")
+def _oracle(name: str) -> OracleAgent:
+    return OracleAgent()
+
+
+@register_agent("noop")
+def _noop(name: str) -> NoopAgent:
+    return NoopAgent()

@@ -1,0 +1,154 @@
+"""Trials: one agent attempting one task, with everything needed to explain and re-grade the result.
+
+A trial whose result does not describe the agent (its API failed after retries, it was rate limited or timed
+out, the harness itself broke) is *invalid*: it is kept and counted apart, and never scored as a failure.
+Stored trials carry their full trace, so a grader or simulator change re-grades them by replaying the recorded
+calls through the (deterministic) simulator, without calling any model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from simulator import World
+
+from .agents.base import Agent, AgentUnavailable, TaskView
+from .episode import Episode, TraceEvent, start_episode
+from .grader import CheckFn, GradeResult, grade
+from .task import Task
+
+UNPARSEABLE = "__unparseable__"
+
+
+class Trial(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    level: str
+    agent: str
+    repeat: int = 0
+    valid: bool = True
+    invalid_reason: str | None = None
+    error: str | None = None
+    passed: bool | None = None
+    share: float | None = None
+    failure_codes: list[str] = Field(default_factory=list)
+    fingerprint: list[str] = Field(default_factory=list)
+    ended_by: str | None = None
+    turns: int = 0
+    tool_calls: int = 0
+    invalid_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    duration_s: float = 0.0
+    cost: float = 0.0
+    strict_parses: int = 0
+    lenient_parses: int = 0
+    failed_parses: int = 0
+    final_answer: str | None = None
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    transcript: list[dict[str, Any]] = Field(default_factory=list)
+
+    def apply_grade(self, result: GradeResult) -> None:
+        self.passed = result.passed
+        self.share = round(result.share, 4)
+        self.failure_codes = result.failure_codes
+        self.fingerprint = list(result.fingerprint())
+
+
+def _record_unparseable(episode: Episode, raw: str | None, error: str) -> dict[str, Any]:
+    envelope = {"ok": False, "command": UNPARSEABLE, "request_id": None, "message": error, "data": None,
+                "error": {"code": "unparseable_action", "message": error, "retryable": True}}
+    episode.events.append(TraceEvent(len(episode.events) + 1, UNPARSEABLE, {"raw": raw}, False, envelope))
+    return envelope
+
+
+async def _drive(episode: Episode, agent: Agent, task: Task, holder: dict[str, Any]) -> None:
+    session = holder["session"] = agent.session(TaskView.of(task), task if agent.privileged else None)
+    observation: dict[str, Any] | None = None
+    try:
+        while not episode.done:
+            if episode.budget and len(episode.events) >= episode.budget:
+                episode.stop("max_turns")
+                break
+            action = await session.next_action(observation)
+            if action is None:
+                episode.stop("agent_stopped")
+                break
+            if action.parse_error is not None:
+                observation = _record_unparseable(episode, action.raw, action.parse_error)
+                continue
+            observation = episode.act(action.tool, action.args)
+    finally:
+        episode.stop("agent_stopped")
+
+
+async def run_trial(world: World, task: Task, agent: Agent, repeat: int = 0, *, timeout_s: float | None = None,
+                    registry: dict[str, CheckFn] | None = None) -> Trial:
+    """Run one episode of `agent` on `task` and grade it. Never raises for agent or harness failures."""
+    trial = Trial(task_id=task.id, level=task.difficulty, agent=agent.name, repeat=repeat)
+    start = time.perf_counter()
+    episode: Episode | None = None
+    session = None
+    try:
+        episode = start_episode(world, task)
+        holder: dict[str, Any] = {}
+
+        try:
+            await asyncio.wait_for(_drive(episode, agent, task, holder), timeout=timeout_s)
+        finally:
+            session = holder.get("session")
+        trial.apply_grade(grade(task, episode, registry))
+    except TimeoutError:
+        trial.valid, trial.invalid_reason = False, "timeout"
+        trial.error = f"the episode did not finish within {timeout_s} s"
+    except AgentUnavailable as exc:
+        trial.valid, trial.invalid_reason, trial.error = False, exc.reason, str(exc)
+    except Exception as exc:  # a harness fault must not be scored against the agent
+        trial.valid, trial.invalid_reason = False, "harness_fault"
+        trial.error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    finally:
+        trial.duration_s = round(time.perf_counter() - start, 4)
+        if episode is not None:
+            trial.ended_by = episode.ended_by
+            trial.turns = episode.turns
+            trial.tool_calls = sum(1 for e in episode.events if e.tool not in ("final_answer", UNPARSEABLE))
+            trial.invalid_calls = episode.invalid_calls
+            trial.final_answer = episode.final_answer
+            trial.events = [e.to_dict() for e in episode.events]
+        if session is not None:
+            usage = session.usage
+            trial.tokens_in, trial.tokens_out, trial.cost = usage.tokens_in, usage.tokens_out, round(usage.cost, 6)
+            trial.strict_parses, trial.lenient_parses = usage.strict_parses, usage.lenient_parses
+            trial.failed_parses = usage.failed_parses
+            trial.transcript = session.transcript()
+    return trial
+
+
+def replay_trial(world: World, task: Task, trial: Trial) -> Episode:
+    """Rebuild a stored trial's episode by replaying its recorded calls (no model involved)."""
+    episode = start_episode(world, task)
+    for event in trial.events:
+        if episode.done:
+            break
+        if event["tool"] == UNPARSEABLE:
+            _record_unparseable(episode, (event.get("args") or {}).get("raw"), event["envelope"]["message"])
+        else:
+            episode.act(event["tool"], event["args"])
+    episode.stop(trial.ended_by or "replay_end")
+    return episode
+
+
+def regrade_trial(world: World, task: Task, trial: Trial, registry: dict[str, CheckFn] | None = None) -> Trial:
+    """The same trial graded by the current grader and simulator."""
+    if not trial.valid:
+        return trial.model_copy()
+    episode = replay_trial(world, task, trial)
+    out = trial.model_copy(deep=True)
+    out.apply_grade(grade(task, episode, registry))
+    return out
