@@ -7,6 +7,7 @@ are still certified.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -266,11 +267,36 @@ def leak_gate(s: Subject) -> GateResult:
     hidden = s.task.meta.hidden if s.task.meta else []
     if not hidden:
         return GateResult(True, "skipped: the task carries no hidden values")
-    prompt = s.task.prompt.casefold()
-    leaked = [h.value for h in hidden if h.value.strip() and h.value.casefold() in prompt]
+    # Values are matched as words with their own case: "status Open" states the value, "the open dashboard"
+    # or "the open-items policy" does not.
+    prompt = _mask_names(s.world, s.task)
+    leaked = [h.value for h in hidden if h.value.strip() and re.search(
+        r"(?<![\w-])" + re.escape(h.value) + r"(?![\w-])", prompt)]
     if leaked:
         return GateResult(False, f"prompt states hidden value(s): {leaked}")
     return GateResult(True, f"{len(hidden)} hidden value(s) absent from the prompt")
+
+
+def _mask_names(world: World, task: Task) -> str:
+    """The prompt with the names it legitimately states blanked out (the dashboard, origins, apps and the
+    display names of graded widgets), so that a hidden value that merely occurs inside a name ("Open" in
+    "Open Alert Metrics") is not taken for a leak, while the value said as a value still is."""
+    names: set[str] = set()
+    if task.setup.default_selected_dashboard:
+        names.add(task.setup.default_selected_dashboard)
+    hidden_targets = {h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"}
+    for req in task.eval.required_widgets:
+        names.add(req.origin)
+        fixture = next((f for f in world.backends.values() if f.origin == req.origin), None)
+        definition = fixture.catalog.widgets.get(req.widget_id) if fixture else None
+        if definition is not None and definition.name not in hidden_targets:
+            names.add(definition.name)
+            if definition.definition.get("category"):
+                names.add(str(definition.definition["category"]))
+    text = task.prompt
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    return text
 
 
 @gate("determinism")

@@ -1,0 +1,561 @@
+"""The author role: one story's facts and its persona in, a task for one level out.
+
+Two drivers sit behind the `AuthorDriver` protocol. The rule driver (the embedded default, deterministic, no
+network) compiles the facts into the five levels with jinja2 templates and builds each level's reference by
+planning against the simulator: it performs the reference's calls in a real episode and reads back what they
+return (the rows a note must record, the id a new backend receives). The LLM driver (authoring/llm_author.py)
+writes the same contract through tool calls. Either way the gates decide, not the author.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import jinja2
+import yaml
+
+from certify.task import LEVEL_NAMES, LEVELS
+from simulator import TOOL_NAMES, Workspace, World
+from simulator.slug import slugify
+
+from .factcheck import ResolvedStory, ResolvedTarget
+from .sources import Persona
+
+TEMPLATES = Path(__file__).parent / "templates" / "prompts.yaml"
+DEFAULT_VERBS = {
+    "add": ["add", "put", "bring up", "place"],
+    "read": ["read", "pull", "check", "look up"],
+    "repair": ["repair", "fix", "correct", "restore"],
+}
+SLACK_TURNS = 3
+SEED_W, SEED_H, NOTE_H = 20, 14, 8
+
+
+class AuthoringError(Exception):
+    """The author cannot produce the level (a fact the level needs is missing)."""
+
+
+@dataclass
+class AuthorContext:
+    """What an author session works from; everything in it is plain data or the (immutable) world."""
+
+    world: World
+    persona: Persona
+    story: ResolvedStory
+    baseline: str
+    backends: list[str]
+    skills: list[str]
+
+
+@dataclass
+class Draft:
+    task: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+class AuthorDriver(Protocol):
+    name: str
+
+    def draft(self, ctx: AuthorContext, level: int, feedback: list[str], history: list[dict[str, Any]]) -> Draft:
+        """Write the task of `level`; `feedback` holds gate results and review flags from earlier rounds, and
+        `history` the session so far (the driver appends to it; it must stay JSON-serialisable)."""
+        ...
+
+
+@lru_cache(maxsize=1)
+def _templates() -> dict[str, Any]:
+    return yaml.safe_load(TEMPLATES.read_text(encoding="utf-8"))
+
+
+_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+_ENV.filters["ucfirst"] = lambda text: text[:1].upper() + text[1:]
+
+
+def render(template: str, **variables: Any) -> str:
+    return _ENV.from_string(template).render(**variables)
+
+
+def _pick(options: list[str], *keys: Any) -> str:
+    if not options:
+        return ""
+    digest = hashlib.sha256("|".join(str(k) for k in keys).encode()).digest()
+    return options[int.from_bytes(digest[:4], "big") % len(options)]
+
+
+def _uuid(*keys: str) -> str:
+    return "w_" + hashlib.sha256("|".join(keys).encode()).hexdigest()[:4]
+
+
+def _value(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _label(param: dict[str, Any] | None, key: str) -> str:
+    return key
+
+
+class RuleAuthor:
+    """Deterministic compilation of facts into levels (the embedded default)."""
+
+    name = "rules"
+
+    def draft(self, ctx: AuthorContext, level: int, feedback: list[str], history: list[dict[str, Any]]) -> Draft:
+        history.append({"level": level, "feedback": list(feedback)})
+        return Draft(_Compiler(ctx, level).compile())
+
+
+class _Compiler:
+    def __init__(self, ctx: AuthorContext, level: int) -> None:
+        self.ctx = ctx
+        self.level = level
+        self.s = ctx.story
+        self.f = ctx.story.facts
+        self.slug = ctx.story.story.slug
+        self.voice = ctx.persona.voice
+        self.dash = self.f.dashboard
+        self.steps: list[dict[str, Any]] = []
+        self.seeds: list[dict[str, Any]] = []
+        self.generated_seeds: list[dict[str, Any]] = []
+        self.evals: dict[str, Any] = {}
+        self.ws: Workspace | None = None
+
+    # -- phrasing -----------------------------------------------------------------------------------------
+    def pick(self, options: list[str], *keys: Any) -> str:
+        return _pick(options, self.ctx.persona.slug, self.slug, *keys)
+
+    def variant(self, options: list[str], what: str) -> str:
+        """Skeletons rotate across a persona's stories so same-level prompts do not share one."""
+        stories = sorted(self.ctx.persona_story_slugs) if hasattr(self.ctx, "persona_story_slugs") else []
+        offset = stories.index(self.slug) if self.slug in stories else int(
+            hashlib.sha256(self.slug.encode()).hexdigest(), 16)
+        persona_shift = int(hashlib.sha256(self.ctx.persona.slug.encode()).hexdigest(), 16)
+        return options[(offset + persona_shift + self.level + len(what)) % len(options)]
+
+    def origin_phrase(self, t: ResolvedTarget) -> str:
+        return f"{t.origin}'s {t.app}" if t.app else t.origin
+
+    def targets_clause(self, describe_first: bool) -> str:
+        names = []
+        for i, t in enumerate(self.s.targets):
+            names.append(self.f.find_hint if (describe_first and i == 0) else t.name)
+        groups: list[tuple[str, list[str]]] = []
+        for t, name in zip(self.s.targets, names, strict=True):
+            where = self.origin_phrase(t)
+            if groups and groups[-1][0] == where:
+                groups[-1][1].append(name)
+            else:
+                groups.append((where, [name]))
+        parts = [f"{' and '.join(ns)} from {where}" for where, ns in groups]
+        return ", along with ".join(parts)
+
+    def carried_fragment(self) -> str:
+        return render(self.variant(_templates()["carried"], "carried"), key=self.s.carried_key,
+                      phrase=self.f.policy.phrase)
+
+    def params_clause(self, params: dict[str, Any], derive: bool, repair: bool) -> str:
+        if not params:
+            return ""
+        pairs = []
+        for key, value in params.items():
+            if derive and key == self.s.carried_key:
+                pairs.append((key, self.carried_fragment(), True))
+            else:
+                pairs.append((key, _value(value), False))
+        group = "repair" if repair else "stated"
+        return render(self.variant(_templates()["params"][group], "params"), pairs=pairs)
+
+    def shared_params(self) -> dict[str, Any] | None:
+        """The parameter set when every target shares it (said once for all), else None."""
+        sets = [t.params for t in self.s.targets if t.params]
+        if len(sets) == len(self.s.targets) and all(p == sets[0] for p in sets):
+            return sets[0]
+        return None
+
+    # -- the plan -----------------------------------------------------------------------------------------
+    def compile(self) -> dict[str, Any]:
+        level, kind = self.level, self.s.kind
+        lived = level >= 3
+        self.tab_id, self.tab_name = self.s.tab_id, self.s.tab_name
+        self._seed_dashboard(lived)
+        setup = {
+            "workspace_baseline": self.ctx.baseline,
+            "workspace_backends": list(self.ctx.backends),
+            "workspace_skills": list(self.ctx.skills),
+            "default_selected_dashboard": self.dash,
+            "allowed_tools": list(TOOL_NAMES),
+            "initial_state": {"dashboard": {
+                "name": self.dash, "activate": False, "tabs": [{"id": self.tab_id, "name": self.tab_name}],
+                "widgets": self.seeds, "generated_widgets": self.generated_seeds,
+            }},
+        }
+        if not self.generated_seeds:
+            setup["initial_state"]["dashboard"].pop("generated_widgets")
+        self.ws = Workspace.start(self.ctx.world, setup)
+        self.step("get_workspace_snapshot", {}, optional=True)
+        if lived:
+            gov = self.s.governance
+            if gov.kind == "skill":
+                self.step("get_skill_content", {"slug": gov.ref}, graded=["slug"])
+            else:
+                self.step("read_workspace_resource", {"uri": gov.ref}, graded=["uri"])
+        build = self._build() if level == 4 else None
+        for origin in dict.fromkeys(t.origin for t in self.s.targets):
+            self.step("list_available_widgets", {"origin": origin}, optional=True)
+        if level == 1:
+            t0 = self.s.targets[0]
+            self.step("get_widget_schema", {"origin": t0.origin, "widget_id": t0.widget_id}, optional=True)
+        if level == 2:
+            t = self.s.targets[self.s.carried_target]
+            self.step("get_params_options", {"origin": t.origin, "widget_id": t.widget_id,
+                                             "param_name": self.s.carried_key}, optional=True)
+        rows_by_target = self._main_actions(kind)
+        note_text = self._notes(kind, rows_by_target, lived)
+        if build is not None:
+            self.step("manage_apps", {"operation": "instantiate", "backend_id": build["backend_id"],
+                                      "app_name": build["app"], "dashboard_name": build["app"], "activate": False},
+                      graded=["operation"])
+        prompt = self._prompt(kind, note_text, build)
+        hidden = self._hidden()
+        task_id = f"{self.slug}_level{level}"
+        ev: dict[str, Any] = {"required_tools": self.steps}
+        ev.update(self.evals)
+        ev["required_dashboard_name_contains"] = self.dash
+        ev["max_turns"] = len(self.steps) + SLACK_TURNS
+        return {
+            "id": task_id,
+            "difficulty": LEVELS[level],
+            "prompt": prompt,
+            "setup": setup,
+            "eval": ev,
+            "meta": {"persona": self.ctx.persona.slug, "story": self.slug, "level": level,
+                     "level_name": LEVEL_NAMES[LEVELS[level]], "hidden": hidden, "authored_by": "rules"},
+        }
+
+    def step(self, tool: str, args: dict[str, Any], *, optional: bool = False,
+             graded: list[str] | None = None) -> dict[str, Any]:
+        """Add a reference step and perform it in the planning episode; a failing step is an authoring bug."""
+        assert self.ws is not None
+        envelope = self.ws.call(tool, args).to_dict()
+        if not envelope["ok"]:
+            raise AuthoringError(f"{self.slug} level{self.level}: planned {tool} fails: {envelope['message']}")
+        entry: dict[str, Any] = {"tool": tool, "args": args}
+        if optional:
+            entry["optional"] = True
+        elif graded is not None:
+            entry["graded_args"] = graded
+        self.steps.append(entry)
+        return envelope
+
+    # -- seeded state -------------------------------------------------------------------------------------
+    def _slot(self, index: int, h: int = SEED_H, w: int = SEED_W) -> dict[str, int]:
+        return {"x": 0 if index % 2 == 0 else SEED_W, "y": SEED_H * (index // 2), "w": w, "h": h}
+
+    def _seed(self, role: str, t: ResolvedTarget | None, widget_id: str, origin: str, params: dict[str, Any]) -> str:
+        uuid = _uuid(self.ctx.persona.slug, self.slug, role)
+        self.seeds.append({"origin": origin, "widget_id": widget_id, "widget_uuid": uuid, "tab_id": self.tab_id,
+                           "data_args": dict(params), "layout": self._slot(len(self.seeds))})
+        return uuid
+
+    def _other_value(self, t: ResolvedTarget, key: str, avoid: set[str]) -> Any:
+        param = t.widget.param(key) or {}
+        for opt in param.get("options") or []:
+            value = opt.get("value") if isinstance(opt, dict) else opt
+            if str(value) not in avoid:
+                return value
+        return None
+
+    def _twin_params(self) -> dict[str, Any] | None:
+        t0 = self.s.targets[0]
+        twin = dict(t0.params)
+        keys = list(self.s.seeded_wrong) if self.s.kind == "repair" else [self.s.carried_key]
+        keys += [k for k in t0.params if k not in keys]
+        changed = False
+        for key in keys:
+            if key not in twin:
+                continue
+            avoid = {str(t0.params.get(key)), str(self.s.seeded_wrong.get(key, t0.params.get(key)))}
+            other = self._other_value(t0, key, avoid)
+            if other is not None:
+                twin[key] = other
+                changed = True
+                if self.s.kind != "repair":
+                    break
+        return twin if changed else None
+
+    def _furniture(self) -> tuple[str, str, str, dict[str, Any]] | None:
+        t0 = self.s.targets[0]
+        fixture = next((self.ctx.world.backend(b) for b in self.ctx.backends
+                        if (fx := self.ctx.world.backend(b)) is not None and fx.origin == t0.origin), None)
+        if fixture is None:
+            return None
+        taken = {t.widget_id for t in self.s.targets}
+        pool = []
+        if t0.app:
+            for app in fixture.catalog.apps:
+                if app.get("name") == t0.app:
+                    for tab in (app.get("tabs") or {}).values():
+                        pool += [str(i.get("i")) for i in (tab.get("layout") or []) if isinstance(i, dict)]
+        if not pool:
+            pool = list(fixture.catalog.widgets)
+        pool = [w for w in dict.fromkeys(pool) if w not in taken and w in fixture.catalog.widgets]
+        if not pool:
+            return None
+        widget = fixture.catalog.widgets[_pick(sorted(pool), self.slug, "furniture")]
+        params: dict[str, Any] = {}
+        for p in widget.option_params:
+            name = p.get("paramName")
+            if name in t0.params and any(str(o.get("value") if isinstance(o, dict) else o) == str(t0.params[name])
+                                         for o in p.get("options") or []):
+                params[str(name)] = t0.params[name]
+            elif p.get("value") is not None:
+                params[str(name)] = p["value"]
+        return widget.widget_id, widget.name, t0.origin, params
+
+    def _seed_dashboard(self, lived: bool) -> None:
+        self.stale: dict[str, str] = {}
+        self.twin: dict[str, Any] | None = None
+        self.furniture: tuple[str, str, str, dict[str, Any]] | None = None
+        self.prior_note: dict[str, Any] | None = None
+        if self.s.kind == "repair":
+            for i, t in enumerate(self.s.targets):
+                wrong = {**t.params, **(self.s.seeded_wrong if i == 0 else {})}
+                self.stale[t.widget_id] = self._seed(f"stale{i}", t, t.widget_id, t.origin, wrong)
+        if not lived:
+            return
+        t0 = self.s.targets[0]
+        twin = self._twin_params()
+        if twin is not None:
+            self.twin = {"uuid": self._seed("twin", t0, t0.widget_id, t0.origin, twin), "params": twin}
+        self.furniture = self._furniture()
+        if self.furniture is not None:
+            wid, _, origin, params = self.furniture
+            self._seed("furniture", None, wid, origin, params)
+        text = (f"Prior pass on {self.dash}: leave the {t0.name} cut to "
+                f"{', '.join(_value(v) for v in (twin or t0.params).values())} in place"
+                + (f" next to the {self.furniture[1]}" if self.furniture else "") + " until the next review.")
+        uuid = _uuid(self.ctx.persona.slug, self.slug, "prior-note")
+        layout = self._slot(len(self.seeds), NOTE_H, SEED_W if len(self.seeds) % 2 else 2 * SEED_W)
+        self.generated_seeds.append({"widget_type": "note", "widget_uuid": uuid, "name": f"Prior {self.dash} Note",
+                                     "data": text, "tab_id": self.tab_id, "layout": layout})
+        self.prior_note = {"uuid": uuid, "name": f"Prior {self.dash} Note", "text": text, "layout": layout}
+
+    # -- the work -----------------------------------------------------------------------------------------
+    def _main_actions(self, kind: str) -> list[list[Any]]:
+        rows: list[list[Any]] = []
+        required_widgets = []
+        for t in self.s.targets:
+            if kind == "repair":
+                self.step("update_widget", {"widget_uuid": self.stale[t.widget_id], "data_args": dict(t.params)},
+                          graded=["widget_uuid", "data_args"])
+                required_widgets.append({"origin": t.origin, "widget_id": t.widget_id, "data_args": dict(t.params),
+                                         "tab_id": self.tab_id, "max_count": 1})
+            elif kind == "read":
+                envelope = self.step("get_widget_data", {"origin": t.origin, "widget_id": t.widget_id,
+                                                         "data_args": dict(t.params)},
+                                     graded=["origin", "widget_id", "data_args"])
+                rows.append(list(envelope["data"]["data"]))
+            else:
+                args: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id}
+                if t.params:
+                    args["data_args"] = dict(t.params)
+                self.step("create_widget", args, graded=["origin", "widget_id", "data_args"] if t.params else
+                          ["origin", "widget_id"])
+                req: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id, "tab_id": self.tab_id}
+                if t.params:
+                    req["data_args"] = dict(t.params)
+                required_widgets.append(req)
+        if self.level >= 3:
+            if self.twin is not None:
+                required_widgets.append({"origin": self.s.targets[0].origin, "widget_id": self.s.targets[0].widget_id,
+                                         "data_args": self.twin["params"], "tab_id": self.tab_id, "max_count": 1})
+            if self.furniture is not None:
+                wid, _, origin, params = self.furniture
+                required_widgets.append({"origin": origin, "widget_id": wid, "data_args": params,
+                                         "tab_id": self.tab_id, "max_count": 1})
+        if required_widgets:
+            self.evals["required_widgets"] = required_widgets
+        return rows
+
+    def _record_fields(self, rows: list[list[Any]]) -> list[tuple[str, str]]:
+        """(label, value) pairs a read note must carry: the first served row's columns, minus the parameters."""
+        t = self.s.targets[0]
+        served = rows[0] if rows else []
+        if not served or not isinstance(served[0], dict):
+            raise AuthoringError(f"{self.slug}: '{t.name}' serves no rows for {t.params}; nothing to record")
+        row = served[0]
+        wanted = self.f.record or [k for k in row if k not in t.params][:5]
+        missing = [k for k in wanted if k not in row]
+        if missing:
+            raise AuthoringError(f"{self.story_file}: facts.record: the served row has no column {missing[0]!r}")
+        return [(k, _value(row[k])) for k in wanted]
+
+    @property
+    def story_file(self) -> str:
+        return self.s.story.file
+
+    def _notes(self, kind: str, rows: list[list[Any]], lived: bool) -> str:
+        gens: list[dict[str, Any]] = []
+        if self.prior_note is not None:
+            gens.append({"widget_type": "note", "name_contains": self.prior_note["name"],
+                         "data_contains": [self.prior_note["text"]], "tab_id": self.tab_id})
+        gov = self.s.governance
+        note_text = ""
+        if kind == "read":
+            self.fields = self._record_fields(rows)
+            name = self.f.note or f"{self.dash} Note"
+            body = " | ".join(f"{k}: {v}" for k, v in self.fields)
+            contains = [v for _, v in self.fields]
+            if lived:
+                body += f". Per the {gov.name}: {gov.phrase}."
+                contains.append(gov.phrase)
+            self.step("add_generative_widget", {"widget_type": "note", "name": name, "data": body},
+                      graded=["widget_type"])
+            gens.append({"widget_type": "note", "name_contains": name, "data_contains": contains,
+                         "tab_id": self.tab_id})
+            note_text = name
+        elif lived:
+            name = f"{self.dash} Governance Note"
+            self.step("add_generative_widget", {"widget_type": "note", "name": name,
+                                                "data": f"Per the {gov.name}: {gov.phrase}."}, graded=["widget_type"])
+            gens.append({"widget_type": "note", "name_contains": name, "data_contains": [gov.phrase],
+                         "tab_id": self.tab_id})
+            note_text = name
+        if gens:
+            self.evals["required_generated_widgets"] = gens
+        if lived:
+            self.evals["required_tabs"] = [self.tab_id]
+            self.evals["required_tab_names"] = [self.tab_name]
+            pins = [{"widget_uuid": s["widget_uuid"], "tab_id": self.tab_id, **s["layout"]} for s in self.seeds
+                    if s["widget_uuid"] not in self.stale.values()]
+            pins += [{"widget_uuid": g["widget_uuid"], "tab_id": self.tab_id, **g["layout"]}
+                     for g in self.generated_seeds]
+            self.evals["required_layouts"] = pins
+        return note_text
+
+    def _build(self) -> dict[str, Any]:
+        b = self.f.build
+        table_id = slugify(b.table).replace("-", "_")
+        app = b.app or (b.backend[: -len(" Service")] if b.backend.endswith(" Service") else b.backend) + " App"
+        tab_name = b.tab or b.table.split()[-1]
+        tab_id = slugify(tab_name).replace("-", "_")
+        port = 9000 + int(hashlib.sha256(b.backend.encode()).hexdigest(), 16) % 900
+        widgets = {table_id: {"name": b.table, "description": f"Authored {b.table.lower()} for {self.dash}.",
+                              "endpoint": f"/{slugify(b.table)}", "type": "table", "gridData": {"w": 40, "h": 10}}}
+        apps = [{"name": app, "description": f"Authored app for the {self.dash} work.",
+                 "tabs": {tab_id: {"id": tab_id, "name": tab_name, "layout": [
+                     {"i": table_id, "x": 0, "y": 0, "w": 40, "h": 10}]}}}]
+        self.step("read_workspace_resource", {"uri": "openbb://workspace/specs/widgets-json"}, optional=True) \
+            if "openbb://workspace/specs/widgets-json" in self.ctx.world.resources else None
+        envelope = self.step("manage_backends", {"operation": "add", "name": b.backend,
+                                                 "url": f"http://127.0.0.1:{port}", "widgets_json": widgets,
+                                                 "apps_json": apps}, graded=["operation", "name"])
+        backend_id = envelope["data"]["backend_id"]
+        self.step("manage_apps", {"operation": "list", "backend_id": backend_id}, optional=True)
+        self.step("list_available_widgets", {"origin": b.backend}, optional=True)
+        self.step("create_widget", {"origin": b.backend, "widget_id": table_id}, graded=["origin", "widget_id"])
+        self.evals["required_widget_defs"] = [{"backend_name": b.backend, "widget_id": table_id,
+                                               "expect": {"name": b.table, "type": "table"}}]
+        self.evals["required_app_defs"] = [{"backend_name": b.backend, "name_contains": app, "tabs_include": [tab_id],
+                                            "layout_refs_valid": True, "no_overlaps": True,
+                                            "widgets_on_tab": [{"tab_id": tab_id, "widget_id": table_id}]}]
+        self.evals["required_tool_results"] = [{"tool": "manage_apps", "data_contains": [app, tab_name, b.backend]}]
+        self.built = {"origin": b.backend, "widget_id": table_id}
+        return {"backend": b.backend, "table": b.table, "app": app, "tab": tab_name, "backend_id": backend_id}
+
+    def _finish_required_widgets(self) -> None:
+        if getattr(self, "built", None):
+            self.evals.setdefault("required_widgets", []).insert(0, {**self.built, "tab_id": self.tab_id})
+
+    # -- the prompt ---------------------------------------------------------------------------------------
+    def _prompt(self, kind: str, note_name: str, build: dict[str, Any] | None) -> str:
+        self._finish_required_widgets()
+        level = self.level
+        lived = level >= 3
+        v = self.voice
+        verb = self.pick(getattr(v, f"{kind}_verbs") or DEFAULT_VERBS[kind], "verb", level)
+        targets = self.targets_clause(describe_first=level == 1)
+        shared = self.shared_params()
+        repair = kind == "repair"
+        if shared is not None:
+            params = self.params_clause(shared, derive=level == 2, repair=repair)
+            if len(self.s.targets) > 1 and params:
+                params = params.replace(" with ", " with, for both, ", 1) if params.startswith(" with ") \
+                    else params + " for both"
+        else:
+            parts = []
+            for i, t in enumerate(self.s.targets):
+                if t.params:
+                    clause = self.params_clause(t.params, derive=level == 2 and i == self.s.carried_target,
+                                                repair=repair)
+                    parts.append(f"{clause.strip(' ,—:')} for {self.f.find_hint if (level == 1 and i == 0) else t.name}")
+            params = (" — " + "; ".join(parts)) if parts else ""
+        if repair and lived:
+            wrong = {**self.s.targets[0].params, **self.s.seeded_wrong}
+            targets = f"the {targets} that currently shows " + ", ".join(f"{k} {_value(x)}" for k, x in wrong.items())
+        note = ""
+        if kind == "read":
+            labels = [k.replace("_", " ") for k, _ in self.fields]
+            listed = ", ".join(labels[:-1]) + (f" and {labels[-1]}" if len(labels) > 1 else labels[0])
+            note = self.pick([f"leave a {note_name} recording the {listed} exactly as served",
+                              f"record the {listed}, exactly as served, in a note titled {note_name}",
+                              f"put the {listed} exactly as served into a {note_name}"], "note", level)
+            if lived:
+                note += f", plus {self.s.governance.where}"
+        keep = ""
+        if lived:
+            t0 = self.s.targets[0]
+            twin = ""
+            if self.twin is not None:
+                twin_args = ", ".join(f"{k} {_value(x)}" for k, x in self.twin["params"].items())
+                twin = self.pick([f" The other {t0.name} with {twin_args} belongs to a different cut and stays as it is.",
+                                  f" Leave the separate {t0.name} showing {twin_args} alone; it is correct for its own "
+                                  f"purpose."], "twin", level)
+            keep = twin + self.pick([" Keep every other view and note on the dashboard exactly as it is.",
+                                     " Nothing else on the dashboard should move or change.",
+                                     " Everything else already there stays exactly where and how it is."], "keep", level)
+        ground = ""
+        if lived:
+            gov = self.s.governance
+            source = f"the {gov.name} skill" if gov.kind == "skill" else f"the {gov.name} workspace resource"
+            if kind == "read":
+                ground = self.pick([f" Read {source} first.", f" Work from {source}.",
+                                    f" Go through {source} before writing the note."], "ground", level)
+            else:
+                ground = self.pick([f" Read {source} and leave a {note_name} recording {gov.where}.",
+                                    f" Go through {source}, then add a {note_name} that records {gov.where}.",
+                                    f" Check {source} and capture {gov.where} in a {note_name}."], "ground", level)
+        build_clause = ""
+        if build is not None:
+            build_clause = self.pick([
+                f"Build it first: add a {build['backend']} backend serving a {build['table']} table, publish "
+                f"{build['app']} with {build['table']} on its {build['tab']} tab, instantiate the app, and put the "
+                f"built {build['table']} on the {self.dash} dashboard. ",
+                f"Start by standing up a {build['backend']} backend that serves a {build['table']} table; publish "
+                f"{build['app']} showing {build['table']} on a {build['tab']} tab, instantiate it, and add the built "
+                f"{build['table']} to {self.dash}. ",
+                f"Set up the tooling too: a {build['backend']} backend with a {build['table']} table, the {build['app']} "
+                f"app with {build['table']} on its {build['tab']} tab (instantiated), and the built {build['table']} "
+                f"placed on {self.dash}. ",
+            ], "build", level)
+        opener = self.pick(v.openers, "opener", level)
+        deadline = self.pick(v.deadlines, "deadline", level)
+        signoff = self.pick(v.signoffs, "signoff", level)
+        skeleton = self.variant(_templates()[kind], kind)
+        text = render(skeleton, opener=f"{opener} " if opener else "", deadline=f" {deadline}" if deadline else "",
+                      signoff=f" {signoff}" if signoff else "", dash=self.dash, verb=verb, targets=targets,
+                      params=params, note=note, keep=keep, ground=ground, build=build_clause)
+        return " ".join(text.split()).replace(" .", ".").replace("..", ".")
+
+    def _hidden(self) -> list[dict[str, Any]]:
+        if self.level == 1:
+            return [{"kind": "target", "value": self.s.targets[0].name}]
+        if self.level == 2:
+            return [{"kind": "carried", "value": _value(self.s.carried_value)}]
+        if self.level >= 3:
+            return [{"kind": "planted", "value": self.s.governance.phrase, "source": self.s.governance.source}]
+        return []

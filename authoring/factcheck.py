@@ -1,0 +1,261 @@
+"""Validating a story's facts against the world before any authoring, and resolving them.
+
+A fact that does not hold (a widget that is not in the named app, a value outside the declared options, a
+governance source that does not exist, a policy carrying a key that is not a parameter) stops authoring for that
+story with an error naming the file and the key: authoring on top of it would only produce tasks that cannot
+certify.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator import World
+from simulator.params import value_allowed
+from simulator.world import BackendFixture, WidgetDef
+
+from .sources import Facts, SourceError, Story
+
+READ_PROSE = re.compile(r"read-and-note|read and note|record(?:s|ing)? (?:the|its|their) (?:facts|figures|values)|"
+                        r"\bnote with\b|exactly as served", re.I)
+STEP = re.compile(r"^\s*(\d+)[.)]\s+(.+?)\s*$", re.M)
+
+
+@dataclass
+class ResolvedTarget:
+    name: str
+    origin: str
+    app: str | None
+    widget: WidgetDef
+    params: dict[str, Any]
+
+    @property
+    def widget_id(self) -> str:
+        return self.widget.widget_id
+
+
+@dataclass
+class Governance:
+    kind: str  # "skill" | "resource"
+    ref: str  # slug or uri
+    name: str
+    phrase: str
+    where: str
+
+    @property
+    def source(self) -> str:
+        return f"{self.kind}:{self.ref}"
+
+
+@dataclass
+class ResolvedStory:
+    story: Story
+    kind: str
+    targets: list[ResolvedTarget]
+    carried_key: str
+    carried_value: Any
+    carried_target: int
+    seeded_wrong: dict[str, Any]
+    governance: Governance
+    tab_id: str
+    tab_name: str
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def facts(self) -> Facts:
+        return self.story.facts
+
+
+class FactErrors(Exception):
+    def __init__(self, errors: list[SourceError]) -> None:
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors = errors
+
+
+def _fixture_by_origin(world: World, origin: str, backends: list[str]) -> BackendFixture | None:
+    for name in backends:
+        fixture = world.backend(name)
+        if fixture is not None and fixture.origin == origin:
+            return fixture
+    return None
+
+
+def _app_widgets(fixture: BackendFixture, app_name: str) -> set[str] | None:
+    for app in fixture.catalog.apps:
+        if app.get("name") == app_name:
+            return {str(item.get("i")) for tab in (app.get("tabs") or {}).values() if isinstance(tab, dict)
+                    for item in tab.get("layout") or [] if isinstance(item, dict)}
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in {"the", "and", "spec"}}
+
+
+def world_texts(world: World) -> list[tuple[str, str]]:
+    cached = world.cache.get("authoring:texts")
+    if cached is None:
+        cached = world.cache["authoring:texts"] = [(where, text.casefold()) for where, text in world.all_text()]
+    return cached
+
+
+_EDGE_WORDS = frozenset({"a", "an", "and", "the", "of", "to", "for", "in", "on", "at", "by", "with", "or", "is", "be",
+                         "it", "its", "you", "your", "can", "that", "this", "every", "each", "what"})
+
+
+def _unique_phrase(world: World, own_file: str, sentence: str) -> str | None:
+    """What a closing step or sentence asks for, as a phrase that occurs nowhere else in the world.
+
+    The step's object is taken — its first clause without the leading verb and article ("List evidence gaps -
+    the claims ..." gives "evidence gaps") — falling back to the whole step when that clause is not unique: a
+    phrase an agent can only write after reading the source."""
+    text = sentence.strip().rstrip(".")
+    clause = re.split(r"\s[-–—]\s|[;:,]\s", text, maxsplit=1)[0].split()
+    if len(clause) > 1:
+        clause = clause[1:]
+    while clause and clause[0].lower() in _EDGE_WORDS:
+        clause = clause[1:]
+    texts = world_texts(world)
+    for phrase in (" ".join(clause), text):
+        if len(phrase.split()) < 2:
+            continue
+        needle = phrase.casefold()
+        holders = {where for where, body in texts if needle in body}
+        if holders and all(h == own_file for h in holders):
+            return phrase
+    return None
+
+
+def resolve_governance(world: World, story: Story) -> Governance:
+    gov = story.facts.governance
+    file = story.file
+    if gov.skill is not None:
+        skill = world.skills.get(gov.skill)
+        if skill is None:
+            raise SourceError(file, "facts.governance.skill", f"unknown skill '{gov.skill}' (world has: "
+                              f"{', '.join(sorted(world.skills))})")
+        for planted in skill.planted:
+            if "last" in planted.where or "final" in planted.where:
+                return Governance("skill", skill.slug, skill.name, planted.phrase, planted.where)
+        steps = STEP.findall(skill.content)
+        if not steps:
+            raise SourceError(file, "facts.governance.skill", f"skill '{gov.skill}' has no numbered workflow to "
+                              "ground a fact in")
+        phrase = _unique_phrase(world, skill.file, steps[-1][1])
+        if phrase is None:
+            raise SourceError(file, "facts.governance.skill", f"the last step of skill '{gov.skill}' has no phrase "
+                              "that occurs nowhere else in the world")
+        return Governance("skill", skill.slug, skill.name, phrase, "what its workflow lists last")
+    wanted = gov.resource or ""
+    resource = world.resources.get(wanted)
+    if resource is None:
+        scored = sorted(((len(_words(wanted) & _words(f"{uri} {r.title}")), uri) for uri, r in world.resources.items()),
+                        reverse=True)
+        if scored and scored[0][0] >= 2 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
+            resource = world.resources[scored[0][1]]
+    if resource is None:
+        raise SourceError(file, "facts.governance.resource", f"no workspace resource matches '{wanted}'")
+    for planted in resource.planted:
+        return Governance("resource", resource.uri, resource.title or resource.uri, planted.phrase, planted.where or
+                          "the last point it makes")
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", resource.text.strip()) if len(s.split()) >= 3]
+    phrase = _unique_phrase(world, resource.file, sentences[-1]) if sentences else None
+    if phrase is None:
+        raise SourceError(file, "facts.governance.resource", f"resource '{resource.uri}' has no closing phrase that "
+                          "occurs nowhere else in the world")
+    return Governance("resource", resource.uri, resource.title or resource.uri, phrase, "the last point it makes")
+
+
+def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
+    """Check every fact of `story` against `world` (with `backends` connected) and resolve it."""
+    facts = story.facts
+    file = story.file
+    errors: list[SourceError] = []
+    targets: list[ResolvedTarget] = []
+    for i, t in enumerate(facts.targets):
+        key = f"facts.targets[{i}]"
+        fixture = _fixture_by_origin(world, t.origin, backends)
+        if fixture is None:
+            errors.append(SourceError(file, f"{key}.origin", f"no connected backend serves origin '{t.origin}'"))
+            continue
+        candidates = [w for w in fixture.catalog.widgets.values() if w.name == t.widget]
+        if t.app is not None:
+            in_app = _app_widgets(fixture, t.app)
+            if in_app is None:
+                errors.append(SourceError(file, f"{key}.app", f"'{t.origin}' has no app named '{t.app}'"))
+                continue
+            candidates = [w for w in candidates if w.widget_id in in_app or w.definition.get("category") == t.app]
+        if not candidates:
+            where = f" in app '{t.app}'" if t.app else ""
+            errors.append(SourceError(file, f"{key}.widget", f"no widget named '{t.widget}'{where} in '{t.origin}'"))
+            continue
+        if len(candidates) > 1:
+            errors.append(SourceError(file, f"{key}.widget", f"'{t.widget}' names {len(candidates)} widgets in "
+                                      f"'{t.origin}'; add app: to say which"))
+            continue
+        widget = candidates[0]
+        source = t.params if t.params is not None else facts.params
+        params: dict[str, Any] = {}
+        for name, value in source.items():
+            param = widget.param(name)
+            if param is None:
+                if t.params is not None:
+                    errors.append(SourceError(file, f"{key}.params.{name}", f"'{t.widget}' has no parameter '{name}'"))
+                continue
+            if not value_allowed(param, value):
+                errors.append(SourceError(file, f"{key}.params.{name}" if t.params else f"facts.params.{name}",
+                                          f"{value!r} is not among the declared options of '{t.widget}'"))
+                continue
+            params[name] = value
+        if t.params is None and facts.params and not params:
+            errors.append(SourceError(file, "facts.params", f"none of these parameters belongs to '{t.widget}'"))
+        targets.append(ResolvedTarget(t.widget, t.origin, t.app, widget, params))
+
+    carried_key, carried_value, carried_target = facts.policy.carries, None, -1
+    for i, target in enumerate(targets):
+        if carried_key in target.params:
+            carried_value, carried_target = target.params[carried_key], i
+            break
+    if targets and carried_target < 0:
+        errors.append(SourceError(file, "facts.policy.carries", f"'{carried_key}' is not a graded parameter of any "
+                                  "target"))
+
+    seeded_wrong = dict(facts.seeded_wrong or {})
+    for name, value in seeded_wrong.items():
+        if targets and name not in targets[0].params:
+            errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"'{name}' is not a graded parameter of "
+                                      f"'{targets[0].name}'"))
+        elif targets:
+            param = targets[0].widget.param(name)
+            if param is not None and not value_allowed(param, value):
+                errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"{value!r} is not among the options"))
+            if targets[0].params.get(name) == value:
+                errors.append(SourceError(file, f"facts.seeded_wrong.{name}", "equals the correct value"))
+
+    try:
+        governance = resolve_governance(world, story)
+    except SourceError as exc:
+        errors.append(exc)
+        governance = None
+
+    if errors:
+        raise FactErrors(errors)
+
+    kind = facts.kind or ("repair" if seeded_wrong else "read" if READ_PROSE.search(story.prose) else "add")
+    if kind == "repair" and not seeded_wrong:
+        raise FactErrors([SourceError(file, "facts.seeded_wrong", "a repair story needs the values left wrong")])
+    words = facts.dashboard.split()
+    tab_name = facts.tab or (words[-1] if len(words) > 1 else facts.dashboard)
+    warnings = []
+    carried_param = targets[carried_target].widget.param(carried_key)
+    if carried_param is not None and str(carried_param.get("value")) == str(carried_value):
+        warnings.append(f"the policy carries {carried_key}={carried_value!r}, which is also the parameter's default: "
+                        "an agent that ignores the policy gets it right")
+    hint_words = _words(facts.find_hint)
+    if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
+        warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")
+    return ResolvedStory(story, kind, targets, carried_key, carried_value, carried_target, seeded_wrong,
+                         governance, re.sub(r"[^a-z0-9]+", "_", tab_name.lower()).strip("_") or "main",
+                         tab_name.title() if tab_name.islower() else tab_name, warnings)  # type: ignore[arg-type]

@@ -1,0 +1,218 @@
+"""Authoring sources: personas and their stories, read from markdown with YAML front matter.
+
+These are untrusted text written by people: every field is validated at the edge, unknown keys are rejected,
+and an error names the file and the key. Nothing a story says becomes a path or a template unchecked: names
+must be safe identifiers and prose is only ever rendered as data.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+class SourceError(Exception):
+    """A persona or story file that cannot be used; names the file and the key."""
+
+    def __init__(self, file: str, key: str, message: str) -> None:
+        super().__init__(f"{file}: {key}: {message}")
+        self.file = file
+        self.key = key
+        self.message = message
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Voice(_Strict):
+    """How a persona talks, drawn on by the rule author's templates so twenty prompts sound like one person."""
+
+    openers: list[str] = Field(default_factory=list)
+    deadlines: list[str] = Field(default_factory=list)
+    signoffs: list[str] = Field(default_factory=list)
+    period_names: dict[str, str] = Field(default_factory=dict)
+    aliases: dict[str, str] = Field(default_factory=dict)
+    add_verbs: list[str] = Field(default_factory=list)
+    read_verbs: list[str] = Field(default_factory=list)
+    repair_verbs: list[str] = Field(default_factory=list)
+    note_words: list[str] = Field(default_factory=list)
+    tone: Literal["terse", "formal", "warm", "plain", "neutral"] = "neutral"
+
+
+class Persona(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    slug: str
+    title: str
+    text: str
+    voice: Voice
+    file: str
+
+
+class TargetFact(_Strict):
+    widget: str
+    origin: str
+    app: str | None = None
+    params: dict[str, Any] | None = None
+
+
+class PolicyFact(_Strict):
+    phrase: str
+    carries: str
+    meaning: str
+
+
+class GovernanceFact(_Strict):
+    skill: str | None = None
+    resource: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> GovernanceFact:
+        if (self.skill is None) == (self.resource is None):
+            raise ValueError("give exactly one of skill or resource")
+        return self
+
+
+class BuildFact(_Strict):
+    backend: str
+    table: str
+    app: str | None = None
+    tab: str | None = None
+
+
+class Facts(_Strict):
+    dashboard: str
+    targets: list[TargetFact] = Field(min_length=1, max_length=3)
+    params: dict[str, Any] = Field(default_factory=dict)
+    seeded_wrong: dict[str, Any] | None = None
+    find_hint: str
+    policy: PolicyFact
+    governance: GovernanceFact
+    build: BuildFact
+    kind: Literal["add", "read", "repair"] | None = None
+    tab: str | None = None
+    note: str | None = None
+    record: list[str] | None = None
+
+    @field_validator("dashboard", "find_hint")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+
+class Story(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    slug: str
+    persona: str
+    title: str
+    prose: str
+    facts: Facts
+    file: str
+
+
+def split_front_matter(text: str, file: str) -> tuple[dict[str, Any], str]:
+    if not text.startswith("---"):
+        return {}, text
+    match = re.match(r"^---[ \t]*\n(.*?)\n---[ \t]*(?:\n|$)", text, re.S)
+    if match is None:
+        raise SourceError(file, "front matter", "opening '---' has no closing '---'")
+    try:
+        meta = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise SourceError(file, "front matter", f"invalid YAML: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise SourceError(file, "front matter", "must be a mapping")
+    return meta, text[match.end():]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SourceError(str(path), "(file)", f"cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise SourceError(str(path), "(file)", "not UTF-8 text") from exc
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+    msg = "unknown key" if err["type"] == "extra_forbidden" else (
+        "required key is missing" if err["type"] == "missing" else err["msg"])
+    return loc, msg
+
+
+def check_name(name: str, file: str, what: str) -> str:
+    if not SAFE_NAME.match(name):
+        raise SourceError(file, what, f"'{name}' must be lower-case letters, digits, '_' or '-' (it names files)")
+    return name
+
+
+def load_persona(root: Path, slug: str) -> Persona:
+    """personas/<slug>.md — or, for authoring corpora laid out like task_templates, <root>/<slug>/README.md."""
+    check_name(slug, str(root), "persona")
+    candidates = [root / "personas" / f"{slug}.md", root / slug / "README.md"]
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        raise SourceError(str(candidates[0]), "(file)", f"no persona '{slug}' (looked for "
+                          f"{', '.join(str(c) for c in candidates)})")
+    text = _read(path)
+    meta, body = split_front_matter(text, str(path))
+    unknown = set(meta) - {"voice"}
+    if unknown:
+        raise SourceError(str(path), sorted(unknown)[0], "unknown key in persona front matter (only voice)")
+    try:
+        voice = Voice.model_validate(meta.get("voice") or {})
+    except ValidationError as exc:
+        loc, msg = _first_error(exc)
+        raise SourceError(str(path), f"voice.{loc}", msg) from exc
+    heading = re.search(r"^#\s*(?:Persona:\s*)?(.+)$", body, re.M)
+    title = heading.group(1).strip() if heading else slug.replace("_", " ")
+    if not body.strip():
+        raise SourceError(str(path), "(body)", "a persona needs a description")
+    return Persona(slug=slug, title=title, text=body.strip(), voice=voice, file=str(path))
+
+
+def story_paths(root: Path, persona: str) -> list[Path]:
+    for folder in (root / "stories" / persona, root / persona):
+        if folder.is_dir():
+            return sorted(p for p in folder.glob("*.md") if p.name.lower() != "readme.md")
+    return []
+
+
+def load_story(path: Path, persona: str) -> Story:
+    file = str(path)
+    slug = check_name(path.stem, file, "story file name")
+    meta, body = split_front_matter(_read(path), file)
+    if "facts" not in meta:
+        raise SourceError(file, "facts", "a story needs front matter with a facts: block")
+    unknown = set(meta) - {"facts"}
+    if unknown:
+        raise SourceError(file, sorted(unknown)[0], "unknown key in story front matter (only facts)")
+    try:
+        facts = Facts.model_validate(meta["facts"])
+    except ValidationError as exc:
+        loc, msg = _first_error(exc)
+        raise SourceError(file, f"facts.{loc}", msg) from exc
+    heading = re.search(r"^#\s*(.+)$", body, re.M)
+    return Story(slug=slug, persona=persona, title=heading.group(1).strip() if heading else slug, prose=body.strip(),
+                 facts=facts, file=file)
+
+
+def load_sources(root: Path, persona: str) -> tuple[Persona, list[Story]]:
+    """A persona and its stories (four are expected; fewer or more is reported by the caller)."""
+    p = load_persona(root, persona)
+    stories = [load_story(path, persona) for path in story_paths(root, persona)]
+    if not stories:
+        raise SourceError(str(root / "stories" / persona), "(folder)", f"no stories for persona '{persona}'")
+    return p, stories
