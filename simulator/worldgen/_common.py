@@ -18,6 +18,16 @@ class SpecError(ValueError):
     """The spec (or something derived from it) breaks a rule of the world format."""
 
 
+def check_keys(entry: object, allowed: set[str], required: set[str], where: str) -> None:
+    """Reject a spec entry with a missing or unknown key (a typo must never be silently ignored)."""
+    if not isinstance(entry, dict):
+        raise SpecError(f"{where}: expected a mapping, got {type(entry).__name__}")
+    unknown = set(entry) - allowed
+    missing = required - set(entry)
+    if unknown or missing:
+        raise SpecError(f"{where}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
+
+
 def load_spec(path: Path | None = None) -> dict[str, Any]:
     with open(path or SPEC_PATH, encoding="utf-8") as fh:
         spec = yaml.safe_load(fh)
