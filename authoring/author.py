@@ -50,6 +50,7 @@ class AuthorContext:
     baseline: str
     backends: list[str]
     skills: list[str]
+    siblings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -125,16 +126,16 @@ class _Compiler:
         self.ws: Workspace | None = None
 
     # -- phrasing -----------------------------------------------------------------------------------------
-    def pick(self, options: list[str], *keys: Any) -> str:
-        return _pick(options, self.ctx.persona.slug, self.slug, *keys)
-
     def variant(self, options: list[str], what: str) -> str:
-        """Skeletons rotate across a persona's stories so same-level prompts do not share one."""
-        stories = sorted(self.ctx.persona_story_slugs) if hasattr(self.ctx, "persona_story_slugs") else []
-        offset = stories.index(self.slug) if self.slug in stories else int(
+        """Phrasings rotate across a persona's stories (its siblings), so same-level prompts of different
+        stories never take the same phrasing of a clause while there are enough phrasings to go round."""
+        if not options:
+            return ""
+        siblings = sorted(self.ctx.siblings)
+        index = siblings.index(self.slug) if self.slug in siblings else int(
             hashlib.sha256(self.slug.encode()).hexdigest(), 16)
-        persona_shift = int(hashlib.sha256(self.ctx.persona.slug.encode()).hexdigest(), 16)
-        return options[(offset + persona_shift + self.level + len(what)) % len(options)]
+        salt = int(hashlib.sha256(f"{self.ctx.persona.slug}|{what}".encode()).hexdigest(), 16)
+        return options[(index + salt + self.level) % len(options)]
 
     def origin_phrase(self, t: ResolvedTarget) -> str:
         return f"{t.origin}'s {t.app}" if t.app else t.origin
@@ -477,7 +478,7 @@ class _Compiler:
         level = self.level
         lived = level >= 3
         v = self.voice
-        verb = self.pick(getattr(v, f"{kind}_verbs") or DEFAULT_VERBS[kind], "verb", level)
+        verb = self.variant(getattr(v, f"{kind}_verbs") or DEFAULT_VERBS[kind], "verb")
         targets = self.targets_clause(describe_first=level == 1)
         shared = self.shared_params()
         repair = kind == "repair"
@@ -501,9 +502,10 @@ class _Compiler:
         if kind == "read":
             labels = [k.replace("_", " ") for k, _ in self.fields]
             listed = ", ".join(labels[:-1]) + (f" and {labels[-1]}" if len(labels) > 1 else labels[0])
-            note = self.pick([f"leave a {note_name} recording the {listed} exactly as served",
-                              f"record the {listed}, exactly as served, in a note titled {note_name}",
-                              f"put the {listed} exactly as served into a {note_name}"], "note", level)
+            note = self.variant([f"leave a {note_name} recording the {listed} exactly as served",
+                                 f"record the {listed}, exactly as served, in a note titled {note_name}",
+                                 f"put the {listed} exactly as served into a {note_name}",
+                                 f"write up a {note_name} with the {listed} as the view serves them"], "note")
             if lived:
                 note += f", plus {self.s.governance.where}"
         keep = ""
@@ -512,26 +514,36 @@ class _Compiler:
             twin = ""
             if self.twin is not None:
                 twin_args = ", ".join(f"{k} {_value(x)}" for k, x in self.twin["params"].items())
-                twin = self.pick([f" The other {t0.name} with {twin_args} belongs to a different cut and stays as it is.",
-                                  f" Leave the separate {t0.name} showing {twin_args} alone; it is correct for its own "
-                                  f"purpose."], "twin", level)
-            keep = twin + self.pick([" Keep every other view and note on the dashboard exactly as it is.",
-                                     " Nothing else on the dashboard should move or change.",
-                                     " Everything else already there stays exactly where and how it is."], "keep", level)
+                twin = self.variant([
+                    f" The other {t0.name} with {twin_args} belongs to a different cut and stays as it is.",
+                    f" Leave the separate {t0.name} showing {twin_args} alone; it is correct for its own purpose.",
+                    f" Do not touch the second {t0.name} ({twin_args}): that one is right.",
+                    f" There is also a {t0.name} on {twin_args}; it serves another review and must not change.",
+                ], "twin")
+            keep = twin + self.variant([
+                " Keep every other view and note on the dashboard exactly as it is.",
+                " Nothing else on the dashboard should move or change.",
+                " Everything else already there stays exactly where and how it is.",
+                " The rest of the board, notes included, is to be left alone.",
+                " Whatever else sits on that dashboard must survive untouched, layout and all.",
+            ], "keep")
         ground = ""
         if lived:
             gov = self.s.governance
             source = f"the {gov.name} skill" if gov.kind == "skill" else f"the {gov.name} workspace resource"
             if kind == "read":
-                ground = self.pick([f" Read {source} first.", f" Work from {source}.",
-                                    f" Go through {source} before writing the note."], "ground", level)
+                ground = self.variant([f" Read {source} first.", f" Work from {source}.",
+                                       f" Go through {source} before writing the note.",
+                                       f" {source[:1].upper() + source[1:]} governs this; consult it."], "ground")
             else:
-                ground = self.pick([f" Read {source} and leave a {note_name} recording {gov.where}.",
-                                    f" Go through {source}, then add a {note_name} that records {gov.where}.",
-                                    f" Check {source} and capture {gov.where} in a {note_name}."], "ground", level)
+                ground = self.variant([f" Read {source} and leave a {note_name} recording {gov.where}.",
+                                       f" Go through {source}, then add a {note_name} that records {gov.where}.",
+                                       f" Check {source} and capture {gov.where} in a {note_name}.",
+                                       f" {source[:1].upper() + source[1:]} governs this work: write {gov.where} "
+                                       f"into a {note_name}."], "ground")
         build_clause = ""
         if build is not None:
-            build_clause = self.pick([
+            build_clause = self.variant([
                 f"Build it first: add a {build['backend']} backend serving a {build['table']} table, publish "
                 f"{build['app']} with {build['table']} on its {build['tab']} tab, instantiate the app, and put the "
                 f"built {build['table']} on the {self.dash} dashboard. ",
@@ -541,10 +553,13 @@ class _Compiler:
                 f"Set up the tooling too: a {build['backend']} backend with a {build['table']} table, the {build['app']} "
                 f"app with {build['table']} on its {build['tab']} tab (instantiated), and the built {build['table']} "
                 f"placed on {self.dash}. ",
-            ], "build", level)
-        opener = self.pick(v.openers, "opener", level)
-        deadline = self.pick(v.deadlines, "deadline", level)
-        signoff = self.pick(v.signoffs, "signoff", level)
+                f"This needs its own service: register {build['backend']} (serving a {build['table']} table), "
+                f"publish {build['app']} with {build['table']} on a {build['tab']} tab, instantiate it, and pin the "
+                f"built {build['table']} to {self.dash}. ",
+            ], "build")
+        opener = self.variant(v.openers, "opener")
+        deadline = self.variant(v.deadlines, "deadline")
+        signoff = self.variant(v.signoffs, "signoff")
         skeleton = self.variant(_templates()[kind], kind)
         text = render(skeleton, opener=f"{opener} " if opener else "", deadline=f" {deadline}" if deadline else "",
                       signoff=f" {signoff}" if signoff else "", dash=self.dash, verb=verb, targets=targets,

@@ -30,8 +30,9 @@ class Scripted:
         agent = self
 
         class S:
-            usage = Usage(tokens_in=10, tokens_out=5)
-            queue = list(agent.actions)
+            def __init__(self):
+                self.usage = Usage(tokens_in=10, tokens_out=5)
+                self.queue = list(agent.actions)
 
             async def next_action(self, observation):
                 if agent.hang:

@@ -1,0 +1,306 @@
+"""Calibration: the staircase gate of a persona's tasks.
+
+A reference agent runs the persona's tasks N times; the pooled failure rate must not decrease from one level
+to the next (FAIL(L0) ≤ … ≤ FAIL(L4), ties allowed). On an inversion the lower level — the one failing more than
+a harder one — is examined task by task: the same failure fingerprint on every attempt of a task is a defect
+(for the fixer, with its transcripts); scattered failures are noise (a note for review). A level the reference
+never passes must prove it is feasible: one episode of a frontier agent on its most promising task (pass: an
+honest floor; fail: flagged), or it is recorded as unprobed. The record is kept as JSON and markdown with a
+staircase plot, beside compact transcripts that let a grader change re-grade it without calling any model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from simulator import World
+
+from .agents.base import Agent
+from .grader import CheckFn
+from .stats import wilson
+from .task import LEVEL_NAMES, LEVELS, Task
+from .trial import UNPARSEABLE, Trial, regrade_trial, run_trial
+
+RECORD_JSON, RECORD_MD, PLOT_PNG, TRIALS_JSONL = "calibration.json", "calibration.md", "staircase.png", "trials.jsonl"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LevelStat(_Strict):
+    level: str
+    attempts: int
+    passes: int
+    pass_rate: float | None
+    fail_rate: float | None
+    ci: list[float]
+    per_repeat: list[float | None] = Field(default_factory=list)
+
+
+class Inversion(_Strict):
+    lower: str
+    upper: str
+    fail_lower: float
+    fail_upper: float
+
+
+class Defect(_Strict):
+    task_id: str
+    level: str
+    fingerprint: list[str]
+    attempts: int
+    repeats: list[int]
+
+
+class Noise(_Strict):
+    level: str
+    task_id: str
+    detail: str
+
+
+class Probe(_Strict):
+    level: str
+    status: Literal["honest_floor", "flagged", "unprobed"]
+    task_id: str | None = None
+    agent: str | None = None
+    passed: bool | None = None
+    failure_codes: list[str] = Field(default_factory=list)
+
+
+class Shortcut(_Strict):
+    task_id: str
+    level: str
+    detail: str
+
+
+class CalibrationRecord(_Strict):
+    persona: str
+    taskset: str
+    agent: str
+    repeats: int
+    created_at: str
+    trials: int
+    invalid: int
+    levels: list[LevelStat]
+    holds: bool
+    inversions: list[Inversion] = Field(default_factory=list)
+    defects: list[Defect] = Field(default_factory=list)
+    noise: list[Noise] = Field(default_factory=list)
+    probes: list[Probe] = Field(default_factory=list)
+    shortcuts: list[Shortcut] = Field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {"agent": self.agent, "repeats": self.repeats, "holds": self.holds,
+                "pass_rates": {s.level: s.pass_rate for s in self.levels},
+                "defects": len(self.defects), "noise": len(self.noise),
+                "probes": {p.level: p.status for p in self.probes}, "shortcuts": len(self.shortcuts)}
+
+
+def _order(level: str) -> int:
+    return LEVELS.index(level) if level in LEVELS else len(LEVELS)
+
+
+def analyse(trials: list[Trial], *, persona: str, taskset: str, agent: str, repeats: int,
+            shortcut_agent: bool | None = None) -> CalibrationRecord:
+    """The staircase verdict of a set of trials (pure: no episode is run)."""
+    valid = [t for t in trials if t.valid]
+    levels: list[LevelStat] = []
+    for level in sorted({t.level for t in trials}, key=_order):
+        attempts = [t for t in valid if t.level == level]
+        passes = sum(1 for t in attempts if t.passed)
+        lo, hi = wilson(passes, len(attempts))
+        per_repeat = []
+        for r in range(repeats):
+            of_repeat = [t for t in attempts if t.repeat == r]
+            per_repeat.append(round(sum(1 for t in of_repeat if t.passed) / len(of_repeat), 4) if of_repeat else None)
+        rate = passes / len(attempts) if attempts else None
+        levels.append(LevelStat(level=level, attempts=len(attempts), passes=passes,
+                                pass_rate=None if rate is None else round(rate, 4),
+                                fail_rate=None if rate is None else round(1 - rate, 4),
+                                ci=[round(lo, 4), round(hi, 4)], per_repeat=per_repeat))
+    measured = [s for s in levels if s.fail_rate is not None]
+    inversions = [Inversion(lower=a.level, upper=b.level, fail_lower=a.fail_rate, fail_upper=b.fail_rate)
+                  for a, b in itertools.pairwise(measured)
+                  if a.fail_rate is not None and b.fail_rate is not None and a.fail_rate > b.fail_rate + 1e-9]
+    defects: list[Defect] = []
+    noise: list[Noise] = []
+    by_task: dict[str, list[Trial]] = defaultdict(list)
+    for t in valid:
+        by_task[t.task_id].append(t)
+    for level in dict.fromkeys(inv.lower for inv in inversions):
+        for task_id, attempts in sorted(by_task.items()):
+            if attempts[0].level != level:
+                continue
+            failed = [t for t in attempts if not t.passed]
+            if not failed:
+                continue
+            prints = {tuple(t.fingerprint) for t in failed}
+            if len(failed) == len(attempts) and len(prints) == 1:
+                defects.append(Defect(task_id=task_id, level=level, fingerprint=list(next(iter(prints))),
+                                      attempts=len(attempts), repeats=sorted(t.repeat for t in failed)))
+            else:
+                noise.append(Noise(level=level, task_id=task_id, detail=f"{len(failed)}/{len(attempts)} attempts "
+                                   f"failed with {len(prints)} different fingerprint(s)"))
+    shortcuts = []
+    if shortcut_agent if shortcut_agent is not None else agent == "heuristic":
+        for t in valid:
+            if t.passed and t.level in ("level2", "level3"):
+                shortcuts.append(Shortcut(task_id=t.task_id, level=t.level, detail=(
+                    f"the {agent} baseline solved a {LEVEL_NAMES[t.level]} task: its hidden value is probably "
+                    "reachable without the reasoning the level asks for")))
+        shortcuts = list({s.task_id: s for s in shortcuts}.values())
+    probes = [Probe(level=s.level, status="unprobed") for s in levels if s.attempts and s.passes == 0]
+    return CalibrationRecord(persona=persona, taskset=taskset, agent=agent, repeats=repeats,
+                             created_at=datetime.now(UTC).isoformat(timespec="seconds"), trials=len(trials),
+                             invalid=len(trials) - len(valid), levels=levels, holds=not inversions,
+                             inversions=inversions, defects=defects, noise=noise, probes=probes, shortcuts=shortcuts)
+
+
+async def probe_dead_rungs(world: World, record: CalibrationRecord, tasks: list[Task], trials: list[Trial],
+                           frontier: Agent, registry: dict[str, CheckFn] | None = None) -> list[Trial]:
+    """One frontier episode per dead rung, on the rung's task that came closest to passing."""
+    probe_trials = []
+    for probe in record.probes:
+        candidates = [t for t in tasks if t.difficulty == probe.level]
+        if not candidates:
+            continue
+        share: dict[str, list[float]] = defaultdict(list)
+        for t in trials:
+            if t.valid and t.level == probe.level and t.share is not None:
+                share[t.task_id].append(t.share)
+        best = max(candidates, key=lambda t: (sum(share[t.id]) / len(share[t.id]) if share[t.id] else 0.0, t.id))
+        trial = await run_trial(world, best, frontier, registry=registry)
+        probe_trials.append(trial)
+        probe.task_id, probe.agent = best.id, frontier.name
+        if not trial.valid:
+            probe.status = "unprobed"
+        else:
+            probe.passed = bool(trial.passed)
+            probe.status = "honest_floor" if trial.passed else "flagged"
+            probe.failure_codes = trial.failure_codes
+    return probe_trials
+
+
+async def calibrate(world: World, tasks: list[Task], agent: Agent, *, persona: str, taskset: str, repeats: int = 3,
+                    frontier: Agent | None = None, concurrency: int = 4,
+                    registry: dict[str, CheckFn] | None = None) -> tuple[CalibrationRecord, list[Trial]]:
+    import asyncio
+
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(task: Task, repeat: int) -> Trial:
+        async with semaphore:
+            return await run_trial(world, task, agent, repeat, registry=registry)
+
+    trials = list(await asyncio.gather(*(one(t, r) for r in range(repeats) for t in tasks)))
+    record = analyse(trials, persona=persona, taskset=taskset, agent=agent.name, repeats=repeats)
+    if frontier is not None and record.probes:
+        await probe_dead_rungs(world, record, tasks, trials, frontier, registry)
+    return record, trials
+
+
+def compact(trial: Trial) -> Trial:
+    """A trial stripped to what re-grading needs: calls, their outcome, the final answer (no envelopes or model
+    messages), so calibration transcripts are small enough to keep beside the tasks."""
+    events = []
+    for e in trial.events:
+        envelope = e.get("envelope") or {}
+        kept = {"ok": envelope.get("ok"), "error": envelope.get("error")}
+        if e.get("tool") == UNPARSEABLE:
+            kept["message"] = envelope.get("message")
+        events.append({**e, "envelope": kept})
+    return trial.model_copy(update={"events": events, "transcript": []})
+
+
+def regrade(world: World, tasks: dict[str, Task], trials: list[Trial],
+            registry: dict[str, CheckFn] | None = None) -> tuple[list[Trial], list[dict[str, Any]]]:
+    """Every stored trial graded again by the current grader; returns the new trials and the verdicts that moved."""
+    out, moved = [], []
+    for trial in trials:
+        task = tasks.get(trial.task_id)
+        if task is None:
+            out.append(trial)
+            continue
+        again = regrade_trial(world, task, trial, registry)
+        if again.passed != trial.passed or again.fingerprint != trial.fingerprint:
+            moved.append({"task_id": trial.task_id, "repeat": trial.repeat, "was": trial.passed, "now": again.passed,
+                          "was_codes": trial.failure_codes, "now_codes": again.failure_codes})
+        out.append(again)
+    return out, moved
+
+
+def write_record(folder: Path, record: CalibrationRecord, trials: list[Trial]) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / RECORD_JSON, folder / RECORD_MD, folder / TRIALS_JSONL, folder / PLOT_PNG]
+    paths[0].write_text(json.dumps(record.model_dump(), indent=2) + "\n", encoding="utf-8")
+    paths[1].write_text(render_markdown(record), encoding="utf-8")
+    with paths[2].open("w", encoding="utf-8") as sink:
+        for trial in sorted(trials, key=lambda t: (t.task_id, t.repeat)):
+            sink.write(compact(trial).model_dump_json() + "\n")
+    plot(record, paths[3])
+    return paths
+
+
+def load_trials(folder: Path) -> list[Trial]:
+    path = folder / TRIALS_JSONL if folder.is_dir() else folder
+    return [Trial.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def load_record(folder: Path) -> CalibrationRecord:
+    return CalibrationRecord.model_validate_json((folder / RECORD_JSON).read_text(encoding="utf-8"))
+
+
+def render_markdown(record: CalibrationRecord) -> str:
+    lines = [f"# Calibration — {record.persona} ({record.taskset})", "",
+             f"Reference agent `{record.agent}`, {record.repeats} repeat(s), {record.trials} trials "
+             f"({record.invalid} invalid, excluded). Staircase: **{'holds' if record.holds else 'INVERTED'}**.", "",
+             "| level | name | attempts | passes | pass rate | fail rate | Wilson 95% | per repeat |",
+             "|---|---|---|---|---|---|---|---|"]
+    for s in record.levels:
+        rate = "—" if s.pass_rate is None else f"{s.pass_rate:.0%}"
+        fail = "—" if s.fail_rate is None else f"{s.fail_rate:.0%}"
+        reps = " ".join("—" if r is None else f"{r:.0%}" for r in s.per_repeat)
+        lines.append(f"| {s.level} | {LEVEL_NAMES.get(s.level, '')} | {s.attempts} | {s.passes} | {rate} | {fail} | "
+                     f"{s.ci[0]:.2f}–{s.ci[1]:.2f} | {reps} |")
+    for title, items in (("Inversions", [f"{i.lower} fails {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}"
+                                         for i in record.inversions]),
+                         ("Defects (same fingerprint on every attempt)",
+                          [f"{d.task_id}: {'; '.join(d.fingerprint)}" for d in record.defects]),
+                         ("Noise", [f"{n.task_id}: {n.detail}" for n in record.noise]),
+                         ("Dead rungs", [f"{p.level}: {p.status}" + (f" ({p.agent} on {p.task_id})" if p.agent else "")
+                                         for p in record.probes]),
+                         ("Shortcuts", [f"{s.task_id}: {s.detail}" for s in record.shortcuts])):
+        if items:
+            lines += ["", f"## {title}", "", *[f"- {x}" for x in items]]
+    return "\n".join(lines) + "\n"
+
+
+def plot(record: CalibrationRecord, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
+    xs = list(range(len(record.levels)))
+    rates = [s.pass_rate or 0.0 for s in record.levels]
+    ax.bar(xs, rates, color="#4c78a8", width=0.6)
+    for x, s in zip(xs, record.levels, strict=True):
+        for r in s.per_repeat:
+            if r is not None:
+                ax.plot(x, r, "o", color="black", markersize=3)
+    ax.set_xticks(xs, [f"{s.level}\n{LEVEL_NAMES.get(s.level, '')}" for s in record.levels], fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("pass rate")
+    ax.set_title(f"{record.persona}: {record.agent} ({'holds' if record.holds else 'inverted'})", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
