@@ -17,6 +17,13 @@ world_app = typer.Typer(help="Inspect and check worlds (backends, baselines, ski
                         no_args_is_help=True)
 app.add_typer(world_app, name="world")
 
+
+def _register_commands() -> None:
+    from .commands import author, evaluate
+
+    author.register(app)
+    evaluate.register(app)
+
 console = Console()
 err_console = Console(stderr=True)
 
@@ -84,6 +91,9 @@ def world_check(
     console.print(f"[green]ok[/green] {w.path}: {len(w.backends)} backends, "
                   f"{sum(len(b.catalog.widgets) for b in w.backends.values())} widgets, {len(w.baselines)} "
                   f"baselines, {len(w.skills)} skills; {len(problems)} warning(s)")
+
+
+_register_commands()
 
 
 def main() -> None:  # pragma: no cover - console entry point

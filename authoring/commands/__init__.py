@@ -1,0 +1,1 @@
+"""CLI commands kept out of cli.py; each module exposes `register(app)`."""

@@ -1,0 +1,122 @@
+"""`taskforge author`: the main job — a persona and its four stories in, twenty certified, calibrated tasks
+committed out."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+err = Console(stderr=True)
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+class DriverChoice(StrEnum):
+    rules = "rules"
+    llm = "llm"
+
+
+def make_drivers(driver: DriverChoice, model: str | None, base_url: str | None, progress):
+    from authoring.author import RuleAuthor
+    from authoring.fairness import RuleFairness
+    from authoring.fixer import RuleFixer
+    from authoring.pipeline import Drivers
+    from authoring.validator import RuleValidator
+
+    if driver == DriverChoice.rules:
+        return Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer(), progress)
+    from authoring.llm_roles import LLMConfig, llm_drivers
+
+    config = LLMConfig.from_env(model=model, base_url=base_url)
+    return llm_drivers(config, progress)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("author")
+    def author(
+        persona: Annotated[str, typer.Option("--persona", help="Persona slug (personas/<p>.md).")],
+        world: Annotated[Path | None, typer.Option("--world", help="World directory (default: built-in).")] = None,
+        taskset: Annotated[str, typer.Option("--taskset", help="Taskset folder name.")] = "workspace_tasks",
+        tasksets_dir: Annotated[Path, typer.Option("--tasksets-dir", help="Where tasksets live.")] = Path("tasksets"),
+        sources: Annotated[Path, typer.Option("--sources", help="Folder holding personas/ and stories/.")] = Path("."),
+        skills_dir: Annotated[Path, typer.Option("--skills-dir", help="Role skills (lessons are appended).")] = Path(
+            "skills"),
+        driver: Annotated[DriverChoice, typer.Option("--driver", help="Role drivers.")] = DriverChoice.rules,
+        model: Annotated[str | None, typer.Option("--model", help="Model for the LLM drivers.")] = None,
+        base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
+        reference_agent: Annotated[str, typer.Option("--reference-agent", help="Calibration agent.")] = "heuristic",
+        frontier_agent: Annotated[str | None, typer.Option("--frontier-agent", help="Probe for dead rungs.")] = None,
+        repeats: Annotated[int, typer.Option("--repeats", min=1, help="Calibration repeats.")] = 3,
+        baseline: Annotated[str | None, typer.Option("--baseline", help="Workspace baseline of the tasks.")] = None,
+        no_commit: Annotated[bool, typer.Option("--no-commit", help="Certify and write, do not commit.")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Re-author even when up to date.")] = False,
+        checkpoint_url: Annotated[str | None, typer.Option("--checkpoint-url", help="postgresql://… checkpoints.")]
+        = None,
+    ) -> None:
+        """Turn a persona and its four stories into twenty certified, calibrated tasks committed with git."""
+        from authoring.pipeline import RunOptions
+        from authoring.run import RunError, run_persona
+        from authoring.sources import SourceError, check_name
+        from simulator import DEFAULT_WORLD, WorldError
+
+        def progress(message: str) -> None:
+            err.print(f"[dim]·[/dim] {message}", highlight=False, soft_wrap=True)
+
+        try:
+            check_name(persona, "--persona", "persona")
+            check_name(taskset, "--taskset", "taskset")
+            drivers = make_drivers(driver, model, base_url, progress)
+            options = RunOptions(persona=persona, taskset=taskset, tasksets_dir=str(tasksets_dir),
+                                 sources_root=str(sources), skills_dir=str(skills_dir),
+                                 world=str(world or DEFAULT_WORLD), baseline=baseline, reference_agent=reference_agent,
+                                 frontier_agent=frontier_agent, repeats=repeats, commit=not no_commit)
+            outcome = run_persona(options, drivers, driver_name=driver.value, checkpoint_url=checkpoint_url,
+                                  force=force)
+        except (SourceError, RunError, WorldError, ValueError) as exc:
+            err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            raise typer.Exit(2) from exc
+        except Exception as exc:
+            from authoring.factcheck import FactErrors
+
+            if isinstance(exc, FactErrors):
+                for e in exc.errors:
+                    err.print(f"[red]error:[/red] {e}", soft_wrap=True)
+                raise typer.Exit(2) from exc
+            raise
+        _summary(outcome)
+        if outcome.status in ("committed", "up_to_date") or (outcome.status == "certified" and no_commit):
+            raise typer.Exit(0)
+        raise typer.Exit(1)
+
+
+def _summary(outcome) -> None:
+    state = outcome.state
+    if state.get("tasks"):
+        table = Table(title=f"{outcome.thread_id}")
+        for col in ("task", "level", "gates", "flags"):
+            table.add_column(col)
+        flags = state.get("flags", {}).values()
+        for task_id in sorted(state["tasks"], key=lambda t: (t.rsplit("_level", 1)[0], t[-1])):
+            cert = state.get("certs", {}).get(task_id, {})
+            gates = "all pass" if cert.get("certified") else ", ".join(
+                k for k, v in cert.get("gates", {}).items() if not v["ok"])
+            mine = [f"{f['severity']}:{f['check']}" for f in flags if f.get("task_id") == task_id
+                    and f["status"] in ("open", "approved")]
+            table.add_row(task_id, state["tasks"][task_id]["difficulty"], gates, ", ".join(mine))
+        console.print(table)
+    calibration = state.get("calibration")
+    if calibration:
+        rates = "  ".join(f"{s['level']}: {(s['pass_rate'] or 0):.0%}" for s in calibration["levels"])
+        console.print(f"staircase ({calibration['agent']} x{calibration['repeats']}): {rates} — "
+                      f"{'holds' if calibration['holds'] else 'INVERTED'}")
+    for item in outcome.items:
+        console.print(f"[yellow]review[/yellow] {item['id']} {item['kind']} {item.get('task_id') or item.get('story')}"
+                      f": {item['reason']}", soft_wrap=True)
+    console.print(outcome.summary)
+    sys.stdout.flush()

@@ -1,0 +1,49 @@
+"""Flags: what a reviewer, a gate or calibration raised about a task or a story, and what became of it.
+
+A blocker that is still open when its rounds run out stops the persona's commit and waits for a person (an
+interrupt of the authoring graph); minor flags are recorded for review without blocking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from certify.lock import now
+
+Role = Literal["gate", "validator", "fairness", "calibration", "fixer", "recertify"]
+
+
+class Flag(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    role: Role
+    kind: str
+    persona: str
+    story: str | None = None
+    task_id: str | None = None
+    level: int | None = None
+    check: str
+    severity: Literal["blocker", "minor"]
+    reason: str
+    evidence: str = ""
+    suggestion: str = ""
+    status: Literal["open", "resolved", "approved", "rejected", "fixed"] = "open"
+    created_at: str = ""
+    decision: dict[str, Any] | None = None
+
+    @property
+    def blocking(self) -> bool:
+        return self.severity == "blocker" and self.status == "open"
+
+
+def make_flag(*, role: Role, kind: str, persona: str, check: str, severity: str, reason: str, story: str | None = None,
+              task_id: str | None = None, level: int | None = None, evidence: str = "", suggestion: str = "") -> Flag:
+    """A flag whose id is stable for the same finding, so a re-raised finding is not duplicated."""
+    key = "|".join([role, kind, persona, story or "", task_id or "", check, reason])
+    return Flag(id="f" + hashlib.sha256(key.encode()).hexdigest()[:9], role=role, kind=kind, persona=persona,
+                story=story, task_id=task_id, level=level, check=check, severity=severity,  # type: ignore[arg-type]
+                reason=reason, evidence=evidence, suggestion=suggestion, created_at=now())

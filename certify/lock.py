@@ -1,0 +1,138 @@
+"""The certificate lock of a taskset (`<taskset>/certificates.json`).
+
+Per task: the content hash of the file it certifies, the fingerprints of everything certification depended on
+(the grader's and the simulator's code, the world files, the taskset defaults), the gate results, and the
+reviewers' verdicts; per persona: the sources hash and the calibration summary. A fingerprint that no longer
+matches marks the certificate stale; `taskforge recertify` re-checks exactly those.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from simulator import World
+
+from .task import TaskFileError
+
+LOCK_FILE = "certificates.json"
+_PACKAGES = Path(__file__).resolve().parents[1]
+# What the verdicts depend on: the grader and the gates (and the model and runner they read), and the simulator.
+GRADER_SOURCES = ("certify/grader", "certify/gates.py", "certify/task.py", "certify/episode.py", "certify/trial.py")
+SIMULATOR_SOURCES = ("simulator/*.py",)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Fingerprints(_Strict):
+    grader: str
+    simulator: str
+    world: str
+    defaults: str
+
+
+class Review(_Strict):
+    verdict: str
+    by: str
+    at: str
+    note: str = ""
+    flag: str | None = None
+
+
+class TaskCertificate(_Strict):
+    path: str
+    persona: str | None = None
+    story: str | None = None
+    level: str | None = None
+    content_sha256: str
+    fingerprints: Fingerprints
+    certified: bool
+    gates: dict[str, dict[str, Any]]
+    reviews: list[Review] = Field(default_factory=list)
+    certified_at: str
+
+
+class PersonaRecord(_Strict):
+    sources_sha256: str
+    tasks: list[str]
+    calibration: dict[str, Any] = Field(default_factory=dict)
+    updated_at: str
+
+
+class CertificateLock(_Strict):
+    taskset: str
+    version: int = 1
+    tasks: dict[str, TaskCertificate] = Field(default_factory=dict)
+    personas: dict[str, PersonaRecord] = Field(default_factory=dict)
+
+    @classmethod
+    def load(cls, taskset_root: Path) -> CertificateLock | None:
+        path = taskset_root / LOCK_FILE
+        if not path.is_file():
+            return None
+        try:
+            return cls.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+            raise TaskFileError(str(path), loc, err["msg"]) from exc
+
+    def write(self, taskset_root: Path) -> Path:
+        path = taskset_root / LOCK_FILE
+        payload = self.model_dump(mode="json")
+        payload["tasks"] = dict(sorted(payload["tasks"].items()))
+        payload["personas"] = dict(sorted(payload["personas"].items()))
+        path.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        return path
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def sha256_text(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+def _hash_sources(patterns: tuple[str, ...]) -> str:
+    digest = hashlib.sha256()
+    files: list[Path] = []
+    for pattern in patterns:
+        target = _PACKAGES / pattern
+        if target.is_dir():
+            files += sorted(target.rglob("*.py"))
+        else:
+            files += sorted(_PACKAGES.glob(pattern))
+    for path in sorted(set(files)):
+        digest.update(str(path.relative_to(_PACKAGES)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _code_fingerprints() -> tuple[str, str]:
+    return _hash_sources(GRADER_SOURCES), _hash_sources(SIMULATOR_SOURCES)
+
+
+def code_fingerprints(refresh: bool = False) -> tuple[str, str]:
+    """(grader, simulator) source hashes; computed once per process unless `refresh`."""
+    if refresh:
+        _code_fingerprints.cache_clear()
+    return _code_fingerprints()
+
+
+def fingerprints(world: World, defaults: dict[str, Any]) -> Fingerprints:
+    grader, simulator = code_fingerprints()
+    return Fingerprints(grader=grader, simulator=simulator, world=world.fingerprint,
+                        defaults=sha256_text(json.dumps(defaults, sort_keys=True)))
+
+
+def task_content_hash(raw: dict[str, Any]) -> str:
+    return sha256_text(json.dumps(raw, sort_keys=True, ensure_ascii=False))
