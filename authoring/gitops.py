@@ -36,7 +36,8 @@ def dirty_paths(repo: git.Repo, paths: list[Path]) -> list[str]:
 
 def commit_paths(repo: git.Repo, paths: list[Path], message: str) -> str | None:
     """Commit exactly `paths` (added first); other changes in the index or tree are left alone."""
-    rels = [_rel(repo, p) for p in paths if p.exists()]
+    top = Path(repo.working_tree_dir or ".").resolve()
+    rels = [_rel(repo, p) for p in paths if p.exists() and p.resolve().is_relative_to(top)]
     if not rels:
         return None
     repo.git.add("--", *rels)

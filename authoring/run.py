@@ -126,9 +126,9 @@ def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, chec
             return _outcome(tid, snapshot)
         if snapshot.values and snapshot.next:
             drivers.progress(f"resuming {tid} at {', '.join(snapshot.next)}")
-            graph.invoke(None, config)
+            graph.invoke(None, config, durability="sync")
         else:
-            graph.invoke({"options": options.model_dump()}, config)
+            graph.invoke({"options": options.model_dump()}, config, durability="sync")
         return _outcome(tid, graph.get_state(config))
 
 
@@ -147,12 +147,14 @@ def _check_clean(options: RunOptions) -> None:
     from .gitops import GitError, dirty_paths, find_repo
 
     root = options.taskset_root
+    anchor = next(p for p in [root, *root.resolve().parents] if p.exists())
     try:
-        repo = find_repo(root if root.exists() else root.parent if root.parent.exists() else Path("."))
+        repo = find_repo(anchor)
     except GitError as exc:
         raise RunError(str(exc)) from exc
+    top = Path(repo.working_tree_dir or ".").resolve()
     paths = [p for p in (root / options.persona, root / "certificates.json", calibration_dir(options),
-                         Path(options.skills_dir)) if p.exists()]
+                         Path(options.skills_dir)) if p.exists() and p.resolve().is_relative_to(top)]
     dirty = dirty_paths(repo, paths) if paths else []
     if dirty:
         raise RunError("uncommitted changes in paths this persona writes (commit or stash them first, or use "

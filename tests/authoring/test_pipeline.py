@@ -1,0 +1,129 @@
+"""The authoring graph end to end on the mini world: certify, calibrate, commit — and what must not happen."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from authoring.author import RuleAuthor
+from authoring.fairness import RuleFairness
+from authoring.fixer import RuleFixer
+from authoring.flags import make_flag
+from authoring.pipeline import Drivers, RunOptions, build_graph
+from authoring.run import RunError, run_persona
+from authoring.validator import RuleValidator
+from tests.authoring.conftest import git
+
+
+def options(sources: Path, repo: Path, world: Path, **kw) -> RunOptions:
+    return RunOptions(persona="desk_head", tasksets_dir=str(repo / "tasksets"), sources_root=str(sources),
+                      skills_dir=str(repo / "skills"), world=str(world), baseline="lived", repeats=1, **kw)
+
+
+def drivers(messages: list[str] | None = None, **replace) -> Drivers:
+    d = Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer(),
+                (messages.append if messages is not None else (lambda m: None)))
+    for k, v in replace.items():
+        setattr(d, k, v)
+    return d
+
+
+def test_persona_is_certified_calibrated_and_committed(sources, repo, mini_world_path, tmp_path):
+    messages: list[str] = []
+    git(repo, "checkout", "-q", "-b", "work")
+    (repo / "unrelated.txt").write_text("someone else's work\n")
+    git(repo, "add", "unrelated.txt")
+    outcome = run_persona(options(sources, repo, mini_world_path), drivers(messages), driver_name="rules",
+                          checkpoint_path=tmp_path / "cp.sqlite")
+    assert outcome.status == "committed", outcome.summary
+    files = sorted(p.name for p in (repo / "tasksets" / "workspace_tasks" / "desk_head").glob("*.json"))
+    assert len(files) == 10 and files[0] == "morning_positions_level0.json"
+    shown = git(repo, "show", "--stat", "--format=%s", "HEAD")
+    assert "unrelated.txt" not in shown and "certificates.json" in shown
+    assert "A  unrelated.txt" in git(repo, "status", "--porcelain")
+    lock = json.loads((repo / "tasksets" / "workspace_tasks" / "certificates.json").read_text())
+    assert len(lock["tasks"]) == 10 and all(t["certified"] for t in lock["tasks"].values())
+    assert lock["personas"]["desk_head"]["calibration"]["holds"] is True
+    assert (repo / "tasksets" / "workspace_tasks" / "calibration" / "desk_head" / "staircase.png").is_file()
+    assert any("staircase holds" in m for m in messages)
+
+    again = run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules",
+                        checkpoint_path=tmp_path / "cp.sqlite")
+    assert again.status == "up_to_date"
+
+
+def test_dirty_persona_paths_stop_the_run(sources, repo, mini_world_path, tmp_path):
+    run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules",
+                checkpoint_path=tmp_path / "cp.sqlite")
+    target = repo / "tasksets" / "workspace_tasks" / "desk_head" / "risk_repair_level0.json"
+    target.write_text(target.read_text().replace("Risk Board", "Risk Board!"))
+    (sources / "stories" / "desk_head" / "risk_repair.md").write_text(
+        (sources / "stories" / "desk_head" / "risk_repair.md").read_text() + "\nMore prose.\n")
+    with pytest.raises(RunError, match="uncommitted changes"):
+        run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules",
+                    checkpoint_path=tmp_path / "cp.sqlite")
+    assert "Risk Board!" in target.read_text()
+
+
+def test_no_commit_writes_but_does_not_commit(sources, repo, mini_world_path, tmp_path):
+    head = git(repo, "rev-parse", "HEAD")
+    outcome = run_persona(options(sources, repo, mini_world_path, commit=False), drivers(), driver_name="rules",
+                          checkpoint_path=tmp_path / "cp.sqlite")
+    assert outcome.status == "certified"
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+class FlaggingFairness(RuleFairness):
+    """A reviewer that always raises one blocker, so the run must stop for a person."""
+
+    def review(self, story, levels, persona_tasks, persona):
+        flags = super().review(story, levels, persona_tasks, persona)
+        if story == "risk_repair":
+            flags.append(make_flag(role="fairness", kind="fairness", persona=persona, story=story,
+                                   task_id="risk_repair_level1", level=1, check="constant_core", severity="blocker",
+                                   reason="level1 reads differently from its ladder"))
+        return flags
+
+
+def test_blockers_interrupt_and_an_approval_resumes_to_commit(sources, repo, mini_world_path):
+    graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}, "recursion_limit": 200}
+    graph.invoke({"options": options(sources, repo, mini_world_path).model_dump()}, config)
+    snapshot = graph.get_state(config)
+    assert snapshot.next == ("review",)
+    items = snapshot.tasks[0].interrupts[0].value["items"]
+    assert [i["check"] for i in items] == ["constant_core"]
+    assert not (repo / "tasksets" / "workspace_tasks" / "desk_head").exists()
+    graph.invoke(Command(resume={items[0]["id"]: {"verdict": "approve", "by": "ana", "note": "reads fine"}}),
+                 config)
+    result = graph.get_state(config).values["result"]
+    assert result["status"] == "committed"
+    lock = json.loads((repo / "tasksets" / "workspace_tasks" / "certificates.json").read_text())
+    reviews = lock["tasks"]["risk_repair_level1"]["reviews"]
+    assert reviews[0]["verdict"] == "approve" and reviews[0]["by"] == "ana" and reviews[0]["note"] == "reads fine"
+
+
+def test_rejection_ends_without_commit(sources, repo, mini_world_path):
+    graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver())
+    config = {"configurable": {"thread_id": "t2"}, "recursion_limit": 200}
+    graph.invoke({"options": options(sources, repo, mini_world_path).model_dump()}, config)
+    item = graph.get_state(config).tasks[0].interrupts[0].value["items"][0]
+    graph.invoke(Command(resume={item["id"]: {"verdict": "reject", "by": "ana", "note": "wrong story"}}), config)
+    assert graph.get_state(config).values["result"] == {"status": "rejected"}
+    assert not (repo / "tasksets").exists()
+
+
+def test_bad_facts_stop_before_authoring(sources, repo, mini_world_path, tmp_path):
+    from authoring.factcheck import FactErrors
+
+    story = sources / "stories" / "desk_head" / "risk_repair.md"
+    story.write_text(story.read_text().replace("status: Closed}", "status: Pending}"))
+    with pytest.raises(FactErrors) as info:
+        run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules",
+                    checkpoint_path=tmp_path / "cp.sqlite")
+    assert "risk_repair.md: facts.params.status" in str(info.value)
+    assert not (repo / "tasksets").exists()
