@@ -23,6 +23,8 @@ from .grader import CheckFn, GradeResult, grade
 from .task import Task
 
 UNPARSEABLE = "__unparseable__"
+# A task without a turn budget still gets one: an agent that never stops must not hold a trial forever.
+DEFAULT_MAX_TURNS = 100
 
 
 class Trial(BaseModel):
@@ -45,6 +47,8 @@ class Trial(BaseModel):
     invalid_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    requests: int = 0
+    retries: int = 0
     duration_s: float = 0.0
     cost: float = 0.0
     strict_parses: int = 0
@@ -97,6 +101,8 @@ async def run_trial(world: World, task: Task, agent: Agent, repeat: int = 0, *, 
     session = None
     try:
         episode = start_episode(world, task)
+        if not episode.budget:
+            episode.budget = DEFAULT_MAX_TURNS
         holder: dict[str, Any] = {}
 
         try:
@@ -124,6 +130,7 @@ async def run_trial(world: World, task: Task, agent: Agent, repeat: int = 0, *, 
         if session is not None:
             usage = session.usage
             trial.tokens_in, trial.tokens_out, trial.cost = usage.tokens_in, usage.tokens_out, round(usage.cost, 6)
+            trial.requests, trial.retries = usage.requests, usage.retries
             trial.strict_parses, trial.lenient_parses = usage.strict_parses, usage.lenient_parses
             trial.failed_parses = usage.failed_parses
             trial.transcript = session.transcript()

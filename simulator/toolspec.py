@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -170,12 +171,18 @@ class ToolSpec:
     method: Callable[..., Any]
 
     def json_schema(self) -> dict[str, Any]:
-        schema = self.args_model.model_json_schema()
-        schema.pop("title", None)
-        schema.pop("description", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        return {"name": self.name, "description": self.description, "parameters": schema}
+        """The tool's schema as agents see it; built once per tool (callers must not mutate it)."""
+        return _schema_of(self.name, self.args_model, self.description)
+
+
+@cache
+def _schema_of(name: str, args_model: type[ToolArgs], description: str) -> dict[str, Any]:
+    schema = args_model.model_json_schema()
+    schema.pop("title", None)
+    schema.pop("description", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return {"name": name, "description": description, "parameters": schema}
 
 
 TOOLS: dict[str, ToolSpec] = {}

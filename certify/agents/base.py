@@ -115,7 +115,7 @@ def register_agent(prefix: str) -> Callable[[AgentFactory], AgentFactory]:
 
 def make_agent(name: str) -> Agent:
     """An agent by name: `oracle`, `noop`, `heuristic`, `openai:<model>`."""
-    from . import heuristic, oracle  # noqa: F401  (registration)
+    from . import heuristic, llm, oracle  # noqa: F401  (registration)
 
     prefix = name.split(":", 1)[0]
     factory = AGENTS.get(prefix)

@@ -1,0 +1,287 @@
+"""The openai:<model> agent against a scripted fake model behind the real openai client (httpx2.MockTransport):
+both action modes, parsing, retries, and which failures make a trial invalid rather than failed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from email.utils import formatdate
+from typing import Any
+
+import httpx2
+import pytest
+
+from certify.agents import make_agent
+from certify.agents.llm import PLACEHOLDER_KEY, LLMConfig, OpenAIAgent, retry_after
+from certify.pricing import PriceTable
+from certify.trial import UNPARSEABLE, run_trial
+from tests.certify.helpers import task
+
+UPDATE = ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}})
+NOTE = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "Gamma QTD weight 5.24%"})
+FINAL = ("final_answer", {"text": "Positions set to Gamma QTD; the note records 5.24%."})
+
+
+def action_json(tool: str, args: dict[str, Any]) -> str:
+    return json.dumps({"tool": tool, "args": args})
+
+
+class FakeModel:
+    """A scripted chat endpoint. Each script item is one reply: a string (assistant text), a list of
+    (tool, args) tool calls, an httpx2.Response, an exception to raise, or an async callable taking the
+    request. The last item repeats once the script runs out."""
+
+    def __init__(self, script: list[Any], usage: tuple[int, int] = (100, 20)) -> None:
+        self.script = list(script)
+        self.usage = usage
+        self.requests: list[dict[str, Any]] = []
+        self.sleeps: list[float] = []
+        self._calls = 0
+
+    def completion(self, item: Any) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if isinstance(item, str):
+            message["content"] = item
+        else:
+            calls = []
+            for tool, args in item:
+                self._calls += 1
+                calls.append({"id": f"call_{self._calls}", "type": "function",
+                              "function": {"name": tool, "arguments": json.dumps(args)}})
+            message["tool_calls"] = calls
+        tokens_in, tokens_out = self.usage
+        return {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0,
+                "model": "fake-model", "choices": [{"index": 0, "message": message,
+                                                    "finish_reason": "stop" if isinstance(item, str) else "tool_calls"}],
+                "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                          "total_tokens": tokens_in + tokens_out}}
+
+    async def handler(self, request: httpx2.Request) -> httpx2.Response:
+        self.requests.append(json.loads(request.content))
+        item = self.script[min(len(self.requests), len(self.script)) - 1]
+        if isinstance(item, BaseException):
+            raise item
+        if isinstance(item, httpx2.Response):
+            return item
+        if callable(item):
+            return await item(request)
+        return httpx2.Response(200, json=self.completion(item))
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+
+    def agent(self, clock=None, **config: Any) -> OpenAIAgent:
+        cfg = LLMConfig(model="fake-model", api_key="test-key", base_url="http://fake.test/v1", **config)
+        http = httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler))
+        prices = PriceTable.load({"fake-model": {"input": 1.0, "output": 2.0}})
+        return OpenAIAgent(cfg, http_client=http, prices=prices, sleep=self.sleep, clock=clock)
+
+
+def run(world, agent, t=None):
+    return asyncio.run(run_trial(world, t or task(), agent))
+
+
+def test_tool_mode_solves_the_mini_task(mini_world):
+    model = FakeModel([[("get_workspace_snapshot", {})], [UPDATE, NOTE], "Done: Gamma QTD, note added."])
+    trial = run(mini_world, model.agent(mode="tools"))
+    assert trial.valid and trial.passed, (trial.failure_codes, trial.events)
+    assert [e["tool"] for e in trial.events] == ["get_workspace_snapshot", "update_widget",
+                                                 "add_generative_widget", "final_answer"]
+    assert trial.final_answer == "Done: Gamma QTD, note added."
+    assert (trial.turns, trial.tool_calls, trial.invalid_calls) == (4, 3, 0)
+    assert (trial.tokens_in, trial.tokens_out) == (300, 60)
+    assert trial.cost == pytest.approx((300 * 1.0 + 60 * 2.0) / 1e6)
+    assert trial.strict_parses == 3
+
+    first, _, third = model.requests
+    assert first["temperature"] == 0
+    assert {t["function"]["name"] for t in first["tools"]} >= {"update_widget", "final_answer"}
+    assert all(t["type"] == "function" and "parameters" in t["function"] for t in first["tools"])
+    assert "update_widget" not in first["messages"][0]["content"]
+    answers = [m for m in third["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in answers] == ["call_1", "call_2", "call_3"]
+    assert all(json.loads(m["content"])["ok"] is True for m in answers)
+    assert all(sum(m["role"] == "system" for m in r["messages"]) == 1 for r in model.requests)
+    roles = [m["role"] for m in trial.transcript]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "tool", "assistant"]
+    json.dumps(trial.transcript)
+
+
+def test_tool_mode_reply_without_text_or_calls_stops(mini_world):
+    trial = run(mini_world, FakeModel([""]).agent(mode="tools"))
+    assert trial.valid and trial.ended_by == "agent_stopped" and trial.turns == 0
+
+
+def test_json_mode_lenient_reads_prose_and_fences(mini_world):
+    wrapped = [f"Sure! I will do that now.\n```json\n{action_json(*step)}\n```\nLet me know." for step in
+               (UPDATE, NOTE, FINAL)]
+    model = FakeModel(wrapped)
+    trial = run(mini_world, model.agent(mode="json", parse="lenient"))
+    assert trial.valid and trial.passed, trial.failure_codes
+    assert (trial.lenient_parses, trial.strict_parses, trial.failed_parses, trial.invalid_calls) == (3, 0, 0, 0)
+    system = model.requests[0]["messages"][0]
+    assert system["role"] == "system" and "update_widget" in system["content"] and "final_answer" in system["content"]
+    assert '{"tool": NAME, "args": {...}}' in system["content"]
+    assert "tools" not in model.requests[0]
+    assert model.requests[0]["messages"][1] == {"role": "user", "content": task().prompt}
+    envelope = json.loads(model.requests[1]["messages"][-1]["content"])
+    assert model.requests[1]["messages"][-1]["role"] == "user" and envelope["command"] == "update_widget"
+
+
+def test_json_mode_strict_counts_wrapped_replies_as_invalid_calls(mini_world):
+    wrapped = [f"Here you go: {action_json(*step)}" for step in (UPDATE, NOTE, FINAL)]
+    model = FakeModel(wrapped)
+    trial = run(mini_world, model.agent(mode="json", parse="strict"))
+    assert trial.valid and trial.passed is False
+    assert trial.ended_by == "max_turns" and trial.turns == 8
+    assert trial.invalid_calls == 8 and all(e["tool"] == UNPARSEABLE for e in trial.events)
+    assert (trial.lenient_parses, trial.strict_parses) == (8, 0)
+    assert "too_many_invalid_calls" in trial.failure_codes
+    feedback = json.loads(model.requests[1]["messages"][-1]["content"])
+    assert feedback["error"]["code"] == "unparseable_action" and "exactly one JSON object" in feedback["message"]
+
+
+def test_garbage_reply_is_an_invalid_call_against_the_budget(mini_world):
+    model = FakeModel(["I would rather look around first.", action_json(*FINAL)])
+    trial = run(mini_world, model.agent())
+    assert trial.valid
+    assert [e["tool"] for e in trial.events] == [UNPARSEABLE, "final_answer"]
+    assert (trial.invalid_calls, trial.failed_parses, trial.strict_parses, trial.turns) == (1, 1, 1, 2)
+    budget = task(**{"eval.max_turns": 3})
+    trial = run(mini_world, FakeModel(["no idea"]).agent(), budget)
+    assert trial.turns == 3 and trial.invalid_calls == 3 and trial.ended_by == "max_turns"
+
+
+def test_temperature_can_be_left_out(mini_world):
+    model = FakeModel([action_json(*FINAL)])
+    run(mini_world, model.agent(temperature=None))
+    assert "temperature" not in model.requests[0]
+
+
+def test_safety_stop_when_the_task_sets_no_budget(mini_world):
+    trial = run(mini_world, FakeModel(["still thinking"]).agent(max_requests=5), task(**{"eval.max_turns": None}))
+    assert trial.valid and trial.turns == 5 and trial.ended_by == "agent_stopped"
+
+
+def test_429_retry_after_is_honoured_then_success(mini_world):
+    limited = httpx2.Response(429, headers={"Retry-After": "7"}, json={"error": {"message": "slow down"}})
+    model = FakeModel([limited, action_json(*FINAL)])
+    agent = model.agent()
+    trial = run(mini_world, agent)
+    assert trial.valid and trial.final_answer == FINAL[1]["text"]
+    assert model.sleeps == [7.0]
+    assert len(model.requests) == 2
+
+
+def test_retry_after_as_http_date_and_milliseconds(mini_world):
+    now = 1_900_000_000.0
+    dated = httpx2.Response(503, headers={"Retry-After": formatdate(now + 30, usegmt=True)}, json={})
+    model = FakeModel([dated, action_json(*FINAL)])
+    trial = run(mini_world, model.agent(clock=lambda: now))
+    assert trial.valid and model.sleeps == [30.0]
+    assert retry_after({"retry-after-ms": "1500"}, now) == 1.5
+    assert retry_after({"retry-after": "soon"}, now) is None
+    assert retry_after({}, now) is None
+
+
+def test_retry_after_beyond_the_cap_gives_up_at_once(mini_world):
+    limited = httpx2.Response(429, headers={"Retry-After": "3600"}, json={"error": {"message": "later"}})
+    model = FakeModel([limited])
+    trial = run(mini_world, model.agent())
+    assert not trial.valid and trial.invalid_reason == "rate_limited" and model.sleeps == []
+    assert "3600" in trial.error
+
+
+def test_exhausted_quota_is_not_retried(mini_world):
+    quota = httpx2.Response(429, json={"error": {"message": "quota", "code": "insufficient_quota"}})
+    model = FakeModel([quota])
+    trial = run(mini_world, model.agent())
+    assert (trial.valid, trial.invalid_reason, len(model.requests)) == (False, "rate_limited", 1)
+
+
+def test_persistent_500_makes_the_trial_invalid_not_failed(mini_world):
+    model = FakeModel([httpx2.Response(500, json={"error": {"message": "boom"}})])
+    trial = run(mini_world, model.agent(max_attempts=4, backoff_base_s=1.0))
+    assert trial.valid is False and trial.invalid_reason == "api_error" and trial.passed is None
+    assert trial.failure_codes == []
+    assert len(model.requests) == 4 and len(model.sleeps) == 3
+    assert model.sleeps[0] <= 1.0 <= model.sleeps[1] <= 2.0 <= model.sleeps[2] <= 4.0
+    assert "HTTP 500" in trial.error and "4 attempt(s)" in trial.error
+
+
+def test_client_error_is_not_retried(mini_world):
+    model = FakeModel([httpx2.Response(401, json={"error": {"message": "bad key"}})])
+    trial = run(mini_world, model.agent())
+    assert (trial.valid, trial.invalid_reason, len(model.requests)) == (False, "api_error", 1)
+    assert "bad key" in trial.error
+
+
+def test_transport_timeout_is_retried_a_bounded_number_of_times(mini_world):
+    model = FakeModel([httpx2.ReadTimeout("read timed out")])
+    trial = run(mini_world, model.agent(timeout_attempts=2))
+    assert trial.valid is False and trial.invalid_reason == "timeout"
+    assert len(model.requests) == 2 and len(model.sleeps) == 1
+
+
+def test_a_hanging_endpoint_times_out(mini_world):
+    async def hang(request):
+        await asyncio.sleep(30)
+
+    model = FakeModel([hang])
+    trial = run(mini_world, model.agent(request_timeout_s=0.05, timeout_attempts=2))
+    assert trial.valid is False and trial.invalid_reason == "timeout"
+    assert trial.duration_s < 5
+
+
+def test_connection_error_then_recovery(mini_world):
+    model = FakeModel([httpx2.ConnectError("refused"), action_json(*FINAL)])
+    trial = run(mini_world, model.agent())
+    assert trial.valid and len(model.requests) == 2 and len(model.sleeps) == 1
+
+
+def test_malformed_tool_arguments_are_an_invalid_call(mini_world):
+    async def bad_args(request):
+        body = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake-model",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": None, "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "update_widget",
+                                                                      "arguments": "{widget_uuid: w_pos"}}]}}]}
+        return httpx2.Response(200, json=body)
+
+    model = FakeModel([bad_args, "Finished."])
+    trial = run(mini_world, model.agent(mode="tools"))
+    assert trial.valid and trial.events[0]["tool"] == UNPARSEABLE and trial.failed_parses == 1
+    answer = [m for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert answer[0]["tool_call_id"] == "c1"
+    assert json.loads(answer[0]["content"])["error"]["code"] == "unparseable_action"
+
+
+def test_endpoint_configuration(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ValueError, match=r"OPENAI_API_KEY.*OPENAI_BASE_URL"):
+        make_agent("openai:gpt-4.1-mini")
+    with pytest.raises(ValueError, match="openai:<model>"):
+        OpenAIAgent.from_name("openai:", base_url="http://localhost:11434/v1")
+    local = OpenAIAgent.from_name("openai:llama3.1:8b", base_url="http://localhost:11434/v1")
+    assert local.config.model == "llama3.1:8b" and local._api_key == PLACEHOLDER_KEY
+    assert local.notes and "no price" in local.notes[0]
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
+    agent = make_agent("openai:gpt-4o-mini")
+    assert agent.name == "openai:gpt-4o-mini" and agent.endpoint == "http://127.0.0.1:8000/v1"
+    assert agent.notes == [] and agent.config.mode == "json" and agent.config.temperature == 0
+    assert "api_key" not in agent.config.public()
+
+
+def test_price_table_overrides(tmp_path, monkeypatch):
+    table = PriceTable.load()
+    assert table.cost("gpt-4o-2024-08-06", 1_000_000, 0) == table.cost("gpt-4o", 1_000_000, 0) > 0
+    assert table.cost("my-local-model", 10, 10) == 0 and "my-local-model" in table.note("my-local-model")
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"my-local-model": {"input": 3, "output": 4}}))
+    monkeypatch.setenv("TASKFORGE_PRICES", str(prices))
+    assert PriceTable.load().cost("my-local-model", 1_000_000, 1_000_000) == 7
+    assert PriceTable.load({"my-local-model": {"input": 1, "output": 1}}).cost("my-local-model", 10**6, 0) == 1
+    prices.write_text(json.dumps({"m": {"input": 1, "outptu": 2}}))
+    with pytest.raises(ValueError, match=r"prices.json: m\.outptu: unknown key"):
+        PriceTable.load()
