@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -97,7 +98,28 @@ def _value(v: Any) -> str:
 
 
 def _label(param: dict[str, Any] | None, key: str) -> str:
-    return key
+    """How a person names a parameter or column: its declared label when it has one ("Event Type" → "event
+    type"), else the key with underscores read as spaces; acronyms keep their case."""
+    label = str((param or {}).get("label") or (param or {}).get("headerName") or key).replace("_", " ").strip()
+    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
+
+
+def a(noun: str) -> str:
+    """The indefinite article a noun phrase takes."""
+    return ("an " if noun[:1].lower() in "aeio" or noun[:2].lower() in ("ho", "u.") else "a ") + noun
+
+
+def where_phrase(where: str) -> str:
+    """Turn a planted phrase's location ("the last step of its workflow (how the pack opens)") into what a
+    person would ask to record ("what the last step of its workflow says about how the pack opens")."""
+    match = re.match(r"(.*?)\s*\((.*)\)\s*$", where)
+    if match:
+        return f"what {match.group(1)} says about {match.group(2)}"
+    return where if where.startswith("what ") else f"what {where} says"
+
+
+def app_name(name: str) -> str:
+    return name if name.lower().endswith(" app") else f"{name} app"
 
 
 class RuleAuthor:
@@ -154,21 +176,16 @@ class _Compiler:
         parts = [f"{' and '.join(ns)} from {where}" for where, ns in groups]
         return ", along with ".join(parts)
 
-    def carried_fragment(self) -> str:
-        return render(self.variant(_templates()["carried"], "carried"), key=self.s.carried_key,
-                      phrase=self.f.policy.phrase)
-
-    def params_clause(self, params: dict[str, Any], derive: bool, repair: bool) -> str:
+    def params_clause(self, target: ResolvedTarget, params: dict[str, Any], derive: bool, repair: bool) -> str:
         if not params:
             return ""
         pairs = []
         for key, value in params.items():
-            if derive and key == self.s.carried_key:
-                pairs.append((key, self.carried_fragment(), True))
-            else:
-                pairs.append((key, _value(value), False))
+            label = _label(target.widget.param(key), key)
+            pairs.append((label, _value(value), derive and key == self.s.carried_key))
         group = "repair" if repair else "stated"
-        return render(self.variant(_templates()["params"][group], "params"), pairs=pairs)
+        return render(self.variant(_templates()["params"][group], "params"), pairs=pairs,
+                      phrase=self.f.policy.phrase)
 
     def shared_params(self) -> dict[str, Any] | None:
         """The parameter set when every target shares it (said once for all), else None."""
@@ -482,38 +499,45 @@ class _Compiler:
         targets = self.targets_clause(describe_first=level == 1)
         shared = self.shared_params()
         repair = kind == "repair"
+        derive = level == 2
         if shared is not None:
-            params = self.params_clause(shared, derive=level == 2, repair=repair)
+            params = self.params_clause(self.s.targets[0], shared, derive=derive, repair=repair)
             if len(self.s.targets) > 1 and params:
-                params = params.replace(" with ", " with, for both, ", 1) if params.startswith(" with ") \
-                    else params + " for both"
+                params = ", both" + (params if params.startswith(" ") else params.lstrip(","))
         else:
             parts = []
             for i, t in enumerate(self.s.targets):
                 if t.params:
-                    clause = self.params_clause(t.params, derive=level == 2 and i == self.s.carried_target,
-                                                repair=repair)
-                    parts.append(f"{clause.strip(' ,—:')} for {self.f.find_hint if (level == 1 and i == 0) else t.name}")
+                    clause = self.params_clause(t, t.params, derive=derive, repair=repair)
+                    name = self.f.find_hint if (level == 1 and i == 0) else t.name
+                    parts.append(f"for {name}{clause}")
             params = (" — " + "; ".join(parts)) if parts else ""
         if repair and lived:
             wrong = {**self.s.targets[0].params, **self.s.seeded_wrong}
-            targets = f"the {targets} that currently shows " + ", ".join(f"{k} {_value(x)}" for k, x in wrong.items())
+            t0 = self.s.targets[0]
+            targets = f"the {targets} that currently shows " + ", ".join(
+                f"{_label(t0.widget.param(k), k)} {_value(x)}" for k, x in wrong.items())
         note = ""
         if kind == "read":
-            labels = [k.replace("_", " ") for k, _ in self.fields]
+            columns = {c.get("field"): c for c in (self.s.targets[0].widget.definition.get("schema_data") or {})
+                       .get("table", {}).get("columnsDefs", []) if isinstance(c, dict)}
+            labels = [_label(columns.get(k), k) for k, _ in self.fields]
             listed = ", ".join(labels[:-1]) + (f" and {labels[-1]}" if len(labels) > 1 else labels[0])
-            note = self.variant([f"leave a {note_name} recording the {listed} exactly as served",
+            note = self.variant([f"leave {a(note_name)} recording the {listed} exactly as served",
                                  f"record the {listed}, exactly as served, in a note titled {note_name}",
-                                 f"put the {listed} exactly as served into a {note_name}",
-                                 f"write up a {note_name} with the {listed} as the view serves them"], "note")
+                                 f"set down the {listed} exactly as served in {a(note_name)}",
+                                 f"write up {a(note_name)} with the {listed} as the view serves them"], "note")
             if lived:
-                note += f", plus {self.s.governance.where}"
+                gov = self.s.governance
+                source = f"the {gov.name} skill" if gov.kind == "skill" else f"the {gov.name} workspace resource"
+                note += f", plus, from {source}, {where_phrase(gov.where)}"
         keep = ""
         if lived:
             t0 = self.s.targets[0]
             twin = ""
             if self.twin is not None:
-                twin_args = ", ".join(f"{k} {_value(x)}" for k, x in self.twin["params"].items())
+                twin_args = ", ".join(f"{_label(t0.widget.param(k), k)} {_value(x)}"
+                                      for k, x in self.twin["params"].items())
                 twin = self.variant([
                     f" The other {t0.name} with {twin_args} belongs to a different cut and stays as it is.",
                     f" Leave the separate {t0.name} showing {twin_args} alone; it is correct for its own purpose.",
@@ -536,26 +560,24 @@ class _Compiler:
                                        f" Go through {source} before writing the note.",
                                        f" {source[:1].upper() + source[1:]} governs this; consult it."], "ground")
             else:
-                ground = self.variant([f" Read {source} and leave a {note_name} recording {gov.where}.",
-                                       f" Go through {source}, then add a {note_name} that records {gov.where}.",
-                                       f" Check {source} and capture {gov.where} in a {note_name}.",
-                                       f" {source[:1].upper() + source[1:]} governs this work: write {gov.where} "
-                                       f"into a {note_name}."], "ground")
+                where = where_phrase(gov.where)
+                ground = self.variant([f" Read {source} and leave {a(note_name)} recording {where}.",
+                                       f" Go through {source}, then add {a(note_name)} that records {where}.",
+                                       f" Check {source} and capture {where} in {a(note_name)}.",
+                                       f" {source[:1].upper() + source[1:]} governs this work: write {where} "
+                                       f"into {a(note_name)}."], "ground")
         build_clause = ""
         if build is not None:
+            bk, tb, ap, tab = build["backend"], build["table"], build["app"], build["tab"]
             build_clause = self.variant([
-                f"Build it first: add a {build['backend']} backend serving a {build['table']} table, publish "
-                f"{build['app']} with {build['table']} on its {build['tab']} tab, instantiate the app, and put the "
-                f"built {build['table']} on the {self.dash} dashboard. ",
-                f"Start by standing up a {build['backend']} backend that serves a {build['table']} table; publish "
-                f"{build['app']} showing {build['table']} on a {build['tab']} tab, instantiate it, and add the built "
-                f"{build['table']} to {self.dash}. ",
-                f"Set up the tooling too: a {build['backend']} backend with a {build['table']} table, the {build['app']} "
-                f"app with {build['table']} on its {build['tab']} tab (instantiated), and the built {build['table']} "
-                f"placed on {self.dash}. ",
-                f"This needs its own service: register {build['backend']} (serving a {build['table']} table), "
-                f"publish {build['app']} with {build['table']} on a {build['tab']} tab, instantiate it, and pin the "
-                f"built {build['table']} to {self.dash}. ",
+                f"Build it first: add {a(bk)} backend serving {a(tb)} table, publish {ap} with {tb} on its {tab} "
+                f"tab, instantiate the app, and put the built {tb} on the {self.dash} dashboard. ",
+                f"Start by standing up {a(bk)} backend that serves {a(tb)} table; publish {ap} showing {tb} on "
+                f"{a(tab)} tab, instantiate it, and add the built {tb} to {self.dash}. ",
+                f"Set up the tooling too: {a(bk)} backend with {a(tb)} table, the {app_name(ap)} with {tb} on its "
+                f"{tab} tab (instantiated), and the built {tb} placed on {self.dash}. ",
+                f"This needs its own service: register {bk} (serving {a(tb)} table), publish {ap} with {tb} on "
+                f"{a(tab)} tab, instantiate it, and pin the built {tb} to {self.dash}. ",
             ], "build")
         opener = self.variant(v.openers, "opener")
         deadline = self.variant(v.deadlines, "deadline")

@@ -17,7 +17,7 @@ from ..task import Task
 from .base import Action, AgentSession, TaskView, Usage, register_agent
 
 REPAIR_WORDS = re.compile(r"\b(repair|fix|correct|restore|reset|re-?point|switch)\b", re.I)
-ADD_WORDS = re.compile(r"\b(add|put|bring|place|pin|drop|open up|get .{0,40}? up)\b", re.I)
+ADD_WORDS = re.compile(r"\b(add|put|bring|place(?! in\b)|pin|drop|open up|get .{0,40}? up)\b", re.I)
 READ_WORDS = re.compile(r"\b(read|pull|look up|check|record|recording|as served|exactly as)\b", re.I)
 NOTE_NAME = re.compile(r"((?:[A-Z][\w&/'-]*\s+){1,6}(?:Note|Memo|Record|Log))\b")
 ANSWER_WORDS = re.compile(r"(\?|\b(tell me|report back|answer|what is|what are|which)\b)", re.I)
@@ -145,17 +145,22 @@ class HeuristicSession:
             if not isinstance(param, dict) or not isinstance(param.get("options"), list):
                 continue
             best: tuple[int, int, Any] | None = None
+            spans: list[tuple[int, int, Any, str]] = []
             for opt in param["options"]:
                 value = opt.get("value") if isinstance(opt, dict) else opt
                 label = opt.get("label") if isinstance(opt, dict) else None
                 for text in {str(value), str(label) if label else str(value)}:
-                    for pos in _find(self.prompt, text):
-                        before = lowered[max(0, pos - 24):pos]
-                        stated = 1 if re.search(r"\bto\s+$", before) or str(param.get("paramName", "")).lower() \
-                            in before or str(param.get("label", "")).lower() in before else 0
-                        candidate = (stated, pos, value)
-                        if best is None or candidate[:2] > best[:2]:
-                            best = candidate
+                    spans += [(pos, pos + len(text), value, text) for pos in _find(self.prompt, text)]
+            # an option said inside a longer option ("Filled" in "Partially Filled") is not said
+            spans = [sp for sp in spans if not any(o[0] <= sp[0] and sp[1] <= o[1] and (o[1] - o[0]) > (sp[1] - sp[0])
+                                                   for o in spans)]
+            for pos, _end, value, _text in spans:
+                before = lowered[max(0, pos - 24):pos]
+                stated = 1 if re.search(r"\bto\s+$", before) or str(param.get("paramName", "")).lower() in before \
+                    or str(param.get("label", "")).lower() in before else 0
+                candidate = (stated, pos, value)
+                if best is None or candidate[:2] > best[:2]:
+                    best = candidate
             if best is not None:
                 out[str(param["paramName"])] = best[2]
         return out
@@ -164,10 +169,20 @@ class HeuristicSession:
         comp = self._snapshot.get("dashboard_composition") or {}
         return [w for w in comp.get("widgets") or [] if w.get("widget_id") == widget_id and not w.get("generated")]
 
+    def _instructions(self) -> str:
+        """The prompt with catalog names blanked, so a verb inside a widget's name ("Record Date Holdings")
+        is not read as an instruction."""
+        text = self.prompt
+        for name in sorted({str(w.get("name") or "") for w in self._catalog}, key=len, reverse=True):
+            if name:
+                text = re.sub(r"(?<![\w])" + re.escape(name) + r"(?![\w])", " ", text, flags=re.I)
+        return text
+
     def _act(self) -> None:
-        adding = bool(ADD_WORDS.search(self.prompt))
-        repair = bool(REPAIR_WORDS.search(self.prompt))
-        recording = bool(READ_WORDS.search(self.prompt))
+        said = self._instructions()
+        adding = bool(ADD_WORDS.search(said))
+        repair = bool(REPAIR_WORDS.search(said))
+        recording = bool(READ_WORDS.search(said))
         for target in self._targets:
             wid = target["widget_id"]
             values = self._values(wid)
