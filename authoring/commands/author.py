@@ -22,7 +22,7 @@ class DriverChoice(StrEnum):
     llm = "llm"
 
 
-def make_drivers(driver: DriverChoice, model: str | None, base_url: str | None, progress):
+def make_drivers(driver: DriverChoice, model: str | None, base_url: str | None, progress, skills_dir=None):
     from authoring.author import RuleAuthor
     from authoring.fairness import RuleFairness
     from authoring.fixer import RuleFixer
@@ -33,7 +33,8 @@ def make_drivers(driver: DriverChoice, model: str | None, base_url: str | None, 
         return Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer(), progress)
     from authoring.llm_roles import LLMConfig, llm_drivers
 
-    config = LLMConfig.from_env(model=model, base_url=base_url)
+    config = LLMConfig.from_env(model=model, base_url=base_url, skills_dir=skills_dir) if skills_dir else \
+        LLMConfig.from_env(model=model, base_url=base_url)
     return llm_drivers(config, progress)
 
 
@@ -71,7 +72,7 @@ def register(app: typer.Typer) -> None:
         try:
             check_name(persona, "--persona", "persona")
             check_name(taskset, "--taskset", "taskset")
-            drivers = make_drivers(driver, model, base_url, progress)
+            drivers = make_drivers(driver, model, base_url, progress, skills_dir)
             options = RunOptions(persona=persona, taskset=taskset, tasksets_dir=str(tasksets_dir),
                                  sources_root=str(sources), skills_dir=str(skills_dir),
                                  world=str(world or DEFAULT_WORLD), baseline=baseline, reference_agent=reference_agent,
