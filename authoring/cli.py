@@ -19,10 +19,13 @@ app.add_typer(world_app, name="world")
 
 
 def _register_commands() -> None:
-    from .commands import author, evaluate
+    from .commands import author, calibrate, evaluate, recertify, review
 
     author.register(app)
     evaluate.register(app)
+    calibrate.register(app)
+    review.register(app)
+    recertify.register(app)
 
 console = Console()
 err_console = Console(stderr=True)

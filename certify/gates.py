@@ -21,7 +21,7 @@ from simulator.world import WidgetDef
 
 from .episode import Episode, replay
 from .grader import CHECKS, CheckFn, GradeResult, grade
-from .task import Task, TaskFileError, TaskSet, load_task
+from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
 
 GATE_NAMES = ("schema", "grounding", "oracle", "noop", "load_bearing", "leak", "determinism")
 WIDGET_TOOLS = ("create_widget", "get_widget_data", "get_widget_schema", "get_params_options")
@@ -358,8 +358,7 @@ def collect(paths: list[Path]) -> list[tuple[Path, TaskSet | None]]:
     for path in paths:
         if path.is_dir():
             taskset = TaskSet.find(path)
-            files = sorted(p for p in path.rglob("*.json")
-                           if p.name not in ("taskset.json", "certificates.json") and not p.name.startswith("."))
+            files = task_files_under(path)
         else:
             taskset = TaskSet.find(path)
             files = [path]

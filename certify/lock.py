@@ -9,6 +9,7 @@ matches marks the certificate stale; `taskforge recertify` re-checks exactly tho
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -23,8 +24,10 @@ from .task import TaskFileError
 
 LOCK_FILE = "certificates.json"
 _PACKAGES = Path(__file__).resolve().parents[1]
-# What the verdicts depend on: the grader and the gates (and the model and runner they read), and the simulator.
-GRADER_SOURCES = ("certify/grader", "certify/gates.py", "certify/task.py", "certify/episode.py", "certify/trial.py")
+# What verdicts depend on besides the registered checks themselves: the gates, the grader's frame and matching,
+# the task model and the episode rules; and the simulator's code.
+GRADER_SOURCES = ("certify/grader/core.py", "certify/grader/match.py", "certify/gates.py", "certify/task.py",
+                  "certify/episode.py", "certify/trial.py")
 SIMULATOR_SOURCES = ("simulator/*.py",)
 
 
@@ -106,30 +109,39 @@ def _hash_sources(patterns: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
     files: list[Path] = []
     for pattern in patterns:
-        target = _PACKAGES / pattern
-        if target.is_dir():
-            files += sorted(target.rglob("*.py"))
-        else:
-            files += sorted(_PACKAGES.glob(pattern))
+        files += sorted(_PACKAGES.glob(pattern))
     for path in sorted(set(files)):
         digest.update(str(path.relative_to(_PACKAGES)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
+def grader_fingerprint(registry: dict[str, Any] | None = None) -> str:
+    """The grader as it will run: the source of every registered check (so swapping one changes it) plus the
+    code around them."""
+    from .grader import CHECKS
+
+    digest = hashlib.sha256(_hash_sources(GRADER_SOURCES).encode())
+    for code, fn in sorted((registry or CHECKS).items()):
+        try:
+            source = inspect.getsource(fn)
+        except (OSError, TypeError):
+            source = repr(fn)
+        digest.update(code.encode() + b"\0" + source.encode() + b"\0")
+    return digest.hexdigest()
+
+
 @lru_cache(maxsize=1)
-def _code_fingerprints() -> tuple[str, str]:
-    return _hash_sources(GRADER_SOURCES), _hash_sources(SIMULATOR_SOURCES)
+def simulator_fingerprint() -> str:
+    return _hash_sources(SIMULATOR_SOURCES)
 
 
-def code_fingerprints(refresh: bool = False) -> tuple[str, str]:
-    """(grader, simulator) source hashes; computed once per process unless `refresh`."""
-    if refresh:
-        _code_fingerprints.cache_clear()
-    return _code_fingerprints()
+def code_fingerprints(registry: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(grader, simulator) fingerprints of the code certification runs with."""
+    return grader_fingerprint(registry), simulator_fingerprint()
 
 
-def fingerprints(world: World, defaults: dict[str, Any]) -> Fingerprints:
-    grader, simulator = code_fingerprints()
+def fingerprints(world: World, defaults: dict[str, Any], registry: dict[str, Any] | None = None) -> Fingerprints:
+    grader, simulator = code_fingerprints(registry)
     return Fingerprints(grader=grader, simulator=simulator, world=world.fingerprint,
                         defaults=sha256_text(json.dumps(defaults, sort_keys=True)))
 

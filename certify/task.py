@@ -272,6 +272,18 @@ class TaskFileError(Exception):
         self.message = message
 
 
+NOT_TASKS = frozenset({"taskset.json", "certificates.json"})
+# Folders of a taskset that hold records about tasks, not tasks (calibration records and transcripts).
+RECORD_FOLDERS = frozenset({"calibration"})
+
+
+def task_files_under(folder: Path) -> list[Path]:
+    """The task files under `folder`: JSON files that are not manifests, locks or records."""
+    return sorted(p for p in folder.rglob("*.json")
+                  if p.name not in NOT_TASKS and not p.name.startswith(".")
+                  and not RECORD_FOLDERS & set(p.relative_to(folder).parts[:-1]))
+
+
 def deep_merge(defaults: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     """`override` wins key by key; nested objects merge recursively; lists are replaced whole."""
     out = copy.deepcopy(defaults)
@@ -337,8 +349,7 @@ class TaskSet:
         return None
 
     def task_files(self) -> list[Path]:
-        skip = {"taskset.json", "certificates.json"}
-        return sorted(p for p in self.root.rglob("*.json") if p.name not in skip and not p.name.startswith("."))
+        return task_files_under(self.root)
 
     def defaults(self) -> dict[str, Any]:
         """task_defaults plus the manifest's setup axes (a task's own value wins on each axis)."""

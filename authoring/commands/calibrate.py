@@ -1,0 +1,94 @@
+"""`taskforge calibrate`: the staircase gate of one persona's tasks with a reference agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+console = Console()
+err = Console(stderr=True)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("calibrate")
+    def calibrate_cmd(
+        taskset: Annotated[Path, typer.Option("--taskset", help="Taskset folder.")],
+        persona: Annotated[str, typer.Option("--persona", help="Persona whose tasks to calibrate.")],
+        agent: Annotated[str, typer.Option("--agent", help="Reference agent.")] = "heuristic",
+        repeats: Annotated[int, typer.Option("--repeats", min=1)] = 3,
+        frontier_agent: Annotated[str | None, typer.Option("--frontier-agent", help="Probe for dead rungs.")] = None,
+        world: Annotated[Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")]
+        = None,
+        concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
+        out: Annotated[Path | None, typer.Option("--out", help="Record folder (default <taskset>/calibration/<p>)")]
+        = None,
+        regrade_run: Annotated[Path | None, typer.Option("--regrade", help="Re-grade a stored run instead.")] = None,
+        runs_dir: Annotated[Path, typer.Option("--runs-dir")] = Path(".taskforge/runs"),
+        as_json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
+    ) -> None:
+        """Run the reference agent N times over a persona's tasks; exit 0 iff the staircase holds."""
+        from certify.calibrate import (
+            analyse,
+            load_trials,
+            probe_dead_rungs,
+            regrade,
+            render_markdown,
+            write_record,
+        )
+        from certify.evaluate import build_agent, evaluate, load_run, select_tasks
+        from certify.task import TaskFileError, TaskSet
+        from simulator import DEFAULT_WORLD, World, WorldError
+
+        try:
+            manifest = TaskSet.load(taskset).manifest
+            w = World.load(world or manifest.world or DEFAULT_WORLD)
+            tasks = select_tasks(taskset, persona)
+        except (TaskFileError, WorldError) as exc:
+            err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            raise typer.Exit(2) from exc
+        folder = out or taskset / "calibration" / persona
+        moved: list[dict] = []
+        if regrade_run is not None:
+            source = regrade_run
+            try:
+                trials = load_run(source) if (source / "trials.jsonl").is_file() and (source / "run.json").is_file() \
+                    else load_trials(source)
+            except (FileNotFoundError, ValueError) as exc:
+                err.print(f"[red]error:[/red] {exc}")
+                raise typer.Exit(2) from exc
+            trials, moved = regrade(w, {t.id: t for t in tasks}, trials)
+            name = trials[0].agent if trials else agent
+            record = analyse(trials, persona=persona, taskset=manifest.taskset_id, agent=name,
+                             repeats=max((t.repeat for t in trials), default=0) + 1)
+        else:
+            try:
+                reference = build_agent(agent)
+                frontier = build_agent(frontier_agent) if frontier_agent else None
+            except ValueError as exc:
+                err.print(f"[red]error:[/red] {exc}")
+                raise typer.Exit(2) from exc
+            run = asyncio.run(evaluate(w, tasks, reference, repeats=repeats, concurrency=concurrency,
+                                       runs_dir=runs_dir, taskset=str(taskset), options={"persona": persona}))
+            trials = run.trials
+            record = analyse(trials, persona=persona, taskset=manifest.taskset_id, agent=reference.name,
+                             repeats=repeats)
+            if frontier is not None and record.probes:
+                asyncio.run(probe_dead_rungs(w, record, tasks, trials, frontier))
+            err.print(f"transcripts: {run.run_dir}")
+        paths = write_record(folder, record, trials)
+        if as_json:
+            sys.stdout.write(json.dumps({**record.model_dump(), "moved": moved}, indent=2) + "\n")
+        else:
+            console.print(render_markdown(record), soft_wrap=True, markup=False)
+            if regrade_run is not None:
+                console.print(f"re-graded {len(trials)} stored trial(s): "
+                              + (f"{len(moved)} verdict(s) moved: {moved}" if moved else "no verdict moved"),
+                              soft_wrap=True)
+            console.print(f"record: {paths[0]} (+ markdown, plot, transcripts)")
+        raise typer.Exit(0 if record.holds else 1)

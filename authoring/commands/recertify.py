@@ -1,0 +1,84 @@
+"""`taskforge recertify`: after a grader, simulator or world change, re-check exactly what went stale."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+err = Console(stderr=True)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("recertify")
+    def recertify_cmd(
+        taskset: Annotated[str, typer.Option("--taskset", help="Taskset folder name.")] = "workspace_tasks",
+        tasksets_dir: Annotated[Path, typer.Option("--tasksets-dir", help="Where tasksets live.")] = Path("tasksets"),
+        world: Annotated[Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")]
+        = None,
+        commit: Annotated[bool, typer.Option("--commit", help="Write the updated lock and commit it, alone.")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+        checkpoints: Annotated[Path, typer.Option("--checkpoints", help="Review queue store.")] = Path(
+            ".taskforge/checkpoints.sqlite"),
+    ) -> None:
+        """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
+        from authoring.gitops import GitError, commit_paths, find_repo
+        from authoring.review import ReviewQueue
+        from certify.recertify import recertify
+        from certify.task import TaskFileError, TaskSet
+        from simulator import DEFAULT_WORLD, World, WorldError
+
+        root = tasksets_dir / taskset
+        try:
+            manifest = TaskSet.load(root).manifest
+            w = World.load(world or manifest.world or DEFAULT_WORLD)
+            report = recertify(root, w)
+        except (TaskFileError, WorldError) as exc:
+            err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            raise typer.Exit(2) from exc
+        queue = ReviewQueue(checkpoints)
+        for outcome in report.broken:
+            queue.add(item_id=f"r{outcome.task_id}", source="recertify", kind="recertify_broken", severity="blocker",
+                      reason=f"{outcome.task_id} no longer certifies ({', '.join(outcome.reasons)} changed)",
+                      taskset=taskset, persona=outcome.persona,
+                      task_id=outcome.task_id, evidence=outcome.detail)
+        sha = None
+        if commit and report.stale:
+            path = report.lock.write(root)
+            try:
+                sha = commit_paths(find_repo(root), [path], f"taskforge: recertify {taskset} "
+                                   f"({report.stale} stale, {len(report.broken)} broken)")
+            except GitError as exc:
+                err.print(f"[red]error:[/red] {exc}")
+                raise typer.Exit(2) from exc
+        data = report.to_dict() | {"commit": sha}
+        if as_json:
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        elif not report.stale:
+            console.print(f"nothing stale: all {report.total} certificates of {taskset} match the current grader, "
+                          "simulator, world and defaults")
+        else:
+            table = Table(title=f"{report.stale}/{report.total} stale certificate(s) re-checked")
+            for col in ("task", "stale because", "verdict", "changed gates", "detail"):
+                table.add_column(col)
+            for t in report.tasks:
+                table.add_row(t.task_id, ", ".join(t.reasons), t.verdict, ", ".join(t.changed_gates), t.detail[:120])
+            console.print(table)
+            for c in report.calibration:
+                moved = f"{len(c.moved)} verdict(s) moved" if c.moved else "no verdict moved"
+                console.print(f"calibration {c.persona}: {c.trials} stored trial(s) re-graded, {moved}; staircase "
+                              f"{'holds' if c.holds_now else 'INVERTED' if c.holds_now is False else '-'} {c.note}")
+            if report.broken:
+                console.print(f"[red]{len(report.broken)} task(s) now fail[/red]: opened review items "
+                              "(taskforge review list)")
+            if sha:
+                console.print(f"committed the updated lock {sha[:10]}")
+            elif commit:
+                console.print("the lock is unchanged; nothing to commit")
+        raise typer.Exit(1 if report.broken else 0)

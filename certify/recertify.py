@@ -1,0 +1,163 @@
+"""Re-certification after a grader, simulator, world or defaults change.
+
+A certificate is stale when a fingerprint it was issued under no longer matches (or its task file changed).
+Stale tasks get their gates re-run; personas with a stale task get their stored calibration transcripts
+re-graded by the current grader — no model is called — and their staircase re-checked. The report says which
+tasks kept their verdicts, which kept them with different checks, and which now fail.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator import World
+
+from .calibrate import TRIALS_JSONL, analyse, load_record, load_trials, regrade
+from .gates import certify_task
+from .grader import CheckFn
+from .lock import CertificateLock, Fingerprints, fingerprints, now, task_content_hash
+from .task import TaskFileError, TaskSet, load_task, read_json
+
+
+@dataclass
+class TaskOutcome:
+    task_id: str
+    persona: str | None
+    reasons: list[str]
+    was_certified: bool
+    now_certified: bool
+    changed_gates: list[str] = field(default_factory=list)
+    detail: str = ""
+
+    @property
+    def verdict(self) -> str:
+        if self.was_certified and not self.now_certified:
+            return "broken"
+        if not self.was_certified and self.now_certified:
+            return "repaired"
+        return "changed" if self.changed_gates else "kept"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task_id": self.task_id, "persona": self.persona, "stale_because": self.reasons,
+                "verdict": self.verdict, "was_certified": self.was_certified, "now_certified": self.now_certified,
+                "changed_gates": self.changed_gates, "detail": self.detail}
+
+
+@dataclass
+class CalibrationOutcome:
+    persona: str
+    trials: int
+    moved: list[dict[str, Any]]
+    held_before: bool | None
+    holds_now: bool | None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"persona": self.persona, "trials": self.trials, "moved": self.moved, "held_before": self.held_before,
+                "holds_now": self.holds_now, "note": self.note}
+
+
+@dataclass
+class RecertifyReport:
+    taskset: str
+    total: int
+    tasks: list[TaskOutcome]
+    calibration: list[CalibrationOutcome]
+    lock: CertificateLock
+
+    @property
+    def stale(self) -> int:
+        return len(self.tasks)
+
+    @property
+    def broken(self) -> list[TaskOutcome]:
+        return [t for t in self.tasks if t.verdict == "broken"]
+
+    def to_dict(self) -> dict[str, Any]:
+        counts: dict[str, int] = {}
+        for t in self.tasks:
+            counts[t.verdict] = counts.get(t.verdict, 0) + 1
+        return {"taskset": self.taskset, "total": self.total, "stale": self.stale, "verdicts": counts,
+                "tasks": [t.to_dict() for t in self.tasks], "calibration": [c.to_dict() for c in self.calibration]}
+
+
+def stale_reasons(cert_prints: Fingerprints, current: Fingerprints, content_now: str | None,
+                  content_then: str) -> list[str]:
+    reasons = [name for name in ("grader", "simulator", "world", "defaults")
+               if getattr(cert_prints, name) != getattr(current, name)]
+    if content_now is None:
+        reasons.append("file missing")
+    elif content_now != content_then:
+        reasons.append("task file changed")
+    return reasons
+
+
+def recertify(taskset_root: Path, world: World, registry: dict[str, CheckFn] | None = None) -> RecertifyReport:
+    """Re-check every stale certificate of a taskset; returns the report and the updated lock (not written)."""
+    lock = CertificateLock.load(taskset_root)
+    if lock is None:
+        raise TaskFileError(str(taskset_root / "certificates.json"), "(file)", "no certificate lock: nothing has been "
+                            "certified in this taskset yet (run taskforge author or certify first)")
+    taskset = TaskSet.load(taskset_root)
+    defaults = taskset.defaults()
+    current = fingerprints(world, defaults, registry)
+    outcomes: list[TaskOutcome] = []
+    stale_personas: set[str] = set()
+    for task_id, cert in sorted(lock.tasks.items()):
+        path = taskset_root / cert.path
+        content = task_content_hash(read_json(path)) if path.is_file() else None
+        reasons = stale_reasons(cert.fingerprints, current, content, cert.content_sha256)
+        if not reasons:
+            continue
+        if cert.persona:
+            stale_personas.add(cert.persona)
+        if content is None:
+            outcomes.append(TaskOutcome(task_id, cert.persona, reasons, cert.certified, False,
+                                        ["schema"], "the task file is missing"))
+            cert.certified = False
+            continue
+        try:
+            task = load_task(path, taskset)
+            result = certify_task(world, task, str(path), registry)
+            gates = {k: v.to_dict() for k, v in result.gates.items()}
+            now_ok = result.certified
+        except TaskFileError as exc:
+            gates = {"schema": {"ok": False, "detail": str(exc)}}
+            now_ok = False
+        changed = sorted(name for name in set(gates) | set(cert.gates)
+                         if gates.get(name) != cert.gates.get(name))
+        failing = "; ".join(f"{k}: {v['detail']}" for k, v in gates.items() if not v["ok"])
+        outcomes.append(TaskOutcome(task_id, cert.persona, reasons, cert.certified, now_ok, changed, failing))
+        cert.gates, cert.certified, cert.fingerprints = gates, now_ok, current
+        cert.content_sha256, cert.certified_at = content, now()
+    calibrations = []
+    for persona in sorted(stale_personas):
+        folder = taskset_root / "calibration" / persona
+        if not (folder / TRIALS_JSONL).is_file():
+            calibrations.append(CalibrationOutcome(persona, 0, [], None, None, "no stored calibration transcripts"))
+            continue
+        trials = load_trials(folder)
+        tasks = {}
+        for cert_id, cert in lock.tasks.items():
+            if cert.persona == persona and (taskset_root / cert.path).is_file():
+                try:
+                    tasks[cert_id] = load_task(taskset_root / cert.path, taskset)
+                except TaskFileError:
+                    continue
+        regraded, moved = regrade(world, tasks, trials, registry)
+        before = load_record(folder) if (folder / "calibration.json").is_file() else None
+        after = analyse(regraded, persona=persona, taskset=lock.taskset, agent=before.agent if before else
+                        (trials[0].agent if trials else "unknown"), repeats=before.repeats if before else 1)
+        calibrations.append(CalibrationOutcome(persona, len(trials), moved, before.holds if before else None,
+                                               after.holds))
+        record = lock.personas.get(persona)
+        if record is not None:
+            record.calibration = {**record.calibration, **after.summary(), "regraded_at": now()}
+    return RecertifyReport(lock.taskset, len(lock.tasks), outcomes, calibrations, lock)
+
+
+def report_json(report: RecertifyReport) -> str:
+    return json.dumps(report.to_dict(), indent=2)
