@@ -241,7 +241,8 @@ def _resume(saver: Any, drivers: Drivers, item: Item, decision: dict[str, Any]) 
     result = values.get("result") or {}
     waiting = [i["id"] for t in after.tasks or () for intr in t.interrupts or ()
                for i in (intr.value.get("items", []) if isinstance(intr.value, dict) else [])]
-    return {"flag_status": flag.get("status"), "run": result.get("status") or ("waiting" if waiting else "running"),
+    return {"flag_status": flag.get("status"), "result": (flag.get("decision") or {}).get("result"),
+            "run": result.get("status") or ("waiting" if waiting else "running"),
             "commit": result.get("commit"), "summary": result.get("summary", ""), "waiting": waiting,
             "still_open": flag.get("status") == "open"}
 

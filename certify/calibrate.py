@@ -222,7 +222,8 @@ def compact(trial: Trial) -> Trial:
 
 def regrade(world: World, tasks: dict[str, Task], trials: list[Trial],
             registry: dict[str, CheckFn] | None = None) -> tuple[list[Trial], list[dict[str, Any]]]:
-    """Every stored trial graded again by the current grader; returns the new trials and the verdicts that moved."""
+    """Every stored trial graded again by the current grader; returns the new trials and the verdicts (pass or
+    fail) that moved."""
     out, moved = [], []
     for trial in trials:
         task = tasks.get(trial.task_id)
@@ -230,7 +231,7 @@ def regrade(world: World, tasks: dict[str, Task], trials: list[Trial],
             out.append(trial)
             continue
         again = regrade_trial(world, task, trial, registry)
-        if again.passed != trial.passed or again.fingerprint != trial.fingerprint:
+        if again.passed != trial.passed:
             moved.append({"task_id": trial.task_id, "repeat": trial.repeat, "was": trial.passed, "now": again.passed,
                           "was_codes": trial.failure_codes, "now_codes": again.failure_codes})
         out.append(again)
