@@ -111,7 +111,68 @@ def bench_certify() -> dict[str, float]:
     return out
 
 
-SUITES = {"simulator": bench_simulator, "certify": bench_certify}
+def bench_authoring() -> dict[str, float]:
+    """Wall time of `taskforge author` for one shipped persona with rule drivers and heuristic calibration at
+    3 repeats, into a scratch repository (no commit is made in the project)."""
+    import subprocess
+    import tempfile
+
+    out: dict[str, float] = {}
+    samples = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as tmp:
+            scratch = Path(tmp)
+            subprocess.run(["git", "init", "-q"], cwd=scratch, check=True)
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "authoring", "author", "--persona", "portfolio_manager",
+                            "--sources", str(ROOT), "--tasksets-dir", str(scratch / "tasksets"), "--skills-dir",
+                            str(scratch / "skills"), "--repeats", "3", "--no-commit"], cwd=scratch, check=True,
+                           capture_output=True)
+            samples.append(time.perf_counter() - start)
+    out["author_one_persona_wall_s"] = statistics.median(samples)
+    return out
+
+
+def bench_recertify() -> dict[str, float]:
+    """Cost of `taskforge recertify` on the shipped 120-task taskset after a grader change that breaks nothing:
+    every certificate is stale, every gate re-runs and every stored calibration transcript is re-graded."""
+    from certify.grader import CHECKS
+    from certify.recertify import recertify
+    from simulator import DEFAULT_WORLD, World
+
+    root = ROOT / "tasksets" / "workspace_tasks"
+    if not (root / "certificates.json").is_file():
+        return {}
+    world = World.load(DEFAULT_WORLD)
+    original = CHECKS["dashboard_name"]
+
+    def same_behaviour_new_source(ctx):  # a refactor: same verdicts, different code
+        yield from original(ctx)
+
+    registry = {**CHECKS, "dashboard_name": same_behaviour_new_source}
+    report = recertify(root, world, registry)
+    seconds = median_of(lambda: recertify(root, world, registry), 3)
+    return {"recertify_tasks": report.total, "recertify_stale": report.stale,
+            "recertify_broken": len(report.broken), "recertify_wall_s": seconds}
+
+
+def bench_harness() -> dict[str, float]:
+    """The harness benchmark (stub OpenAI server, concurrency 1/8/32, peak RSS) in its own process."""
+    import subprocess
+
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_harness.py")], capture_output=True,
+                            text=True, check=True)
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    out: dict[str, float] = {}
+    for row in figures["throughput"]:
+        out[f"eval_c{row['concurrency']}_ideal_over_actual"] = row["ideal_over_actual"]
+        out[f"eval_c{row['concurrency']}_bare_client_ceiling"] = row["bare_ideal_over_actual"]
+    out["eval_100_episodes_peak_rss_mb"] = figures["memory"]["peak_mb"]
+    return out
+
+
+SUITES = {"simulator": bench_simulator, "certify": bench_certify, "recertify": bench_recertify,
+          "authoring": bench_authoring, "harness": bench_harness}
 
 
 def main() -> None:
