@@ -26,6 +26,14 @@ def test_base_task_is_certified(mini_world):
     assert "skipped" in cert.gates["leak"].detail
 
 
+@pytest.mark.parametrize(("change", "field"), [({"setup.workspace_backends": ["ghost"]}, "workspace_backends[0]"),
+                                              ({"setup.workspace_skills": ["ghost"]}, "workspace_skills[0]"),
+                                              ({"setup.workspace_baseline": "ghost"}, "workspace_baseline")])
+def test_schema_gate_names_missing_references(mini_world, change, field):
+    cert = certify_task(mini_world, task(**change), "desk_fix_level0.json")
+    assert not cert.gates["schema"].ok and field in cert.gates["schema"].detail
+
+
 def test_schema_gate_unknown_backend_and_file_name(mini_world, tmp_path):
     cert = certify_task(mini_world, task(**{"setup.workspace_backends": ["ghost"]}), "desk_fix_level0.json")
     assert failing(cert) == set(GATE_NAMES)

@@ -225,3 +225,26 @@ def test_subset_and_phrases():
     assert phrase_matches("Client Call Prep", "client call prep (copy)")
     assert phrase_matches("Call Prep Client", "Client: Call Prep Client view")
     assert not phrase_matches("Breach Review", "Review of Breach")
+
+
+def test_tab_names_fail_when_renamed(mini_world):
+    t = task(**{"eval.required_tab_names": ["Review"],
+                "setup.allowed_tools": [*task().setup.allowed_tools, "manage_navigation_bar"]})
+    rename = ("manage_navigation_bar", {"operation": "rename_tabs", "rename_map": {"review": "Archive"}})
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE, rename]), False) == {"missing_tab_name"}
+
+
+def test_backend_preservation_rules(mini_world):
+    seeded = {"name": "Kept Service", "url": "http://k", "widgets_json": {}, "apps_json": []}
+    rules = {"preserve_other_dashboards": True, "preserve_custom_backend_ids": True,
+             "unique_custom_backend_names": True, "max_custom_backend_delta": 0, "max_dashboard_delta": 0}
+    t = task(**{"setup.initial_state.custom_backends": [seeded], "eval.workspace_checks": rules,
+                "setup.allowed_tools": [*task().setup.allowed_tools, "manage_dashboard"]})
+    assert outcome(mini_world, t, [UPDATE, NOTE]).passed
+    delete = ("manage_backends", {"operation": "delete", "backend_id": "backend_003"})
+    add = ("manage_backends", {"operation": "add", "name": "Other", "url": "http://o", "widgets_json": {}})
+    new_dash = ("manage_dashboard", {"operation": "create", "name": "Scratch", "activate": False})
+    result = outcome(mini_world, t, [UPDATE, NOTE, delete, add, new_dash])
+    assert codes(result, False) == {"custom_backend_replaced", "unexpected_dashboard_created"}
+    result = outcome(mini_world, t, [UPDATE, NOTE, add])
+    assert codes(result, False) == {"unexpected_backend_created"}
