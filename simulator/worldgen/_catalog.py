@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.validation import WIDGET_TYPES
+
 from ._common import GRID_WIDTH, SpecError, check_keys, kebab, pack_layout, snake
 from ._rows import Column, Profile, generate_rows, header_for, metric_item, parse_column
 
@@ -15,30 +17,6 @@ RowBuilder = Callable[[str, Mapping[str, Any], Sequence[tuple[str, Sequence[Any]
 
 _DEFAULT_HEIGHT = {"metric": 5, "markdown": 10, "note": 8}
 _DEFAULT_WIDTH = {"metric": 40}
-WIDGET_TYPES = frozenset(
-    {
-        "advanced_charting",
-        "chart",
-        "chart-highcharts",
-        "chart-vegalite",
-        "file_viewer",
-        "html",
-        "iframe",
-        "live_grid",
-        "markdown",
-        "metric",
-        "multi_file_viewer",
-        "newsfeed",
-        "note",
-        "omni",
-        "pdf",
-        "table",
-        "table_ssrm",
-        "ssrm_advanced",
-        "youtube",
-        "ssrm_table",
-    }
-)
 _PARAM_TYPES = frozenset({"text", "date", "ticker", "number", "boolean"})
 _PARAM_KEYS = {"param", "label", "type", "options", "default", "description"}
 _WIDGET_KEYS = {"n", "t", "p", "k", "c", "m", "d", "w", "h", "s", "id", "gen", "rows"}

@@ -12,33 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
+from simulator.grid import GRID_COLUMNS
+from simulator.validation import WIDGET_TYPES
 from simulator.worldgen import DEFAULT_OUT, build_world, diff_world, knowledge_text, write_world
 from simulator.worldgen.__main__ import main as worldgen_main
 
 WORLD = DEFAULT_OUT
-GRID = 40
-WIDGET_TYPES = {
-    "advanced_charting",
-    "chart",
-    "chart-highcharts",
-    "chart-vegalite",
-    "file_viewer",
-    "html",
-    "iframe",
-    "live_grid",
-    "markdown",
-    "metric",
-    "multi_file_viewer",
-    "newsfeed",
-    "note",
-    "omni",
-    "pdf",
-    "table",
-    "table_ssrm",
-    "ssrm_advanced",
-    "youtube",
-    "ssrm_table",
-}
+GRID = GRID_COLUMNS
 RESOURCE_URIS = {
     "openbb://workspace/app-builder/index",
     "openbb://workspace/overview/what-is-workspace",
