@@ -118,6 +118,7 @@ class _Env:
 
     def __init__(self) -> None:
         self._worlds: dict[str, World] = {}
+        self.contexts: dict[tuple[Any, ...], dict[str, AuthorContext]] = {}
 
     def world(self, options: RunOptions) -> World:
         if options.world not in self._worlds:
@@ -149,6 +150,14 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         return RunOptions.model_validate(state["options"])
 
     def contexts(options: RunOptions) -> dict[str, AuthorContext]:
+        """The stories' authoring contexts, resolved once per process (sources do not change during a run;
+        a changed source gives a new run and thread)."""
+        key = (options.sources_root, options.persona, options.world, options.baseline)
+        if key not in env.contexts:
+            env.contexts[key] = _contexts(options)
+        return env.contexts[key]
+
+    def _contexts(options: RunOptions) -> dict[str, AuthorContext]:
         world = env.world(options)
         persona, stories = load_sources(Path(options.sources_root), options.persona)
         backends = _backends(world)

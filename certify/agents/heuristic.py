@@ -29,10 +29,19 @@ def _words(text: str) -> set[str]:
 
 
 def _find(text: str, needle: str) -> list[int]:
+    """Positions where `needle` occurs in `text` as a whole phrase (case-insensitive)."""
     if not needle:
         return []
-    pattern = r"(?<![\w])" + re.escape(needle.lower()) + r"(?![\w])"
-    return [m.start() for m in re.finditer(pattern, text.lower())]
+    low, want = text.lower(), needle.lower()
+    out, start = [], 0
+    while (i := low.find(want, start)) >= 0:
+        before = low[i - 1] if i > 0 else " "
+        end = i + len(want)
+        after = low[end] if end < len(low) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            out.append(i)
+        start = i + 1
+    return out
 
 
 class HeuristicSession:
@@ -172,11 +181,11 @@ class HeuristicSession:
     def _instructions(self) -> str:
         """The prompt with catalog names blanked, so a verb inside a widget's name ("Record Date Holdings")
         is not read as an instruction."""
-        text = self.prompt
-        for name in sorted({str(w.get("name") or "") for w in self._catalog}, key=len, reverse=True):
-            if name:
-                text = re.sub(r"(?<![\w])" + re.escape(name) + r"(?![\w])", " ", text, flags=re.I)
-        return text
+        names = sorted({str(w.get("name") or "") for w in self._catalog} - {""}, key=len, reverse=True)
+        if not names:
+            return self.prompt
+        pattern = re.compile(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w])", re.I)
+        return pattern.sub(" ", self.prompt)
 
     def _act(self) -> None:
         said = self._instructions()
