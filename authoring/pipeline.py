@@ -260,13 +260,10 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         targets = sorted({f.task_id for f in blockers if f.task_id})
         if blockers:
             drivers.progress(f"validators: {len(blockers)} blocker flag(s) on {targets}")
-        if targets and n < options_of(state).review_rounds:
+        if targets and n < opts(state).review_rounds:
             return {"revise": targets, "rounds": {"validator": n + 1, "revise_from": 1}}
         drivers.progress("validators: done")
         return {"revise": [], "rounds": {"validator": n}}
-
-    def options_of(state: PipelineState) -> RunOptions:
-        return opts(state)
 
     def route_after_validation(state: PipelineState) -> str:
         return "revise" if state.get("revise") else "recertify"
@@ -422,9 +419,6 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         n = state.get("rounds", {}).get("fix", 0)
         return {"tasks": tasks, "certs": certs, "flags": flags, "lessons": lessons, "rounds": {"fix": n + 1}}
 
-    def route_after_fix(state: PipelineState) -> str:
-        return "calibrate"
-
     def review(state: PipelineState) -> Any:
         options = opts(state)
         record = CalibrationRecord.model_validate(state["calibration"])
@@ -513,7 +507,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     graph.add_edge("recertify", "fairness")
     graph.add_conditional_edges("fairness", route_after_fairness, ["revise", "calibrate"])
     graph.add_conditional_edges("calibrate", route_after_calibration, ["fix", "review"])
-    graph.add_conditional_edges("fix", route_after_fix, ["calibrate"])
+    graph.add_edge("fix", "calibrate")
     graph.add_edge("commit", END)
     return graph.compile(checkpointer=checkpointer)
 
@@ -540,7 +534,7 @@ def write_outputs(options: RunOptions, state: PipelineState, world: World) -> di
     root.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     if not (root / "taskset.json").is_file():
-        world_ref = _world_ref(options, root)
+        world_ref = _world_ref(options)
         manifest = {"taskset_id": options.taskset.replace("_", "-"),
                     "description": "Persona stories authored by taskforge: 4 stories x 5 levels per persona "
                                    "(Execute, Find, Derive, Ground, Compose), closed-world.",
@@ -606,7 +600,7 @@ def write_outputs(options: RunOptions, state: PipelineState, world: World) -> di
             "paths": [str(p) for p in sorted(set(written))]}
 
 
-def _world_ref(options: RunOptions, root: Path) -> str | None:
+def _world_ref(options: RunOptions) -> str | None:
     from simulator import DEFAULT_WORLD
 
     if Path(options.world).resolve() == DEFAULT_WORLD.resolve():

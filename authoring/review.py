@@ -23,7 +23,7 @@ from langgraph.types import Command
 
 from certify.lock import CertificateLock, Review, now
 
-from .pipeline import Drivers, RunOptions, build_graph, write_outputs
+from .pipeline import Drivers, build_graph
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS taskforge_review_items (
@@ -314,10 +314,4 @@ def _fix_on_disk(item: Item, lock: CertificateLock, root: Path, drivers: Drivers
     return {"result": result.repaired, "path": str(path)}
 
 
-def run_options(item: Item, saver: Any, drivers: Drivers) -> RunOptions | None:
-    graph = build_graph(drivers, saver)
-    values = graph.get_state({"configurable": {"thread_id": item.thread_id}}).values or {}
-    return RunOptions.model_validate(values["options"]) if values.get("options") else None
-
-
-__all__ = ["AlreadyDecided", "Item", "ReviewError", "ReviewQueue", "decide", "run_options", "write_outputs"]
+__all__ = ["AlreadyDecided", "Item", "ReviewError", "ReviewQueue", "decide"]

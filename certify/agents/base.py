@@ -122,17 +122,3 @@ def make_agent(name: str) -> Agent:
     if factory is None:
         raise ValueError(f"unknown agent '{name}'; known: {', '.join(sorted(AGENTS))} (openai:<model> for a model)")
     return factory(name)
-
-
-class _ListSession:
-    """A session that plays a fixed list of actions."""
-
-    def __init__(self, actions: list[Action]) -> None:
-        self._actions = list(actions)
-        self.usage = Usage()
-
-    async def next_action(self, observation: dict[str, Any] | None) -> Action | None:
-        return self._actions.pop(0) if self._actions else None
-
-    def transcript(self) -> list[dict[str, Any]]:
-        return []

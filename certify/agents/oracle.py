@@ -3,8 +3,24 @@ answer), `noop` does nothing. Both are ordinary agents behind the same interface
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..task import Task
-from .base import Action, AgentSession, TaskView, _ListSession, register_agent
+from .base import Action, AgentSession, TaskView, Usage, register_agent
+
+
+class _ListSession:
+    """A session that plays a fixed list of actions."""
+
+    def __init__(self, actions: list[Action]) -> None:
+        self._actions = list(actions)
+        self.usage = Usage()
+
+    async def next_action(self, observation: dict[str, Any] | None) -> Action | None:
+        return self._actions.pop(0) if self._actions else None
+
+    def transcript(self) -> list[dict[str, Any]]:
+        return []
 
 
 class OracleAgent:
