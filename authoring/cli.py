@@ -117,12 +117,15 @@ def certify_cmd(
     if missing:
         err_console.print(f"[red]error:[/red] no such file or folder: {', '.join(missing)}")
         raise typer.Exit(2)
-    w = _load_world(world)
     try:
         targets = collect(paths)
     except TaskFileError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
+    declared = {ts.manifest.world for _, ts in targets if ts is not None and ts.manifest.world}
+    if world is None and len(declared) == 1:
+        world = Path(declared.pop())
+    w = _load_world(world)
     if not targets:
         err_console.print("[red]error:[/red] no task files found")
         raise typer.Exit(2)

@@ -146,8 +146,11 @@ def eval_cmd(
         raise usage_error(str(exc)) from exc
     if not tasks:
         raise usage_error(f"--taskset {taskset}: no task files found")
+    manifest = TaskSet.load(taskset).manifest
+    if world is None and manifest.world:
+        world = Path(manifest.world)
     w = _load_world(world)
-    label = TaskSet.load(taskset).manifest.taskset_id
+    label = manifest.taskset_id
     runs_dir = runs_dir or DEFAULT_RUNS_DIR
     notes = list(getattr(chosen, "notes", []))
     options = {"persona": persona, "world": str(world or DEFAULT_WORLD)}
