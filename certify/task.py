@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from simulator import Setup
+from simulator import DEFAULT_WORLD, Setup, World
 
 LEVELS = ("level0", "level1", "level2", "level3", "level4")
 LEVEL_NAMES = {"level0": "Execute", "level1": "Find", "level2": "Derive", "level3": "Ground", "level4": "Compose"}
@@ -350,6 +350,11 @@ class TaskSet:
 
     def task_files(self) -> list[Path]:
         return task_files_under(self.root)
+
+    def world(self, override: Path | None = None) -> World:
+        """The world this taskset's tasks run in: the override, else the one its manifest names, else the
+        built-in default."""
+        return World.load(override or self.manifest.world or DEFAULT_WORLD)
 
     def defaults(self) -> dict[str, Any]:
         """task_defaults plus the manifest's setup axes (a task's own value wins on each axis)."""

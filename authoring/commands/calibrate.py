@@ -43,11 +43,11 @@ def register(app: typer.Typer) -> None:
         )
         from certify.evaluate import build_agent, evaluate, load_run, select_tasks
         from certify.task import TaskFileError, TaskSet
-        from simulator import DEFAULT_WORLD, World, WorldError
+        from simulator import WorldError
 
         try:
-            manifest = TaskSet.load(taskset).manifest
-            w = World.load(world or manifest.world or DEFAULT_WORLD)
+            loaded = TaskSet.load(taskset)
+            manifest, w = loaded.manifest, loaded.world(world)
             tasks = select_tasks(taskset, persona)
         except (TaskFileError, WorldError) as exc:
             err.print(f"[red]error:[/red] {exc}", soft_wrap=True)

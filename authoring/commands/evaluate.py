@@ -146,11 +146,9 @@ def eval_cmd(
         raise usage_error(str(exc)) from exc
     if not tasks:
         raise usage_error(f"--taskset {taskset}: no task files found")
-    manifest = TaskSet.load(taskset).manifest
-    if world is None and manifest.world:
-        world = Path(manifest.world)
-    w = _load_world(world)
-    label = manifest.taskset_id
+    loaded = TaskSet.load(taskset)
+    w = _load_world(world or (Path(loaded.manifest.world) if loaded.manifest.world else None))
+    label = loaded.manifest.taskset_id
     runs_dir = runs_dir or DEFAULT_RUNS_DIR
     notes = list(getattr(chosen, "notes", []))
     options = {"persona": persona, "world": str(world or DEFAULT_WORLD)}

@@ -32,13 +32,11 @@ def register(app: typer.Typer) -> None:
         from authoring.review import ReviewQueue
         from certify.recertify import recertify
         from certify.task import TaskFileError, TaskSet
-        from simulator import DEFAULT_WORLD, World, WorldError
+        from simulator import WorldError
 
         root = tasksets_dir / taskset
         try:
-            manifest = TaskSet.load(root).manifest
-            w = World.load(world or manifest.world or DEFAULT_WORLD)
-            report = recertify(root, w)
+            report = recertify(root, TaskSet.load(root).world(world))
         except (TaskFileError, WorldError) as exc:
             err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
             raise typer.Exit(2) from exc
