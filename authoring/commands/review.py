@@ -51,9 +51,13 @@ def list_items(
     if not items:
         console.print("nothing waits for review")
         return
-    table = Table(title=f"{len(items)} open review item(s)")
-    for col in ("id", "task / story", "kind", "blocking", "age", "reason"):
-        table.add_column(col)
+    table = Table(title=f"{len(items)} open review item(s)", expand=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("task / story", overflow="fold", ratio=2)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("blocks", no_wrap=True)
+    table.add_column("age", no_wrap=True)
+    table.add_column("reason", overflow="fold", ratio=5)
     for i in items:
         table.add_row(i.id, i.task_id or i.story or i.persona or "-", i.kind, "yes" if i.blocking else "no", i.age(),
                       i.reason)
