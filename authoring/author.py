@@ -52,6 +52,7 @@ class AuthorContext:
     backends: list[str]
     skills: list[str]
     siblings: tuple[str, ...] = ()
+    defaults: dict[str, Any] | None = None
 
 
 @dataclass

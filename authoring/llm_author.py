@@ -224,7 +224,7 @@ class _Tools:
                                                  f"'{LEVELS[self.level]}' (got {task.get('id')!r}, "
                                                  f"{task.get('difficulty')!r})"}
         try:
-            parsed = parse_task(task, f"{self.task_id}.json", STANDARD_DEFAULTS)
+            parsed = parse_task(task, f"{self.task_id}.json", self.ctx.defaults or STANDARD_DEFAULTS)
         except TaskFileError as exc:
             return {"certified": False, "error": f"the task does not validate: {exc.field}: {exc.message}"}
         try:

@@ -163,8 +163,9 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         backends = _backends(world)
         resolved = [resolve(world, s, backends) for s in stories]
         siblings = tuple(r.story.slug for r in resolved)
+        defaults = taskset_defaults(options)
         return {r.story.slug: AuthorContext(world, persona, r, _baseline(options, world), backends,
-                                            sorted(world.skills), siblings) for r in resolved}
+                                            sorted(world.skills), siblings, defaults) for r in resolved}
 
     def parse(options: RunOptions, raw: dict[str, Any], defaults: dict[str, Any]) -> Task:
         return parse_task(raw, f"{options.taskset}/{options.persona}/{raw.get('id')}.json", defaults)
