@@ -62,7 +62,7 @@ class RuleValidator:
                 flag("reachability", "blocker", f"graded origin '{req.origin}' is neither connected nor built",
                      json.dumps(req.model_dump()))
 
-        reference = len(task.eval.required_tools) or len(task.eval.reference_trace or [])
+        reference = len(task.eval.reference_steps())
         budget = task.eval.turn_budget
         if budget is not None and budget < reference:
             flag("budget", "blocker", f"max_turns {budget} is below the reference's {reference} calls",

@@ -59,7 +59,7 @@ class Subject:
         ev = self.task.eval
         if ev.required_tools:
             return [(s.tool, s.args, not s.optional) for s in ev.required_tools]
-        return [(s.tool, s.args, True) for s in ev.reference_trace or []]
+        return [(s.tool, s.args, True) for s in ev.reference_steps()]
 
     @cached_property
     def oracle(self) -> tuple[Episode, GradeResult]:

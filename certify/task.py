@@ -167,6 +167,8 @@ class Eval(_Strict):
     required_tools: list[RequiredTool] = Field(default_factory=list)
     required_tool_calls: list[RequiredToolCall] = Field(default_factory=list)
     reference_trace: list[ReferenceStep] | None = None
+    reference: list[ReferenceStep] | None = Field(None, description="Older name of reference_trace.")
+    calls_match_reference: bool = False
     reference_answer: str | None = None
     required_widgets: list[RequiredWidget] = Field(default_factory=list)
     required_generated_widgets: list[RequiredGeneratedWidget] = Field(default_factory=list)
@@ -197,7 +199,7 @@ class Eval(_Strict):
         """What the oracle replays: every required_tools step (optional ones included), else the trace."""
         if self.required_tools:
             return [ReferenceStep(tool=s.tool, args=s.args) for s in self.required_tools]
-        return list(self.reference_trace or [])
+        return list(self.reference_trace or self.reference or [])
 
 
 class HiddenValue(_Strict):

@@ -20,6 +20,10 @@ class LayoutSeed(_Strict):
     y: float | None = None
     w: float | None = None
     h: float | None = None
+    min_w: float | None = None
+    min_h: float | None = None
+    max_w: float | None = None
+    max_h: float | None = None
 
 
 class TabSeed(_Strict):
@@ -64,12 +68,14 @@ class CustomBackendSeed(_Strict):
     backend_id: str | None = None
     widgets_json: Any = None
     apps_json: Any = None
+    warnings: list[str] = Field(default_factory=list)
 
 
 class InitialState(_Strict):
     dashboard: DashboardSeed | None = None
     dashboards: list[DashboardSeed] | None = None
     custom_backends: list[CustomBackendSeed] = Field(default_factory=list)
+    active_dashboard: str | None = Field(None, description="Older spelling of setup.default_selected_dashboard.")
 
     def seeded_dashboards(self) -> list[DashboardSeed]:
         if self.dashboards:
@@ -91,4 +97,9 @@ class Setup(_Strict):
     def _selected_is_named(self) -> Setup:
         if self.default_selected_dashboard is not None and not self.default_selected_dashboard.strip():
             raise ValueError("default_selected_dashboard must be a non-empty dashboard name")
+        older = self.initial_state.active_dashboard
+        if older is not None:
+            if self.default_selected_dashboard is not None:
+                raise ValueError("give default_selected_dashboard or initial_state.active_dashboard, not both")
+            self.default_selected_dashboard = older
         return self

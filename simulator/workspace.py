@@ -177,7 +177,7 @@ class Workspace:
             conn = ws._connect(seed.name, seed.url.rstrip("/"), Catalog.build(seed.name, widgets, apps), "custom",
                                backend_id=seed.backend_id)
             ws.custom[conn.id] = CustomBackend(conn.id, seed.name, conn.url, widgets, apps,
-                                               wreport.warnings + areport.warnings)
+                                               list(dict.fromkeys(seed.warnings + wreport.warnings + areport.warnings)))
 
         if baseline is not None:
             seeded = ws._baseline(baseline)
@@ -325,6 +325,10 @@ class Workspace:
         else:
             y = next_free_y((o.rect for o in dash.on_tab(widget.tab_id)), dash.floor)
         widget.x, widget.y, widget.w, widget.h = float(x), float(y), float(w), float(h)
+        if layout is not None:
+            for key in ("min_w", "min_h", "max_w", "max_h"):
+                if getattr(layout, key) is not None:
+                    widget.extras[key] = getattr(layout, key)
 
     def _generated(self, dash: Dashboard, gs: GeneratedWidgetSeed, tab_id: str, where: str) -> Widget:
         kind = gs.widget_type

@@ -16,6 +16,8 @@ from .match import json_blob, numbers_in, subset, text_contains
 def required_calls(ctx: GradeContext) -> list[tuple[str, dict[str, Any], int]]:
     """(tool, expected args, min count) for every graded call of the task."""
     out = [(s.tool, s.graded(), 1) for s in ctx.eval.required_tools if not s.optional]
+    if ctx.eval.calls_match_reference and not ctx.eval.required_tools:
+        out += [(s.tool, s.args, 1) for s in ctx.eval.reference_steps() if s.tool != "final_answer"]
     out += [(c.tool, c.args_contains, c.min_count) for c in ctx.eval.required_tool_calls]
     return out
 

@@ -248,3 +248,16 @@ def test_backend_preservation_rules(mini_world):
     assert codes(result, False) == {"custom_backend_replaced", "unexpected_dashboard_created"}
     result = outcome(mini_world, t, [UPDATE, NOTE, add])
     assert codes(result, False) == {"unexpected_backend_created"}
+
+
+def test_reference_trace_tasks_with_calls_match_reference(mini_world):
+    read = {"tool": "get_widget_data", "args": {"origin": "Acme Data", "widget_id": "desk_overview_positions",
+                                                "data_args": {"fund": "Beta", "period": "QTD"}}}
+    t = task(**{"eval.required_tools": [], "eval.reference": [read], "eval.calls_match_reference": True,
+                "eval.required_widgets": [], "eval.required_generated_widgets": [], "eval.required_layouts": [],
+                "eval.required_values_in_answer": ["0.0524"], "eval.reference_answer": "Beta holds 5.24%."})
+    assert [s.tool for s in t.eval.reference_steps()] == ["get_widget_data"]
+    assert outcome(mini_world, t, [(read["tool"], read["args"])], final_answer="Beta holds 5.24%.").passed
+    wrong = ("get_widget_data", {**read["args"], "data_args": {"fund": "Alpha", "period": "QTD"}})
+    result = outcome(mini_world, t, [wrong], final_answer="Beta holds 5.24%.")
+    assert codes(result, False) == {"missing_tool_call"}

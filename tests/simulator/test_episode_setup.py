@@ -123,3 +123,17 @@ def test_compat_ids_match_the_published_references():
     assert [c.id for c in ws.connections] == ["backend_001", "backend_002", "backend_003", "backend_004"]
     env = ws.call("manage_backends", {"operation": "add", "name": "S", "url": "http://h", "widgets_json": {}})
     assert env.data["backend_id"] == "backend_005"
+
+
+def test_older_setup_spellings(mini_world):
+    ws = Workspace.start(mini_world, {"workspace_baseline": "lived", "initial_state": {
+        "active_dashboard": "Desk Board",
+        "custom_backends": [{"name": "Old", "widgets_json": {}, "apps_json": [], "warnings": ["kept note"]}],
+        "dashboard": {"name": "T", "widgets": [{"origin": "Acme Data", "widget_id": "desk_notes_memo",
+                                                "layout": {"x": 0, "y": 0, "w": 40, "h": 6, "min_h": 4}}]}}})
+    assert ws.current_dashboard.name == "Desk Board"
+    assert ws.custom["backend_003"].warnings == ["kept note"]
+    assert ws.dashboards["dash_003"].widgets[0].layout()["min_h"] == 4
+    with pytest.raises(SetupError, match="not both"):
+        Workspace.start(mini_world, {"default_selected_dashboard": "Home",
+                                     "initial_state": {"active_dashboard": "Home"}})
