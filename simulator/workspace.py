@@ -225,7 +225,10 @@ class Workspace:
         return active or (seeded.dashboards[0].id if seeded.dashboards else "")
 
     def _baseline(self, baseline: Any) -> _Seeded:
-        key = ("baseline", baseline.slug, tuple((c.name, id(c.catalog)) for c in self.connections))
+        # Baselines only reference world fixtures, so the connected fixtures (not a task's custom backends,
+        # which are new objects every episode) decide whether a cached build can be shared.
+        key = ("baseline", baseline.slug, tuple((c.name, id(c.catalog)) for c in self.connections
+                                                 if c.kind == "fixture"))
         hit = self.world.cache.get(key)
         if hit is None:
             saved = Counters(self.counters.dashboards, self.counters.widgets)
