@@ -26,6 +26,8 @@ def env() -> dict[str, str]:
 def test_sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path):
     clean = tmp_path / "clean"
     subprocess.run(["git", "clone", "-q", str(repo), str(clean)], check=True)
+    git(clean, "config", "user.email", "test@example.com")
+    git(clean, "config", "user.name", "Test")
     done = subprocess.run(author_cmd(sources, clean, mini_world_path), cwd=clean, env=env(), capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
