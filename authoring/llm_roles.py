@@ -269,16 +269,21 @@ class ValidatorFinding(_Reply):
         return value.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(value, str) else value
 
 
+def _verdict_matches_flags(verdict: str, flags: list[Any], clean: str) -> None:
+    """A reply's verdict and its flags must say the same thing."""
+    if verdict == "flag" and not flags:
+        raise ValueError("verdict 'flag' needs at least one flag")
+    if verdict == clean and flags:
+        raise ValueError(f"verdict '{clean}' carries no flags; use 'flag' to report them")
+
+
 class ValidatorReply(_Reply):
     verdict: Literal["approve", "flag"]
     flags: list[ValidatorFinding] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> ValidatorReply:
-        if self.verdict == "flag" and not self.flags:
-            raise ValueError("verdict 'flag' needs at least one flag")
-        if self.verdict == "approve" and self.flags:
-            raise ValueError("verdict 'approve' carries no flags; use 'flag' to report them")
+        _verdict_matches_flags(self.verdict, self.flags, "approve")
         return self
 
 
@@ -431,10 +436,7 @@ class FairnessReply(_Reply):
 
     @model_validator(mode="after")
     def _consistent(self) -> FairnessReply:
-        if self.verdict == "flag" and not self.flags:
-            raise ValueError("verdict 'flag' needs at least one flag")
-        if self.verdict == "pass" and self.flags:
-            raise ValueError("verdict 'pass' carries no flags; use 'flag' to report them")
+        _verdict_matches_flags(self.verdict, self.flags, "pass")
         return self
 
 
