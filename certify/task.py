@@ -319,6 +319,8 @@ def read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise TaskFileError(str(path), f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise TaskFileError(str(path), "(root)", "JSON nested too deeply") from exc
 
 
 class TaskSet:
@@ -375,12 +377,14 @@ class TaskSet:
 def parse_task(raw: Any, file: str, defaults: dict[str, Any] | None = None) -> Task:
     if not isinstance(raw, dict):
         raise TaskFileError(file, "(root)", "a task must be a JSON object")
-    merged = deep_merge(defaults, raw) if defaults else raw
     try:
+        merged = deep_merge(defaults, raw) if defaults else raw
         return Task.model_validate(merged)
     except ValidationError as exc:
         loc, msg = _first_error(exc)
         raise TaskFileError(file, loc, msg) from exc
+    except RecursionError as exc:
+        raise TaskFileError(file, "(root)", "nested too deeply") from exc
 
 
 def load_task(path: Path, taskset: TaskSet | None = None) -> Task:

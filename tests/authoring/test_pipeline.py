@@ -113,7 +113,7 @@ def test_rejection_ends_without_commit(sources, repo, mini_world_path):
     graph.invoke({"options": options(sources, repo, mini_world_path).model_dump()}, config)
     item = graph.get_state(config).tasks[0].interrupts[0].value["items"][0]
     graph.invoke(Command(resume={item["id"]: {"verdict": "reject", "by": "ana", "note": "wrong story"}}), config)
-    assert graph.get_state(config).values["result"] == {"status": "rejected"}
+    assert graph.get_state(config).values["result"]["status"] == "rejected"
     assert not (repo / "tasksets").exists()
 
 
