@@ -13,7 +13,6 @@ resumes where it stopped, and nothing is written to the working tree before the 
 from __future__ import annotations
 
 import asyncio
-import json
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
