@@ -17,6 +17,7 @@ from langgraph.types import Command
 from certify.lock import LOCK_FILE, CertificateLock, Review, fingerprints, now, task_content_hash
 
 from .gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
+from .outputs import persona_paths
 from .pipeline import Drivers, RunOptions, build_graph
 from .review import (
     VERDICT_STATUS,
@@ -81,6 +82,10 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
         raise ReviewError(f"the run {item.run} no longer waits for {item.id}")
     options = RunOptions.model_validate(snapshot.values["options"])
     repo = find_repo(root) if options.commit else None
+    if repo is not None:
+        pending = dirty_paths(repo, persona_paths(root, item.persona))
+        if pending:
+            raise ReviewError(str(PendingEdits(pending, "resuming the run may commit these paths")))
     try:
         graph.invoke(Command(resume={item.id: decision.model_dump()}), config, durability="sync")
     except (PendingEdits, GitError) as exc:

@@ -119,6 +119,7 @@ def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, chec
             repo = find_repo(root)
         except GitError as exc:
             raise RunError(f"{exc}, or pass --no-commit") from exc
+    _readable_base(root, repo)
     if not force:
         done = _already_done(options, inputs, current, repo)
         if done is not None:
@@ -159,6 +160,16 @@ def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, chec
             prune(saver, tid)
         outcome.open_items = sum(1 for i in read_file(root, options.persona).items if i.status == "open")
         return outcome
+
+
+def _readable_base(root: Path, repo: Any) -> None:
+    """The lock a run will merge into must be readable: say so before any work, not after it."""
+    from certify.lock import CertificateLock
+
+    path = root / LOCK_FILE
+    data = head_bytes(repo, path) if repo is not None else (path.read_bytes() if path.is_file() else None)
+    if data is not None:
+        CertificateLock.parse(data, f"HEAD:{path}" if repo is not None else str(path))
 
 
 def _invoke(graph: Any, value: Any, config: dict[str, Any]) -> None:
@@ -216,6 +227,9 @@ def _commit_tree_output(options: RunOptions, inputs: RunInputs, current: Any, re
     review = reviews_path(root, persona)
     if review.exists():
         paths.append(review)
+    manifest = root / "taskset.json"
+    if manifest.is_file() and head_bytes(repo, manifest) is None:
+        paths.append(manifest)
     listed = {p.resolve() for p in paths}
     gone = [root / persona / n for n in head_files(repo, root / persona) if (root / persona / n).resolve()
             not in listed]

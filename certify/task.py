@@ -276,7 +276,7 @@ class TaskFileError(Exception):
 
 NOT_TASKS = frozenset({"taskset.json", "certificates.json"})
 # Folders of a taskset that hold records about tasks, not tasks (calibration records and transcripts).
-RECORD_FOLDERS = frozenset({"calibration"})
+RECORD_FOLDERS = frozenset({"calibration", "reviews"})
 
 
 def task_files_under(folder: Path) -> list[Path]:

@@ -170,6 +170,7 @@ def _decide(item_id: str, verdict: str, note: str, by: str, checkpoints: Path, c
     from authoring.decisions import NoRepair, decide
     from authoring.review import AlreadyDecided, ReviewError
     from authoring.run import RunError, checkpointer
+    from certify.task import TaskFileError
 
     try:
         with checkpointer(checkpoint_url, checkpoints) as saver:
@@ -177,7 +178,7 @@ def _decide(item_id: str, verdict: str, note: str, by: str, checkpoints: Path, c
                              commit=not no_commit)
     except (AlreadyDecided, NoRepair) as exc:
         raise _fail(exc, 1) from exc
-    except (ReviewError, RunError) as exc:
+    except (ReviewError, RunError, TaskFileError) as exc:
         raise _fail(exc) from exc
     console.print(f"{verdict}: {item_id} — " + ", ".join(f"{k}: {v}" for k, v in outcome.items() if v),
                   soft_wrap=True, markup=False)

@@ -20,8 +20,9 @@ from tests.authoring.conftest import git
 
 
 def options(sources: Path, repo: Path, world: Path, **kw) -> RunOptions:
+    kw = {"baseline": "lived", "repeats": 1, **kw}
     return RunOptions(persona="desk_head", tasksets_dir=str(repo / "tasksets"), sources_root=str(sources),
-                      skills_dir=str(repo / "skills"), world=str(world), baseline="lived", repeats=1, **kw)
+                      skills_dir=str(repo / "skills"), world=str(world), **kw)
 
 
 def drivers(messages: list[str] | None = None, **replace) -> Drivers:
