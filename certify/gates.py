@@ -56,10 +56,7 @@ class Subject:
     def steps(self) -> list[tuple[str, Any, bool]]:
         """(tool, args, required) for each reference step."""
         assert self.task is not None
-        ev = self.task.eval
-        if ev.required_tools:
-            return [(s.tool, s.args, not s.optional) for s in ev.required_tools]
-        return [(s.tool, s.args, True) for s in ev.reference_steps()]
+        return [(s.tool, s.args, not s.optional) for s in self.task.eval.reference_steps()]
 
     @cached_property
     def oracle(self) -> tuple[Episode, GradeResult]:
