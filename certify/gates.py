@@ -264,14 +264,17 @@ def leak_gate(s: Subject) -> GateResult:
     hidden = s.task.meta.hidden if s.task.meta else []
     if not hidden:
         return GateResult(True, "skipped: the task carries no hidden values")
-    # Values are matched as words with their own case: "status Open" states the value, "the open dashboard"
-    # or "the open-items policy" does not.
     prompt = _mask_names(s.world, s.task)
-    leaked = [h.value for h in hidden if h.value.strip() and re.search(
-        r"(?<![\w-])" + re.escape(h.value) + r"(?![\w-])", prompt)]
+    leaked = [h.value for h in hidden if states_value(prompt, h.value)]
     if leaked:
         return GateResult(False, f"prompt states hidden value(s): {leaked}")
     return GateResult(True, f"{len(hidden)} hidden value(s) absent from the prompt")
+
+
+def states_value(text: str, value: str) -> bool:
+    """Whether `text` states `value` as a word with its own case: "status Open" states Open, "the open
+    dashboard" or "the open-items policy" does not."""
+    return bool(value.strip()) and re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", text) is not None
 
 
 def _mask_names(world: World, task: Task) -> str:
@@ -372,4 +375,4 @@ def summarise(results: list[Certification]) -> dict[str, Any]:
 
 
 __all__ = ["CHECKS", "GATES", "GATE_NAMES", "Certification", "GateResult", "Subject", "certify_file",
-           "certify_subject", "certify_task", "collect", "summarise"]
+           "certify_subject", "certify_task", "collect", "states_value", "summarise"]
