@@ -3,7 +3,10 @@
 A fact that does not hold (a widget that is not in the named app, a value outside the declared options, a
 governance source that does not exist, a policy carrying a key that is not a parameter) stops authoring for that
 story with an error naming the file and the key: authoring on top of it would only produce tasks that cannot
-certify.
+certify. So does a fact the author would misread (a policy whose meaning is about another parameter, a carried
+value already stated by the dashboard's or the note's name, a recorded column the served rows lack, two targets
+of one widget that nothing tells apart): it would give tasks that certify as something the story did not mean,
+or that never certify.
 """
 
 from __future__ import annotations
@@ -127,7 +130,7 @@ def _policy_errors(file: str, facts: Facts, targets: list[ResolvedTarget], carri
     errors = []
     hidden = value_text(carried_value)
     meaning = facts.policy.meaning
-    if not re.search(r"(?<![\w-])" + re.escape(hidden) + r"(?![\w-])", meaning, re.I):
+    if not states_value(meaning, hidden, any_case=True):
         for target in [carried, *(t for t in targets if t is not carried)]:
             other = next(((p["paramName"], v) for p in target.widget.params if p.get("paramName") != carried_key
                           for v in [*_option_values(p), target.params.get(p.get("paramName"))]

@@ -271,10 +271,11 @@ def leak_gate(s: Subject) -> GateResult:
     return GateResult(True, f"{len(hidden)} hidden value(s) absent from the prompt")
 
 
-def states_value(text: str, value: str) -> bool:
-    """Whether `text` states `value` as a word with its own case: "status Open" states Open, "the open
-    dashboard" or "the open-items policy" does not."""
-    return bool(value.strip()) and re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", text) is not None
+def states_value(text: str, value: str, *, any_case: bool = False) -> bool:
+    """Whether `text` states `value` as a word, by default with its own case: "status Open" states Open, "the
+    open dashboard" or "the open-items policy" does not."""
+    pattern = r"(?<![\w-])" + re.escape(value) + r"(?![\w-])"
+    return bool(value.strip()) and re.search(pattern, text, re.I if any_case else 0) is not None
 
 
 def _mask_names(world: World, task: Task) -> str:

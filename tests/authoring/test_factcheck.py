@@ -83,6 +83,7 @@ def test_two_targets_of_one_widget_need_parameters_that_tell_them_apart(mini_wor
     ("the Gamma book", True),
     ("only the High alerts", False),
     ('"the Gamma book, quarter to date - QTD"', False),
+    ("qtd for the Gamma book", False),
     ("quarter-to-date", False),
     ("the Delta book", False),
 ])
