@@ -31,7 +31,7 @@ from .review import (
     read_file,
     reviews_path,
 )
-from .run import RunError, _outcome, _record_pause, pending_items, prune
+from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune
 
 
 class NoRepair(ReviewError):
@@ -80,19 +80,20 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
                           "whatever still holds")
     if item.id not in {i["id"] for i in pending_items(snapshot)}:
         raise ReviewError(f"the run {item.run} no longer waits for {item.id}")
-    options = RunOptions.model_validate(snapshot.values["options"])
+    options: RunOptions = snapshot.values["options"]
     repo = find_repo(root) if options.commit else None
     if repo is not None:
         pending = dirty_paths(repo, persona_paths(root, item.persona))
         if pending:
             raise ReviewError(str(PendingEdits(pending, "resuming the run may commit these paths")))
     try:
-        graph.invoke(Command(resume={item.id: decision.model_dump()}), config, durability="sync")
+        invoke(graph, Command(resume={item.id: decision.model_dump()}), config, options)
     except (PendingEdits, GitError) as exc:
         raise ReviewError(str(exc)) from exc
     after = graph.get_state(config)
     outcome = _outcome(item.run, after)
-    flag = ((after.values or {}).get("flags") or {}).get(item.id, {})
+    found = (after.values or {}).get("flags", {}).get(item.id)
+    flag = found.model_dump() if found is not None else {}
     if outcome.status == "needs_review":
         _record_pause(options, after, repo)
     elif outcome.status == "rejected":

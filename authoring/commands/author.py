@@ -118,27 +118,26 @@ def register(app: typer.Typer) -> None:
 
 def _summary(outcome) -> None:
     state = outcome.state
-    if state.get("tasks"):
+    tasks = state.get("tasks") or {}
+    if tasks:
         table = Table(title=f"{outcome.thread_id}")
         for col in ("task", "level", "gates", "flags"):
             table.add_column(col)
         flags = state.get("flags", {}).values()
-        for task_id in sorted(state["tasks"], key=lambda t: (t.rsplit("_level", 1)[0], t[-1])):
-            cert = state.get("certs", {}).get(task_id, {})
-            gates = "all pass" if cert.get("certified") else ", ".join(
-                k for k, v in cert.get("gates", {}).items() if not v["ok"])
-            mine = [f"{f['severity']}:{f['check']}" for f in flags if f.get("task_id") == task_id
-                    and f["status"] in ("open", "approved")]
-            table.add_row(task_id, state["tasks"][task_id]["difficulty"], gates, ", ".join(mine))
+        for task_id in sorted(tasks, key=lambda t: (t.rsplit("_level", 1)[0], t[-1])):
+            cert = tasks[task_id].cert
+            gates = "all pass" if cert.certified else ", ".join(k for k, v in cert.gates.items() if not v.ok)
+            mine = [f"{f.severity}:{f.check}" for f in flags if f.task_id == task_id and f.status in ("open", "approved")]
+            table.add_row(task_id, tasks[task_id].raw["difficulty"], gates, escape(", ".join(mine)))
         console.print(table)
     calibration = state.get("calibration")
-    if calibration:
-        rates = "  ".join(f"{s['level']}: {(s['pass_rate'] or 0):.0%}" for s in calibration["levels"])
-        console.print(f"staircase ({calibration['agent']} x{calibration['repeats']}): {rates} — "
-                      f"{'holds' if calibration['holds'] else 'INVERTED'}")
+    if calibration is not None:
+        rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
+        console.print(f"staircase ({calibration.agent} x{calibration.repeats}): {rates} — "
+                      f"{'holds' if calibration.holds else 'INVERTED'}")
     for item in outcome.items:
         console.print(f"[yellow]review[/yellow] {item['id']} {escape(item['kind'])} "
                       f"{escape(str(item.get('task_id') or item.get('story')))}: {escape(item['reason'])}",
                       soft_wrap=True)
-    console.print(outcome.summary)
+    console.print(outcome.summary, markup=False)
     sys.stdout.flush()

@@ -88,7 +88,7 @@ def show(item_id: Annotated[str, typer.Argument(help="Item id (a unique prefix i
                 state = _thread_state(saver, _drivers(), item.run)
     except (ReviewError, RunError) as exc:
         raise _fail(exc) from exc
-    tasks = state.get("tasks") or _tasks_on_disk(tasksets_dir, item)
+    tasks = {tid: a.raw for tid, a in state.get("tasks", {}).items()} or _tasks_on_disk(tasksets_dir, item)
     console.print(f"[bold]{item.id}[/bold] {escape(item.kind)} ({item.severity}{', blocking' if item.blocking else ''}"
                   f", {item.status}) — {escape(item.persona)} {escape(item.task_id or item.story or '')}",
                   soft_wrap=True)
@@ -104,9 +104,9 @@ def show(item_id: Annotated[str, typer.Argument(help="Item id (a unique prefix i
     task = tasks.get(item.task_id or "")
     if task:
         _show_task(task)
-        cert = (state.get("certs") or {}).get(item.task_id) or {}
-        for name, gate in (cert.get("gates") or {}).items():
-            console.print(f"  gate {name}: {'ok' if gate['ok'] else 'FAIL'} — {escape(gate['detail'])}", soft_wrap=True)
+        authored = state.get("tasks", {}).get(item.task_id)
+        for name, gate in (authored.cert.gates if authored else {}).items():
+            console.print(f"  gate {name}: {'ok' if gate.ok else 'FAIL'} — {escape(gate.detail)}", soft_wrap=True)
         _show_transcript(state, item.task_id or "")
     if item.story and (item.kind == "fairness" or not task):
         console.print("[bold]the ladder side by side[/bold]")
@@ -151,18 +151,18 @@ def _show_task(task: dict[str, Any]) -> None:
 
 
 def _show_transcript(state: dict[str, Any], task_id: str) -> None:
-    trials = [t for t in state.get("calibration_trials") or [] if t["task_id"] == task_id]
-    failing = [t for t in trials if t.get("valid") and not t.get("passed")]
+    trials = [t for t in state.get("calibration_trials", []) if t.task_id == task_id]
+    failing = [t for t in trials if t.valid and not t.passed]
     if not failing:
         return
     last = failing[-1]
-    console.print(f"[bold]last failing attempt[/bold] ({last['agent']}, repeat {last['repeat']}): "
-                  f"{', '.join(last['failure_codes'])}", soft_wrap=True)
-    for event in last["events"]:
+    console.print(f"[bold]last failing attempt[/bold] ({escape(last.agent)}, repeat {last.repeat}): "
+                  f"{escape(', '.join(last.failure_codes))}", soft_wrap=True)
+    for event in last.events:
         mark = "ok " if event["ok"] else "ERR"
         message = "" if event["ok"] else f" — {(event.get('envelope') or {}).get('message', '')}"
         console.print(f"  {event['index']:>2} {mark} {event['tool']} {json.dumps(event['args'])[:160]}{message}",
-                      soft_wrap=True, highlight=False)
+                      soft_wrap=True, highlight=False, markup=False)
 
 
 def _decide(item_id: str, verdict: str, note: str, by: str, checkpoints: Path, checkpoint_url: str | None,
