@@ -390,10 +390,12 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         if options.frontier_agent and record.probes:
             asyncio.run(probe_dead_rungs(world, record, tasks, trials, _agent(options.frontier_agent)))
         flags: dict[str, Flag] = {}
+        known = state.get("flags", {})
 
         def add(**kw: Any) -> None:
             f = make_flag(role="calibration", persona=options.persona, **kw)
-            flags[f.id] = f
+            if f.id not in known or not known[f.id].decision:  # a person's decision on the same finding stands
+                flags[f.id] = f
 
         for n in record.noise:
             add(kind="noise", task_id=n.task_id, level=LEVELS.index(n.level), check="staircase", severity="minor",
@@ -543,6 +545,10 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         emit("commit", result.status, result.summary)
         return {"result": result}
 
+    def route_start(state: PipelineState) -> str:
+        """A new run authors; a run seeded with a finished persona's tasks and a repair starts at the repair."""
+        return "repair" if state.get("repairs") else "load"
+
     # ---------------------------------------------------------------- wiring
     graph = StateGraph(PipelineState, context_schema=RunOptions)
     graph.add_node("load", load, destinations=("draft",))
@@ -559,7 +565,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     graph.add_node("review", review, destinations=("review", "repair", "finalize", END))
     graph.add_node("finalize", finalize)
     graph.add_node("commit", commit)
-    graph.add_edge(START, "load")
+    graph.add_conditional_edges(START, route_start, ["load", "repair"])
     graph.add_conditional_edges("gather", route_after_gather, ["validate", "after_validation", END])
     graph.add_edge("validate", "after_validation")
     graph.add_conditional_edges("after_validation", route_after_validation, ["revise", "recertify"])

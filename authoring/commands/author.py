@@ -3,6 +3,7 @@ committed out."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -71,16 +72,22 @@ def register(app: typer.Typer) -> None:
         = None,
     ) -> None:
         """Turn a persona and its four stories into twenty certified, calibrated tasks committed with git."""
+        from rich.live import Live
+
         from authoring.gitops import GitError
         from authoring.pipeline import RunOptions
+        from authoring.progress import LiveProgress
         from authoring.review import ReviewError
         from authoring.run import RunError, run_persona
         from authoring.sources import SourceError, check_name
         from certify.task import TaskFileError
         from simulator import DEFAULT_WORLD, WorldError
 
+        live = LiveProgress() if err.is_terminal else None
+
         def progress(message: str) -> None:
-            err.print(f"[dim]·[/dim] {escape(message)}", highlight=False, soft_wrap=True)
+            if live is None:
+                err.print(f"[dim]·[/dim] {escape(message)}", highlight=False, soft_wrap=True)
 
         try:
             check_name(persona, "--persona", "persona")
@@ -90,8 +97,16 @@ def register(app: typer.Typer) -> None:
                                  sources_root=str(sources), skills_dir=str(skills_dir),
                                  world=str(world or DEFAULT_WORLD), baseline=baseline, reference_agent=reference_agent,
                                  frontier_agent=frontier_agent, repeats=repeats, commit=not no_commit)
-            outcome = run_persona(options, drivers, driver_name=driver_label(driver, model, base_url),
-                                  checkpoint_url=checkpoint_url, force=force)
+            with Live(live.render() if live else "", console=err, transient=False, auto_refresh=False,
+                      redirect_stdout=False, redirect_stderr=False) if live else contextlib.nullcontext() as screen:
+
+                def events(event: dict) -> None:
+                    if live is not None and screen is not None:
+                        live.update(event)
+                        screen.update(live.render(), refresh=True)
+
+                outcome = run_persona(options, drivers, driver_name=driver_label(driver, model, base_url),
+                                      checkpoint_url=checkpoint_url, force=force, events=events)
         except (SourceError, RunError, WorldError, ValueError, GitError, ReviewError, TaskFileError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(2) from exc

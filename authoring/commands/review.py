@@ -166,7 +166,7 @@ def _show_transcript(state: dict[str, Any], task_id: str) -> None:
 
 
 def _decide(item_id: str, verdict: str, note: str, by: str, checkpoints: Path, checkpoint_url: str | None,
-            tasksets_dir: Path, no_commit: bool) -> None:
+            tasksets_dir: Path, no_commit: bool, sources: Path = Path("."), skills_dir: Path = Path("skills")) -> None:
     from authoring.decisions import NoRepair, decide
     from authoring.review import AlreadyDecided, ReviewError
     from authoring.run import RunError, checkpointer
@@ -175,7 +175,7 @@ def _decide(item_id: str, verdict: str, note: str, by: str, checkpoints: Path, c
     try:
         with checkpointer(checkpoint_url, checkpoints) as saver:
             outcome = decide(tasksets_dir, saver, _drivers(), item_id, verdict, by=by, note=note,
-                             commit=not no_commit)
+                             commit=not no_commit, sources_root=sources, skills_dir=skills_dir)
     except (AlreadyDecided, NoRepair) as exc:
         raise _fail(exc, 1) from exc
     except (ReviewError, RunError, TaskFileError) as exc:
@@ -207,6 +207,10 @@ def reject(item_id: str, reason: Annotated[str, typer.Option("--reason", help="W
 @review_app.command("fix")
 def fix(item_id: str, note: Annotated[str, typer.Option("--note")] = "", by: By = "reviewer",
         checkpoints: Checkpoints = DEFAULT_DB, checkpoint_url: CheckpointUrl = None,
-        tasksets_dir: TasksetsDir = Path("tasksets"), no_commit: NoCommit = False) -> None:
-    """Send the item to the fixer driver with its evidence (exit 1 when no repair applies)."""
-    _decide(item_id, "fix", note, by, checkpoints, checkpoint_url, tasksets_dir, no_commit)
+        tasksets_dir: TasksetsDir = Path("tasksets"), no_commit: NoCommit = False,
+        sources: Annotated[Path, typer.Option("--sources", help="Folder holding personas/ and stories/.")] = Path("."),
+        skills_dir: Annotated[Path, typer.Option("--skills-dir", help="Role skills (lessons are appended).")]
+        = Path("skills")) -> None:
+    """Send the item to the fixer with its evidence; a repair goes back through the gates, the validator,
+    ladder fairness and calibration before it is committed (exit 1 when no repair applies)."""
+    _decide(item_id, "fix", note, by, checkpoints, checkpoint_url, tasksets_dir, no_commit, sources, skills_dir)
