@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 app = typer.Typer(help="Author and certify benchmark tasks for agents operating a financial workspace.",
                   no_args_is_help=True, add_completion=False)
@@ -19,8 +18,10 @@ app.add_typer(world_app, name="world")
 
 
 def _register_commands() -> None:
-    from .commands import author, calibrate, evaluate, recertify, review
+    from .commands import author, calibrate, evaluate, recertify, review, sources, world
 
+    world.register(world_app)
+    sources.register(app)
     author.register(app)
     evaluate.register(app)
     calibrate.register(app)
@@ -62,14 +63,20 @@ def world_list(
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
-    table = Table(title=f"World {w.name} ({w.path})")
-    for col in ("backend", "origin", "apps", "widgets", "widget types"):
-        table.add_column(col)
+    from . import render
+
+    table = render.table(f"World {w.name} ({w.path})")
+    table.add_column("backend", no_wrap=True)
+    table.add_column("origin")
+    table.add_column("apps", justify="right", no_wrap=True)
+    table.add_column("widgets", justify="right", no_wrap=True)
     for b in backends:
-        table.add_row(b["slug"], b["origin"], str(b["apps"]), str(b["widgets"]), ", ".join(b["widget_types"]))
+        table.add_row(render.text(b["slug"]), render.text(b["origin"]), str(b["apps"]), str(b["widgets"]))
     console.print(table)
-    console.print(f"skills ({len(w.skills)}): {', '.join(sorted(w.skills))}")
-    console.print(f"initial states: {', '.join(sorted(w.baselines))} (and \"\" for a bare workspace)")
+    for b in backends:
+        render.say(console, ", ".join(b["widget_types"]), prefix=f"widget types of {b['slug']}: ", indent=2)
+    render.say(console, ", ".join(sorted(w.skills)), prefix=f"skills ({len(w.skills)}): ", indent=2)
+    render.say(console, f"{', '.join(sorted(w.baselines))} (and \"\" for a bare workspace)", prefix="initial states: ")
     console.print(f"resources: {len(w.resources)}  prompts: {len(w.prompts)}")
 
 
@@ -110,7 +117,7 @@ def certify_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Run every certification gate on tasks; exit 0 iff every task is certified."""
-    from certify.gates import GATE_NAMES, certify_file, collect, summarise
+    from certify.gates import certify_file, collect, summarise
     from certify.task import TaskFileError
 
     missing = [str(p) for p in paths if not p.exists()]
@@ -134,14 +141,8 @@ def certify_cmd(
     if as_json:
         sys.stdout.write(json.dumps({"tasks": [r.to_dict() for r in results], "summary": summary}, indent=2) + "\n")
     else:
-        table = Table(title=f"Certification ({summary['certified']}/{summary['total']} certified)")
-        table.add_column("task")
-        for name in GATE_NAMES:
-            table.add_column(name)
-        table.add_column("why not")
-        for r in results:
-            marks = ["[green]ok[/green]" if r.gates[n].ok else "[red]FAIL[/red]" for n in GATE_NAMES]
-            reasons = "; ".join(f"{n}: {r.gates[n].detail}" for n in GATE_NAMES if not r.gates[n].ok)
-            table.add_row(r.id, *marks, reasons)
-        console.print(table)
+        from .render import gate_table
+
+        gate_table(console, f"Certification ({summary['certified']}/{summary['total']} certified)",
+                   [(r.id, r.gates) for r in results])
     raise typer.Exit(0 if summary["certified"] == summary["total"] else 1)
