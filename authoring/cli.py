@@ -8,13 +8,31 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+
+from . import render
 
 app = typer.Typer(help="Author and certify benchmark tasks for agents operating a financial workspace.",
                   no_args_is_help=True, add_completion=False)
 world_app = typer.Typer(help="Inspect and check worlds (backends, baselines, skills, resources).",
                         no_args_is_help=True)
 app.add_typer(world_app, name="world")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"taskforge {version('taskforge')}")
+        except PackageNotFoundError:
+            typer.echo("taskforge (not installed: run make install)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                   help="Print the version and exit.")] = False) -> None:
+    pass
 
 
 def _register_commands() -> None:
@@ -28,8 +46,8 @@ def _register_commands() -> None:
     review.register(app)
     recertify.register(app)
 
-console = Console()
-err_console = Console(stderr=True)
+console = render.console()
+err_console = render.console(stderr=True)
 
 WorldOption = Annotated[
     Path | None, typer.Option("--world", help="World directory (default: the built-in default world).")
@@ -42,7 +60,7 @@ def _load_world(path: Path | None):
     try:
         return World.load(path or DEFAULT_WORLD)
     except WorldError as exc:
-        err_console.print(f"[red]error:[/red] cannot load world {path or DEFAULT_WORLD}: {exc}")
+        render.error(err_console, f"cannot load world {path or DEFAULT_WORLD}: {exc}")
         raise typer.Exit(2) from exc
 
 
@@ -63,9 +81,8 @@ def world_list(
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
-    from . import render
-
-    table = render.table(f"World {w.name} ({w.path})")
+    render.say(console, f"World {w.name} ({w.path})", style="bold")
+    table = render.table()
     table.add_column("backend", no_wrap=True)
     table.add_column("origin")
     table.add_column("apps", justify="right", no_wrap=True)
@@ -92,15 +109,16 @@ def world_check(
     problems = check_world(w)
     errors = [p for p in problems if p.severity == "error"]
     for p in problems:
-        (err_console if p.severity == "error" else console).print(str(p), markup=False, highlight=False,
-                                                                  soft_wrap=True)
+        render.say(err_console if p.severity == "error" else console, str(p), indent=2)
     failing = errors or (strict and problems)
     if failing:
-        err_console.print(f"[red]{len(errors)} error(s), {len(problems) - len(errors)} warning(s)[/red] in {w.path}")
+        render.say(err_console, f"{len(errors)} error(s), {len(problems) - len(errors)} warning(s) in {w.path}",
+                   style="red")
         raise typer.Exit(1)
-    console.print(f"[green]ok[/green] {w.path}: {len(w.backends)} backends, "
-                  f"{sum(len(b.catalog.widgets) for b in w.backends.values())} widgets, {len(w.baselines)} "
-                  f"baselines, {len(w.skills)} skills; {len(problems)} warning(s)")
+    render.say(console, f"{w.path}: {len(w.backends)} backends, "
+                        f"{sum(len(b.catalog.widgets) for b in w.backends.values())} widgets, {len(w.baselines)} "
+                        f"baselines, {len(w.skills)} skills; {len(problems)} warning(s)", prefix="ok ",
+               prefix_style="green")
 
 
 _register_commands()
@@ -122,27 +140,25 @@ def certify_cmd(
 
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
-        err_console.print(f"[red]error:[/red] no such file or folder: {', '.join(missing)}")
+        render.error(err_console, f"no such file or folder: {', '.join(missing)}")
         raise typer.Exit(2)
     try:
         targets = collect(paths)
     except TaskFileError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        render.error(err_console, str(exc))
         raise typer.Exit(2) from exc
     declared = {ts.manifest.world for _, ts in targets if ts is not None and ts.manifest.world}
     if world is None and len(declared) == 1:
         world = Path(declared.pop())
     w = _load_world(world)
     if not targets:
-        err_console.print("[red]error:[/red] no task files found")
+        render.error(err_console, "no task files found")
         raise typer.Exit(2)
     results = [certify_file(w, path, taskset) for path, taskset in targets]
     summary = summarise(results)
     if as_json:
         sys.stdout.write(json.dumps({"tasks": [r.to_dict() for r in results], "summary": summary}, indent=2) + "\n")
     else:
-        from .render import gate_table
-
-        gate_table(console, f"Certification ({summary['certified']}/{summary['total']} certified)",
+        render.gate_table(console, f"Certification ({summary['certified']}/{summary['total']} certified)",
                    [(r.id, r.gates) for r in results])
     raise typer.Exit(0 if summary["certified"] == summary["total"] else 1)

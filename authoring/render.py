@@ -70,22 +70,21 @@ def fits(out: Console, table: Table) -> bool:
     return Measurement.get(out, out.options, table).maximum <= out.width
 
 
-def table(title: str | None = None, **kwargs: Any) -> Table:
-    """The house table: a rule under the header and no borders (a border costs columns at 80 wide)."""
+def table(**kwargs: Any) -> Table:
+    """The house table: a rule under the header and no borders (a border costs columns at 80 wide). Titles
+    are printed above it with `say`: a table's own title wraps at the table's width."""
     kwargs = {"padding": (0, 1), "collapse_padding": True, **kwargs}
-    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left",
-                 **kwargs)
+    return Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, **kwargs)
 
 
 def bullets(out: Console, title: str, items: Iterable[tuple[str, str]], *, style: str = "") -> None:
-    """`title` then one wrapped entry per (key, text): the key on its own line, its text indented below."""
+    """`title` then one wrapped entry per (key, text), continuation lines indented under the key."""
     items = list(items)
     if not items:
         return
     out.print(Text(title, style="bold"), soft_wrap=True)
     for key, body in items:
-        say(out, key, prefix="  ", style=style)
-        say(out, body, prefix="    ")
+        say(out, body, prefix=f"  {key}: ", prefix_style=style, indent=4)
 
 
 # -------------------------------------------------------------------------------------------------- gates

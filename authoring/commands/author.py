@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-console = Console()
-err = Console(stderr=True)
+from authoring import render
+
+console = render.console()
+err = render.console(stderr=True)
 PROJECT = Path(__file__).resolve().parents[2]
 
 
@@ -66,8 +66,7 @@ def register(app: typer.Typer) -> None:
         from authoring.sources import SourceError, check_name
         from simulator import DEFAULT_WORLD, WorldError
 
-        def progress(message: str) -> None:
-            err.print(f"[dim]·[/dim] {message}", highlight=False, soft_wrap=True)
+        progress = render.progress_printer(err)
 
         try:
             check_name(persona, "--persona", "persona")
@@ -80,14 +79,14 @@ def register(app: typer.Typer) -> None:
             outcome = run_persona(options, drivers, driver_name=driver.value, checkpoint_url=checkpoint_url,
                                   force=force)
         except (SourceError, RunError, WorldError, ValueError) as exc:
-            err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            render.error(err, str(exc))
             raise typer.Exit(2) from exc
         except Exception as exc:
             from authoring.factcheck import FactErrors
 
             if isinstance(exc, FactErrors):
                 for e in exc.errors:
-                    err.print(f"[red]error:[/red] {e}", soft_wrap=True)
+                    render.error(err, str(e))
                 raise typer.Exit(2) from exc
             raise
         _summary(outcome)
@@ -99,25 +98,21 @@ def register(app: typer.Typer) -> None:
 def _summary(outcome) -> None:
     state = outcome.state
     if state.get("tasks"):
-        table = Table(title=f"{outcome.thread_id}")
-        for col in ("task", "level", "gates", "flags"):
-            table.add_column(col)
         flags = state.get("flags", {}).values()
-        for task_id in sorted(state["tasks"], key=lambda t: (t.rsplit("_level", 1)[0], t[-1])):
-            cert = state.get("certs", {}).get(task_id, {})
-            gates = "all pass" if cert.get("certified") else ", ".join(
-                k for k, v in cert.get("gates", {}).items() if not v["ok"])
-            mine = [f"{f['severity']}:{f['check']}" for f in flags if f.get("task_id") == task_id
-                    and f["status"] in ("open", "approved")]
-            table.add_row(task_id, state["tasks"][task_id]["difficulty"], gates, ", ".join(mine))
-        console.print(table)
+        ids = sorted(state["tasks"], key=lambda t: (t.rsplit("_level", 1)[0], t[-1]))
+        rows = [(task_id, state.get("certs", {}).get(task_id, {}).get("gates", {})) for task_id in ids]
+        render.gate_table(console, outcome.thread_id, rows,
+                          extra=[("level", [state["tasks"][t]["difficulty"] for t in ids])])
+        render.bullets(console, "flags", [(task_id, ", ".join(mine)) for task_id in ids if (mine := [
+            f"{f['severity']}:{f['check']}" for f in flags if f.get("task_id") == task_id
+            and f["status"] in ("open", "approved")])])
     calibration = state.get("calibration")
     if calibration:
         rates = "  ".join(f"{s['level']}: {(s['pass_rate'] or 0):.0%}" for s in calibration["levels"])
-        console.print(f"staircase ({calibration['agent']} x{calibration['repeats']}): {rates} — "
-                      f"{'holds' if calibration['holds'] else 'INVERTED'}")
+        render.say(console, f"{rates} — {'holds' if calibration['holds'] else 'INVERTED'}",
+                   prefix=f"staircase ({calibration['agent']} x{calibration['repeats']}): ")
     for item in outcome.items:
-        console.print(f"[yellow]review[/yellow] {item['id']} {item['kind']} {item.get('task_id') or item.get('story')}"
-                      f": {item['reason']}", soft_wrap=True)
-    console.print(outcome.summary)
+        render.say(console, f"{item['kind']} {item.get('task_id') or item.get('story')}: {item['reason']}",
+                   prefix=f"review {item['id']} ", prefix_style="yellow", indent=2)
+    render.say(console, outcome.summary)
     sys.stdout.flush()

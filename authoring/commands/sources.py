@@ -78,9 +78,10 @@ def check_cmd(
                                                         "and run their gates and the heuristic staircase.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Check a persona's sources against the world without authoring: every facts error (with the nearest
-    names and the allowed options) and the warnings `taskforge author` would show. Exit 0 when clean, 1 on
-    warnings with --strict or a failing --draft, 2 on errors."""
+    """Check a persona's stories against the world, without authoring.
+
+    Every facts error (with the nearest names and the allowed options) and the warnings `taskforge author`
+    would show. Exit 0 when clean, 1 on warnings with --strict or a failing --draft, 2 on errors."""
     from authoring.checks import check_persona
     from authoring.cli import _load_world
 

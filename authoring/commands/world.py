@@ -31,7 +31,8 @@ def _overview(out: Console, info: dict[str, Any]) -> None:
     out.print(render.text(f"World {info['name']} ({info['world']})", "bold"), soft_wrap=True)
     if info["description"]:
         render.say(out, info["description"], style="dim")
-    grid = render.table("Backends")
+    render.say(out, "Backends", style="bold")
+    grid = render.table()
     grid.add_column("backend", no_wrap=True)
     grid.add_column("origin")
     grid.add_column("apps", justify="right", no_wrap=True)
