@@ -36,10 +36,11 @@ def _options(version: Annotated[bool, typer.Option("--version", callback=_versio
 
 
 def _register_commands() -> None:
-    from .commands import author, calibrate, evaluate, recertify, review, sources, world
+    from .commands import author, calibrate, evaluate, recertify, report, review, sources, world
 
     world.register(world_app)
     sources.register(app)
+    report.register(app)
     author.register(app)
     evaluate.register(app)
     calibrate.register(app)
