@@ -3,6 +3,8 @@ problems, and the scaffolds, which pass the facts check once their placeholders 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from authoring.checks import check_persona, folder_warnings, persona_warnings
@@ -161,3 +163,31 @@ def test_scaffolds_pass_the_facts_check_once_filled(tmp_path, mini_world):
     assert after.resolved[0].carried_value == "QTD"
     plain = story_text("desk_head", "other")
     assert plain.count(PLACEHOLDER) > 5 and "kind: add | read | repair" in plain
+
+
+def test_author_shows_the_same_warnings_as_check(sources, repo, mini_world_path, tmp_path):
+    from authoring.run import run_persona
+    from simulator import World
+    from tests.authoring.test_pipeline import drivers, options
+
+    write(sources / "stories" / "desk_head" / "morning_positions.md", ADD_STORY.replace("period: QTD", "period: YTD"))
+    write(sources / "stories" / "desk_head" / "draft.txt", "not yet")
+    expected = [f"warning: {w}" for w in check_persona(sources, "desk_head", World.load(mini_world_path)).warnings]
+    assert len(expected) == 3
+    messages: list[str] = []
+    run_persona(options(sources, repo, mini_world_path, commit=False), drivers(messages), driver_name="rules",
+                checkpoint_path=tmp_path / "cp.sqlite")
+    assert [m for m in messages if m.startswith("warning: ")] == expected
+
+
+def test_the_readme_documents_every_facts_key():
+    from authoring.sources import BuildFact, Facts, GovernanceFact, PolicyFact, TargetFact
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("| facts key |"):]
+    for key in Facts.model_fields:
+        assert f"| `{key}` |" in table, key
+    for model in (TargetFact, PolicyFact, GovernanceFact, BuildFact):
+        for key in model.model_fields:
+            assert re.search(rf"\b{key}\b", table), (model.__name__, key)
