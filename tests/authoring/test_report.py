@@ -19,8 +19,10 @@ from authoring.run import checkpointer
 from certify.agents import make_agent
 from certify.evaluate import evaluate, select_tasks
 from simulator import World
+from tests.authoring.conftest import init_repo, write_sources
 from tests.authoring.test_pipeline import FlaggingFairness, drivers
 from tests.authoring.test_review import flagged_run, open_items
+from tests.conftest import write_world
 
 HOSTILE = "<img src=x onerror=alert(1)> src[old] & '.[postgres]'"
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
@@ -31,25 +33,9 @@ def site(tmp_path_factory):
     """A persona authored on the mini world with one blocker approved (a decided item) and its minor notes open,
     a hostile review item, and a noop evaluation run; then the report."""
     base = tmp_path_factory.mktemp("report")
-    from tests.authoring.conftest import ADD_STORY, PERSONA, REPAIR_STORY, git
-    from tests.conftest import write_world
-
     world_path = write_world(base / "world")
-    sources = base / "sources"
-    (sources / "personas").mkdir(parents=True)
-    (sources / "stories" / "desk_head").mkdir(parents=True)
-    (sources / "personas" / "desk_head.md").write_text(PERSONA)
-    (sources / "stories" / "desk_head" / "morning_positions.md").write_text(ADD_STORY)
-    (sources / "stories" / "desk_head" / "risk_repair.md").write_text(REPAIR_STORY)
-    repo = base / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    git(repo, "config", "user.email", "t@example.com")
-    git(repo, "config", "user.name", "T")
-    (repo / "skills").mkdir()
-    (repo / "skills" / "task-author.md").write_text("# task-author\n\n## Lessons\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "init")
+    sources = write_sources(base / "sources")
+    repo = init_repo(base / "repo")
     db = base / "cp.sqlite"
     flagged_run(sources, repo, world_path, db)
     queue, items = open_items(db)
