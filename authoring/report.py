@@ -38,15 +38,12 @@ STATIC = ("report.css", "report.js")
 MAX_JSON = 3000
 
 
-def review_items(checkpoints: Path, taskset: str) -> list[dict[str, Any]]:
-    """Every review item of the taskset, open and decided. The one place the report reads the review queue
-    from: repoint it here if the items move."""
-    if not checkpoints.is_file():
-        return []
-    from .review import ReviewQueue
+def review_items(taskset_root: Path) -> list[dict[str, Any]]:
+    """Every review item of the taskset (open, decided and superseded), from its committed review files. The
+    one place the report reads review items from: repoint it here if they move."""
+    from .review import all_items
 
-    return [{**item.to_dict(), "evidence": item.evidence, "decided_by": item.decided_by,
-             "decided_at": item.decided_at} for item in ReviewQueue(checkpoints).items(status=None, taskset=taskset)]
+    return [item.to_dict() for item in all_items(taskset_root.parent, taskset_root.name)]
 
 
 # ------------------------------------------------------------------------------------------------ views
@@ -184,8 +181,8 @@ def _env() -> Environment:
     return env
 
 
-def build_report(root: Path, out: Path, *, world: World | None = None, checkpoints: Path | None = None,
-                 runs_dir: Path | None = None, max_runs: int = 5) -> Path:
+def build_report(root: Path, out: Path, *, world: World | None = None, runs_dir: Path | None = None,
+                 max_runs: int = 5) -> Path:
     """Write the site for the taskset at `root` into `out`; returns the index page."""
     taskset = TaskSet.load(root)
     world = world or taskset.world()
@@ -227,10 +224,11 @@ def build_report(root: Path, out: Path, *, world: World | None = None, checkpoin
             .is_file() else {}
         runs.append(RunView(record, report, [trial_view(world, by_id.get(t.task_id), t, _anchor("run", t))
                                              for t in trials], f"run-{record.run_id}.html"))
-    items = review_items(checkpoints, root.name) if checkpoints is not None else []
+    items = review_items(root)
     context = {"taskset": taskset.manifest, "root": str(root), "world": world.name, "personas": personas,
-               "runs": runs, "items": items, "open_items": [i for i in items if i["status"] != "decided"],
-               "decided_items": [i for i in items if i["status"] == "decided"],
+               "runs": runs, "open_items": [i for i in items if i["status"] == "open"],
+               "decided_items": [i for i in items if i["status"] not in ("open", "superseded")],
+               "superseded": sum(1 for i in items if i["status"] == "superseded"),
                "generated": datetime.now(UTC).isoformat(timespec="seconds"), "has_lock": lock is not None,
                "gate_names": gate_columns(c.gates for v in personas.values() for levels in v.stories.values()
                                           for c in levels if c is not None and c.gates)}

@@ -38,6 +38,15 @@ def make_drivers(driver: DriverChoice, model: str | None, base_url: str | None, 
     return llm_drivers(config, progress)
 
 
+def driver_label(driver: DriverChoice, model: str | None, base_url: str | None) -> str:
+    """The drivers as part of a run's identity: another model writes other tasks."""
+    import os
+
+    if driver == DriverChoice.rules:
+        return "rules"
+    return f"llm:{model or os.environ.get('TASKFORGE_MODEL', '')}@{base_url or os.environ.get('OPENAI_BASE_URL', '')}"
+
+
 def register(app: typer.Typer) -> None:
     @app.command("author")
     def author(
@@ -61,9 +70,12 @@ def register(app: typer.Typer) -> None:
         = None,
     ) -> None:
         """Turn a persona and its four stories into twenty certified, calibrated tasks committed with git."""
+        from authoring.gitops import GitError
         from authoring.pipeline import RunOptions
+        from authoring.review import ReviewError
         from authoring.run import RunError, run_persona
         from authoring.sources import SourceError, check_name
+        from certify.task import TaskFileError
         from simulator import DEFAULT_WORLD, WorldError
 
         progress = render.progress_printer(err)
@@ -76,9 +88,9 @@ def register(app: typer.Typer) -> None:
                                  sources_root=str(sources), skills_dir=str(skills_dir),
                                  world=str(world or DEFAULT_WORLD), baseline=baseline, reference_agent=reference_agent,
                                  frontier_agent=frontier_agent, repeats=repeats, commit=not no_commit)
-            outcome = run_persona(options, drivers, driver_name=driver.value, checkpoint_url=checkpoint_url,
-                                  force=force)
-        except (SourceError, RunError, WorldError, ValueError) as exc:
+            outcome = run_persona(options, drivers, driver_name=driver_label(driver, model, base_url),
+                                  checkpoint_url=checkpoint_url, force=force)
+        except (SourceError, RunError, WorldError, ValueError, GitError, ReviewError, TaskFileError) as exc:
             render.error(err, str(exc))
             raise typer.Exit(2) from exc
         except Exception as exc:
@@ -90,6 +102,12 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2) from exc
             raise
         _summary(outcome)
+        if outcome.open_items or outcome.items:
+            blocking = len(outcome.items)
+            render.say(console, f"{max(outcome.open_items, blocking)} open review item(s)"
+                       + (f", {blocking} blocking the commit" if blocking else ", none blocking")
+                       + f": taskforge review list --taskset {taskset}"
+                       + (f" --tasksets-dir {tasksets_dir}" if tasksets_dir != Path("tasksets") else ""))
         if outcome.status in ("committed", "up_to_date") or (outcome.status == "certified" and no_commit):
             raise typer.Exit(0)
         raise typer.Exit(1)

@@ -27,7 +27,8 @@ def register(app: typer.Typer) -> None:
         world: Annotated[Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")]
         = None,
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
-        out: Annotated[Path | None, typer.Option("--out", help="Record folder (default <taskset>/calibration/<p>)")]
+        out: Annotated[Path | None, typer.Option("--out", help="Record folder (default .taskforge/calibrate/<taskset>/<p>;"
+                                                  " the taskset's own calibration/ records belong to `author`)")]
         = None,
         regrade_run: Annotated[Path | None, typer.Option("--regrade", help="Re-grade a stored run instead.")] = None,
         runs_dir: Annotated[Path, typer.Option("--runs-dir")] = Path(".taskforge/runs"),
@@ -46,13 +47,12 @@ def register(app: typer.Typer) -> None:
         from simulator import WorldError
 
         try:
-            loaded = TaskSet.load(taskset)
-            manifest, w = loaded.manifest, loaded.world(world)
+            w = TaskSet.load(taskset).world(world)
             tasks = select_tasks(taskset, persona)
         except (TaskFileError, WorldError) as exc:
             render.error(err, str(exc))
             raise typer.Exit(2) from exc
-        folder = out or taskset / "calibration" / persona
+        folder = out or Path(".taskforge") / "calibrate" / taskset.resolve().name / persona
         moved: list[dict] = []
         if regrade_run is not None:
             source = regrade_run
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2) from exc
             trials, moved = regrade(w, {t.id: t for t in tasks}, trials)
             name = trials[0].agent if trials else agent
-            record = analyse(trials, persona=persona, taskset=manifest.taskset_id, agent=name,
+            record = analyse(trials, persona=persona, taskset=taskset.resolve().name, agent=name,
                              repeats=max((t.repeat for t in trials), default=0) + 1)
         else:
             try:
@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
             run = asyncio.run(evaluate(w, tasks, reference, repeats=repeats, concurrency=concurrency,
                                        runs_dir=runs_dir, taskset=str(taskset), options={"persona": persona}))
             trials = run.trials
-            record = analyse(trials, persona=persona, taskset=manifest.taskset_id, agent=reference.name,
+            record = analyse(trials, persona=persona, taskset=taskset.resolve().name, agent=reference.name,
                              repeats=repeats)
             if frontier is not None and record.probes:
                 asyncio.run(probe_dead_rungs(w, record, tasks, trials, frontier))
@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
             if regrade_run is not None:
                 render.say(console, f"re-graded {len(trials)} stored trial(s): "
                            + (f"{len(moved)} verdict(s) moved: {moved}" if moved else "no verdict moved"))
-            render.say(console, f"{paths[0]} (+ markdown, plot, transcripts)", prefix="record: ")
+            render.say(console, ", ".join(str(p) for p in paths), prefix="wrote ")
         raise typer.Exit(0 if record.holds else 1)
 
 

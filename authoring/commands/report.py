@@ -19,8 +19,6 @@ def register(app: typer.Typer) -> None:
         = None,
         world: Annotated[Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")]
         = None,
-        checkpoints: Annotated[Path, typer.Option("--checkpoints", help="Review queue store.")] = Path(
-            ".taskforge/checkpoints.sqlite"),
         runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Evaluation runs to include.")] = Path(
             ".taskforge/runs"),
         max_runs: Annotated[int, typer.Option("--max-runs", min=0, help="The newest runs of this taskset to "
@@ -39,7 +37,7 @@ def register(app: typer.Typer) -> None:
         site = out or Path(".taskforge") / "report" / taskset
         try:
             w = TaskSet.load(root).world(world)
-            index = build_report(root, site, world=w, checkpoints=checkpoints, runs_dir=runs_dir, max_runs=max_runs)
+            index = build_report(root, site, world=w, runs_dir=runs_dir, max_runs=max_runs)
         except (TaskFileError, WorldError) as exc:
             render.error(err, str(exc))
             raise typer.Exit(2) from exc

@@ -14,14 +14,13 @@ from typer.testing import CliRunner
 
 from authoring.cli import app
 from authoring.report import build_report
-from authoring.review import ReviewQueue, decide
-from authoring.run import checkpointer
+from authoring.review import ReviewItem, read_file, reviews_path
 from certify.agents import make_agent
 from certify.evaluate import evaluate, select_tasks
+from certify.task import TaskSet
 from simulator import World
 from tests.authoring.conftest import init_repo, write_sources
-from tests.authoring.test_pipeline import FlaggingFairness, drivers
-from tests.authoring.test_review import flagged_run, open_items
+from tests.authoring.test_review import decide_now, flagged_run
 from tests.conftest import write_world
 
 HOSTILE = "<img src=x onerror=alert(1)> src[old] & '.[postgres]'"
@@ -37,22 +36,21 @@ def site(tmp_path_factory):
     sources = write_sources(base / "sources")
     repo = init_repo(base / "repo")
     db = base / "cp.sqlite"
-    flagged_run(sources, repo, world_path, db)
-    queue, items = open_items(db)
-    with checkpointer(None, db) as saver:
-        decide(queue, saver, drivers(fairness=FlaggingFairness()), next(i for i in items if i.blocking).id,
-               "approve", by="ana", note="reads fine")
-    open_items(db)
+    outcome = flagged_run(sources, repo, world_path, db)
+    decide_now(repo, db, outcome.items[0]["id"], "approve", note="reads fine")
     root = repo / "tasksets" / "workspace_tasks"
-    ReviewQueue(db).add(item_id="hostile", source="recertify", kind="recertify_broken", severity="blocker",
-                        reason=HOSTILE, taskset="workspace_tasks", persona="desk_head",
-                        task_id="morning_positions_level1", evidence=f"evidence: {HOSTILE}")
+    file = read_file(root, "desk_head")
+    file.items.append(ReviewItem(id="hostile", run="recertify", source="recertify", taskset="workspace_tasks",
+                                 persona="desk_head", task_id="morning_positions_level1", kind="recertify_broken",
+                                 severity="blocker", reason=HOSTILE, evidence=f"evidence: {HOSTILE}",
+                                 created_at="2025-01-01T00:00:00+00:00"))
+    reviews_path(root, "desk_head").write_bytes(file.render())
     world = World.load(world_path)
     runs = base / "runs"
     asyncio.run(evaluate(world, select_tasks(root), make_agent("noop"), repeats=2, runs_dir=runs,
-                         taskset="workspace-tasks"))
+                         taskset=TaskSet.load(root).manifest.taskset_id))
     out = base / "site"
-    index = build_report(root, out, world=world, checkpoints=db, runs_dir=runs)
+    index = build_report(root, out, world=world, runs_dir=runs)
     return index, out
 
 
@@ -98,8 +96,8 @@ def test_the_command_writes_the_site(site, tmp_path):
     _, out = site
     tasksets = out.parent / "repo" / "tasksets"
     result = CliRunner().invoke(app, ["report", "--tasksets-dir", str(tasksets), "--out", str(tmp_path / "s"),
-                                      "--world", str(out.parent / "world"), "--checkpoints", str(tmp_path / "none"),
-                                      "--runs-dir", str(tmp_path / "none")], env={"COLUMNS": "80"})
+                                      "--world", str(out.parent / "world"), "--runs-dir", str(tmp_path / "none")],
+                                env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert (tmp_path / "s" / "index.html").is_file() and "file://" in result.stdout
     assert not (tmp_path / "none").exists()
