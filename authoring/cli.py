@@ -29,12 +29,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def _options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                   help="Print the version and exit.")] = False) -> None:
-    pass
-
-
 def _register_commands() -> None:
     from .commands import author, calibrate, evaluate, recertify, report, review, sources, world
 
@@ -124,7 +118,9 @@ def world_check(
 
 @app.callback()
 def _root(debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")]
-          = False) -> None:
+          = False,
+          version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
     """Author and certify benchmark tasks for agents operating a financial workspace."""
 
 

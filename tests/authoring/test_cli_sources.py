@@ -102,3 +102,10 @@ def test_check_draft_authors_in_memory(sources, mini_world_path):
     assert "morning_positions_level4 ✓  ✓" in result.stdout
     assert "heuristic staircase" in result.stdout
     assert not list(sources.glob("**/*.json"))
+
+
+def test_version():
+    from importlib.metadata import version
+
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.stdout == f"taskforge {version('taskforge')}\n"
