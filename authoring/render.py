@@ -67,7 +67,8 @@ def warning(out: Console, message: str) -> None:
 
 
 def fits(out: Console, table: Table) -> bool:
-    return Measurement.get(out, out.options, table).maximum <= out.width
+    """Whether `table` prints at its natural width (measured unclamped: rich would otherwise squeeze it)."""
+    return Measurement.get(out, out.options.update_width(10_000), table).maximum <= out.width
 
 
 def table(**kwargs: Any) -> Table:

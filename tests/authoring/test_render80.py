@@ -194,3 +194,17 @@ def test_author_recertify_and_review_at_80_columns(authored, mini_world_path):
     assert shown.exit_code == 0, shown.output
     assert_fits(shown.stdout)
     assert flat(items[0]["reason"]) in flat(shown.stdout)
+
+
+def test_a_table_too_wide_folds_into_a_compact_layout():
+    gates = {g: {"ok": g != "leak", "detail": "the prompt names the target"} for g in
+             ("schema", "grounding", "oracle", "noop", "load_bearing", "leak", "determinism", "equivalence",
+              "shortcuts")}
+    out = Console(width=50, record=True)
+    render.gate_table(out, "Certification", [(LONG_ID, gates)], extra=[("level", ["level4"])])
+    text = out.export_text()
+    lines = text.splitlines()
+    assert LONG_ID in lines
+    marks = lines[lines.index(LONG_ID) + 1]
+    assert "level4" in marks and "le ✗" in marks and "sc ✓" in marks
+    assert "leak: the prompt names the target" in flat(text)
