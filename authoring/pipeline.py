@@ -39,6 +39,7 @@ from certify.trial import Trial, run_trial
 from simulator import World
 
 from .author import AuthorContext, AuthorDriver, AuthoringError
+from .checks import persona_warnings
 from .factcheck import resolve
 from .failures import RoleFailure
 from .fairness import FairnessDriver
@@ -189,6 +190,8 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         ctxs = contexts(options)
         emit("load", "loaded", f"loaded persona {options.persona}: {len(ctxs)} stories, facts checked against "
                                f"{env.world(options).name}")
+        for warning in persona_warnings(Path(options.sources_root), options.persona, [c.story for c in ctxs.values()]):
+            drivers.progress(f"warning: {warning}")
         flags = {}
         for slug, ctx in ctxs.items():
             for warning in ctx.story.warnings:

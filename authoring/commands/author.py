@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-console = Console()
-err = Console(stderr=True)
+from authoring import render
+
+console = render.console()
+err = render.console(stderr=True)
 PROJECT = Path(__file__).resolve().parents[2]
 
 
@@ -84,10 +83,11 @@ def register(app: typer.Typer) -> None:
         from simulator import DEFAULT_WORLD, WorldError
 
         live = LiveProgress() if err.is_terminal else None
+        lines = render.progress_printer(err)
 
         def progress(message: str) -> None:
             if live is None:
-                err.print(f"[dim]·[/dim] {escape(message)}", highlight=False, soft_wrap=True)
+                lines(message)
 
         try:
             check_name(persona, "--persona", "persona")
@@ -108,24 +108,23 @@ def register(app: typer.Typer) -> None:
                 outcome = run_persona(options, drivers, driver_name=driver_label(driver, model, base_url),
                                       checkpoint_url=checkpoint_url, force=force, events=events)
         except (SourceError, RunError, WorldError, ValueError, GitError, ReviewError, TaskFileError) as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+            render.error(err, str(exc))
             raise typer.Exit(2) from exc
         except Exception as exc:
             from authoring.factcheck import FactErrors
 
             if isinstance(exc, FactErrors):
                 for e in exc.errors:
-                    err.print(f"[red]error:[/red] {e}", soft_wrap=True)
+                    render.error(err, str(e))
                 raise typer.Exit(2) from exc
             raise
         _summary(outcome)
         if outcome.open_items or outcome.items:
             blocking = len(outcome.items)
-            console.print(f"{max(outcome.open_items, blocking)} open review item(s)"
-                          + (f", {blocking} blocking the commit" if blocking else ", none blocking")
-                          + f": taskforge review list --taskset {taskset}"
-                          + (f" --tasksets-dir {tasksets_dir}" if tasksets_dir != Path("tasksets") else ""),
-                          markup=False, soft_wrap=True)
+            render.say(console, f"{max(outcome.open_items, blocking)} open review item(s)"
+                       + (f", {blocking} blocking the commit" if blocking else ", none blocking")
+                       + f": taskforge review list --taskset {taskset}"
+                       + (f" --tasksets-dir {tasksets_dir}" if tasksets_dir != Path("tasksets") else ""))
         if outcome.status in ("committed", "up_to_date") or (outcome.status == "certified" and no_commit):
             raise typer.Exit(0)
         raise typer.Exit(1)
@@ -135,24 +134,19 @@ def _summary(outcome) -> None:
     state = outcome.state
     tasks = state.get("tasks") or {}
     if tasks:
-        table = Table(title=f"{outcome.thread_id}")
-        for col in ("task", "level", "gates", "flags"):
-            table.add_column(col)
         flags = state.get("flags", {}).values()
-        for task_id in sorted(tasks, key=lambda t: (t.rsplit("_level", 1)[0], t[-1])):
-            cert = tasks[task_id].cert
-            gates = "all pass" if cert.certified else ", ".join(k for k, v in cert.gates.items() if not v.ok)
-            mine = [f"{f.severity}:{f.check}" for f in flags if f.task_id == task_id and f.status in ("open", "approved")]
-            table.add_row(task_id, tasks[task_id].raw["difficulty"], gates, escape(", ".join(mine)))
-        console.print(table)
+        ids = sorted(tasks, key=lambda t: (t.rsplit("_level", 1)[0], t[-1]))
+        rows = [(task_id, {k: g.model_dump() for k, g in tasks[task_id].cert.gates.items()}) for task_id in ids]
+        render.gate_table(console, outcome.thread_id, rows, extra=[("level", [tasks[t].raw["difficulty"] for t in ids])])
+        render.bullets(console, "flags", [(task_id, ", ".join(mine)) for task_id in ids if (mine := [
+            f"{f.severity}:{f.check}" for f in flags if f.task_id == task_id and f.status in ("open", "approved")])])
     calibration = state.get("calibration")
     if calibration is not None:
         rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
-        console.print(f"staircase ({calibration.agent} x{calibration.repeats}): {rates} — "
-                      f"{'holds' if calibration.holds else 'INVERTED'}")
+        render.say(console, f"{rates} — {'holds' if calibration.holds else 'INVERTED'}",
+                   prefix=f"staircase ({calibration.agent} x{calibration.repeats}): ")
     for item in outcome.items:
-        console.print(f"[yellow]review[/yellow] {item['id']} {escape(item['kind'])} "
-                      f"{escape(str(item.get('task_id') or item.get('story')))}: {escape(item['reason'])}",
-                      soft_wrap=True)
-    console.print(outcome.summary, markup=False)
+        render.say(console, f"{item['kind']} {item.get('task_id') or item.get('story')}: {item['reason']}",
+                   prefix=f"review {item['id']} ", prefix_style="yellow", indent=2)
+    render.say(console, outcome.summary)
     sys.stdout.flush()
