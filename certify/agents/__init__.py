@@ -2,15 +2,17 @@
 
 from .base import (
     AGENTS,
+    FAMILIES,
     Action,
     Agent,
     AgentSession,
     AgentUnavailable,
     TaskView,
     Usage,
+    family,
     make_agent,
     register_agent,
 )
 
-__all__ = ["AGENTS", "Action", "Agent", "AgentSession", "AgentUnavailable", "TaskView", "Usage", "make_agent",
-           "register_agent"]
+__all__ = ["AGENTS", "FAMILIES", "Action", "Agent", "AgentSession", "AgentUnavailable", "TaskView", "Usage", "family",
+           "make_agent", "register_agent"]

@@ -93,14 +93,20 @@ class AgentSession(Protocol):
 
 @runtime_checkable
 class Agent(Protocol):
+    """`deterministic` agents act the same way every time on the same task: calibration runs them once per
+    task, since repeating them would count one observation several times."""
+
     name: str
     privileged: bool
+    deterministic: bool
 
     def session(self, view: TaskView, task: Task | None = None) -> AgentSession: ...
 
 
 AgentFactory = Callable[[str], Agent]
 AGENTS: dict[str, AgentFactory] = {}
+# Names that stand for a population of agents, e.g. `ladder` for ladder-0 … ladder-4.
+FAMILIES: dict[str, tuple[str, ...]] = {}
 
 
 def register_agent(prefix: str) -> Callable[[AgentFactory], AgentFactory]:
@@ -113,12 +119,27 @@ def register_agent(prefix: str) -> Callable[[AgentFactory], AgentFactory]:
     return register
 
 
-def make_agent(name: str) -> Agent:
-    """An agent by name: `oracle`, `noop`, `heuristic`, `openai:<model>`."""
-    from . import heuristic, llm, oracle  # noqa: F401  (registration)
+def register_family(name: str, members: tuple[str, ...]) -> None:
+    FAMILIES[name] = members
 
+
+def _register_all() -> None:
+    from . import heuristic, ladder, llm, oracle  # noqa: F401  (registration)
+
+
+def make_agent(name: str) -> Agent:
+    """An agent by name: `oracle`, `noop`, `heuristic`, `ladder-0` … `ladder-4`, `openai:<model>`."""
+    _register_all()
     prefix = name.split(":", 1)[0]
     factory = AGENTS.get(prefix)
     if factory is None:
-        raise ValueError(f"unknown agent '{name}'; known: {', '.join(sorted(AGENTS))} (openai:<model> for a model)")
+        hint = f"; '{name}' is a family, use it where a population is expected" if name in FAMILIES else ""
+        raise ValueError(f"unknown agent '{name}'; known: {', '.join(sorted(AGENTS))} (openai:<model> for a "
+                         f"model){hint}")
     return factory(name)
+
+
+def family(name: str) -> tuple[str, ...] | None:
+    """The members of a family name (`ladder`), or None when `name` is a single agent."""
+    _register_all()
+    return FAMILIES.get(name)

@@ -187,6 +187,7 @@ class HeuristicSession:
 class HeuristicAgent:
     name = "heuristic"
     privileged = False
+    deterministic = True
 
     def session(self, view: TaskView, task: Task | None = None) -> AgentSession:
         return HeuristicSession(view)

@@ -153,6 +153,7 @@ class OpenAIAgent:
     shared by all the sessions of a run; tests inject `client` or `http_client`."""
 
     privileged = False
+    deterministic = False
 
     def __init__(self, config: LLMConfig, *, client: openai.AsyncOpenAI | None = None,
                  http_client: httpx2.AsyncClient | None = None, prices: PriceTable | None = None,

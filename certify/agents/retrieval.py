@@ -31,7 +31,8 @@ def stem(word: str) -> str:
     "flag" and "limits" meets "limit" without pulling unrelated words together."""
     if len(word) <= 3 or word.isdigit():
         return word
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
+    for suffix, repl in (("ations", ""), ("ation", ""), ("ies", "y"), ("sses", "ss"), ("ings", ""), ("ing", ""),
+                         ("ed", ""), ("es", "e"), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 return word
