@@ -24,8 +24,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send, interrupt
 from pydantic import BaseModel, ConfigDict, Field
 
-from certify.agents import make_agent
-from certify.calibrate import CalibrationRecord, analyse, probe_dead_rungs, write_record
+from certify.calibrate import MIN_ATTEMPTS, CalibrationRecord, calibrate, write_record
 from certify.gates import certify_task
 from certify.lock import (
     CertificateLock,
@@ -37,7 +36,7 @@ from certify.lock import (
     task_content_hash,
 )
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, parse_task
-from certify.trial import Trial, run_trial
+from certify.trial import Trial
 from simulator import World
 
 from .author import AuthorContext, AuthorDriver, AuthoringError
@@ -73,6 +72,8 @@ class RunOptions(BaseModel):
     reference_agent: str = "heuristic"
     frontier_agent: str | None = None
     repeats: int = Field(3, ge=1)
+    min_attempts: int = Field(MIN_ATTEMPTS, ge=1, description="valid attempts per agent a level needs to be "
+                                                             "measured by calibration")
     author_rounds: int = Field(3, ge=1)
     review_rounds: int = Field(2, ge=0)
     fix_rounds: int = Field(2, ge=0)
@@ -338,30 +339,15 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     def route_after_fairness(state: PipelineState) -> str:
         return "revise" if state.get("revise") else "calibrate"
 
-    def calibrate(state: PipelineState) -> dict[str, Any]:
+    def calibrate_persona(state: PipelineState) -> dict[str, Any]:
         options = opts(state)
         world = env.world(options)
         defaults = taskset_defaults(options)
         tasks = [parse(options, raw, defaults) for raw in state["tasks"].values()]
-        agent = make_agent(options.reference_agent) if not options.reference_agent.startswith("openai:") else \
-            _llm_agent(options.reference_agent)
-
-        async def run_all() -> list[Trial]:
-            semaphore = asyncio.Semaphore(8)
-
-            async def one(task: Task, repeat: int) -> Trial:
-                async with semaphore:
-                    return await run_trial(world, task, agent, repeat)
-
-            return list(await asyncio.gather(*(one(t, r) for r in range(options.repeats) for t in tasks)))
-
-        trials = asyncio.run(run_all())
-        record = analyse(trials, persona=options.persona, taskset=options.taskset, agent=agent.name,
-                         repeats=options.repeats)
-        if options.frontier_agent and record.probes:
-            frontier = _llm_agent(options.frontier_agent) if options.frontier_agent.startswith("openai:") else \
-                make_agent(options.frontier_agent)
-            asyncio.run(probe_dead_rungs(world, record, tasks, trials, frontier))
+        frontier = _llm_agent(options.frontier_agent) if options.frontier_agent else None
+        record, trials = asyncio.run(calibrate(world, tasks, options.reference_agent, persona=options.persona,
+                                               taskset=options.taskset, repeats=options.repeats, frontier=frontier,
+                                               concurrency=8, min_attempts=options.min_attempts))
         flags: dict[str, Any] = {}
 
         def add(**kw: Any) -> None:
@@ -379,9 +365,22 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         for s in record.shortcuts:
             add(kind="shortcut", task_id=s.task_id, level=LEVELS.index(s.level), check="staircase", severity="minor",
                 reason=s.detail)
+        if record.verdict == "insufficient":
+            add(kind="insufficient", check="staircase", severity="blocker",
+                reason=f"calibration measured too little: fewer than {record.min_attempts} valid attempts per agent "
+                       f"at {', '.join(record.insufficient) or 'every level'}",
+                evidence=f"{record.trials} trials, {record.invalid} invalid")
+        for f in record.ladder.findings if record.ladder else []:
+            add(kind="ladder", task_id=f.task_id, level=LEVELS.index(f.level), check="ladder_criterion",
+                severity="blocker", reason=f.detail,
+                evidence=" → ".join(str(e["tool"]) + ("" if e.get("ok") else " (failed)") for e in f.events))
+        for fid, old in state.get("flags", {}).items():
+            if old["role"] == "calibration" and old["status"] == "open" and fid not in flags:
+                flags[fid] = {**old, "status": "resolved"}
         rates = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
-        drivers.progress(f"calibration with {agent.name} x{options.repeats}: {rates} — "
-                         + ("staircase holds" if record.holds else "INVERTED"))
+        drivers.progress(f"calibration with {record.agent} x{record.repeats}: {rates} — "
+                         + {"holds": "staircase holds", "inverted": "INVERTED",
+                            "insufficient": "INSUFFICIENT"}[record.verdict])
         return {"calibration": record.model_dump(), "calibration_trials": [t.model_dump() for t in trials],
                 "flags": flags}
 
@@ -424,7 +423,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         options = opts(state)
         record = CalibrationRecord.model_validate(state["calibration"])
         flags = dict(state.get("flags", {}))
-        if not record.holds:
+        if record.verdict == "inverted":
             f = make_flag(role="calibration", kind="staircase", persona=options.persona, check="staircase",
                           severity="blocker", reason="the staircase is inverted after the fixer's rounds",
                           evidence="; ".join(f"{i.lower} {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}"
@@ -495,7 +494,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     graph.add_node("revise", revise)
     graph.add_node("recertify", recertify)
     graph.add_node("fairness", fairness)
-    graph.add_node("calibrate", calibrate)
+    graph.add_node("calibrate", calibrate_persona)
     graph.add_node("fix", fix)
     graph.add_node("review", review)
     graph.add_node("commit", commit)

@@ -5,6 +5,7 @@ from .base import (
     FAMILIES,
     Action,
     Agent,
+    AgentRefused,
     AgentSession,
     AgentUnavailable,
     TaskView,
@@ -14,5 +15,5 @@ from .base import (
     register_agent,
 )
 
-__all__ = ["AGENTS", "FAMILIES", "Action", "Agent", "AgentSession", "AgentUnavailable", "TaskView", "Usage", "family",
-           "make_agent", "register_agent"]
+__all__ = ["AGENTS", "FAMILIES", "Action", "Agent", "AgentRefused", "AgentSession", "AgentUnavailable", "TaskView",
+           "Usage", "family", "make_agent", "register_agent"]

@@ -78,6 +78,16 @@ class AgentUnavailable(Exception):
         self.reason = reason
 
 
+class AgentRefused(Exception):
+    """The model refused the request for a reason that is its own limit (its context window overflowed, it does
+    not accept a parameter the harness needs). The trial describes the agent: it is a failure with this reason,
+    never an invalid trial."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 @runtime_checkable
 class AgentSession(Protocol):
     usage: Usage

@@ -188,7 +188,7 @@ class LadderSession:
         pending = []
         for policy in request.policies:
             sentence = request.sentence_of(policy.start)
-            affected = [op for op in ops if request.sentence_of(op.position) == sentence]
+            affected = [op for op in ops if any(request.sentence_of(p) == sentence for p in op.target.positions)]
             param = _param_before(self.prompt, policy.start, sentence[0], affected, schemas)
             if param is None or all(param["paramName"] in values[id(op)] for op in affected):
                 continue

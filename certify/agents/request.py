@@ -30,9 +30,9 @@ TWIN = re.compile(
 
 _VERBS: dict[OpKind, re.Pattern[str]] = {
     "update": re.compile(r"\b(repair|fix|correct|rectify|restore|reset|re-?point|re-?cut|switch|flip|misconfigured"
-                         r"|set up wrong|wrong)\b", re.I),
-    "create": re.compile(r"\b(add|put|bring|place|pin|drop|open up|need|show|display|stand up|set up(?! wrong))\b",
-                         re.I),
+                         r"|set up wrong|wrong|set(?! up| down| to| by))\b", re.I),
+    "create": re.compile(r"\b(add|put(?: up)?|bring(?: up| in)?|place|pin|drop|open up|need|show|display|stand up"
+                         r"|set up(?! wrong))\b", re.I),
     "read": re.compile(r"\b(read(?: off)?|pull(?: up)?|look up|check|inspect|consult)\b", re.I),
 }
 _NOT_A_READ = re.compile(r"\b(?:should|it|to|must|would)\s+read\b", re.I)
@@ -265,6 +265,8 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
             if kind is None:
                 kind = "update" if placed.get(target.widget_id) else "create"
             if kind == "update" and not placed.get(target.widget_id):
+                if any(o.kind == "create" and o.target is target for o in ops):
+                    continue
                 kind = "create"
             key = (target.widget_id, request.sentence_of(pos), kind)
             if key not in seen:

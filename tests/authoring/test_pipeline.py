@@ -20,6 +20,8 @@ from tests.authoring.conftest import git
 
 
 def options(sources: Path, repo: Path, world: Path, **kw) -> RunOptions:
+    """The fixture persona has two stories, so each level has two tasks: calibration measures a level on two."""
+    kw.setdefault("min_attempts", 2)
     return RunOptions(persona="desk_head", tasksets_dir=str(repo / "tasksets"), sources_root=str(sources),
                       skills_dir=str(repo / "skills"), world=str(world), baseline="lived", repeats=1, **kw)
 
