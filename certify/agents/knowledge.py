@@ -16,13 +16,25 @@ from .retrieval import BM25, terms
 
 URI = re.compile(r"openbb://[\w./-]*[\w/]")
 _STEP = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+", re.M)
-_ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5, "seventh": 6, "eighth": 7,
-             "ninth": 8, "tenth": 9}
+_ORDINALS = {
+    "first": 0,
+    "second": 1,
+    "third": 2,
+    "fourth": 3,
+    "fifth": 4,
+    "sixth": 5,
+    "seventh": 6,
+    "eighth": 7,
+    "ninth": 8,
+    "tenth": 9,
+}
 # Proper names a question quotes ("Share Buybacks"): the piece that carries them verbatim is the one it means.
 _NAMED = re.compile(r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)+")
 # The main clause of a question is what it asks; what follows "before …" only situates it.
 _SUBORDINATE = re.compile(r"\b(?:before|after|when|while|once|so that|in order to)\b", re.I)
-_XREF = re.compile(r"\b(?:see|refer to|as (?:set out|defined|listed|given) in|defined in|listed in|per)\b", re.I)
+_XREF = re.compile(
+    r"\b(?:see|refer to|as (?:set out|defined|listed|given) in|defined in|listed in|per)\b", re.I
+)
 
 
 @dataclass
@@ -52,15 +64,24 @@ def envelope_text(envelope: dict[str, Any] | None) -> str | None:
     data = envelope["data"]
     for key in ("content", "text"):
         if isinstance(data.get(key), str):
-            head = " ".join(str(data[k]) for k in ("name", "title", "description") if isinstance(data.get(k), str))
+            head = " ".join(
+                str(data[k]) for k in ("name", "title", "description") if isinstance(data.get(k), str)
+            )
             return f"{head}\n{data[key]}" if head else data[key]
     return None
 
 
 def skills(snapshot: dict[str, Any]) -> list[Document]:
-    return [Document("skill", str(s["slug"]), str(s.get("name") or s["slug"]),
-                     f"{s.get('name', '')} {s.get('description', '')}")
-            for s in snapshot.get("skills") or [] if isinstance(s, dict) and s.get("slug")]
+    return [
+        Document(
+            "skill",
+            str(s["slug"]),
+            str(s.get("name") or s["slug"]),
+            f"{s.get('name', '')} {s.get('description', '')}",
+        )
+        for s in snapshot.get("skills") or []
+        if isinstance(s, dict) and s.get("slug")
+    ]
 
 
 def notes(snapshot: dict[str, Any]) -> list[Document]:
@@ -69,7 +90,9 @@ def notes(snapshot: dict[str, Any]) -> list[Document]:
     for w in (snapshot.get("dashboard_composition") or {}).get("widgets") or []:
         if w.get("generated") and isinstance(w.get("generated_data"), str):
             name = str(w.get("name") or "note")
-            out.append(Document("note", str(w.get("widget_uuid")), name, name, f"{name}\n{w['generated_data']}"))
+            out.append(
+                Document("note", str(w.get("widget_uuid")), name, name, f"{name}\n{w['generated_data']}")
+            )
     return out
 
 
@@ -95,8 +118,14 @@ def resources(index_text: str) -> list[Document]:
             if uri not in seen:
                 seen.add(uri)
                 words = URI.sub(" ", line).replace("|", " ")
-                out.append(Document("resource", uri, uri.rsplit("/", 1)[-1],
-                                    f"{words} {uri.rsplit('/', 1)[-1].replace('-', ' ')}"))
+                out.append(
+                    Document(
+                        "resource",
+                        uri,
+                        uri.rsplit("/", 1)[-1],
+                        f"{words} {uri.rsplit('/', 1)[-1].replace('-', ' ')}",
+                    )
+                )
     return out
 
 
@@ -112,8 +141,9 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
     tokens = [t for t in re.split(r"[^A-Za-z0-9]+", phrase) if t]
     if tokens and tokens[0].lower() == "the":
         tokens = tokens[1:]
-    return re.compile(r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9\n]{1,3}".join(map(re.escape, tokens)) + r"(?![A-Za-z0-9])",
-                      re.I)
+    return re.compile(
+        r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9\n]{1,3}".join(map(re.escape, tokens)) + r"(?![A-Za-z0-9])", re.I
+    )
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -135,13 +165,13 @@ def policy_value(text: str, phrase: str, param: dict[str, Any], others: list[str
         line = next(((a, b) for a, b in spans if a <= m.start() <= b), (0, len(text)))
         index = spans.index(line) if line in spans else -1
         stops = sorted(f.start() for p in fences for f in p.finditer(text, m.end(), line[1]))
-        after = [x for x in option_mentions(text[m.end():stops[0] if stops else line[1]], param)]
+        after = [x for x in option_mentions(text[m.end() : stops[0] if stops else line[1]], param)]
         if after:
             first = after[0]
             return Mention(first.start + m.end(), first.end + m.end(), first.value, first.text)
         starts = [f.end() for p in fences for f in p.finditer(text, line[0], m.start())]
         floor = max(starts, default=line[0])
-        before = option_mentions(text[floor:m.start()], param)
+        before = option_mentions(text[floor : m.start()], param)
         if before:
             last = before[-1]
             return Mention(last.start + floor, last.end + floor, last.value, last.text)
@@ -165,7 +195,7 @@ def units(text: str) -> list[str]:
         out = []
         for i, m in enumerate(steps):
             end = steps[i + 1].start() if i + 1 < len(steps) else len(text)
-            piece = text[m.end():end].strip().split("\n\n", 1)[0]
+            piece = text[m.end() : end].strip().split("\n\n", 1)[0]
             out.append(" ".join(piece.split()))
         return [u for u in out if u]
     lines = [ln.strip(" |#") for ln in text.splitlines() if ln.strip(" |#-")]
@@ -199,11 +229,13 @@ def asked_unit(text: str, question: str) -> str | None:
         return pieces[index]
     ranker = BM25(pieces)
     head = _SUBORDINATE.split(question, maxsplit=1)[0]
-    for query in ((head, question) if len(terms(head)) >= 2 else (question,)):
+    for query in (head, question) if len(terms(head)) >= 2 else (question,):
         names = [n for n in _NAMED.findall(query) if " " in n]
         scores = ranker.scores(query)
-        best = max(range(len(pieces)), key=lambda i: (sum(1 for n in names if n.lower() in pieces[i].lower()),
-                                                      scores[i], -i))
+        best = max(
+            range(len(pieces)),
+            key=lambda i: (sum(1 for n in names if n.lower() in pieces[i].lower()), scores[i], -i),
+        )
         if scores[best] > 0:
             return pieces[best]
     return None

@@ -78,8 +78,12 @@ class LadderSession:
         except StopIteration:
             action = None
         self._started = True
-        self._log.append({"rung": self.rung, "action": None if action is None else
-                          {"tool": action.tool, "args": action.args}})
+        self._log.append(
+            {
+                "rung": self.rung,
+                "action": None if action is None else {"tool": action.tool, "args": action.args},
+            }
+        )
         return action
 
     def _allowed(self, tool: str) -> bool:
@@ -93,9 +97,13 @@ class LadderSession:
         snapshot = _data((yield Action("get_workspace_snapshot", {})))
         catalog = list(_data((yield Action("list_available_widgets", {}))).get("widgets") or [])
         request = read_request(self.prompt)
-        request.name([*(str(w.get(k) or "") for w in catalog for k in ("name", "category", "origin")),
-                      *(str(d.get("name") or "") for d in snapshot.get("dashboards") or []),
-                      *(str(s.get("name") or "") for s in snapshot.get("skills") or [])])
+        request.name(
+            [
+                *(str(w.get(k) or "") for w in catalog for k in ("name", "category", "origin")),
+                *(str(d.get("name") or "") for d in snapshot.get("dashboards") or []),
+                *(str(s.get("name") or "") for s in snapshot.get("skills") or []),
+            ]
+        )
         build = build_spec(self.prompt)
         placed: dict[str, list[dict[str, Any]]] = {}
         for w in (snapshot.get("dashboard_composition") or {}).get("widgets") or []:
@@ -105,8 +113,11 @@ class LadderSession:
         documents = knowledge.skills(snapshot) + knowledge.prompts(self.view.tools)
         named = self._named_sources(request, documents)
         titles = [(p, p + len(d.title)) for d in named for p in find(self.prompt, d.title)]
-        targets = [t for t in named_targets(request, catalog, titles)
-                   if build is None or str(t.widget.get("name")).lower() != build.widget.lower()]
+        targets = [
+            t
+            for t in named_targets(request, catalog, titles)
+            if build is None or str(t.widget.get("name")).lower() != build.widget.lower()
+        ]
         if self.rung >= FIND:
             found = find_described(request, catalog, targets, set(placed))
             for t in found:
@@ -114,11 +125,16 @@ class LadderSession:
             targets += found
         schemas: dict[str, dict[str, Any]] = {}
         for t in _distinct(targets):
-            schemas[t.widget_id] = _data((yield Action("get_widget_schema", {"origin": t.origin,
-                                                                               "widget_id": t.widget_id}))
-                                         ).get("schema") or {}
+            schemas[t.widget_id] = (
+                _data(
+                    (yield Action("get_widget_schema", {"origin": t.origin, "widget_id": t.widget_id}))
+                ).get("schema")
+                or {}
+            )
         ops = operations(request, targets, placed)
-        values = {id(op): stated_values(request, op, schemas.get(op.target.widget_id, {}), targets) for op in ops}
+        values = {
+            id(op): stated_values(request, op, schemas.get(op.target.widget_id, {}), targets) for op in ops
+        }
 
         read: dict[str, knowledge.Document] = {}
         for doc in named:
@@ -141,21 +157,32 @@ class LadderSession:
                 if instance is not None:
                     yield Action("update_widget", {"widget_uuid": instance["widget_uuid"], "data_args": args})
                     continue
-                yield Action("create_widget", {"origin": op.target.origin, "widget_id": op.target.widget_id,
-                                               "data_args": args})
+                yield Action(
+                    "create_widget",
+                    {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": args},
+                )
             elif op.kind == "create":
-                yield Action("create_widget", {"origin": op.target.origin, "widget_id": op.target.widget_id,
-                                               "data_args": args})
+                yield Action(
+                    "create_widget",
+                    {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": args},
+                )
             else:
-                served = _data((yield Action("get_widget_data", {"origin": op.target.origin,
-                                                                   "widget_id": op.target.widget_id,
-                                                                   "data_args": args})))
+                served = _data(
+                    (
+                        yield Action(
+                            "get_widget_data",
+                            {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": args},
+                        )
+                    )
+                )
                 rows += list(served.get("data") or [])
 
         name = note_name(self.prompt)
         if name is not None:
-            yield Action("add_generative_widget", {"widget_type": "note", "name": name,
-                                                   "data": _note_text(rows, facts, ops)})
+            yield Action(
+                "add_generative_widget",
+                {"widget_type": "note", "name": name, "data": _note_text(rows, facts, ops)},
+            )
         if QUESTION.search(self.prompt):
             yield Action("final_answer", {"text": _note_text(rows, facts, ops)})
 
@@ -170,7 +197,9 @@ class LadderSession:
         doc.text = knowledge.envelope_text((yield Action(tool, args)))
         read[doc.key] = doc
 
-    def _named_sources(self, request: Request, documents: list[knowledge.Document]) -> list[knowledge.Document]:
+    def _named_sources(
+        self, request: Request, documents: list[knowledge.Document]
+    ) -> list[knowledge.Document]:
         """The documents the prompt names (a skill by its name or slug, a workspace prompt by its name), in the
         order the prompt names them: every rung reads what it is told to read."""
         hits = []
@@ -180,15 +209,24 @@ class LadderSession:
                 hits.append((min(positions), doc))
         return [d for _, d in sorted(hits, key=lambda h: h[0])]
 
-    def _derive(self, request: Request, ops: list[Op], schemas: dict[str, dict[str, Any]],
-                values: dict[int, dict[str, Any]], snapshot: dict[str, Any], documents: list[knowledge.Document],
-                read: dict[str, knowledge.Document]) -> Script:
+    def _derive(
+        self,
+        request: Request,
+        ops: list[Op],
+        schemas: dict[str, dict[str, Any]],
+        values: dict[int, dict[str, Any]],
+        snapshot: dict[str, Any],
+        documents: list[knowledge.Document],
+        read: dict[str, knowledge.Document],
+    ) -> Script:
         """Each policy phrase decides one parameter (the one named just before it) of the widgets its sentence
         is about; its value is what the document defining the phrase assigns to that parameter."""
         pending = []
         for policy in request.policies:
             sentence = request.sentence_of(policy.start)
-            affected = [op for op in ops if any(request.sentence_of(p) == sentence for p in op.target.positions)]
+            affected = [
+                op for op in ops if any(request.sentence_of(p) == sentence for p in op.target.positions)
+            ]
             param = _param_before(self.prompt, policy.start, sentence[0], affected, schemas)
             if param is None or all(param["paramName"] in values[id(op)] for op in affected):
                 continue
@@ -209,7 +247,9 @@ class LadderSession:
                     uri = knowledge.index_uri(self.view.tools)
                     if uri and self._allowed("read_workspace_resource"):
                         budget -= 1
-                        index = knowledge.envelope_text((yield Action("read_workspace_resource", {"uri": uri})))
+                        index = knowledge.envelope_text(
+                            (yield Action("read_workspace_resource", {"uri": uri}))
+                        )
                         candidates += knowledge.resources(index or "")
                 query = f"{policy.phrase} {param.get('label') or ''} {param.get('paramName')} policy rule convention"
                 unread = [d for d in knowledge.rank(candidates, query) if d.key not in read]
@@ -222,8 +262,10 @@ class LadderSession:
                 continue
             self._note(f"'{policy.phrase}' sets {param['paramName']} = {value}")
             for op in affected:
-                if any(p.get("paramName") == param["paramName"] for p in schemas.get(op.target.widget_id, {})
-                       .get("params") or []):
+                if any(
+                    p.get("paramName") == param["paramName"]
+                    for p in schemas.get(op.target.widget_id, {}).get("params") or []
+                ):
                     values[id(op)][str(param["paramName"])] = value
 
     @staticmethod
@@ -236,10 +278,16 @@ class LadderSession:
                     return found.value
         return None
 
-    def _ground(self, request: Request, ops: list[Op], schemas: dict[str, dict[str, Any]],
-                values: dict[int, dict[str, Any]], named: list[knowledge.Document],
-                documents: list[knowledge.Document], read: dict[str, knowledge.Document]
-                ) -> Generator[Action, dict[str, Any] | None, list[str]]:
+    def _ground(
+        self,
+        request: Request,
+        ops: list[Op],
+        schemas: dict[str, dict[str, Any]],
+        values: dict[int, dict[str, Any]],
+        named: list[knowledge.Document],
+        documents: list[knowledge.Document],
+        read: dict[str, knowledge.Document],
+    ) -> Generator[Action, dict[str, Any] | None, list[str]]:
         """The fact each named source is asked for: the step the question points at (or the piece its words
         match), followed once through a cross-reference; written into the note, and set on a parameter the
         question's sentence names when that parameter is still open."""
@@ -257,7 +305,9 @@ class LadderSession:
             unit = knowledge.asked_unit(_body(doc.text), question)
             text = doc.text
             if unit is not None:
-                hop = knowledge.cross_reference(unit, [d for d in [*documents, *read.values()] if d is not doc])
+                hop = knowledge.cross_reference(
+                    unit, [d for d in [*documents, *read.values()] if d is not doc]
+                )
                 if hop is not None:
                     yield from self._read(hop, read)
                     if hop.text:
@@ -279,34 +329,64 @@ class LadderSession:
     def _compose(self, build: BuildSpec) -> Script:
         """Build what the request asks for: the backend with its widget, the app on its tab, an instance of the
         app (left in the background so the open dashboard stays open), and the built widget placed."""
-        added = _data((yield Action("manage_backends", {"operation": "add", "name": build.backend,
-                                                        "url": f"http://127.0.0.1:{9400 + len(build.backend)}",
-                                                        "widgets_json": build.widgets_json(),
-                                                        "apps_json": build.apps_json()})))
+        added = _data(
+            (
+                yield Action(
+                    "manage_backends",
+                    {
+                        "operation": "add",
+                        "name": build.backend,
+                        "url": f"http://127.0.0.1:{9400 + len(build.backend)}",
+                        "widgets_json": build.widgets_json(),
+                        "apps_json": build.apps_json(),
+                    },
+                )
+            )
+        )
         backend_id = added.get("backend_id")
         if backend_id and build.app and self._allowed("manage_apps"):
-            yield Action("manage_apps", {"operation": "instantiate", "backend_id": backend_id, "app_name": build.app,
-                                         "dashboard_name": build.app, "activate": False})
+            yield Action(
+                "manage_apps",
+                {
+                    "operation": "instantiate",
+                    "backend_id": backend_id,
+                    "app_name": build.app,
+                    "dashboard_name": build.app,
+                    "activate": False,
+                },
+            )
         if backend_id and build.place:
             yield Action("create_widget", {"origin": build.backend, "widget_id": build.widget_id})
 
-    def _instance(self, request: Request, op: Op, placed: dict[str, list[dict[str, Any]]],
-                  schemas: dict[str, dict[str, Any]], wanted: dict[str, Any]) -> dict[str, Any] | None:
+    def _instance(
+        self,
+        request: Request,
+        op: Op,
+        placed: dict[str, list[dict[str, Any]]],
+        schemas: dict[str, dict[str, Any]],
+        wanted: dict[str, Any],
+    ) -> dict[str, Any] | None:
         """The placed instance a repair is about: never one a fencing clause protects; the one showing the values
         the prompt says it currently shows, else one that differs from what is wanted."""
         schema = schemas.get(op.target.widget_id, {})
         twins = twin_signatures(request, schema)
-        candidates = [w for w in placed.get(op.target.widget_id, [])
-                      if not any(all(str((w.get("data_args") or {}).get(k)) == str(v) for k, v in sig.items())
-                                 for sig in twins)]
+        candidates = [
+            w
+            for w in placed.get(op.target.widget_id, [])
+            if not any(
+                all(str((w.get("data_args") or {}).get(k)) == str(v) for k, v in sig.items()) for sig in twins
+            )
+        ]
         if not candidates:
             return None
         stale = stale_values(request, op, schema)
 
         def score(w: dict[str, Any]) -> tuple[int, int]:
             args = w.get("data_args") or {}
-            return (sum(1 for k, v in stale.items() if str(args.get(k)) == str(v)),
-                    sum(1 for k, v in wanted.items() if str(args.get(k)) != str(v)))
+            return (
+                sum(1 for k, v in stale.items() if str(args.get(k)) == str(v)),
+                sum(1 for k, v in wanted.items() if str(args.get(k)) != str(v)),
+            )
 
         return max(candidates, key=score)
 
@@ -320,16 +400,19 @@ def _distinct(targets: list[Target]) -> list[Target]:
     return out
 
 
-def _param_before(prompt: str, position: int, floor: int, ops: list[Op],
-                  schemas: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+def _param_before(
+    prompt: str, position: int, floor: int, ops: list[Op], schemas: dict[str, dict[str, Any]]
+) -> dict[str, Any] | None:
     """The parameter a policy phrase decides: the one whose name or label the prompt says closest before it."""
-    window = prompt[max(floor, position - 80):position].lower()
+    window = prompt[max(floor, position - 80) : position].lower()
     best: tuple[int, dict[str, Any]] | None = None
     for op in ops:
         for param in schemas.get(op.target.widget_id, {}).get("params") or []:
             if not isinstance(param, dict) or not isinstance(param.get("options"), list):
                 continue
-            for said in {str(param.get("label") or "").lower(), str(param.get("paramName") or "").lower()} - {""}:
+            for said in {str(param.get("label") or "").lower(), str(param.get("paramName") or "").lower()} - {
+                ""
+            }:
                 at = window.rfind(said)
                 if at >= 0 and (best is None or at > best[0]):
                     best = (at, param)
@@ -346,12 +429,23 @@ def _question(prompt: str, request: Request, doc: knowledge.Document) -> str:
     """What the prompt asks of a source: the words after "plus" or from the first wh-word in the sentence that
     names it (else a sentence that says what its workflow or step holds)."""
     candidates = [request.sentence_of(p) for p in find(prompt, doc.title) + find(prompt, doc.key)]
-    candidates += [s for s in request.spans if re.search(r"\b(its|the skill's|the resource's)\s+(workflow|final|last|"
-                                                         r"first|step)", prompt[s[0]:s[1]], re.I)]
+    candidates += [
+        s
+        for s in request.spans
+        if re.search(
+            r"\b(its|the skill's|the resource's)\s+(workflow|final|last|"
+            r"first|step)",
+            prompt[s[0] : s[1]],
+            re.I,
+        )
+    ]
     for a, b in candidates:
         sentence = prompt[a:b]
-        for pattern in (r"\bplus,?\s+(.*)", r"\b((?:what|which|how|where|when|who)\b.*)",
-                        r"\b(?:recording|record|capture|write|writes|noting)\s+(.*)"):
+        for pattern in (
+            r"\bplus,?\s+(.*)",
+            r"\b((?:what|which|how|where|when|who)\b.*)",
+            r"\b(?:recording|record|capture|write|writes|noting)\s+(.*)",
+        ):
             m = re.search(pattern, sentence, re.I | re.S)
             if m and (doc.title.lower() not in m.group(1).lower() or pattern.startswith(r"\bplus")):
                 return m.group(1)
@@ -371,16 +465,21 @@ def _mentions_param(text: str, param: dict[str, Any]) -> bool:
 def _relevant_source(prompt: str, documents: list[knowledge.Document]) -> knowledge.Document | None:
     """A source the prompt asks for without naming it ("the relevant skill"): the skill whose name and
     description best match the prompt."""
-    if not re.search(r"\b(?:relevant|right|matching|appropriate|applicable)\s+(?:skill|resource|guide|playbook)\b",
-                     prompt, re.I):
+    if not re.search(
+        r"\b(?:relevant|right|matching|appropriate|applicable)\s+(?:skill|resource|guide|playbook)\b",
+        prompt,
+        re.I,
+    ):
         return None
     ranked = knowledge.rank([d for d in documents if d.kind == "skill"], prompt)
     return ranked[0] if ranked else None
 
 
 def _note_text(rows: list[Any], facts: list[str], ops: list[Op]) -> str:
-    lines = [" | ".join(f"{k}: {v}" for k, v in row.items()) if isinstance(row, dict) else str(row)
-             for row in rows[:NOTE_ROWS]]
+    lines = [
+        " | ".join(f"{k}: {v}" for k, v in row.items()) if isinstance(row, dict) else str(row)
+        for row in rows[:NOTE_ROWS]
+    ]
     lines += facts
     if not lines:
         done = ", ".join(dict.fromkeys(str(op.target.widget.get("name")) for op in ops)) or "nothing matched"

@@ -18,9 +18,50 @@ ADD_WORDS = re.compile(r"\b(add|put|bring|place(?! in\b)|pin|drop|open up|get .{
 READ_WORDS = re.compile(r"\b(read|pull|look up|check|record|recording|as served|exactly as)\b", re.I)
 NOTE_NAME = re.compile(r"((?:[A-Z][\w&/'-]*\s+){1,6}(?:Note|Memo|Record|Log))\b")
 ANSWER_WORDS = re.compile(r"(\?|\b(tell me|report back|answer|what is|what are|which)\b)", re.I)
-STOP = frozenset(["the", "a", "an", "and", "or", "of", "for", "to", "on", "in", "from", "with", "by", "at", "is", "are",
-                  "be", "it", "its", "this", "that", "these", "those", "set", "please", "open", "dashboard", "view",
-                  "widget", "widgets", "add", "put", "get", "up", "before", "after", "both", "each", "same", "all"])
+STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "for",
+        "to",
+        "on",
+        "in",
+        "from",
+        "with",
+        "by",
+        "at",
+        "is",
+        "are",
+        "be",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "set",
+        "please",
+        "open",
+        "dashboard",
+        "view",
+        "widget",
+        "widgets",
+        "add",
+        "put",
+        "get",
+        "up",
+        "before",
+        "after",
+        "both",
+        "each",
+        "same",
+        "all",
+    ]
+)
 
 
 def words(text: str) -> set[str]:
@@ -99,8 +140,13 @@ def option_mentions(text: str, param: dict[str, Any]) -> list[Mention]:
         label = opt.get("label") if isinstance(opt, dict) else None
         for said in {str(value), str(label) if label else str(value)}:
             spans += [Mention(pos, pos + len(said), value, said) for pos in find(text, said)]
-    kept = [m for m in spans if not any(o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start)
-                                        for o in spans)]
+    kept = [
+        m
+        for m in spans
+        if not any(
+            o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start) for o in spans
+        )
+    ]
     return sorted(set(kept), key=lambda m: (m.start, -m.end))
 
 

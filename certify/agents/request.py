@@ -17,7 +17,22 @@ from .retrieval import BM25, terms
 
 OpKind = Literal["create", "update", "read"]
 
-_ABBREVIATIONS = ("St", "Mr", "Mrs", "Ms", "Dr", "No", "Inc", "Co", "Ltd", "vs", "etc", "e.g", "i.e", "approx")
+_ABBREVIATIONS = (
+    "St",
+    "Mr",
+    "Mrs",
+    "Ms",
+    "Dr",
+    "No",
+    "Inc",
+    "Co",
+    "Ltd",
+    "vs",
+    "etc",
+    "e.g",
+    "i.e",
+    "approx",
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9])")
 
 # A clause that fences off a twin: another instance the request must leave as it is.
@@ -26,41 +41,84 @@ TWIN = re.compile(
     r"|\b(?:do not|don't|never)\s+(?:touch|change|modify|alter|edit)\b"
     r"|\bleave\s+(?:the|that|this|it|them|those)\b[^.;]{0,120}?\balone\b"
     r"|\bmust not (?:be )?chang|\bmust stay\b|\b(?:is|are) (?:already )?(?:right|correct)\b"
-    r"|\bstays? (?:as it is|as is|untouched)\b", re.I)
+    r"|\bstays? (?:as it is|as is|untouched)\b",
+    re.I,
+)
 
 _VERBS: dict[OpKind, re.Pattern[str]] = {
-    "update": re.compile(r"\b(repair|fix|correct|rectify|restore|reset|re-?point|re-?cut|switch|flip|misconfigured"
-                         r"|set up wrong|wrong|set(?! up| down| to| by))\b", re.I),
-    "create": re.compile(r"\b(add|put(?: up)?|bring(?: up| in)?|place|pin|drop|open up|need|show|display|stand up"
-                         r"|set up(?! wrong))\b", re.I),
+    "update": re.compile(
+        r"\b(repair|fix|correct|rectify|restore|reset|re-?point|re-?cut|switch|flip|misconfigured"
+        r"|set up wrong|wrong|set(?! up| down| to| by))\b",
+        re.I,
+    ),
+    "create": re.compile(
+        r"\b(add|put(?: up)?|bring(?: up| in)?|place|pin|drop|open up|need|show|display|stand up"
+        r"|set up(?! wrong))\b",
+        re.I,
+    ),
     "read": re.compile(r"\b(read(?: off)?|pull(?: up)?|look up|check|inspect|consult)\b", re.I),
 }
 _NOT_A_READ = re.compile(r"\b(?:should|it|to|must|would)\s+read\b", re.I)
 # Words after which a stated value is the one to leave behind, not the one asked for.
-_STALE = re.compile(r"\b(currently shows|currently reads|is showing|shows|showing|that has|has parameters|"
-                    r"from parameters?|instead of|stale|was set to|is set to|left at)\b", re.I)
-_TARGET = re.compile(r"\b(to|with|using|for|setting|set|should read|read|cut|so that|back|is|are)\b|[=:]", re.I)
-RECORD_SERVED = re.compile(r"\b(as served|as the view serves|as it serves|exactly as served|as returned|the returned"
-                           r"|as shown|as displayed)\b", re.I)
+_STALE = re.compile(
+    r"\b(currently shows|currently reads|is showing|shows|showing|that has|has parameters|"
+    r"from parameters?|instead of|stale|was set to|is set to|left at)\b",
+    re.I,
+)
+_TARGET = re.compile(
+    r"\b(to|with|using|for|setting|set|should read|read|cut|so that|back|is|are)\b|[=:]", re.I
+)
+RECORD_SERVED = re.compile(
+    r"\b(as served|as the view serves|as it serves|exactly as served|as returned|the returned"
+    r"|as shown|as displayed)\b",
+    re.I,
+)
 QUESTION = re.compile(r"\?|\b(tell me|report back|let me know|reply with|answer with)\b", re.I)
 
-_POLICY_NOUNS = ("rule", "policy", "convention", "standard", "limit", "case", "guideline", "guidelines", "practice",
-                 "mandate", "vendor", "window", "principle", "regime", "playbook", "protocol", "procedure", "stance",
-                 "approach", "rulebook", "norm", "requirement")
+_POLICY_NOUNS = (
+    "rule",
+    "policy",
+    "convention",
+    "standard",
+    "limit",
+    "case",
+    "guideline",
+    "guidelines",
+    "practice",
+    "mandate",
+    "vendor",
+    "window",
+    "principle",
+    "regime",
+    "playbook",
+    "protocol",
+    "procedure",
+    "stance",
+    "approach",
+    "rulebook",
+    "norm",
+    "requirement",
+)
 _PHRASE_WORD = r"(?:(?!the\b|and\b|with\b|for\b|to\b|of the\b)[\w'’&/+-]+)"
-_TRAILED = re.compile(r"\bthe\s+((?:" + _PHRASE_WORD + r"\s+){0,6}?" + _PHRASE_WORD + r")\s+"
-                      r"(?:says|sets it|sets|calls for|requires|dictates|gives|specifies|prescribes|demands|mandates|"
-                      r"lays down|asks for)\b", re.I)
+_TRAILED = re.compile(
+    r"\bthe\s+((?:" + _PHRASE_WORD + r"\s+){0,6}?" + _PHRASE_WORD + r")\s+"
+    r"(?:says|sets it|sets|calls for|requires|dictates|gives|specifies|prescribes|demands|mandates|"
+    r"lays down|asks for)\b",
+    re.I,
+)
 _ASKED = re.compile(r"\b(?:what|which|how|where|when|who|whom)\s+$", re.I)
-_LED = re.compile(r"\b(?:per|as|whatever|follows|following|under|by|according to|in line with|configured under)"
-                  r"\s+the\s+((?:" + _PHRASE_WORD + r"\s+){0,6}?(?:" + "|".join(_POLICY_NOUNS) + r"))\b", re.I)
+_LED = re.compile(
+    r"\b(?:per|as|whatever|follows|following|under|by|according to|in line with|configured under)"
+    r"\s+the\s+((?:" + _PHRASE_WORD + r"\s+){0,6}?(?:" + "|".join(_POLICY_NOUNS) + r"))\b",
+    re.I,
+)
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence; a period after a common abbreviation ("St. Brennan") does not end one."""
     out, start = [], 0
     for m in _SENTENCE_END.finditer(text):
-        before = text[start:m.start()]
+        before = text[start : m.start()]
         if any(before.endswith(f" {a}.") or before == f"{a}." for a in _ABBREVIATIONS):
             continue
         out.append((start, m.start()))
@@ -84,7 +142,11 @@ def policies(text: str) -> list[Policy]:
     for pattern in (_TRAILED, _LED):
         for m in pattern.finditer(text):
             phrase = m.group(1).strip()
-            if len(terms(phrase)) < 1 or m.start(1) in found or _ASKED.search(text[max(0, m.start() - 12):m.start()]):
+            if (
+                len(terms(phrase)) < 1
+                or m.start(1) in found
+                or _ASKED.search(text[max(0, m.start() - 12) : m.start()])
+            ):
                 continue
             if any(p.start <= m.start(1) < p.end for p in found.values()):
                 continue
@@ -144,12 +206,13 @@ class Request:
 
 def read_request(prompt: str) -> Request:
     spans = sentences(prompt)
-    twins = [s for s in spans if TWIN.search(prompt[s[0]:s[1]])]
+    twins = [s for s in spans if TWIN.search(prompt[s[0] : s[1]])]
     return Request(prompt, spans, twins, policies(prompt))
 
 
-def named_targets(request: Request, catalog: list[dict[str, Any]],
-                  other_names: list[tuple[int, int]] = ()) -> list[Target]:
+def named_targets(
+    request: Request, catalog: list[dict[str, Any]], other_names: list[tuple[int, int]] = ()
+) -> list[Target]:
     """Catalog widgets the prompt names outside the clauses that fence off twins and outside the names of other
     things (a skill called "Daloopa Capital Allocation" does not name the widget "Capital Allocation")."""
     text = _masked(request.prompt, [*request.twins, *other_names])
@@ -171,26 +234,30 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
 _BOUNDARY = re.compile(r"[.;:!?—–()]|\b(?:along with|as well as|plus|then|and then)\b")
 
 
-def described_spans(request: Request, origins: list[str], apps: list[str],
-                    named: list[Target]) -> list[tuple[int, int, str, list[str]]]:
+def described_spans(
+    request: Request, origins: list[str], apps: list[str], named: list[Target]
+) -> list[tuple[int, int, str, list[str]]]:
     """Phrases that stand for a widget without naming it: the words before "from <origin or app>" back to the
     verb or punctuation that opens them, less the names of widgets already named there. Returns (start, end,
     description, the origins/apps the phrase says it comes from)."""
     prompt = request.prompt
     out = []
     for m in re.finditer(r"\bfrom\s+(?:the\s+)?", prompt, re.I):
-        tail = re.split(r"[.;:,!?]", prompt[m.end():m.end() + 60], maxsplit=1)[0]
+        tail = re.split(r"[.;:,!?]", prompt[m.end() : m.end() + 60], maxsplit=1)[0]
         sources = [s for s in origins if s and find(tail, s)]
-        rest = prompt[m.end():].lower()
+        rest = prompt[m.end() :].lower()
         for origin in sources:
             if rest.startswith(origin.lower() + "'s "):
-                rest = rest[len(origin) + 3:]
-        sources += [a for a in apps if a and rest.startswith(a.lower())
-                    and not (len(rest) > len(a) and (rest[len(a)].isalnum()))]
+                rest = rest[len(origin) + 3 :]
+        sources += [
+            a
+            for a in apps
+            if a and rest.startswith(a.lower()) and not (len(rest) > len(a) and (rest[len(a)].isalnum()))
+        ]
         if not sources or request.in_twin(m.start()):
             continue
         start = m.start()
-        head = prompt[request.sentence_of(m.start())[0]:m.start()]
+        head = prompt[request.sentence_of(m.start())[0] : m.start()]
         cut = 0
         for pattern in (*_VERBS.values(), _BOUNDARY):
             for v in pattern.finditer(head):
@@ -201,15 +268,16 @@ def described_spans(request: Request, origins: list[str], apps: list[str],
             for pos in t.positions:
                 if begin <= pos < start:
                     name = str(t.widget["name"])
-                    phrase = phrase.replace(prompt[pos:pos + len(name)], " ")
+                    phrase = phrase.replace(prompt[pos : pos + len(name)], " ")
         phrase = re.sub(r"\b(?:and|both|also|the built)\b", " ", phrase, flags=re.I)
         if len(terms(phrase)) >= 2:
             out.append((begin, start, " ".join(phrase.split()), sources))
     return out
 
 
-def find_described(request: Request, catalog: list[dict[str, Any]], named: list[Target],
-                   on_dashboard: set[str]) -> list[Target]:
+def find_described(
+    request: Request, catalog: list[dict[str, Any]], named: list[Target], on_dashboard: set[str]
+) -> list[Target]:
     """Widgets found from their description: BM25 over the names and descriptions of the catalog entries of the
     origin or app the phrase names (the ones on the open dashboard first when the phrase asks for a repair)."""
     origins = sorted({str(w.get("origin")) for w in catalog if w.get("origin")})
@@ -242,7 +310,7 @@ def op_kind(request: Request, position: int, end: int | None = None) -> OpKind |
     after: tuple[int, OpKind] | None = None
     for kind, pattern in _VERBS.items():
         for m in pattern.finditer(text, a, b):
-            if kind == "read" and _NOT_A_READ.search(text[max(a, m.start() - 10):m.end()]):
+            if kind == "read" and _NOT_A_READ.search(text[max(a, m.start() - 10) : m.end()]):
                 continue
             if m.end() <= position and (best is None or m.start() > best[0]):
                 best = (m.start(), kind)
@@ -294,7 +362,7 @@ def _scope(request: Request, op: Op, targets: list[Target]) -> tuple[int, int]:
     heads = []
     for t in targets:
         for pos in t.positions:
-            if a <= pos < b and re.search(r"\bfor\s+(?:the\s+)?$", text[max(a, pos - 10):pos], re.I):
+            if a <= pos < b and re.search(r"\bfor\s+(?:the\s+)?$", text[max(a, pos - 10) : pos], re.I):
                 heads.append((pos, t))
     if len(heads) < 2:
         return a, b
@@ -337,7 +405,7 @@ def _pick(request: Request, param: dict[str, Any], a: int, b: int) -> Mention | 
             continue
         if _is_stale(text, m.start, a):
             continue
-        before = lowered[max(a, m.start - 28):m.start]
+        before = lowered[max(a, m.start - 28) : m.start]
         named = 1 if any(n in before for n in names) or re.search(r"\bto\s+$", before) else 0
         if best is None or (named, m.start) > best[:2]:
             best = (named, m.start, m)
@@ -346,7 +414,7 @@ def _pick(request: Request, param: dict[str, Any], a: int, b: int) -> Mention | 
 
 def _as_written(text: str, m: Mention) -> bool:
     """An option is stated as the catalog writes it: "Open" is a status, "the open dashboard" is not."""
-    return text[m.start:m.end] == m.text or m.text == m.text.lower()
+    return text[m.start : m.end] == m.text or m.text == m.text.lower()
 
 
 def _is_stale(text: str, position: int, floor: int) -> bool:

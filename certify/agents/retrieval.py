@@ -31,8 +31,17 @@ def stem(word: str) -> str:
     "flag" and "limits" meets "limit" without pulling unrelated words together."""
     if len(word) <= 3 or word.isdigit():
         return word
-    for suffix, repl in (("ations", ""), ("ation", ""), ("ies", "y"), ("sses", "ss"), ("ings", ""), ("ing", ""),
-                         ("ed", ""), ("es", "e"), ("s", "")):
+    for suffix, repl in (
+        ("ations", ""),
+        ("ation", ""),
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ings", ""),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", "e"),
+        ("s", ""),
+    ):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 return word
@@ -64,7 +73,9 @@ class BM25:
         out = []
         for doc, length in zip(self._docs, self._lengths, strict=True):
             norm = self.k1 * (1 - self.b + self.b * (length / self._avg if self._avg else 0.0))
-            out.append(sum(self._idf[t] * doc[t] * (self.k1 + 1) / (doc[t] + norm) for t in wanted if t in doc))
+            out.append(
+                sum(self._idf[t] * doc[t] * (self.k1 + 1) / (doc[t] + norm) for t in wanted if t in doc)
+            )
         return out
 
     def rank(self, query: str) -> list[tuple[int, float]]:

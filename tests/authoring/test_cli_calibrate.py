@@ -24,8 +24,21 @@ def ladder_taskset(root):
 
 
 def calibrate(ts, world, tmp_path, *extra):
-    return runner.invoke(app, ["calibrate", "--taskset", str(ts), "--world", str(world), "--out",
-                               str(tmp_path / "out"), "--runs-dir", str(tmp_path / "runs"), *extra])
+    return runner.invoke(
+        app,
+        [
+            "calibrate",
+            "--taskset",
+            str(ts),
+            "--world",
+            str(world),
+            "--out",
+            str(tmp_path / "out"),
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            *extra,
+        ],
+    )
 
 
 def test_ladder_prints_the_matrix_and_the_pooled_staircase(tmp_path):
@@ -39,11 +52,20 @@ def test_ladder_prints_the_matrix_and_the_pooled_staircase(tmp_path):
     assert rows[0] == "| ladder-0 | 1/1 (100%) | 0/1 (0%) | 0/1 (0%) | 0/1 (0%) | 0/1 (0%) |"
     assert rows[4] == "| ladder-4 | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) |"
     assert "| criterion | fair | fair | fair | fair | fair |" in out
-    pooled = [line.split(" | ")[5] for line in out.splitlines() if line.startswith(("| level0", "| level1", "| level2", "| level3", "| level4"))]
+    pooled = [
+        line.split(" | ")[5]
+        for line in out.splitlines()
+        if line.startswith(("| level0", "| level1", "| level2", "| level3", "| level4"))
+    ]
     assert pooled == ["100%", "80%", "60%", "40%", "20%"]
     record = json.loads((tmp_path / "out" / "calibration.json").read_text())
-    assert record["agent"] == "ladder" and record["ladder"]["agents"] == ["ladder-0", "ladder-1", "ladder-2",
-                                                                          "ladder-3", "ladder-4"]
+    assert record["agent"] == "ladder" and record["ladder"]["agents"] == [
+        "ladder-0",
+        "ladder-1",
+        "ladder-2",
+        "ladder-3",
+        "ladder-4",
+    ]
 
 
 def test_too_few_attempts_is_insufficient_and_fails_the_gate(tmp_path):

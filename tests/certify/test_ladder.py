@@ -73,17 +73,26 @@ def test_derive_reads_the_document_that_defines_the_policy_and_ignores_its_neigh
     from certify.task import Task
 
     trial = run(world, Task.model_validate(year_end), make_agent("ladder-2"))
-    assert next(e for e in trial.events if e["tool"] == "update_widget")["args"]["data_args"]["period"] == "YTD"
+    assert (
+        next(e for e in trial.events if e["tool"] == "update_widget")["args"]["data_args"]["period"] == "YTD"
+    )
 
 
 def test_derive_finds_a_policy_defined_in_a_note_on_the_dashboard_without_reading_anything(world):
     raw = ladder_raw(2)
-    raw["setup"]["initial_state"]["dashboard"]["generated_widgets"] = [{
-        "widget_type": "note", "widget_uuid": "w_rules", "name": "Desk Rules", "tab_id": "review",
-        "data": "The quarter-end book rule: period QTD. The year-end book rule: period YTD.",
-        "layout": {"x": 0, "y": 10, "w": 20, "h": 6}}]
-    raw["eval"]["required_layouts"].append({"widget_uuid": "w_rules", "tab_id": "review", "x": 0, "y": 10, "w": 20,
-                                            "h": 6})
+    raw["setup"]["initial_state"]["dashboard"]["generated_widgets"] = [
+        {
+            "widget_type": "note",
+            "widget_uuid": "w_rules",
+            "name": "Desk Rules",
+            "tab_id": "review",
+            "data": "The quarter-end book rule: period QTD. The year-end book rule: period YTD.",
+            "layout": {"x": 0, "y": 10, "w": 20, "h": 6},
+        }
+    ]
+    raw["eval"]["required_layouts"].append(
+        {"widget_uuid": "w_rules", "tab_id": "review", "x": 0, "y": 10, "w": 20, "h": 6}
+    )
     from certify.task import Task
 
     trial = run(world, Task.model_validate(raw), make_agent("ladder-2"))
@@ -99,7 +108,9 @@ def test_ground_writes_the_asked_step_and_not_the_whole_skill(world):
 
 def test_execute_reads_what_it_is_told_but_extracts_nothing(world):
     trial = run(world, ladder_task(3), make_agent("ladder-0"))
-    assert any(e["tool"] == "get_skill_content" and e["args"] == {"slug": "close-checklist"} for e in trial.events)
+    assert any(
+        e["tool"] == "get_skill_content" and e["args"] == {"slug": "close-checklist"} for e in trial.events
+    )
     note = next(e for e in trial.events if e["tool"] == "add_generative_widget")["args"]["data"]
     assert "amber" not in note
 
@@ -146,10 +157,15 @@ class Spy:
 
 def test_a_rung_never_receives_the_eval_block_or_the_metadata(world):
     raw = ladder_raw(4)
-    raw["eval"]["required_generated_widgets"] = [{"widget_type": "note", "name_contains": "EVAL-SENTINEL-7f3",
-                                                  "data_contains": ["EVAL-SENTINEL-7f3"]}]
-    raw["meta"] = {"persona": "desk_head", "story": "desk_watch", "level": 4,
-                   "hidden": [{"kind": "planted", "value": "META-SENTINEL-9c1", "source": "close-checklist"}]}
+    raw["eval"]["required_generated_widgets"] = [
+        {"widget_type": "note", "name_contains": "EVAL-SENTINEL-7f3", "data_contains": ["EVAL-SENTINEL-7f3"]}
+    ]
+    raw["meta"] = {
+        "persona": "desk_head",
+        "story": "desk_watch",
+        "level": 4,
+        "hidden": [{"kind": "planted", "value": "META-SENTINEL-9c1", "source": "close-checklist"}],
+    }
     from certify.task import Task
 
     task = Task.model_validate(raw)
@@ -171,12 +187,15 @@ def shipped(task_id: str):
     return taskset.world(None), load_task(SHIPPED / persona / f"{task_id}.json", taskset)
 
 
-@pytest.mark.parametrize(("task_id", "passes", "fails"), [
-    ("listed_pulled_orders_level0", "ladder-0", None),
-    ("basket_desk_shortfall_level3", "ladder-3", "ladder-2"),
-    ("flow_credit_liquidity_limit_level3", "ladder-3", "ladder-2"),
-    ("listed_pulled_orders_level4", "ladder-4", "ladder-3"),
-])
+@pytest.mark.parametrize(
+    ("task_id", "passes", "fails"),
+    [
+        ("listed_pulled_orders_level0", "ladder-0", None),
+        ("basket_desk_shortfall_level3", "ladder-3", "ladder-2"),
+        ("flow_credit_liquidity_limit_level3", "ladder-3", "ladder-2"),
+        ("listed_pulled_orders_level4", "ladder-4", "ladder-3"),
+    ],
+)
 def test_shipped_tasks(task_id, passes, fails):
     world, task = shipped(task_id)
     assert run(world, task, make_agent(passes)).passed
@@ -188,16 +207,21 @@ def test_a_fenced_off_twin_is_left_alone_and_the_stale_instance_repaired():
     world, task = shipped("flow_credit_liquidity_limit_level3")
     trial = run(world, task, make_agent("ladder-0"))
     updates = [e["args"] for e in trial.events if e["tool"] == "update_widget"]
-    assert updates == [{"widget_uuid": "w_1f16", "data_args": {"desk": "Credit Flow", "limit_type": "Liquidity"}}]
+    assert updates == [
+        {"widget_uuid": "w_1f16", "data_args": {"desk": "Credit Flow", "limit_type": "Liquidity"}}
+    ]
 
 
 @needs_compat
-@pytest.mark.parametrize(("path", "passes", "fails"), [
-    ("fund_operations/settlement_watch_level0.json", "ladder-0", None),
-    ("client_advisor/client_review_level1.json", "ladder-1", "ladder-0"),
-    ("client_advisor/client_review_level3.json", "ladder-3", "ladder-2"),
-    ("fund_operations/nav_close_repair_level4.json", "ladder-4", "ladder-3"),
-])
+@pytest.mark.parametrize(
+    ("path", "passes", "fails"),
+    [
+        ("fund_operations/settlement_watch_level0.json", "ladder-0", None),
+        ("client_advisor/client_review_level1.json", "ladder-1", "ladder-0"),
+        ("client_advisor/client_review_level3.json", "ladder-3", "ladder-2"),
+        ("fund_operations/nav_close_repair_level4.json", "ladder-4", "ladder-3"),
+    ],
+)
 def test_compat_tasks(path, passes, fails):
     taskset = TaskSet.load(COMPAT_TASKS)
     task = load_task(COMPAT_TASKS / path, taskset)
@@ -211,4 +235,3 @@ def test_rungs_are_deterministic():
     world, task = shipped("basket_desk_shortfall_level4")
     first, second = (run(world, task, make_agent("ladder-4")) for _ in range(2))
     assert [(e["tool"], e["args"]) for e in first.events] == [(e["tool"], e["args"]) for e in second.events]
-
