@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 app = typer.Typer(help="Author and certify benchmark tasks for agents operating a financial workspace.",
-                  no_args_is_help=True, add_completion=False)
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 world_app = typer.Typer(help="Inspect and check worlds (backends, baselines, skills, resources).",
                         no_args_is_help=True)
 app.add_typer(world_app, name="world")
@@ -96,11 +96,45 @@ def world_check(
                   f"baselines, {len(w.skills)} skills; {len(problems)} warning(s)")
 
 
+@app.callback()
+def _root(debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")]
+          = False) -> None:
+    """Author and certify benchmark tasks for agents operating a financial workspace."""
+
+
 _register_commands()
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    app()
+def one_line(exc: BaseException) -> str:
+    """An unexpected error as one line a person can act on."""
+    import sqlite3
+
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {exc.filename or exc}"
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{exc.strerror or exc}: {exc.filename}"
+    if isinstance(exc, sqlite3.DatabaseError):
+        return f"the checkpoint store is unreadable ({exc}); move .taskforge/checkpoints.sqlite away to start afresh"
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply to read"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The console entry point: any error ends as one line and exit status 2; `--debug` shows the traceback."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        app(args=args, prog_name="taskforge")
+    except KeyboardInterrupt:
+        err_console.print("interrupted", markup=False)
+        sys.exit(130)
+    except Exception as exc:
+        if "--debug" in args:
+            raise
+        err_console.print(f"error: {one_line(exc)} (taskforge --debug … shows the traceback)", markup=False,
+                          soft_wrap=True)
+        sys.exit(2)
 
 
 @app.command("certify")

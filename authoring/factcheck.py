@@ -3,16 +3,21 @@
 A fact that does not hold (a widget that is not in the named app, a value outside the declared options, a
 governance source that does not exist, a policy carrying a key that is not a parameter) stops authoring for that
 story with an error naming the file and the key: authoring on top of it would only produce tasks that cannot
-certify.
+certify. So does a fact the author would misread (a policy whose meaning is about another parameter, a carried
+value already stated by the dashboard's or the note's name, a recorded column the served rows lack, two targets
+of one widget that nothing tells apart): it would give tasks that certify as something the story did not mean,
+or that never certify.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator import World
+from certify.gates import states_value
+from simulator import Workspace, World
 from simulator.params import value_allowed
 from simulator.world import BackendFixture, WidgetDef
 
@@ -36,10 +41,15 @@ class ResolvedTarget:
         return self.widget.widget_id
 
 
+# How an agent reads each kind of knowledge source: the tool, and the argument that names the source.
+SOURCE_READS = {"skill": ("get_skill_content", "slug"), "resource": ("read_workspace_resource", "uri"),
+                "prompt": ("get_workspace_prompt", "name")}
+
+
 @dataclass
 class Governance:
-    kind: str  # "skill" | "resource"
-    ref: str  # slug or uri
+    kind: str  # a key of SOURCE_READS
+    ref: str  # slug, uri or prompt name
     name: str
     phrase: str
     where: str
@@ -47,6 +57,20 @@ class Governance:
     @property
     def source(self) -> str:
         return f"{self.kind}:{self.ref}"
+
+    @property
+    def mention(self) -> str:
+        """How a request names the source ("the Close Checklist skill", "the workspace tool usage prompt")."""
+        if self.kind == "skill":
+            return f"the {self.name} skill"
+        if self.kind == "resource":
+            return f"the {self.name} workspace resource"
+        return f"the {self.name}"
+
+    def read_call(self) -> tuple[str, dict[str, str]]:
+        """The tool call that reads the source."""
+        tool, key = SOURCE_READS[self.kind]
+        return tool, {key: self.ref}
 
 
 @dataclass
@@ -90,6 +114,57 @@ def _app_widgets(fixture: BackendFixture, app_name: str) -> set[str] | None:
     return None
 
 
+def value_text(value: Any) -> str:
+    """A parameter value as a prompt states it (and as a level's hidden value records it)."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _option_values(param: dict[str, Any]) -> list[Any]:
+    return [o.get("value") if isinstance(o, dict) else o for o in param.get("options") or []]
+
+
+def _policy_errors(file: str, facts: Facts, targets: list[ResolvedTarget], carried_key: str, carried_value: Any,
+                   carried: ResolvedTarget) -> list[SourceError]:
+    """Policy facts the author would misread: a meaning that is about another parameter than the one carried,
+    and a carried value already stated by a name the Derive prompt says (the leak gate masks those names)."""
+    errors = []
+    hidden = value_text(carried_value)
+    meaning = facts.policy.meaning
+    if not states_value(meaning, hidden, any_case=True):
+        for target in [carried, *(t for t in targets if t is not carried)]:
+            other = next(((p["paramName"], v) for p in target.widget.params if p.get("paramName") != carried_key
+                          for v in [*_option_values(p), target.params.get(p.get("paramName"))]
+                          if isinstance(v, str) and re.search(r"[A-Za-z]", v) and states_value(meaning, v)), None)
+            if other is not None:
+                errors.append(SourceError(file, "facts.policy.carries", f"the policy carries '{carried_key}' "
+                                          f"({hidden!r}) but its meaning names {other[1]!r}, a value of '{other[0]}'; "
+                                          f"carry '{other[0]}', or say the {carried_key} in the meaning"))
+                break
+    for key, name in (("facts.dashboard", facts.dashboard), ("facts.note", facts.note)):
+        if name and states_value(name, hidden):
+            errors.append(SourceError(file, key, f"'{name}' states {hidden!r}, the value the policy carries, which "
+                                      "the Derive level must not say; rename it"))
+    return errors
+
+
+def _record_errors(world: World, file: str, backends: list[str], target: ResolvedTarget,
+                   record: list[str]) -> list[SourceError]:
+    """The note of a read story records columns of the first row the target serves: each must be one."""
+    ws = Workspace.start(world, {"workspace_backends": backends})
+    envelope = ws.call("get_widget_data", {"origin": target.origin, "widget_id": target.widget_id,
+                                           "data_args": dict(target.params)})
+    rows = envelope.data.get("data") if envelope.ok and isinstance(envelope.data, dict) else None
+    first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else None
+    if first is None:
+        return [SourceError(file, "facts.record", f"'{target.name}' serves no rows for {target.params}: there is "
+                            "nothing to record")]
+    missing = [c for c in record if c not in first]
+    if missing:
+        return [SourceError(file, "facts.record", f"the rows '{target.name}' serves for {target.params} have no "
+                            f"column {missing[0]!r} (columns: {', '.join(first)})")]
+    return []
+
+
 def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in {"the", "and", "spec"}}
 
@@ -128,9 +203,41 @@ def _unique_phrase(world: World, own_file: str, sentence: str) -> str | None:
     return None
 
 
+def _where_in(text: str, phrase: str) -> str:
+    """Where a planted phrase sits in a text, said so that a request can point at it without quoting it."""
+    for number, step in STEP.findall(text):
+        if phrase.casefold() in step.casefold():
+            return f"step {number} of its list"
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
+    if sentences and phrase.casefold() in sentences[-1].casefold():
+        return "the last point it makes"
+    return "the convention it names"
+
+
+def _prompt_governance(world: World, file: str, name: str) -> Governance:
+    key = "facts.governance.prompt"
+    prompt = world.prompts.get(name)
+    if prompt is None:
+        raise SourceError(file, key, f"unknown workspace prompt '{name}' (world has: "
+                          f"{', '.join(sorted(world.prompts)) or 'none'})")
+    label = f"{prompt.name.replace('_', ' ')} prompt"
+    for planted in prompt.planted:
+        return Governance("prompt", prompt.name, label, planted.phrase,
+                          planted.where or _where_in(prompt.text, planted.phrase))
+    steps = STEP.findall(prompt.text)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", prompt.text.strip()) if len(s.split()) >= 3]
+    closing = steps[-1][1] if steps else (sentences[-1] if sentences else "")
+    phrase = _unique_phrase(world, prompt.file, closing) if closing else None
+    if phrase is None:
+        raise SourceError(file, key, f"prompt '{name}' has no closing phrase that occurs nowhere else in the world")
+    return Governance("prompt", prompt.name, label, phrase, "the last point it makes")
+
+
 def resolve_governance(world: World, story: Story) -> Governance:
     gov = story.facts.governance
     file = story.file
+    if gov.prompt is not None:
+        return _prompt_governance(world, file, gov.prompt)
     if gov.skill is not None:
         skill = world.skills.get(gov.skill)
         if skill is None:
@@ -211,6 +318,11 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             params[name] = value
         if t.params is None and facts.params and not params:
             errors.append(SourceError(file, "facts.params", f"none of these parameters belongs to '{t.widget}'"))
+        twin = next((j for j, o in enumerate(targets) if o.widget is widget
+                     and (params.items() <= o.params.items() or o.params.items() <= params.items())), None)
+        if twin is not None:
+            errors.append(SourceError(file, f"{key}.params", f"repeats facts.targets[{twin}] ('{t.widget}') with "
+                                      "parameters that do not tell the two apart; give each its own values"))
         targets.append(ResolvedTarget(t.widget, t.origin, t.app, widget, params))
 
     carried_key, carried_value, carried_target = facts.policy.carries, None, -1
@@ -221,6 +333,10 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     if targets and carried_target < 0:
         errors.append(SourceError(file, "facts.policy.carries", f"'{carried_key}' is not a graded parameter of any "
                                   "target"))
+    elif carried_target >= 0:
+        errors += _policy_errors(file, facts, targets, carried_key, carried_value, targets[carried_target])
+    if facts.record and targets:
+        errors += _record_errors(world, file, backends, targets[0], facts.record)
 
     seeded_wrong = dict(facts.seeded_wrong or {})
     for name, value in seeded_wrong.items():

@@ -13,7 +13,6 @@ resumes where it stopped, and nothing is written to the working tree before the 
 from __future__ import annotations
 
 import asyncio
-import json
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,25 +23,19 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send, interrupt
 from pydantic import BaseModel, ConfigDict, Field
 
-from certify.calibrate import MIN_ATTEMPTS, CalibrationRecord, calibrate, write_record
+from certify.calibrate import MIN_ATTEMPTS, CalibrationRecord, calibrate
 from certify.gates import certify_task
 from certify.lock import (
-    CertificateLock,
-    PersonaRecord,
-    Review,
-    TaskCertificate,
-    fingerprints,
     now,
-    task_content_hash,
 )
-from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, parse_task
+from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, parse_task
 from certify.trial import Trial
 from simulator import World
 
 from .author import AuthorContext, AuthorDriver, AuthoringError
 from .factcheck import resolve
 from .fairness import FairnessDriver
-from .fixer import FixerDriver, append_lesson
+from .fixer import FixerDriver
 from .flags import Flag, make_flag
 from .sources import load_sources
 from .validator import ValidatorDriver
@@ -78,7 +71,9 @@ class RunOptions(BaseModel):
     review_rounds: int = Field(2, ge=0)
     fix_rounds: int = Field(2, ge=0)
     commit: bool = True
-    sources_sha256: str = ""
+    inputs_sha256: str = ""
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    run_id: str = ""
 
     @property
     def taskset_root(self) -> Path:
@@ -102,6 +97,7 @@ class PipelineState(TypedDict, total=False):
     calibration: dict[str, Any]
     calibration_trials: list[dict[str, Any]]
     lessons: Annotated[list[dict[str, Any]], operator.add]
+    stamp: str
     result: dict[str, Any]
 
 
@@ -128,10 +124,13 @@ class _Env:
 
 
 def taskset_defaults(options: RunOptions) -> dict[str, Any]:
+    """The defaults the run's tasks are certified under: the taskset's, or those of the manifest the run will
+    create (so a certificate issued before the manifest exists still matches after)."""
     root = options.taskset_root
     if (root / "taskset.json").is_file():
         return TaskSet.load(root).defaults()
-    return json.loads(json.dumps(STANDARD_DEFAULTS))
+    created = manifest(options, World.load(options.world))
+    return TaskSet(root, TaskSetManifest.model_validate(created)).defaults()
 
 
 def _backends(world: World) -> list[str]:
@@ -142,6 +141,15 @@ def _baseline(options: RunOptions, world: World) -> str:
     if options.baseline is not None:
         return options.baseline
     return next((b for b in sorted(world.baselines) if b.endswith("workspace-a")), "")
+
+
+def resolve_baseline(options: RunOptions, world: World) -> str:
+    """The run's baseline, checked against the world before any work (an unknown one is bad input)."""
+    baseline = _baseline(options, world)
+    if baseline and baseline not in world.baselines:
+        raise ValueError(f"--baseline '{baseline}' is not a baseline of world {world.name} (known: "
+                         f"{', '.join(sorted(world.baselines)) or 'none'}; '' for a bare workspace)")
+    return baseline
 
 
 def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
@@ -420,6 +428,8 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         return {"tasks": tasks, "certs": certs, "flags": flags, "lessons": lessons, "rounds": {"fix": n + 1}}
 
     def review(state: PipelineState) -> Any:
+        """Wait for a person while any blocker is open; a rejected blocker ends the run uncommitted once every
+        blocker of the run is decided (the others stay decidable)."""
         options = opts(state)
         record = CalibrationRecord.model_validate(state["calibration"])
         flags = dict(state.get("flags", {}))
@@ -432,14 +442,17 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                 flags[f.id] = f.model_dump()
         blocking = [f for f in flags.values() if f["severity"] == "blocker" and f["status"] == "open"]
         if not blocking:
-            return Command(update={"flags": flags}, goto="commit")
+            if any(f["status"] == "rejected" for f in flags.values()):
+                rejected = [f["id"] for f in flags.values() if f["status"] == "rejected"]
+                return Command(update={"flags": flags, "result": {
+                    "status": "rejected", "summary": f"{options.persona}: rejected in review ({', '.join(rejected)});"
+                    " nothing committed"}}, goto=END)
+            return Command(update={"flags": flags}, goto="finalize")
         drivers.progress(f"{len(blocking)} item(s) need a person: taskforge review list")
         decisions = interrupt({"persona": options.persona, "items": blocking})
         updates, tasks, certs, lessons = _apply_decisions(options, state, flags, decisions or {})
         for fid, change in updates.items():
             flags[fid] = change
-        if any(f["status"] == "rejected" for f in flags.values()):
-            return Command(update={"flags": flags, "result": {"status": "rejected"}}, goto=END)
         return Command(update={"flags": flags, "tasks": tasks, "certs": certs, "lessons": lessons}, goto="review")
 
     def _apply_decisions(options: RunOptions, state: PipelineState, flags: dict[str, Any],
@@ -474,14 +487,19 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                             if result.lesson and result.skill:
                                 lessons.append({"skill": result.skill, "story": flag.story, "level": raw["difficulty"],
                                                 "lesson": result.lesson})
-                note = fixed.repaired if fixed else "the fixer found no repair; still open"
-                updates[fid] = {**flags[fid], "status": "fixed" if fixed else "open",
-                                "decision": {**stamped, "result": note}}
+                if fixed:
+                    updates[fid] = {**flags[fid], "status": "fixed",
+                                    "decision": {**stamped, "result": fixed.repaired or "repaired"}}
         return updates, tasks, certs, lessons
+
+    def finalize(state: PipelineState) -> dict[str, Any]:
+        """Fix the run's time stamp in the checkpoint, so the outputs rendered from it are the same bytes
+        however often the commit node runs."""
+        return {"stamp": now()}
 
     def commit(state: PipelineState) -> dict[str, Any]:
         options = opts(state)
-        result = write_outputs(options, state, env.world(options))
+        result = commit_outputs(options, dict(state), env.world(options), drivers.progress)
         drivers.progress(result["summary"])
         return {"result": result}
 
@@ -497,6 +515,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     graph.add_node("calibrate", calibrate_persona)
     graph.add_node("fix", fix)
     graph.add_node("review", review)
+    graph.add_node("finalize", finalize)
     graph.add_node("commit", commit)
     graph.add_edge(START, "load")
     graph.add_edge("load", "author")
@@ -508,6 +527,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     graph.add_conditional_edges("fairness", route_after_fairness, ["revise", "calibrate"])
     graph.add_conditional_edges("calibrate", route_after_calibration, ["fix", "review"])
     graph.add_edge("fix", "calibrate")
+    graph.add_edge("finalize", "commit")
     graph.add_edge("commit", END)
     return graph.compile(checkpointer=checkpointer)
 
@@ -518,86 +538,29 @@ def _llm_agent(name: str) -> Any:
     return build_agent(name)
 
 
-def task_path(options: RunOptions, raw: dict[str, Any]) -> Path:
-    return options.taskset_root / options.persona / f"{raw['id']}.json"
+def manifest(options: RunOptions, world: World) -> dict[str, Any]:
+    """The taskset.json a run creates when the destination has none."""
+    out: dict[str, Any] = {"taskset_id": options.taskset,
+                           "description": "Persona stories authored by taskforge: 4 stories x 5 levels per persona "
+                                          "(Execute, Find, Derive, Ground, Compose), closed-world.",
+                           "workspace_baseline": _baseline(options, world), "task_defaults": STANDARD_DEFAULTS}
+    world_ref = _world_ref(options)
+    if world_ref:
+        out["world"] = world_ref
+    return out
 
 
-def calibration_dir(options: RunOptions) -> Path:
-    return options.taskset_root / "calibration" / options.persona
+def commit_outputs(options: RunOptions, state: dict[str, Any], world: World,
+                   progress: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
+    """Render the finished run's files, write them and (unless --no-commit) commit them."""
+    from .outputs import base_readers, publish, render_outputs
 
-
-def write_outputs(options: RunOptions, state: PipelineState, world: World) -> dict[str, Any]:
-    """Write the persona's task files, the lock, the calibration record and lessons; commit them if asked."""
-    from .gitops import commit_paths, find_repo
-
-    root = options.taskset_root
-    root.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    if not (root / "taskset.json").is_file():
-        world_ref = _world_ref(options)
-        manifest = {"taskset_id": options.taskset.replace("_", "-"),
-                    "description": "Persona stories authored by taskforge: 4 stories x 5 levels per persona "
-                                   "(Execute, Find, Derive, Ground, Compose), closed-world.",
-                    "workspace_baseline": _baseline(options, world), "task_defaults": STANDARD_DEFAULTS}
-        if world_ref:
-            manifest["world"] = world_ref
-        (root / "taskset.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        written.append(root / "taskset.json")
-    defaults = taskset_defaults(options)
-    persona_dir = root / options.persona
-    persona_dir.mkdir(parents=True, exist_ok=True)
-    keep = set()
-    for raw in state["tasks"].values():
-        path = task_path(options, raw)
-        path.write_text(json.dumps(raw, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        keep.add(path.name)
-        written.append(path)
-    for stale in persona_dir.glob("*.json"):
-        if stale.name not in keep:
-            stale.unlink()
-            written.append(stale)
-    lock = CertificateLock.load(root) or CertificateLock(taskset=options.taskset)
-    prints = fingerprints(world, defaults)
-    for old in [k for k, v in lock.tasks.items() if v.persona == options.persona]:
-        lock.tasks.pop(old)
-    decided = [Flag.model_validate(f) for f in state.get("flags", {}).values() if f.get("decision")]
-    for task_id, raw in sorted(state["tasks"].items()):
-        cert = state["certs"][task_id]
-        reviews = [Review(verdict=str(f.decision.get("verdict")), by=str(f.decision.get("by") or "reviewer"),
-                          at=str(f.decision.get("at")), note=str(f.decision.get("note") or ""), flag=f.id)
-                   for f in decided if f.task_id == task_id and f.decision]
-        lock.tasks[task_id] = TaskCertificate(
-            path=str(task_path(options, raw).relative_to(root)), persona=options.persona,
-            story=raw.get("meta", {}).get("story"), level=raw["difficulty"], content_sha256=task_content_hash(raw),
-            fingerprints=prints, certified=cert["certified"], gates=cert["gates"], reviews=reviews,
-            certified_at=now())
-    record = CalibrationRecord.model_validate(state["calibration"])
-    persona_reviews = [f.model_dump() for f in decided if not f.task_id]
-    calibration = {**record.summary(), "reviews": persona_reviews} if persona_reviews else record.summary()
-    lock.personas[options.persona] = PersonaRecord(sources_sha256=options.sources_sha256,
-                                                   tasks=sorted(state["tasks"]), calibration=calibration,
-                                                   updated_at=now())
-    written.append(lock.write(root))
-    trials = [Trial.model_validate(t) for t in state.get("calibration_trials", [])]
-    written += write_record(calibration_dir(options), record, trials)
-    for lesson in state.get("lessons", []):
-        written.append(append_lesson(Path(options.skills_dir), lesson["skill"], lesson["story"] or "-",
-                                     lesson["level"], lesson["lesson"]))
-    sha = None
-    if options.commit:
-        repo = find_repo(root)
-        levels = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
-        message = (f"taskforge: certify persona {options.persona} ({len(state['tasks'])} tasks)\n\n"
-                   f"Authored by taskforge author; every task passes schema, grounding, oracle, no-op, load-bearing, "
-                   f"leak and determinism gates.\nCalibration with {record.agent} x{record.repeats}: {levels} "
-                   f"({'staircase holds' if record.holds else 'inverted'}).")
-        sha = commit_paths(repo, sorted(set(written)), message)
-    certified = sum(1 for c in state["certs"].values() if c["certified"])
-    summary = (f"{options.persona}: {certified}/{len(state['certs'])} certified, staircase "
-               f"{'holds' if record.holds else 'inverted'}" + (f", committed {sha[:10]}" if sha else
-                                                               ", not committed"))
-    return {"status": "committed" if sha else "certified", "commit": sha, "summary": summary,
-            "paths": [str(p) for p in sorted(set(written))]}
+    read, listdir = base_readers(options.taskset_root, options.commit)
+    outputs = render_outputs(options, state, world, taskset_defaults(options), manifest(options, world),
+                             read=read, listdir=listdir)
+    done = publish(outputs, root=options.taskset_root, persona=options.persona, commit=options.commit,
+                   progress=progress)
+    return {"status": done.status, "commit": done.commit, "summary": done.summary, "paths": done.paths}
 
 
 def _world_ref(options: RunOptions) -> str | None:

@@ -70,13 +70,17 @@ class PolicyFact(_Strict):
 
 
 class GovernanceFact(_Strict):
+    """The knowledge source the Ground and Compose levels read: a skill (slug), a workspace resource (uri or
+    words of its title) or a workspace prompt (name)."""
+
     skill: str | None = None
     resource: str | None = None
+    prompt: str | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> GovernanceFact:
-        if (self.skill is None) == (self.resource is None):
-            raise ValueError("give exactly one of skill or resource")
+        if sum(v is not None for v in (self.skill, self.resource, self.prompt)) != 1:
+            raise ValueError("give exactly one of skill, resource or prompt")
         return self
 
 

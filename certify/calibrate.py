@@ -16,7 +16,7 @@ import json
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -418,15 +418,25 @@ def regrade(world: World, tasks: dict[str, Task], trials: list[Trial],
     return out, moved
 
 
+def record_files(record: CalibrationRecord, trials: list[Trial]) -> dict[str, bytes]:
+    """The record's files by name, rendered in memory: the same record and trials give the same bytes, so a
+    writer can tell its own output from someone else's edit before it touches the disk."""
+    import io
+
+    image = io.BytesIO()
+    plot(record, image)
+    lines = [compact(t).model_dump_json() + "\n" for t in sorted(trials, key=lambda t: (t.task_id, t.repeat))]
+    return {RECORD_JSON: (json.dumps(record.model_dump(), indent=2) + "\n").encode(),
+            RECORD_MD: render_markdown(record).encode(), TRIALS_JSONL: "".join(lines).encode(),
+            PLOT_PNG: image.getvalue()}
+
+
 def write_record(folder: Path, record: CalibrationRecord, trials: list[Trial]) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    paths = [folder / RECORD_JSON, folder / RECORD_MD, folder / TRIALS_JSONL, folder / PLOT_PNG]
-    paths[0].write_text(json.dumps(record.model_dump(), indent=2) + "\n", encoding="utf-8")
-    paths[1].write_text(render_markdown(record), encoding="utf-8")
-    with paths[2].open("w", encoding="utf-8") as sink:
-        for trial in sorted(trials, key=lambda t: (t.task_id, t.repeat)):
-            sink.write(compact(trial).model_dump_json() + "\n")
-    plot(record, paths[3])
+    paths = []
+    for name, data in record_files(record, trials).items():
+        (folder / name).write_bytes(data)
+        paths.append(folder / name)
     return paths
 
 
@@ -494,7 +504,7 @@ def render_markdown(record: CalibrationRecord) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(record: CalibrationRecord, path: Path) -> None:
+def plot(record: CalibrationRecord, path: Path | IO[bytes]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 console = Console()
@@ -36,6 +37,15 @@ def make_drivers(driver: DriverChoice, model: str | None, base_url: str | None, 
     config = LLMConfig.from_env(model=model, base_url=base_url, skills_dir=skills_dir) if skills_dir else \
         LLMConfig.from_env(model=model, base_url=base_url)
     return llm_drivers(config, progress)
+
+
+def driver_label(driver: DriverChoice, model: str | None, base_url: str | None) -> str:
+    """The drivers as part of a run's identity: another model writes other tasks."""
+    import os
+
+    if driver == DriverChoice.rules:
+        return "rules"
+    return f"llm:{model or os.environ.get('TASKFORGE_MODEL', '')}@{base_url or os.environ.get('OPENAI_BASE_URL', '')}"
 
 
 def register(app: typer.Typer) -> None:
@@ -65,13 +75,16 @@ def register(app: typer.Typer) -> None:
         = None,
     ) -> None:
         """Turn a persona and its four stories into twenty certified, calibrated tasks committed with git."""
+        from authoring.gitops import GitError
         from authoring.pipeline import RunOptions
+        from authoring.review import ReviewError
         from authoring.run import RunError, run_persona
         from authoring.sources import SourceError, check_name
+        from certify.task import TaskFileError
         from simulator import DEFAULT_WORLD, WorldError
 
         def progress(message: str) -> None:
-            err.print(f"[dim]·[/dim] {message}", highlight=False, soft_wrap=True)
+            err.print(f"[dim]·[/dim] {escape(message)}", highlight=False, soft_wrap=True)
 
         try:
             check_name(persona, "--persona", "persona")
@@ -82,10 +95,10 @@ def register(app: typer.Typer) -> None:
                                  world=str(world or DEFAULT_WORLD), baseline=baseline, reference_agent=reference_agent,
                                  frontier_agent=frontier_agent, repeats=repeats, commit=not no_commit,
                                  **({} if min_attempts is None else {"min_attempts": min_attempts}))
-            outcome = run_persona(options, drivers, driver_name=driver.value, checkpoint_url=checkpoint_url,
-                                  force=force)
-        except (SourceError, RunError, WorldError, ValueError) as exc:
-            err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            outcome = run_persona(options, drivers, driver_name=driver_label(driver, model, base_url),
+                                  checkpoint_url=checkpoint_url, force=force)
+        except (SourceError, RunError, WorldError, ValueError, GitError, ReviewError, TaskFileError) as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(2) from exc
         except Exception as exc:
             from authoring.factcheck import FactErrors
@@ -96,6 +109,13 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2) from exc
             raise
         _summary(outcome)
+        if outcome.open_items or outcome.items:
+            blocking = len(outcome.items)
+            console.print(f"{max(outcome.open_items, blocking)} open review item(s)"
+                          + (f", {blocking} blocking the commit" if blocking else ", none blocking")
+                          + f": taskforge review list --taskset {taskset}"
+                          + (f" --tasksets-dir {tasksets_dir}" if tasksets_dir != Path("tasksets") else ""),
+                          markup=False, soft_wrap=True)
         if outcome.status in ("committed", "up_to_date") or (outcome.status == "certified" and no_commit):
             raise typer.Exit(0)
         raise typer.Exit(1)
@@ -126,7 +146,8 @@ def _summary(outcome) -> None:
         if record.ladder is not None:
             console.print("\n".join(render_matrix(record.ladder)), markup=False, soft_wrap=True)
     for item in outcome.items:
-        console.print(f"[yellow]review[/yellow] {item['id']} {item['kind']} {item.get('task_id') or item.get('story')}"
-                      f": {item['reason']}", soft_wrap=True)
+        console.print(f"[yellow]review[/yellow] {item['id']} {escape(item['kind'])} "
+                      f"{escape(str(item.get('task_id') or item.get('story')))}: {escape(item['reason'])}",
+                      soft_wrap=True)
     console.print(outcome.summary)
     sys.stdout.flush()

@@ -32,7 +32,8 @@ def register(app: typer.Typer) -> None:
         world: Annotated[Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")]
         = None,
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
-        out: Annotated[Path | None, typer.Option("--out", help="Record folder (default <taskset>/calibration/<p>)")]
+        out: Annotated[Path | None, typer.Option("--out", help="Record folder (default .taskforge/calibrate/<taskset>/<p>;"
+                                                  " the taskset's own calibration/ records belong to `author`)")]
         = None,
         regrade_run: Annotated[Path | None, typer.Option("--regrade", help="Re-grade a stored run instead.")] = None,
         runs_dir: Annotated[Path, typer.Option("--runs-dir")] = Path(".taskforge/runs"),
@@ -59,14 +60,13 @@ def register(app: typer.Typer) -> None:
 
         floor = MIN_ATTEMPTS if min_attempts is None else min_attempts
         try:
-            loaded = TaskSet.load(taskset)
-            manifest, w = loaded.manifest, loaded.world(world)
+            w = TaskSet.load(taskset).world(world)
             tasks = select_tasks(taskset, persona)
         except (TaskFileError, WorldError) as exc:
             err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
             raise typer.Exit(2) from exc
         label = persona or "all"
-        folder = out or taskset / "calibration" / label
+        folder = out or Path(".taskforge") / "calibrate" / taskset.resolve().name / label
         moved: list[dict] = []
         if regrade_run is not None:
             source = regrade_run
@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2) from exc
             trials, moved = regrade(w, {t.id: t for t in tasks}, trials)
             name = stored.agent if stored else (trials[0].agent if trials else agent)
-            record = analyse(trials, persona=label, taskset=manifest.taskset_id, agent=name,
+            record = analyse(trials, persona=label, taskset=taskset.resolve().name, agent=name,
                              repeats=max((t.repeat for t in trials), default=0) + 1, min_attempts=floor)
         else:
             try:
@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
                                            runs_dir=runs_dir, taskset=str(taskset), options={"persona": persona}))
                 trials += run.trials
                 err.print(f"transcripts ({member.name}): {run.run_dir}")
-            record = analyse(trials, persona=label, taskset=manifest.taskset_id, agent=agent, repeats=runs,
+            record = analyse(trials, persona=label, taskset=taskset.resolve().name, agent=agent, repeats=runs,
                              deterministic=all_deterministic(reference), min_attempts=floor)
             if frontier is not None and record.probes:
                 asyncio.run(probe_dead_rungs(w, record, tasks, trials, frontier))
@@ -108,5 +108,5 @@ def register(app: typer.Typer) -> None:
                 console.print(f"re-graded {len(trials)} stored trial(s): "
                               + (f"{len(moved)} verdict(s) moved: {moved}" if moved else "no verdict moved"),
                               soft_wrap=True)
-            console.print(f"record: {paths[0]} (+ markdown, plot, transcripts)")
+            console.print(f"wrote {', '.join(str(p) for p in paths)}", markup=False, soft_wrap=True)
         raise typer.Exit(0 if record.verdict == "holds" else 1)

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 console = Console()
@@ -24,37 +25,43 @@ def register(app: typer.Typer) -> None:
         = None,
         commit: Annotated[bool, typer.Option("--commit", help="Write the updated lock and commit it, alone.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-        checkpoints: Annotated[Path, typer.Option("--checkpoints", help="Review queue store.")] = Path(
-            ".taskforge/checkpoints.sqlite"),
     ) -> None:
         """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
-        from authoring.gitops import GitError, commit_paths, find_repo
-        from authoring.review import ReviewQueue
+        from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
+        from authoring.review import file_lock, read_file, reviews_path
+        from certify.lock import LOCK_FILE
         from certify.recertify import recertify
         from certify.task import TaskFileError, TaskSet
         from simulator import WorldError
 
         root = tasksets_dir / taskset
+        repo = None
         try:
+            if commit:
+                repo = find_repo(root)
+                pending = dirty_paths(repo, [root / LOCK_FILE, root / "reviews"])
+                if pending:
+                    raise PendingEdits(pending, "recertify --commit writes the lock and review files")
             report = recertify(root, TaskSet.load(root).world(world))
-        except (TaskFileError, WorldError) as exc:
-            err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        except (TaskFileError, WorldError, GitError) as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(2) from exc
-        queue = ReviewQueue(checkpoints)
-        for outcome in report.broken:
-            queue.add(item_id=f"r{outcome.task_id}", source="recertify", kind="recertify_broken", severity="blocker",
-                      reason=f"{outcome.task_id} no longer certifies ({', '.join(outcome.reasons)} changed)",
-                      taskset=taskset, persona=outcome.persona,
-                      task_id=outcome.task_id, evidence=outcome.detail)
         sha = None
-        if commit and report.stale:
-            path = report.lock.write(root)
-            try:
-                sha = commit_paths(find_repo(root), [path], f"taskforge: recertify {taskset} "
-                                   f"({report.stale} stale, {len(report.broken)} broken)")
-            except GitError as exc:
-                err.print(f"[red]error:[/red] {exc}")
-                raise typer.Exit(2) from exc
+        written: list[Path] = []
+        if commit and (report.stale or report.broken):
+            with file_lock(root / LOCK_FILE):
+                written.append(report.lock.write(root))
+            for persona, items in _broken_items(report, taskset).items():
+                path = reviews_path(root, persona)
+                with file_lock(path):
+                    file = read_file(root, persona)
+                    known = {(i.id, i.run) for i in file.items}
+                    file.items += [i for i in items if (i.id, i.run) not in known]
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(file.render())
+                written.append(path)
+            sha = commit_paths(repo, written, f"taskforge: recertify {taskset} ({report.stale} stale, "
+                                              f"{len(report.broken)} broken)")
         data = report.to_dict() | {"commit": sha}
         if as_json:
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
@@ -73,10 +80,31 @@ def register(app: typer.Typer) -> None:
                 console.print(f"calibration {c.persona}: {c.trials} stored trial(s) re-graded, {moved}; staircase "
                               f"{'holds' if c.holds_now else 'INVERTED' if c.holds_now is False else '-'} {c.note}")
             if report.broken:
-                console.print(f"[red]{len(report.broken)} task(s) now fail[/red]: opened review items "
-                              "(taskforge review list)")
+                console.print(f"[red]{len(report.broken)} task(s) now fail[/red]: "
+                              + ("opened review items (taskforge review list)" if commit else
+                                 "run with --commit to record them as review items"))
             if sha:
-                console.print(f"committed the updated lock {sha[:10]}")
+                console.print(f"wrote {', '.join(str(p) for p in written)}; committed {sha[:10]}", markup=False)
             elif commit:
                 console.print("the lock is unchanged; nothing to commit")
+            else:
+                console.print(f"dry run: nothing written; --commit writes {root / 'certificates.json'} (and review "
+                              "items for broken tasks) and commits them", markup=False)
         raise typer.Exit(1 if report.broken else 0)
+
+
+def _broken_items(report, taskset: str) -> dict[str, list]:
+    """Review items for the tasks a re-certification broke, by persona."""
+    from authoring.review import ReviewItem
+    from certify.lock import now, sha256_text
+
+    out: dict[str, list] = {}
+    stamp = now()
+    for outcome in report.broken:
+        reason = f"{outcome.task_id} no longer certifies ({', '.join(outcome.reasons)} changed)"
+        item = ReviewItem(id="r" + sha256_text(f"{outcome.task_id}|{outcome.detail}")[:9], run="recertify",
+                          source="recertify", taskset=taskset, persona=outcome.persona or "-",
+                          task_id=outcome.task_id, kind="recertify_broken", check="recertify", severity="blocker",
+                          reason=reason, evidence=outcome.detail, created_at=stamp)
+        out.setdefault(item.persona, []).append(item)
+    return out
