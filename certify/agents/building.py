@@ -13,7 +13,7 @@ _KINDS = r"table|chart|markdown|metric|note|newsfeed|html"
 _BACKEND = (
     re.compile(rf"\b({_CAP})\s+backend\b"),
     re.compile(
-        rf"\b(?:register|registering|stand up|standing up)\s+(?:an?\s+|the\s+)?({_CAP})\s*(?:\(|,)?\s*"
+        rf"\b(?i:register|registering|stand up|standing up)\s+(?:an?\s+|the\s+)?({_CAP})\s*(?:\(|,)?\s*"
         r"(?:serving|that serves|which serves|with)\b"
     ),
 )

@@ -136,6 +136,11 @@ def rank(documents: list[Document], query: str) -> list[Document]:
     return [documents[i] for i, _ in BM25([d.summary for d in documents]).rank(query)]
 
 
+def _stated(text: str, param: dict[str, Any]) -> list[Mention]:
+    """Options of `param` that `text` states as the catalog writes them."""
+    return option_mentions(text, param, as_written=True)
+
+
 def phrase_pattern(phrase: str) -> re.Pattern[str]:
     """A phrase matched across case, hyphens and apostrophes ("pulled-orders rule" ≡ "Pulled orders rule")."""
     tokens = [t for t in re.split(r"[^A-Za-z0-9]+", phrase) if t]
@@ -165,19 +170,19 @@ def policy_value(text: str, phrase: str, param: dict[str, Any], others: list[str
         line = next(((a, b) for a, b in spans if a <= m.start() <= b), (0, len(text)))
         index = spans.index(line) if line in spans else -1
         stops = sorted(f.start() for p in fences for f in p.finditer(text, m.end(), line[1]))
-        after = [x for x in option_mentions(text[m.end() : stops[0] if stops else line[1]], param)]
+        after = [x for x in _stated(text[m.end() : stops[0] if stops else line[1]], param)]
         if after:
             first = after[0]
             return Mention(first.start + m.end(), first.end + m.end(), first.value, first.text)
         starts = [f.end() for p in fences for f in p.finditer(text, line[0], m.start())]
         floor = max(starts, default=line[0])
-        before = option_mentions(text[floor : m.start()], param)
+        before = _stated(text[floor : m.start()], param)
         if before:
             last = before[-1]
             return Mention(last.start + floor, last.end + floor, last.value, last.text)
         if 0 <= index < len(spans) - 1:
             a, b = spans[index + 1]
-            below = option_mentions(text[a:b], param)
+            below = _stated(text[a:b], param)
             if below and not any(p.search(text, a, b) for p in fences):
                 return Mention(below[0].start + a, below[0].end + a, below[0].value, below[0].text)
     return None
@@ -262,8 +267,8 @@ def value_in(text: str, param: dict[str, Any], question: str) -> Any | None:
     whole document names)."""
     unit = asked_unit(text, question)
     if unit:
-        said = option_mentions(unit, param)
+        said = _stated(unit, param)
         if said:
             return said[0].value
-    values = {str(m.value): m.value for m in option_mentions(text, param)}
+    values = {str(m.value): m.value for m in _stated(text, param)}
     return next(iter(values.values())) if len(values) == 1 else None

@@ -128,9 +128,10 @@ class Mention:
     text: str
 
 
-def option_mentions(text: str, param: dict[str, Any]) -> list[Mention]:
+def option_mentions(text: str, param: dict[str, Any], as_written: bool = False) -> list[Mention]:
     """Every statement of one of `param`'s options (by value or by label) in `text`, in order. An option said
-    inside a longer option ("Filled" in "Partially Filled") is not said."""
+    inside a longer option ("Filled" in "Partially Filled") is not said; with `as_written`, neither is one whose
+    case differs from how the catalog writes it ("Open" is a status, "the open dashboard" is not)."""
     options = param.get("options")
     if not isinstance(options, list):
         return []
@@ -139,7 +140,11 @@ def option_mentions(text: str, param: dict[str, Any]) -> list[Mention]:
         value = opt.get("value") if isinstance(opt, dict) else opt
         label = opt.get("label") if isinstance(opt, dict) else None
         for said in {str(value), str(label) if label else str(value)}:
-            spans += [Mention(pos, pos + len(said), value, said) for pos in find(text, said)]
+            spans += [
+                Mention(pos, pos + len(said), value, said)
+                for pos in find(text, said)
+                if not as_written or said == said.lower() or text[pos : pos + len(said)] == said
+            ]
     kept = [
         m
         for m in spans

@@ -396,8 +396,8 @@ def _pick(request: Request, param: dict[str, Any], a: int, b: int) -> Mention | 
     lowered = text.lower()
     names = {str(param.get("paramName") or "").lower(), str(param.get("label") or "").lower()} - {""}
     best: tuple[int, int, Mention] | None = None
-    for m in option_mentions(text, param):
-        if not (a <= m.start < b) or request.in_twin(m.start) or not _as_written(text, m):
+    for m in option_mentions(text, param, as_written=True):
+        if not (a <= m.start < b) or request.in_twin(m.start):
             continue
         if any(p.start <= m.start < p.end for p in request.policies):
             continue
@@ -410,11 +410,6 @@ def _pick(request: Request, param: dict[str, Any], a: int, b: int) -> Mention | 
         if best is None or (named, m.start) > best[:2]:
             best = (named, m.start, m)
     return best[2] if best else None
-
-
-def _as_written(text: str, m: Mention) -> bool:
-    """An option is stated as the catalog writes it: "Open" is a status, "the open dashboard" is not."""
-    return text[m.start : m.end] == m.text or m.text == m.text.lower()
 
 
 def _is_stale(text: str, position: int, floor: int) -> bool:
@@ -433,7 +428,9 @@ def twin_signatures(request: Request, schema: dict[str, Any]) -> list[dict[str, 
         values = {}
         for param in schema.get("params") or []:
             if isinstance(param, dict) and param.get("paramName"):
-                said = [m for m in option_mentions(request.prompt, param) if a <= m.start < b]
+                said = [
+                    m for m in option_mentions(request.prompt, param, as_written=True) if a <= m.start < b
+                ]
                 if said:
                     values[str(param["paramName"])] = said[0].value
         if values:
@@ -448,7 +445,7 @@ def stale_values(request: Request, op: Op, schema: dict[str, Any]) -> dict[str, 
     for param in schema.get("params") or []:
         if not isinstance(param, dict) or not param.get("paramName"):
             continue
-        for m in option_mentions(request.prompt, param):
+        for m in option_mentions(request.prompt, param, as_written=True):
             if a <= m.start < b and _is_stale(request.prompt, m.start, a):
                 out.setdefault(str(param["paramName"]), m.value)
     return out
