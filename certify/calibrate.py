@@ -3,10 +3,18 @@
 A reference agent runs the persona's tasks N times; the pooled failure rate must not decrease from one level
 to the next (FAIL(L0) ≤ … ≤ FAIL(L4), ties allowed). On an inversion the lower level — the one failing more than
 a harder one — is examined task by task: the same failure fingerprint on every attempt of a task is a defect
-(for the fixer, with its transcripts); scattered failures are noise (a note for review). A level the reference
-never passes must prove it is feasible: one episode of a frontier agent on its most promising task (pass: an
-honest floor; fail: flagged), or it is recorded as unprobed. The record is kept as JSON and markdown with a
-staircase plot, beside compact transcripts that let a grader change re-grade it without calling any model.
+(for the fixer, with its transcripts); scattered failures are noise (a note for review). A level above Execute
+the reference never passes must prove it is feasible: one episode of a frontier agent on its most promising
+task (pass: an honest floor; fail: flagged), or it stays "unprobed", a visible review item. The record is kept as
+JSON and markdown with a staircase plot, beside compact transcripts that let a grader change re-grade it without
+calling any model.
+
+Honesty: a deterministic agent runs once per task (its repeats would be copies, not attempts), and every
+Wilson interval counts unique tasks. A level with fewer valid attempts per agent than the minimum (default 3) is
+"insufficient": the verdict is then "insufficient" — a blocker, never "holds" — and so is a calibration whose
+trials were all invalid. The reference may be a family: `ladder` runs ladder-0 … ladder-4, pools them into the
+staircase and reports the agent × level matrix, where level k must be passed by ladder-k and failed by
+ladder-(k-1); each violation is a finding with its transcript.
 """
 
 from __future__ import annotations
@@ -279,6 +287,7 @@ def analyse(trials: list[Trial], *, persona: str, taskset: str, agent: str, repe
 def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
     """The matrix and the criterion's findings when `agent` names the capability ladder; None otherwise."""
     from .agents.base import family
+    from .agents.ladder import CAPABILITIES as CAPABILITY
 
     members = family(agent)
     if not members or not all(m.rsplit("-", 1)[-1].isdigit() for m in members):
@@ -308,10 +317,6 @@ def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
                        f"not solvable with the capabilities its level allows ({'; '.join(t.fingerprint[:3])})"))
     fair = {level: not any(f.level == level for f in findings) for level in levels}
     return LadderReport(agents=list(members), levels=levels, cells=cells, findings=findings, fair=fair)
-
-
-CAPABILITY = ("execute what is stated", "find from a description", "derive through documents",
-              "ground in a knowledge source", "compose what it builds")
 
 
 def _trace(trial: Trial) -> list[dict[str, Any]]:

@@ -41,7 +41,13 @@ from .request import (
     twin_signatures,
 )
 
-CAPABILITIES = ("execute", "find", "derive", "ground", "compose")
+CAPABILITIES = (
+    "execute what is stated",
+    "find from a description",
+    "derive through documents",
+    "ground in a knowledge source",
+    "compose what it builds",
+)
 EXECUTE, FIND, DERIVE, GROUND, COMPOSE = range(5)
 LADDER = tuple(f"ladder-{k}" for k in range(len(CAPABILITIES)))
 # Documents a rung may open while looking for what a policy phrase means (the resource index included).
