@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..task import Task
@@ -63,6 +64,28 @@ def _data(envelope: dict[str, Any] | None) -> dict[str, Any]:
     return {}
 
 
+@dataclass
+class Work:
+    """What a session has learnt so far: the reading of its request, what the workspace showed, the operations
+    it will perform and the documents it has read."""
+
+    request: Request
+    snapshot: dict[str, Any]
+    placed: dict[str, list[dict[str, Any]]]
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ops: list[Op] = field(default_factory=list)
+    documents: list[knowledge.Document] = field(default_factory=list)
+    named: list[knowledge.Document] = field(default_factory=list)
+    read: dict[str, knowledge.Document] = field(default_factory=dict)
+    rows: list[Any] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+
+    def params(self, op: Op) -> list[dict[str, Any]]:
+        return [
+            p for p in self.schemas.get(op.target.widget_id, {}).get("params") or [] if isinstance(p, dict)
+        ]
+
+
 class LadderSession:
     """One episode of a rung: a script that yields one action at a time and receives its envelope back."""
 
@@ -84,12 +107,8 @@ class LadderSession:
         except StopIteration:
             action = None
         self._started = True
-        self._log.append(
-            {
-                "rung": self.rung,
-                "action": None if action is None else {"tool": action.tool, "args": action.args},
-            }
-        )
+        move = None if action is None else {"tool": action.tool, "args": action.args}
+        self._log.append({"rung": self.rung, "action": move})
         return action
 
     def _allowed(self, tool: str) -> bool:
@@ -102,6 +121,33 @@ class LadderSession:
     def _run(self) -> Script:
         snapshot = _data((yield Action("get_workspace_snapshot", {})))
         catalog = list(_data((yield Action("list_available_widgets", {}))).get("widgets") or [])
+        work = self._read_request(snapshot, catalog)
+        for t in _distinct([op.target for op in work.ops]):
+            envelope = yield Action("get_widget_schema", {"origin": t.origin, "widget_id": t.widget_id})
+            work.schemas[t.widget_id] = _data(envelope).get("schema") or {}
+        targets = [op.target for op in work.ops]
+        for op in work.ops:
+            op.args = stated_values(work.request, op, work.schemas.get(op.target.widget_id, {}), targets)
+        for doc in work.named:
+            yield from self._read(doc, work)
+        if self.rung >= DERIVE:
+            yield from self._derive(work)
+        if self.rung >= GROUND:
+            yield from self._ground(work)
+        build = build_spec(self.prompt)
+        if self.rung >= COMPOSE and build is not None:
+            yield from self._compose(build)
+        yield from self._act(work)
+        name = note_name(self.prompt)
+        if name is not None:
+            yield Action(
+                "add_generative_widget", {"widget_type": "note", "name": name, "data": _note_text(work)}
+            )
+        if QUESTION.search(self.prompt):
+            yield Action("final_answer", {"text": _note_text(work)})
+
+    def _read_request(self, snapshot: dict[str, Any], catalog: list[dict[str, Any]]) -> Work:
+        """The literal reading (every rung) and, from Find up, the widgets the request only describes."""
         request = read_request(self.prompt)
         request.name(
             [
@@ -110,15 +156,19 @@ class LadderSession:
                 *(str(s.get("name") or "") for s in snapshot.get("skills") or []),
             ]
         )
-        build = build_spec(self.prompt)
         placed: dict[str, list[dict[str, Any]]] = {}
         for w in (snapshot.get("dashboard_composition") or {}).get("widgets") or []:
             if not w.get("generated"):
                 placed.setdefault(str(w.get("widget_id")), []).append(w)
-
-        documents = knowledge.skills(snapshot) + knowledge.prompts(self.view.tools)
-        named = self._named_sources(request, documents)
-        titles = [(p, p + len(d.title)) for d in named for p in find(self.prompt, d.title)]
+        work = Work(
+            request,
+            snapshot,
+            placed,
+            documents=knowledge.skills(snapshot) + knowledge.prompts(self.view.tools),
+        )
+        work.named = self._named_sources(request, work.documents)
+        titles = [(p, p + len(d.title)) for d in work.named for p in find(self.prompt, d.title)]
+        build = build_spec(self.prompt)
         targets = [
             t
             for t in named_targets(request, catalog, titles)
@@ -129,79 +179,31 @@ class LadderSession:
             for t in found:
                 self._note(f"found {t.widget_id} from the description '{t.described}'")
             targets += found
-        schemas: dict[str, dict[str, Any]] = {}
-        for t in _distinct(targets):
-            schemas[t.widget_id] = (
-                _data(
-                    (yield Action("get_widget_schema", {"origin": t.origin, "widget_id": t.widget_id}))
-                ).get("schema")
-                or {}
-            )
-        ops = operations(request, targets, placed)
-        values = {
-            id(op): stated_values(request, op, schemas.get(op.target.widget_id, {}), targets) for op in ops
-        }
+        work.ops = operations(request, targets, placed)
+        return work
 
-        read: dict[str, knowledge.Document] = {}
-        for doc in named:
-            yield from self._read(doc, read)
-
-        if self.rung >= DERIVE:
-            yield from self._derive(request, ops, schemas, values, snapshot, documents, read)
-        facts: list[str] = []
-        if self.rung >= GROUND:
-            facts = yield from self._ground(request, ops, schemas, values, named, documents, read)
-
-        if self.rung >= COMPOSE and build is not None:
-            yield from self._compose(build)
-
-        rows: list[Any] = []
-        for op in ops:
-            args = values[id(op)]
-            if op.kind == "update":
-                instance = self._instance(request, op, placed, schemas, args)
-                if instance is not None:
-                    yield Action("update_widget", {"widget_uuid": instance["widget_uuid"], "data_args": args})
-                    continue
-                yield Action(
-                    "create_widget",
-                    {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": args},
-                )
-            elif op.kind == "create":
-                yield Action(
-                    "create_widget",
-                    {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": args},
-                )
+    def _act(self, work: Work) -> Script:
+        for op in work.ops:
+            where = {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": op.args}
+            if op.kind == "read":
+                work.rows += list(_data((yield Action("get_widget_data", where))).get("data") or [])
+                continue
+            instance = self._instance(work, op) if op.kind == "update" else None
+            if instance is not None:
+                yield Action("update_widget", {"widget_uuid": instance["widget_uuid"], "data_args": op.args})
             else:
-                served = _data(
-                    (
-                        yield Action(
-                            "get_widget_data",
-                            {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": args},
-                        )
-                    )
-                )
-                rows += list(served.get("data") or [])
-
-        name = note_name(self.prompt)
-        if name is not None:
-            yield Action(
-                "add_generative_widget",
-                {"widget_type": "note", "name": name, "data": _note_text(rows, facts, ops)},
-            )
-        if QUESTION.search(self.prompt):
-            yield Action("final_answer", {"text": _note_text(rows, facts, ops)})
+                yield Action("create_widget", where)
 
     # ------------------------------------------------------------------------------------------- capabilities
-    def _read(self, doc: knowledge.Document, read: dict[str, knowledge.Document]) -> Script:
-        if doc.key in read or doc.text is not None:
-            read.setdefault(doc.key, doc)
+    def _read(self, doc: knowledge.Document, work: Work) -> Script:
+        if doc.key in work.read or doc.text is not None:
+            work.read.setdefault(doc.key, doc)
             return
         tool, args = doc.call
         if not self._allowed(tool):
             return
         doc.text = knowledge.envelope_text((yield Action(tool, args)))
-        read[doc.key] = doc
+        work.read[doc.key] = doc
 
     def _named_sources(
         self, request: Request, documents: list[knowledge.Document]
@@ -215,141 +217,99 @@ class LadderSession:
                 hits.append((min(positions), doc))
         return [d for _, d in sorted(hits, key=lambda h: h[0])]
 
-    def _derive(
-        self,
-        request: Request,
-        ops: list[Op],
-        schemas: dict[str, dict[str, Any]],
-        values: dict[int, dict[str, Any]],
-        snapshot: dict[str, Any],
-        documents: list[knowledge.Document],
-        read: dict[str, knowledge.Document],
-    ) -> Script:
+    def _derive(self, work: Work) -> Script:
         """Each policy phrase decides one parameter (the one named just before it) of the widgets its sentence
         is about; its value is what the document defining the phrase assigns to that parameter."""
+        request = work.request
         pending = []
         for policy in request.policies:
             sentence = request.sentence_of(policy.start)
             affected = [
-                op for op in ops if any(request.sentence_of(p) == sentence for p in op.target.positions)
+                op for op in work.ops if any(request.sentence_of(p) == sentence for p in op.target.positions)
             ]
-            param = _param_before(self.prompt, policy.start, sentence[0], affected, schemas)
-            if param is None or all(param["paramName"] in values[id(op)] for op in affected):
-                continue
-            pending.append((policy, param, affected))
+            param = _param_before(self.prompt, policy.start, sentence[0], affected, work)
+            if param is not None and not all(param["paramName"] in op.args for op in affected):
+                pending.append((policy, param, affected))
         if not pending:
             return
-        notes = knowledge.notes(snapshot)
+        notes = knowledge.notes(work.snapshot)
         budget = POLICY_READS
         candidates: list[knowledge.Document] | None = None
         for policy, param, affected in pending:
-            value = None
-            while value is None:
-                value = self._policy_in([*notes, *read.values()], policy.phrase, param)
-                if value is not None or budget <= 0:
-                    break
+            value = _policy_in([*notes, *work.read.values()], policy.phrase, param)
+            while value is None and budget > 0:
                 if candidates is None:
-                    candidates = list(documents)
+                    candidates = list(work.documents)
                     uri = knowledge.index_uri(self.view.tools)
                     if uri and self._allowed("read_workspace_resource"):
                         budget -= 1
-                        index = knowledge.envelope_text(
-                            (yield Action("read_workspace_resource", {"uri": uri}))
-                        )
-                        candidates += knowledge.resources(index or "")
+                        index = yield Action("read_workspace_resource", {"uri": uri})
+                        candidates += knowledge.resources(knowledge.envelope_text(index) or "")
                 query = f"{policy.phrase} {param.get('label') or ''} {param.get('paramName')} policy rule convention"
-                unread = [d for d in knowledge.rank(candidates, query) if d.key not in read]
-                if not unread:
+                unread = [d for d in knowledge.rank(candidates, query) if d.key not in work.read]
+                if not unread or budget <= 0:
                     break
                 budget -= 1
-                yield from self._read(unread[0], read)
+                yield from self._read(unread[0], work)
+                value = _policy_in([*notes, *work.read.values()], policy.phrase, param)
             if value is None:
                 self._note(f"no document defines '{policy.phrase}'")
                 continue
             self._note(f"'{policy.phrase}' sets {param['paramName']} = {value}")
             for op in affected:
-                if any(
-                    p.get("paramName") == param["paramName"]
-                    for p in schemas.get(op.target.widget_id, {}).get("params") or []
-                ):
-                    values[id(op)][str(param["paramName"])] = value
+                if any(p.get("paramName") == param["paramName"] for p in work.params(op)):
+                    op.args[str(param["paramName"])] = value
 
-    @staticmethod
-    def _policy_in(docs: list[knowledge.Document], phrase: str, param: dict[str, Any]) -> Any | None:
-        for doc in docs:
-            if doc.text and knowledge.defines(doc.text, phrase):
-                others = [p.phrase for p in read_request(doc.text).policies]
-                found = knowledge.policy_value(doc.text, phrase, param, others)
-                if found is not None:
-                    return found.value
-        return None
-
-    def _ground(
-        self,
-        request: Request,
-        ops: list[Op],
-        schemas: dict[str, dict[str, Any]],
-        values: dict[int, dict[str, Any]],
-        named: list[knowledge.Document],
-        documents: list[knowledge.Document],
-        read: dict[str, knowledge.Document],
-    ) -> Generator[Action, dict[str, Any] | None, list[str]]:
+    def _ground(self, work: Work) -> Script:
         """The fact each named source is asked for: the step the question points at (or the piece its words
         match), followed once through a cross-reference; written into the note, and set on a parameter the
         question's sentence names when that parameter is still open."""
-        sources = list(named)
+        sources = list(work.named)
         if not sources:
-            relevant = _relevant_source(self.prompt, documents)
+            relevant = _relevant_source(self.prompt, work.documents)
             if relevant is not None:
-                yield from self._read(relevant, read)
+                yield from self._read(relevant, work)
                 sources = [relevant]
-        facts: list[str] = []
         for doc in sources:
             if not doc.text:
                 continue
-            question = _question(self.prompt, request, doc)
+            question = _question(self.prompt, work.request, doc)
             unit = knowledge.asked_unit(_body(doc.text), question)
             text = doc.text
             if unit is not None:
                 hop = knowledge.cross_reference(
-                    unit, [d for d in [*documents, *read.values()] if d is not doc]
+                    unit, [d for d in [*work.documents, *work.read.values()] if d is not doc]
                 )
                 if hop is not None:
-                    yield from self._read(hop, read)
+                    yield from self._read(hop, work)
                     if hop.text:
                         text = hop.text
                         unit = knowledge.asked_unit(_body(hop.text), _without_position(question)) or unit
             if unit is not None:
-                facts.append(f"Per the {doc.title}: {unit}")
+                work.facts.append(f"Per the {doc.title}: {unit}")
                 self._note(f"{doc.title} answers '{question}' with '{unit}'")
-            for op in ops:
-                for param in schemas.get(op.target.widget_id, {}).get("params") or []:
+            for op in work.ops:
+                for param in work.params(op):
                     key = str(param.get("paramName"))
-                    if key in values[id(op)] or not _mentions_param(question, param):
-                        continue
-                    value = knowledge.value_in(_body(text), param, question)
-                    if value is not None:
-                        values[id(op)][key] = value
-        return facts
+                    if key not in op.args and _mentions_param(question, param):
+                        value = knowledge.value_in(_body(text), param, question)
+                        if value is not None:
+                            op.args[key] = value
 
     def _compose(self, build: BuildSpec) -> Script:
         """Build what the request asks for: the backend with its widget, the app on its tab, an instance of the
         app (left in the background so the open dashboard stays open), and the built widget placed."""
-        added = _data(
-            (
-                yield Action(
-                    "manage_backends",
-                    {
-                        "operation": "add",
-                        "name": build.backend,
-                        "url": f"http://127.0.0.1:{9400 + len(build.backend)}",
-                        "widgets_json": build.widgets_json(),
-                        "apps_json": build.apps_json(),
-                    },
-                )
-            )
+        added = yield Action(
+            "manage_backends",
+            {
+                "operation": "add",
+                "name": build.backend,
+                "url": f"http://127.0.0.1:{9400 + len(build.backend)}",
+                "widgets_json": build.widgets_json(),
+                "apps_json": build.apps_json(),
+            },
         )
-        backend_id = added.get("backend_id")
+        backend_id = _data(added).get("backend_id")
         if backend_id and build.app and self._allowed("manage_apps"):
             yield Action(
                 "manage_apps",
@@ -364,37 +324,42 @@ class LadderSession:
         if backend_id and build.place:
             yield Action("create_widget", {"origin": build.backend, "widget_id": build.widget_id})
 
-    def _instance(
-        self,
-        request: Request,
-        op: Op,
-        placed: dict[str, list[dict[str, Any]]],
-        schemas: dict[str, dict[str, Any]],
-        wanted: dict[str, Any],
-    ) -> dict[str, Any] | None:
+    def _instance(self, work: Work, op: Op) -> dict[str, Any] | None:
         """The placed instance a repair is about: never one a fencing clause protects; the one showing the values
         the prompt says it currently shows, else one that differs from what is wanted."""
-        schema = schemas.get(op.target.widget_id, {})
-        twins = twin_signatures(request, schema)
+        schema = work.schemas.get(op.target.widget_id, {})
+        twins = twin_signatures(work.request, schema)
         candidates = [
             w
-            for w in placed.get(op.target.widget_id, [])
+            for w in work.placed.get(op.target.widget_id, [])
             if not any(
                 all(str((w.get("data_args") or {}).get(k)) == str(v) for k, v in sig.items()) for sig in twins
             )
         ]
         if not candidates:
             return None
-        stale = stale_values(request, op, schema)
+        stale = stale_values(work.request, op, schema)
 
         def score(w: dict[str, Any]) -> tuple[int, int]:
             args = w.get("data_args") or {}
             return (
                 sum(1 for k, v in stale.items() if str(args.get(k)) == str(v)),
-                sum(1 for k, v in wanted.items() if str(args.get(k)) != str(v)),
+                sum(1 for k, v in op.args.items() if str(args.get(k)) != str(v)),
             )
 
         return max(candidates, key=score)
+
+
+def _policy_in(docs: list[knowledge.Document], phrase: str, param: dict[str, Any]) -> Any | None:
+    """The value the first document defining `phrase` assigns to `param`, bounded by the other policies that
+    document defines."""
+    for doc in docs:
+        if doc.text and knowledge.defines(doc.text, phrase):
+            others = [p.phrase for p in read_request(doc.text).policies]
+            found = knowledge.policy_value(doc.text, phrase, param, others)
+            if found is not None:
+                return found.value
+    return None
 
 
 def _distinct(targets: list[Target]) -> list[Target]:
@@ -406,15 +371,13 @@ def _distinct(targets: list[Target]) -> list[Target]:
     return out
 
 
-def _param_before(
-    prompt: str, position: int, floor: int, ops: list[Op], schemas: dict[str, dict[str, Any]]
-) -> dict[str, Any] | None:
+def _param_before(prompt: str, position: int, floor: int, ops: list[Op], work: Work) -> dict[str, Any] | None:
     """The parameter a policy phrase decides: the one whose name or label the prompt says closest before it."""
     window = prompt[max(floor, position - 80) : position].lower()
     best: tuple[int, dict[str, Any]] | None = None
     for op in ops:
-        for param in schemas.get(op.target.widget_id, {}).get("params") or []:
-            if not isinstance(param, dict) or not isinstance(param.get("options"), list):
+        for param in work.params(op):
+            if not isinstance(param.get("options"), list):
                 continue
             for said in {str(param.get("label") or "").lower(), str(param.get("paramName") or "").lower()} - {
                 ""
@@ -481,14 +444,17 @@ def _relevant_source(prompt: str, documents: list[knowledge.Document]) -> knowle
     return ranked[0] if ranked else None
 
 
-def _note_text(rows: list[Any], facts: list[str], ops: list[Op]) -> str:
+def _note_text(work: Work) -> str:
     lines = [
         " | ".join(f"{k}: {v}" for k, v in row.items()) if isinstance(row, dict) else str(row)
-        for row in rows[:NOTE_ROWS]
+        for row in work.rows[:NOTE_ROWS]
     ]
-    lines += facts
+    lines += work.facts
     if not lines:
-        done = ", ".join(dict.fromkeys(str(op.target.widget.get("name")) for op in ops)) or "nothing matched"
+        done = (
+            ", ".join(dict.fromkeys(str(op.target.widget.get("name")) for op in work.ops))
+            or "nothing matched"
+        )
         lines.append(f"Worked on: {done}.")
     return "\n".join(lines)
 

@@ -173,9 +173,13 @@ class Target:
 
 @dataclass
 class Op:
+    """One thing to do to a target: what, where the prompt asks it, and with which values (filled as they are
+    read, derived or grounded)."""
+
     kind: OpKind
     target: Target
     position: int
+    args: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
