@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simulator import World
 
@@ -156,6 +156,14 @@ class CalibrationRecord(_Strict):
     probes: list[Probe] = Field(default_factory=list)
     shortcuts: list[Shortcut] = Field(default_factory=list)
     ladder: LadderReport | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_of_older_records(cls, data: Any) -> Any:
+        """Records written before verdicts existed said only whether the staircase held."""
+        if isinstance(data, dict) and "verdict" not in data and "holds" in data:
+            return {**data, "verdict": "holds" if data["holds"] else "inverted"}
+        return data
 
     @property
     def insufficient(self) -> list[str]:

@@ -233,3 +233,15 @@ def test_records_round_trip_with_compact_transcripts(tmp_path, mini_world):
     assert compact(real).events[1]["tool"] == real.events[1]["tool"]
     assert "| level0 | Execute |" in (tmp_path / "calibration.md").read_text()
     assert (tmp_path / "staircase.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_records_written_before_verdicts_load_with_the_verdict_they_meant():
+    old = record(grid({0: [True], 1: [False]})).model_dump()
+    for key in ("verdict", "deterministic", "min_attempts", "ladder"):
+        old.pop(key)
+    for level in old["levels"]:
+        level.pop("tasks"), level.pop("status")
+    from certify.calibrate import CalibrationRecord
+
+    assert CalibrationRecord.model_validate({**old, "holds": False}).verdict == "inverted"
+    assert CalibrationRecord.model_validate({**old, "holds": True}).verdict == "holds"
