@@ -49,7 +49,7 @@ CAPABILITIES = (
     "ground in a knowledge source",
     "compose what it builds",
 )
-EXECUTE, FIND, DERIVE, GROUND, COMPOSE = range(5)
+FIND, DERIVE, GROUND, COMPOSE = range(1, 5)
 LADDER = tuple(f"ladder-{k}" for k in range(len(CAPABILITIES)))
 # Documents a rung may open while looking for what a policy phrase means (the resource index included).
 POLICY_READS = 3

@@ -17,22 +17,8 @@ from .retrieval import BM25, terms
 
 OpKind = Literal["create", "update", "read"]
 
-_ABBREVIATIONS = (
-    "St",
-    "Mr",
-    "Mrs",
-    "Ms",
-    "Dr",
-    "No",
-    "Inc",
-    "Co",
-    "Ltd",
-    "vs",
-    "etc",
-    "e.g",
-    "i.e",
-    "approx",
-)
+_ABBREVIATION_WORDS = "St Mr Mrs Ms Dr No Inc Co Ltd vs etc e.g i.e approx"
+_ABBREVIATIONS = tuple(_ABBREVIATION_WORDS.split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9])")
 
 # A clause that fences off a twin: another instance the request must leave as it is.
@@ -73,32 +59,15 @@ RECORD_SERVED = re.compile(
     r"|as shown|as displayed)\b",
     re.I,
 )
+_THEN_READ = re.compile(r"\bthen read (?:it|them)\b", re.I)
 QUESTION = re.compile(r"\?|\b(tell me|report back|let me know|reply with|answer with)\b", re.I)
 
-_POLICY_NOUNS = (
-    "rule",
-    "policy",
-    "convention",
-    "standard",
-    "limit",
-    "case",
-    "guideline",
-    "guidelines",
-    "practice",
-    "mandate",
-    "vendor",
-    "window",
-    "principle",
-    "regime",
-    "playbook",
-    "protocol",
-    "procedure",
-    "stance",
-    "approach",
-    "rulebook",
-    "norm",
-    "requirement",
+# The nouns a policy phrase ends with ("the pulled-orders rule", "the evaluated-bond-pricing vendor").
+_POLICY_NOUN_WORDS = (
+    "rule policy convention standard limit case guideline guidelines practice mandate vendor window principle "
+    "regime playbook protocol procedure stance approach rulebook norm requirement"
 )
+_POLICY_NOUNS = tuple(_POLICY_NOUN_WORDS.split())
 _PHRASE_WORD = r"(?:(?!the\b|and\b|with\b|for\b|to\b|of the\b)[\w'’&/+-]+)"
 _TRAILED = re.compile(
     r"\bthe\s+((?:" + _PHRASE_WORD + r"\s+){0,6}?" + _PHRASE_WORD + r")\s+"
@@ -222,7 +191,7 @@ def named_targets(
     text = _masked(request.prompt, [*request.twins, *other_names])
     out = []
     for w in named_widgets(text, catalog, limit=6):
-        positions = [p for p in request.live(find(text, str(w["name"])))]
+        positions = request.live(find(text, str(w["name"])))
         if positions:
             out.append(Target(w, positions))
     return out
@@ -349,8 +318,7 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
             if not any(o.kind == "read" and o.target is target for o in ops):
                 first = min(target.positions)
                 ops.append(Op("read", target, first))
-    then_read = re.compile(r"\bthen read (?:it|them)\b", re.I)
-    for m in then_read.finditer(request.prompt):
+    for m in _THEN_READ.finditer(request.prompt):
         before = [o for o in ops if o.position < m.start() and o.kind == "create"]
         if before and not any(o.kind == "read" and o.target is before[-1].target for o in ops):
             ops.append(Op("read", before[-1].target, before[-1].position))
