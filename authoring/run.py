@@ -123,6 +123,7 @@ def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, chec
     if not force:
         done = _already_done(options, inputs, current, repo)
         if done is not None:
+            done.open_items = _open_count(options)
             return done
     config = {"configurable": {"thread_id": tid}, "recursion_limit": 1000}
     with checkpointer(checkpoint_url, checkpoint_path) as saver:
@@ -158,8 +159,12 @@ def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, chec
             _record_pause(options, after, repo, finished=True)
         elif outcome.status in ("committed", "certified"):
             prune(saver, tid)
-        outcome.open_items = sum(1 for i in read_file(root, options.persona).items if i.status == "open")
+        outcome.open_items = _open_count(options)
         return outcome
+
+
+def _open_count(options: RunOptions) -> int:
+    return sum(1 for i in read_file(options.taskset_root, options.persona).items if i.status == "open")
 
 
 def _readable_base(root: Path, repo: Any) -> None:
