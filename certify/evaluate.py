@@ -144,6 +144,34 @@ def _write_json(path: Path, obj: Any) -> None:
     tmp.replace(path)
 
 
+class RunWriter:
+    """One run folder being written: run.json first, each trial appended to trials.jsonl and flushed the moment
+    it is added (a killed process keeps every finished trial), report.json and the final run.json on close.
+
+    Shared by every way trials are produced (`evaluate`, the MCP server), so their runs read the same.
+    """
+
+    def __init__(self, runs_dir: Path, record: RunRecord) -> None:
+        self.run = EvalRun(Path(runs_dir) / record.run_id, record)
+        self.run.run_dir.mkdir(parents=True, exist_ok=False)
+        _write_json(self.run.run_dir / RUN_FILE, record.model_dump())
+        self._sink = (self.run.run_dir / TRIALS_FILE).open("a", encoding="utf-8")
+
+    def add(self, trial: Trial) -> None:
+        self._sink.write(trial.model_dump_json() + "\n")
+        self._sink.flush()
+        self.run.trials.append(trial)
+
+    def close(self, status: str) -> EvalRun:
+        run, record = self.run, self.run.record
+        self._sink.close()
+        run.report = aggregate(run.trials)
+        record.status, record.finished_at, record.completed_trials = status, _now(), len(run.trials)
+        _write_json(run.run_dir / REPORT_FILE, run.report)
+        _write_json(run.run_dir / RUN_FILE, record.model_dump())
+        return run
+
+
 async def evaluate(world: World, tasks: list[Task], agent: Agent, *, repeats: int = 1, concurrency: int = 4,
                    timeout_s: float | None = None, runs_dir: Path = DEFAULT_RUNS_DIR, run_id: str | None = None,
                    taskset: str | None = None, world_label: str | None = None,
@@ -159,39 +187,30 @@ async def evaluate(world: World, tasks: list[Task], agent: Agent, *, repeats: in
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    run_id = run_id or new_run_id()
-    run_dir = Path(runs_dir) / run_id
-    run_dir.mkdir(parents=True, exist_ok=False)
     planned = [(task, r) for r in range(repeats) for task in tasks]
-    record = RunRecord(run_id=run_id, agent=agent.name, taskset=taskset, world=world_label, tasks=len(tasks),
-                       task_ids=[t.id for t in tasks], repeats=repeats, planned_trials=len(planned), started_at=_now(),
+    record = RunRecord(run_id=run_id or new_run_id(), agent=agent.name, taskset=taskset, world=world_label,
+                       tasks=len(tasks), task_ids=[t.id for t in tasks], repeats=repeats,
+                       planned_trials=len(planned), started_at=_now(),
                        options={"concurrency": concurrency, "timeout_s": timeout_s, **(options or {})},
                        notes=list(notes or []))
-    _write_json(run_dir / RUN_FILE, record.model_dump())
-    run = EvalRun(run_dir, record)
+    writer = RunWriter(runs_dir, record)
     semaphore = asyncio.Semaphore(concurrency)
     status = "interrupted"
-    with (run_dir / TRIALS_FILE).open("a", encoding="utf-8") as sink:
 
-        async def one(task: Task, repeat: int) -> None:
-            async with semaphore:
-                trial = await run_trial(world, task, agent, repeat, timeout_s=timeout_s)
-            sink.write(trial.model_dump_json() + "\n")
-            sink.flush()
-            run.trials.append(trial)
-            if progress is not None:
-                progress(trial, len(run.trials), len(planned))
+    async def one(task: Task, repeat: int) -> None:
+        async with semaphore:
+            trial = await run_trial(world, task, agent, repeat, timeout_s=timeout_s)
+        writer.add(trial)
+        if progress is not None:
+            progress(trial, len(writer.run.trials), len(planned))
 
-        try:
-            async with asyncio.TaskGroup() as group:
-                for task, repeat in planned:
-                    group.create_task(one(task, repeat))
-            status = "complete"
-        finally:
-            run.report = aggregate(run.trials)
-            record.status, record.finished_at, record.completed_trials = status, _now(), len(run.trials)
-            _write_json(run_dir / REPORT_FILE, run.report)
-            _write_json(run_dir / RUN_FILE, record.model_dump())
+    try:
+        async with asyncio.TaskGroup() as group:
+            for task, repeat in planned:
+                group.create_task(one(task, repeat))
+        status = "complete"
+    finally:
+        run = writer.close(status)
     return run
 
 
