@@ -19,13 +19,14 @@ app.add_typer(world_app, name="world")
 
 
 def _register_commands() -> None:
-    from .commands import author, calibrate, evaluate, recertify, review
+    from .commands import author, calibrate, evaluate, recertify, review, serve
 
     author.register(app)
     evaluate.register(app)
     calibrate.register(app)
     review.register(app)
     recertify.register(app)
+    serve.register(app)
 
 console = Console()
 err_console = Console(stderr=True)
