@@ -1,4 +1,5 @@
-"""A run killed halfway (SIGKILL) and started again gives the same tasks, none lost or duplicated, one commit."""
+"""A run killed halfway (SIGKILL) and started again gives the same tasks, none lost or duplicated, one commit:
+with the default SQLite checkpoints and with Postgres (`--checkpoint-url`), when a server is given."""
 
 from __future__ import annotations
 
@@ -6,33 +7,61 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
 
 from tests.authoring.conftest import git
 
 ROOT = Path(__file__).resolve().parents[2]
+PG_URL = os.environ.get("TASKFORGE_TEST_PG_URL")
 
 
-def author_cmd(sources: Path, repo: Path, world: Path) -> list[str]:
+def author_cmd(sources: Path, repo: Path, world: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "authoring", "author", "--persona", "desk_head", "--world", str(world),
             "--sources", str(sources), "--tasksets-dir", str(repo / "tasksets"), "--skills-dir",
-            str(repo / "skills"), "--baseline", "lived", "--repeats", "2"]
+            str(repo / "skills"), "--baseline", "lived", "--repeats", "2", *extra]
 
 
 def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
 
 
-def test_sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path):
-    clean = tmp_path / "clean"
+@pytest.fixture
+def postgres_database() -> Iterator[Callable[[], str]]:
+    """Makes fresh databases on the test server (the run's thread id is derived from its sources, so two runs
+    of one persona in one database would share a thread) and drops them afterwards."""
+    if not PG_URL:
+        pytest.skip("no PostgreSQL server: set TASKFORGE_TEST_PG_URL, or run the suite under scripts/with-postgres")
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[postgres]')")
+    made: list[str] = []
+
+    def new() -> str:
+        name = f"taskforge_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        made.append(name)
+        return urlunsplit(urlsplit(PG_URL)._replace(path=f"/{name}"))
+
+    yield new
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        for name in made:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def sigkill_halfway_then_resume(sources: Path, repo: Path, world: Path, clean: Path,
+                                clean_args: tuple[str, ...] = (), run_args: tuple[str, ...] = ()) -> None:
     subprocess.run(["git", "clone", "-q", str(repo), str(clean)], check=True)
     git(clean, "config", "user.email", "test@example.com")
     git(clean, "config", "user.name", "Test")
-    done = subprocess.run(author_cmd(sources, clean, mini_world_path), cwd=clean, env=env(), capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(author_cmd(sources, clean, world, *clean_args), cwd=clean, env=env(),
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
 
-    proc = subprocess.Popen(author_cmd(sources, repo, mini_world_path), cwd=repo, env=env(),
+    proc = subprocess.Popen(author_cmd(sources, repo, world, *run_args), cwd=repo, env=env(),
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     seen = []
     assert proc.stderr is not None
@@ -46,7 +75,7 @@ def test_sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path):
     assert not (repo / "tasksets").exists(), "nothing is written before the commit node"
     assert "taskforge" not in git(repo, "log", "--format=%s")
 
-    resumed = subprocess.run(author_cmd(sources, repo, mini_world_path), cwd=repo, env=env(), capture_output=True,
+    resumed = subprocess.run(author_cmd(sources, repo, world, *run_args), cwd=repo, env=env(), capture_output=True,
                              text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming" in resumed.stderr
@@ -57,3 +86,20 @@ def test_sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path):
     assert all(a.read_text() == b.read_text() for a, b in zip(ours, theirs, strict=True))
     subjects = git(repo, "log", "--format=%s").splitlines()
     assert sum(1 for s in subjects if s.startswith("taskforge:")) == 1
+
+
+def test_sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path):
+    sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path / "clean")
+    assert (repo / ".taskforge" / "checkpoints.sqlite").is_file()
+
+
+def test_sigkill_halfway_then_resume_on_postgres(sources, repo, mini_world_path, tmp_path, postgres_database):
+    import psycopg
+
+    reference, shared = postgres_database(), postgres_database()
+    sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path / "clean",
+                                ("--checkpoint-url", reference), ("--checkpoint-url", shared))
+    assert not (repo / ".taskforge" / "checkpoints.sqlite").exists(), "the checkpoints went to Postgres"
+    with psycopg.connect(shared) as conn:
+        threads = {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+    assert len(threads) == 1 and next(iter(threads)).startswith("workspace_tasks:desk_head:")
