@@ -18,6 +18,11 @@ from rich.console import Console
 err = Console(stderr=True)
 
 
+def say(message: str) -> None:
+    """One line on stderr (in stdio mode stdout is the protocol), never wrapped."""
+    err.print(message, highlight=False, soft_wrap=True)
+
+
 class Transport(StrEnum):
     stdio = "stdio"
     http = "http"
@@ -66,7 +71,7 @@ def serve_cmd(
     from simulator import DEFAULT_WORLD, WorldError
 
     def usage_error(message: str) -> typer.Exit:
-        err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+        say(f"[red]error:[/red] {message}")
         return typer.Exit(2)
 
     try:
@@ -97,10 +102,8 @@ def serve_cmd(
 
     def on_trial(trial) -> None:
         verdict = "invalid" if not trial.valid else ("pass" if trial.passed else "fail")
-        err.print(
-            f"trial {trial.task_id} ({trial.agent}): {verdict}, {trial.turns} turn(s), "
-            f"{trial.invalid_calls} invalid, ended by {trial.ended_by}",
-            highlight=False,
+        say(
+            f"trial {trial.task_id} ({trial.agent}): {verdict}, {trial.turns} turn(s), {trial.invalid_calls} invalid, ended by {trial.ended_by}"
         )
 
     try:
@@ -120,10 +123,10 @@ def serve_cmd(
     def announce(base: str) -> None:
         shown = tasks if len(tasks) <= 3 else tasks[:2]
         for t in shown:
-            err.print(f"serving {t.id} at {base}{mcp_server.HTTP_PATH.format(task_id=t.id)}", highlight=False)
+            say(f"serving {t.id} at {base}{mcp_server.HTTP_PATH.format(task_id=t.id)}")
         if len(shown) < len(tasks):
-            err.print(f"… and {len(tasks) - len(shown)} more (index: {base}/tasks)", highlight=False)
-        err.print(f"trials go to {episodes.run_dir}; Ctrl-C stops", highlight=False)
+            say(f"… and {len(tasks) - len(shown)} more (index: {base}/tasks)")
+        say(f"trials go to {episodes.run_dir}; Ctrl-C stops")
 
     try:
         if transport is Transport.stdio:
@@ -134,7 +137,7 @@ def serve_cmd(
         pass
     except mcp_server.ServeError as exc:
         raise usage_error(str(exc)) from exc
-    err.print(f"run folder: {episodes.run_dir}", highlight=False)
+    say(f"run folder: {episodes.run_dir}")
 
 
 def register(app: typer.Typer) -> None:
