@@ -1,7 +1,7 @@
 """Tasksets as inspect_ai tasks, so any model inspect supports runs them, with inspect's log viewer:
 
     inspect eval certify/inspect_task.py@workspace_tasks --model openai/gpt-4.1-mini
-    inspect eval certify/inspect_task.py@taskset -T path=DIR [-T world=DIR] [-T persona=P] --model ...
+    inspect eval certify/inspect_task.py@taskforge_taskset -T path=DIR [-T world=DIR] [-T persona=P] --model ...
 
 Each task file is one Sample whose input is the prompt alone (the eval block and meta stay here; the level is
 sample metadata, which inspect never shows the model). The setup step, which inspect runs even when `--solver`
@@ -204,6 +204,6 @@ def workspace_tasks(world: str | None = None, persona: str | None = None) -> Tas
 
 
 @task
-def taskset(path: str, world: str | None = None, persona: str | None = None) -> Task:
+def taskforge_taskset(path: str, world: str | None = None, persona: str | None = None) -> Task:
     """Any taskset folder: -T path=DIR."""
     return taskset_task(path, world, persona)

@@ -24,7 +24,15 @@ from certify.agents.base import TaskView
 from certify.agents.llm import TOOLS_SYSTEM_PROMPT
 from certify.episode import reference_calls
 from certify.evaluate import select_tasks
-from certify.inspect_task import SHIPPED, inline_refs, message_limit, tool_params, workspace_tasks
+from certify.inspect_task import (
+    SHIPPED,
+    inline_refs,
+    message_limit,
+    taskforge_taskset,
+    tool_params,
+    workspace_tasks,
+)
+from tests.certify.helpers import raw
 
 ROOT = Path(__file__).resolve().parents[2]
 PERSONA = "portfolio_manager"
@@ -122,6 +130,30 @@ def test_calls_inspect_refuses_count_as_invalid_and_the_turn_budget_holds(tmp_pa
     assert score.metadata["ended_by"] == "max_turns" and score.metadata["turns"] == budget
     assert sample.limit is None, "the episode's own budget ends it, before inspect's message limit"
     assert len(sample.messages) == message_limit(budget)
+
+
+def test_any_taskset_with_its_world(tmp_path, mini_world_path):
+    folder = tmp_path / "mini_tasks"
+    folder.mkdir()
+    (folder / "taskset.json").write_text(json.dumps({"taskset_id": "mini"}))
+    task = raw()
+    (folder / f"{task['id']}.json").write_text(json.dumps(task))
+    steps = [(s["tool"], s["args"]) for s in task["eval"]["required_tools"]]
+
+    def solve(messages, tools, tool_choice, config):
+        turn = sum(isinstance(m, ChatMessageAssistant) for m in messages)
+        if turn < len(steps):
+            return usage(ModelOutput.for_tool_call("mockllm/model", *steps[turn]))
+        return usage(ModelOutput.from_content("mockllm/model", "Gamma QTD set; the note records 5.24%."))
+
+    (log,) = inspect_eval(
+        taskforge_taskset(path=str(folder), world=str(mini_world_path)),
+        model=get_model("mockllm/model", custom_outputs=solve),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    (sample,) = log.samples
+    assert next(iter(sample.scores.values())).value == "C"
 
 
 def test_schemas_are_ours_with_refs_inlined():

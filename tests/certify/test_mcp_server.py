@@ -16,7 +16,7 @@ pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e 
 import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from typer.testing import CliRunner
 
 from authoring.cli import app
@@ -270,6 +270,26 @@ def test_http_index_unknown_tasks_and_sessions_open_at_shutdown(tmp_path, mini_w
     assert missing.status_code == 404 and "unknown task 'nope'" in missing.text
     (trial,) = load_run(host.run_dir)
     assert trial.ended_by == "session_closed" and trial.turns == 1
+
+
+def test_clients_of_the_sessionless_protocol_are_told_to_use_the_handshake(tmp_path, mini_world):
+    task = make_task()
+    host = EpisodeHost(mini_world, [task], runs_dir=tmp_path, transport="http")
+
+    async def go():
+        async with running(host) as base:
+            try:
+                async with Client(f"{base}/tasks/{task.id}/mcp", mode=MODERN_PROTOCOL_VERSIONS[-1]) as client:
+                    await client.call_tool("get_workspace_snapshot", {})
+            except BaseException as exc:  # the client reports it from its task group
+                while isinstance(exc, BaseExceptionGroup):
+                    exc = exc.exceptions[0]
+                return str(exc)
+        return None
+
+    refusal = asyncio.run(go())
+    assert refusal is not None and "connect with the initialize handshake" in refusal
+    assert load_run(host.run_dir) == [], "no episode without a session"
 
 
 def test_cli_usage_errors():
