@@ -8,10 +8,11 @@ sample metadata, which inspect never shows the model). The setup step, which ins
 replaces ours, opens the sample's episode under our harness's rules (`open_episode`) and gives the model the
 task's allowed tools and `final_answer` as inspect tools over that episode: our names, descriptions and schemas
 (with `$ref`s inlined and a name-derived description on parameters that have none, both of which inspect
-requires), our envelopes as results. It also sets the
-sample's message limit from the task's turn budget; the episode itself enforces the exact budget, as in our
-harness. The scorer grades the episode with our grader: the strict verdict is the score, the share and the
-failing codes are its metadata.
+requires), our envelopes as results. It also sets the sample's message limit from the task's turn budget; the
+episode itself enforces the exact budget, as in our harness. The scorer grades the episode with our grader: the
+strict verdict is the score, the share and the failing codes are its metadata. A sample scored without its live
+episode (`inspect score` on a stored log, after a grader or simulator change) is rebuilt by replaying its tool
+calls through the deterministic simulator, as `regrade_trial` does for our own runs.
 
 Nothing else in the codebase imports this module; it needs the `inspect` extra.
 """
@@ -25,7 +26,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageTool
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, grouped, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolParams
@@ -107,6 +108,22 @@ class SampleEpisode:
         self.episode = episode
         self.recorded: set[str] = set()
 
+    @classmethod
+    def replayed(cls, episode: Episode, messages: list[Any]) -> SampleEpisode:
+        """The episode a stored conversation produced: its tool calls, in order, through `episode`."""
+        calls = {c.id: c for m in messages if isinstance(m, ChatMessageAssistant) for c in m.tool_calls or ()}
+        sample = cls(episode)
+        for message in messages:
+            if not isinstance(message, ChatMessageTool) or episode.done:
+                continue
+            call = calls.get(message.tool_call_id or "")
+            if message.error is not None or call is None:
+                sample.record_refusals([message])
+            else:
+                episode.act(call.function, call.arguments)
+                end_if_out_of_turns(episode)
+        return sample
+
     def record_refusals(self, messages: list[Any]) -> None:
         for message in messages:
             if isinstance(message, ChatMessageTool) and message.error is not None:
@@ -165,7 +182,9 @@ def taskset_task(path: str | Path, world: str | Path | None = None, persona: str
     @scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), "level")])
     def episode_verdict() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
-            sample = live.pop(state.uuid)
+            sample = live.pop(state.uuid, None)
+            if sample is None:
+                sample = SampleEpisode.replayed(open_episode(w, forge_task(state)), state.messages)
             episode = sample.episode
             sample.record_refusals(state.messages)
             reply = state.output.message

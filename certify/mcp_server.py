@@ -341,7 +341,7 @@ async def serve_stdio(host: EpisodeHost, task_id: str) -> None:
     from mcp.server.stdio import stdio_server
 
     if task_id not in host.tasks:
-        raise KeyError(task_id)
+        raise ServeError(f"unknown task '{task_id}'")
     server = build_server(host, lambda ctx: task_id)
     async with stdio_server() as (read, write), server.lifespan(server) as state:
         await serve_loop(server, read, write, lifespan_state=state)

@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install -e '.[inspect]')")
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai import score as inspect_score
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput, ModelUsage, get_model
 
@@ -89,6 +90,11 @@ def test_the_scripted_reference_passes_and_sees_only_the_prompt_and_the_tools(tm
         assert sample.metadata == {"level": sample.id.rsplit("_", 1)[1]}
     metrics = log.results.scores[0].metrics
     assert metrics["accuracy"].value == 1.0 and {f"level{n}" for n in range(5)} <= set(metrics)
+
+    # scored again from the stored log alone (no live episode): the calls are replayed through the simulator
+    before = [next(iter(s.scores.values())).model_dump(exclude={"history"}) for s in log.samples]
+    rescored = inspect_score(log, workspace_tasks(persona=PERSONA).scorer, display="none", copy=False)
+    assert [next(iter(s.scores.values())).model_dump(exclude={"history"}) for s in rescored.samples] == before
 
     for messages, tools in seen:
         task = task_of(messages)
