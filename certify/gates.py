@@ -56,10 +56,7 @@ class Subject:
     def steps(self) -> list[tuple[str, Any, bool]]:
         """(tool, args, required) for each reference step."""
         assert self.task is not None
-        ev = self.task.eval
-        if ev.required_tools:
-            return [(s.tool, s.args, not s.optional) for s in ev.required_tools]
-        return [(s.tool, s.args, True) for s in ev.reference_steps()]
+        return [(s.tool, s.args, not s.optional) for s in self.task.eval.reference_steps()]
 
     @cached_property
     def oracle(self) -> tuple[Episode, GradeResult]:
@@ -267,14 +264,18 @@ def leak_gate(s: Subject) -> GateResult:
     hidden = s.task.meta.hidden if s.task.meta else []
     if not hidden:
         return GateResult(True, "skipped: the task carries no hidden values")
-    # Values are matched as words with their own case: "status Open" states the value, "the open dashboard"
-    # or "the open-items policy" does not.
     prompt = _mask_names(s.world, s.task)
-    leaked = [h.value for h in hidden if h.value.strip() and re.search(
-        r"(?<![\w-])" + re.escape(h.value) + r"(?![\w-])", prompt)]
+    leaked = [h.value for h in hidden if states_value(prompt, h.value)]
     if leaked:
         return GateResult(False, f"prompt states hidden value(s): {leaked}")
     return GateResult(True, f"{len(hidden)} hidden value(s) absent from the prompt")
+
+
+def states_value(text: str, value: str, *, any_case: bool = False) -> bool:
+    """Whether `text` states `value` as a word, by default with its own case: "status Open" states Open, "the
+    open dashboard" or "the open-items policy" does not."""
+    pattern = r"(?<![\w-])" + re.escape(value) + r"(?![\w-])"
+    return bool(value.strip()) and re.search(pattern, text, re.I if any_case else 0) is not None
 
 
 def _mask_names(world: World, task: Task) -> str:
@@ -375,4 +376,4 @@ def summarise(results: list[Certification]) -> dict[str, Any]:
 
 
 __all__ = ["CHECKS", "GATES", "GATE_NAMES", "Certification", "GateResult", "Subject", "certify_file",
-           "certify_subject", "certify_task", "collect", "summarise"]
+           "certify_subject", "certify_task", "collect", "states_value", "summarise"]

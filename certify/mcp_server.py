@@ -117,7 +117,7 @@ class EpisodeHost:
 
     def start(self) -> None:
         self._record.started_at = now()
-        self._writer = RunWriter(self.runs_dir, self._record)
+        self._writer = RunWriter.create(self.runs_dir, self._record)
 
     def close(self) -> EvalRun:
         if self._writer is None:

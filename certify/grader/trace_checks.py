@@ -15,9 +15,7 @@ from .match import json_blob, numbers_in, subset, text_contains
 
 def required_calls(ctx: GradeContext) -> list[tuple[str, dict[str, Any], int]]:
     """(tool, expected args, min count) for every graded call of the task."""
-    out = [(s.tool, s.graded(), 1) for s in ctx.eval.required_tools if not s.optional]
-    if ctx.eval.calls_match_reference and not ctx.eval.required_tools:
-        out += [(s.tool, s.args, 1) for s in ctx.eval.reference_steps() if s.tool != "final_answer"]
+    out = [(s.tool, s.graded(), 1) for s in ctx.eval.graded_steps()]
     out += [(c.tool, c.args_contains, c.min_count) for c in ctx.eval.required_tool_calls]
     return out
 
@@ -62,6 +60,11 @@ def too_many_invalid_calls(ctx: GradeContext) -> Iterable[CheckResult]:
                       f"{len(bad)} invalid: {shown}" if bad else "none", "trace")
 
 
+def _origin_arg(args: Any) -> Any:
+    """The origin a schema/create call names: `origin`, or create_widget's older `backend_name` (as the source)."""
+    return (args.get("origin") or args.get("backend_name")) if isinstance(args, dict) else None
+
+
 def _listing_events(ctx: GradeContext) -> list[tuple[str, Any, set[str], set[tuple[str, str]]]]:
     cached = ctx.extras.get("listing_events")
     if cached is None:
@@ -100,7 +103,7 @@ def list_before_use(ctx: GradeContext) -> Iterable[CheckResult]:
     for tool, e, origins, _ in _listing_events(ctx):
         if not e.ok:
             continue
-        origin = e.args.get("origin")
+        origin = _origin_arg(e.args)
         yield CheckResult("widget_list_not_called_before_use", origin in origins,
                           f"#{e.index} {tool} uses an origin listed before", f"origin '{origin}'", "trace")
 
@@ -112,7 +115,7 @@ def unlisted_widget_id(ctx: GradeContext) -> Iterable[CheckResult]:
     for tool, e, origins, pairs in _listing_events(ctx):
         if not e.ok:
             continue
-        origin, wid = e.args.get("origin"), e.args.get("widget_id")
+        origin, wid = _origin_arg(e.args), e.args.get("widget_id")
         if origin in origins:
             yield CheckResult("unlisted_widget_id", (origin, wid) in pairs,
                               f"#{e.index} {tool} uses a widget id that was listed", f"{origin}/{wid}", "trace")
@@ -125,7 +128,7 @@ def schema_before_create(ctx: GradeContext) -> Iterable[CheckResult]:
     seen: set[tuple[Any, Any]] = set()
     for e in ctx.events:
         args = e.args if isinstance(e.args, dict) else {}
-        key = (args.get("origin"), args.get("widget_id"))
+        key = (_origin_arg(args), args.get("widget_id"))
         if e.tool == "get_widget_schema" and e.ok:
             seen.add(key)
         elif e.tool == "create_widget":

@@ -53,7 +53,8 @@ def postgres_database() -> Iterator[Callable[[], str]]:
 
 
 def sigkill_halfway_then_resume(sources: Path, repo: Path, world: Path, clean: Path,
-                                clean_args: tuple[str, ...] = (), run_args: tuple[str, ...] = ()) -> None:
+                                clean_args: tuple[str, ...] = (), run_args: tuple[str, ...] = (),
+                                after_kill: Callable[[], None] | None = None) -> None:
     subprocess.run(["git", "clone", "-q", str(repo), str(clean)], check=True)
     git(clean, "config", "user.email", "test@example.com")
     git(clean, "config", "user.name", "Test")
@@ -74,6 +75,8 @@ def sigkill_halfway_then_resume(sources: Path, repo: Path, world: Path, clean: P
     assert proc.returncode == -signal.SIGKILL, "".join(seen)
     assert not (repo / "tasksets").exists(), "nothing is written before the commit node"
     assert "taskforge" not in git(repo, "log", "--format=%s")
+    if after_kill is not None:
+        after_kill()
 
     resumed = subprocess.run(author_cmd(sources, repo, world, *run_args), cwd=repo, env=env(), capture_output=True,
                              text=True, timeout=300)
@@ -97,9 +100,15 @@ def test_sigkill_halfway_then_resume_on_postgres(sources, repo, mini_world_path,
     import psycopg
 
     reference, shared = postgres_database(), postgres_database()
-    sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path / "clean",
-                                ("--checkpoint-url", reference), ("--checkpoint-url", shared))
-    assert not (repo / ".taskforge" / "checkpoints.sqlite").exists(), "the checkpoints went to Postgres"
-    with psycopg.connect(shared) as conn:
-        threads = {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
-    assert len(threads) == 1 and next(iter(threads)).startswith("workspace_tasks:desk_head:")
+
+    def threads() -> set[str]:
+        with psycopg.connect(shared) as conn:
+            return {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+
+    def killed_run_is_in_postgres() -> None:
+        assert len(threads()) == 1, "the killed run's checkpoints are in Postgres"
+
+    sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path / "clean", ("--checkpoint-url", reference),
+                                ("--checkpoint-url", shared), after_kill=killed_run_is_in_postgres)
+    assert not (repo / ".taskforge" / "checkpoints.sqlite").exists(), "no SQLite store was made"
+    assert threads() == set(), "the finished run is pruned from the store"
