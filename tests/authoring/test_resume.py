@@ -7,17 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
-
-import pytest
 
 from tests.authoring.conftest import git
 
 ROOT = Path(__file__).resolve().parents[2]
-PG_URL = os.environ.get("TASKFORGE_TEST_PG_URL")
 
 
 def author_cmd(sources: Path, repo: Path, world: Path, *extra: str) -> list[str]:
@@ -28,28 +23,6 @@ def author_cmd(sources: Path, repo: Path, world: Path, *extra: str) -> list[str]
 
 def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-
-
-@pytest.fixture
-def postgres_database() -> Iterator[Callable[[], str]]:
-    """Makes fresh databases on the test server (the run's thread id is derived from its sources, so two runs
-    of one persona in one database would share a thread) and drops them afterwards."""
-    if not PG_URL:
-        pytest.skip("no PostgreSQL server: set TASKFORGE_TEST_PG_URL, or run the suite under scripts/with-postgres")
-    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[postgres]')")
-    made: list[str] = []
-
-    def new() -> str:
-        name = f"taskforge_test_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        made.append(name)
-        return urlunsplit(urlsplit(PG_URL)._replace(path=f"/{name}"))
-
-    yield new
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        for name in made:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def sigkill_halfway_then_resume(sources: Path, repo: Path, world: Path, clean: Path,
