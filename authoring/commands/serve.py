@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-err = Console(stderr=True)
+from authoring import render
+
+err = render.console(stderr=True)
 
 
 def say(message: str) -> None:
