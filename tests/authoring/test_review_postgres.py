@@ -31,8 +31,16 @@ def test_two_processes_claiming_one_item_exactly_one_wins(postgres_database):
     with checkpointer(url) as saver:
         Claims(saver)  # the store and its tables, made once before the race
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    racers = [subprocess.Popen([sys.executable, "-c", CLAIMANT, url, f"reviewer{i}"], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True, env=env) for i in range(2)]
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", CLAIMANT, url, f"reviewer{i}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(2)
+    ]
     for racer in racers:
         assert racer.stdout.readline().strip() == "ready"
     for racer in racers:
