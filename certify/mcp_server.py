@@ -10,14 +10,14 @@ the reports work on served runs unchanged.
 
 Sessions need the MCP handshake era. The 2026-07-28 protocol has no sessions (every request stands alone, with
 a fresh connection), so requests of that era are refused with an error; clients that negotiate (the SDK's
-`auto` mode) then fall back to `initialize` and get a session.
+`auto` mode) then fall back to `initialize` and get a session. Over stdio the process is the session: it serves
+the handshake loop alone and ends when the client closes it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -444,7 +444,3 @@ async def serve_http(
     finally:
         watcher.cancel()
         sock.close()
-
-
-def stderr_announce(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
