@@ -160,15 +160,12 @@ class EpisodeHost:
         episode = live.episode
         episode.stop(reason)
         trial = Trial(task_id=live.task.id, level=live.task.difficulty, agent=live.agent, repeat=live.repeat)
+        record_episode(trial, episode)
         try:
             trial.apply_grade(grade(live.task, episode, self.registry))
         except Exception as exc:  # a grader fault must not be scored against the agent
-            trial.valid, trial.invalid_reason, trial.error = (
-                False,
-                "harness_fault",
-                f"{type(exc).__name__}: {exc}",
-            )
-        record_episode(trial, episode)
+            trial.valid, trial.invalid_reason = False, "harness_fault"
+            trial.error = f"{type(exc).__name__}: {exc}"
         trial.duration_s = round(time.perf_counter() - live.started, 4)
         live.trial = trial
         if self._writer is not None:
