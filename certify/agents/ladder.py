@@ -130,16 +130,14 @@ class LadderSession:
     def _run(self) -> Script:
         snapshot = _data((yield Action("get_workspace_snapshot", {})))
         catalog = list(_data((yield Action("list_available_widgets", {}))).get("widgets") or [])
-        work = self._read_request(snapshot, catalog)
+        index = (yield from self._read_index()) if RESOURCE_WORD.search(self.prompt) else None
+        work = self._read_request(snapshot, catalog, index)
         for t in _distinct([op.target for op in work.ops]):
             envelope = yield Action("get_widget_schema", {"origin": t.origin, "widget_id": t.widget_id})
             work.schemas[t.widget_id] = _data(envelope).get("schema") or {}
         targets = [op.target for op in work.ops]
         for op in work.ops:
             op.args = stated_values(work.request, op, work.schemas.get(op.target.widget_id, {}), targets)
-        if RESOURCE_WORD.search(self.prompt):
-            yield from self._index(work)
-            work.named = self._named_sources(work.request, [*work.documents, *(work.index or [])])
         for doc in work.named:
             yield from self._read(doc, work)
         if self.rung >= DERIVE:
@@ -160,7 +158,9 @@ class LadderSession:
         if QUESTION.search(self.prompt):
             yield Action("final_answer", {"text": _note_text(work)})
 
-    def _read_request(self, snapshot: dict[str, Any], catalog: list[dict[str, Any]]) -> Work:
+    def _read_request(
+        self, snapshot: dict[str, Any], catalog: list[dict[str, Any]], index: list[knowledge.Document] | None
+    ) -> Work:
         """The literal reading (every rung) and, from Find up, the widgets the request only describes."""
         request = read_request(self.prompt)
         request.name(
@@ -179,8 +179,9 @@ class LadderSession:
             snapshot,
             placed,
             documents=knowledge.skills(snapshot) + knowledge.prompts(self.view.tools),
+            index=index,
         )
-        work.named = self._named_sources(request, work.documents)
+        work.named = self._named_sources(request, [*work.documents, *(index or [])])
         titles = [(p, p + len(d.title)) for d in work.named for p in find(self.prompt, d.title)]
         build = build_spec(self.prompt)
         targets = [
@@ -219,16 +220,13 @@ class LadderSession:
         doc.text = knowledge.envelope_text((yield Action(tool, args)))
         work.read[doc.key] = doc
 
-    def _index(self, work: Work) -> Script:
-        """Read the resource index once (the URI the read tool's description starts at) and learn the resources
-        it lists."""
-        if work.index is not None:
-            return
-        work.index = []
+    def _read_index(self) -> Generator[Action, dict[str, Any] | None, list[knowledge.Document]]:
+        """Read the resource index (the URI the read tool's description starts at): the resources it lists."""
         uri = knowledge.index_uri(self.view.tools)
-        if uri and self._allowed("read_workspace_resource"):
-            index = yield Action("read_workspace_resource", {"uri": uri})
-            work.index = knowledge.resources(knowledge.envelope_text(index) or "")
+        if not uri or not self._allowed("read_workspace_resource"):
+            return []
+        index = yield Action("read_workspace_resource", {"uri": uri})
+        return knowledge.resources(knowledge.envelope_text(index) or "")
 
     def _named_sources(
         self, request: Request, documents: list[knowledge.Document]
@@ -266,7 +264,7 @@ class LadderSession:
                 if candidates is None:
                     if work.index is None:
                         budget -= 1
-                        yield from self._index(work)
+                        work.index = yield from self._read_index()
                     candidates = [*work.documents, *(work.index or [])]
                 query = f"{policy.phrase} {param.get('label') or ''} {param.get('paramName')} policy rule convention"
                 unread = [d for d in knowledge.rank(candidates, query) if d.key not in work.read]
@@ -374,7 +372,7 @@ class LadderSession:
         """The placed instance a repair is about: never one a fencing clause protects; the one showing the values
         the prompt says it currently shows, else one that differs from what is wanted."""
         schema = work.schemas.get(op.target.widget_id, {})
-        twins = twin_signatures(work.request, schema)
+        twins = twin_signatures(work.request, schema, str(op.target.widget.get("name") or ""))
         candidates = [
             w
             for w in work.placed.get(op.target.widget_id, [])

@@ -237,11 +237,23 @@ def described_spans(
                 cut = max(cut, v.end())
         begin = request.sentence_of(m.start())[0] + cut
         phrase = prompt[begin:start]
+        last = max((pos + len(str(t.widget["name"])) for t in named for pos in t.positions if begin <= pos < start),
+                   default=-1)
+        if last >= 0 and not prompt[last:start].strip():
+            # "from <origin>" belongs to the widget named right before it; a description can only precede that
+            # name, joined to it by "and" or a comma ("the family's flows and Redemption Notices from …")
+            first = min(pos for t in named for pos in t.positions if begin <= pos < start)
+            joined = re.search(r"(?:,|\band)\s*$", prompt[begin:first])
+            if joined is None:
+                continue
         for t in named:
             for pos in t.positions:
                 if begin <= pos < start:
                     name = str(t.widget["name"])
                     phrase = phrase.replace(prompt[pos : pos + len(name)], " ")
+        for a, b in request.names:
+            if begin <= a and b <= start:
+                phrase = phrase.replace(prompt[a:b], " ")
         phrase = re.sub(r"\b(?:and|both|also|the built)\b", " ", phrase, flags=re.I)
         if len(terms(phrase)) >= 2:
             out.append((begin, start, " ".join(phrase.split()), sources))
@@ -375,7 +387,7 @@ def _pick(request: Request, param: dict[str, Any], a: int, b: int) -> Mention | 
             continue
         if any(x <= m.start and m.end <= y and y - x > m.end - m.start for x, y in request.names):
             continue
-        if _is_stale(text, m.start, a):
+        if _is_stale(_masked(text, request.names), m.start, a):
             continue
         before = lowered[max(a, m.start - 28) : m.start]
         named = 1 if any(n in before for n in names) or re.search(r"\bto\s+$", before) else 0
@@ -393,10 +405,13 @@ def _is_stale(text: str, position: int, floor: int) -> bool:
     return stale >= 0 and stale >= target
 
 
-def twin_signatures(request: Request, schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """For each fencing clause, the values it states: the instance showing them is to be left alone."""
+def twin_signatures(request: Request, schema: dict[str, Any], name: str | None = None) -> list[dict[str, Any]]:
+    """For each fencing clause about the widget (one that names it, or names nothing), the values it states: the
+    instance showing them is to be left alone. A clause that names another widget fences that one only."""
     out = []
     for a, b in request.twins:
+        if name and not find(request.prompt[a:b], name) and any(a <= x and y <= b for x, y in request.names):
+            continue
         values = {}
         for param in schema.get("params") or []:
             if isinstance(param, dict) and param.get("paramName"):
@@ -418,6 +433,6 @@ def stale_values(request: Request, op: Op, schema: dict[str, Any]) -> dict[str, 
         if not isinstance(param, dict) or not param.get("paramName"):
             continue
         for m in option_mentions(request.prompt, param, as_written=True):
-            if a <= m.start < b and _is_stale(request.prompt, m.start, a):
+            if a <= m.start < b and _is_stale(_masked(request.prompt, request.names), m.start, a):
                 out.setdefault(str(param["paramName"]), m.value)
     return out
