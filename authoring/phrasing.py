@@ -164,7 +164,9 @@ class Phrasing:
             words = [v if not k else f"{k} {v}" for k, v in said]
             lead = " by setting " if repair else self.rng.choice([" with ", ", cut to ", " for ", " on "])
             return lead + listing(words)
-        return self.pick("params.repair" if repair else "params.stated", pairs=said)
+        if repair:
+            return self.pick("params.repair", pairs=said)
+        return self.pick("params.stated", pairs=[self.pick("pair", k=k, v=v) for k, v in said])
 
     def params(self, ask: Ask, repair: bool) -> str:
         if len(ask.params) == 1 and ask.params[0][0] is None:
@@ -200,15 +202,16 @@ class Phrasing:
         extras = []
         if ask.twin is not None:
             name, args = ask.twin
-            extras.append(self.pick("twin", name=name, args=listing([f"{k} {v}" for k, v in args]),
-                                    reason=self.pick("twin_reason"), why=self.pick("twin_why")))
+            lead = self.pick("twin_lead", name=name, args=listing([f"{k} {v}" for k, v in args]))
+            extras.append(self.pick("twin", lead=lead, fence=self.pick("twin_fence")))
         if ask.furniture is not None:
             name, wrong, right = ask.furniture
             extras.append(self.pick("furniture", name=name, verb=self.verb("repair"),
                                     wrong=listing([f"{k} {v}" for k, v in wrong]),
                                     right=listing([f"{k} {v}" for k, v in right])))
         if ask.keep:
-            extras.append(self.pick("keep", dash=ask.dash))
+            extras.append(self.pick("keep", subject=self.pick("keep_subject", dash=ask.dash),
+                                    predicate=self.pick("keep_predicate")))
         self.rng.shuffle(extras)
         sentences += extras
         if ask.ground is not None:
@@ -223,12 +226,12 @@ class Phrasing:
         return tidy(" ".join(s for s in sentences if s))
 
     def ground(self, g: Ground) -> str:
-        where = g.where + (self.pick("ground_hop", row=g.hop_row) if g.hop_row else "")
+        hop = self.pick("ground_hop", row=g.hop_row) if g.hop_row else ""
         about = self.pick("ground_about", topic=g.topic) if g.topic else ""
         if g.label is None:
-            return self.pick("ground_tab", tab=g.tab, where=where, about=about)
-        return self.pick("ground", label=g.label, where=where, where_short=g.where_short, source=g.source,
-                         about=about)
+            return self.pick("ground_tab", tab=g.tab, where=g.where + hop, about=about)
+        return self.pick("ground", label=g.label, where=g.where + hop, where_short=g.where_short, hop=hop,
+                         source=g.source, about=about)
 
     def build(self, ask: Ask) -> str:
         b = ask.build
@@ -236,8 +239,11 @@ class Phrasing:
         tab_phrase = self.pick("build_tab_like") if b.tab_like_board else self.pick("build_tab", tab=b.tab)
         keyed = self.pick("build_keyed", label=b.keyed) if b.keyed else ""
         place = self.pick("build_place", label=b.keyed) if b.keyed else ""
-        return self.pick("build", backend=b.backend, table=b.table, app=b.app, tab_phrase=tab_phrase, keyed=keyed,
-                         place=place, dash=ask.dash)
+        return self.pick("build", opening=self.pick("build_opening"),
+                         backend_part=self.pick("build_backend", backend=b.backend, table=b.table, keyed=keyed),
+                         publish_part=self.pick("build_publish", app=b.app, table=b.table), tab_phrase=tab_phrase,
+                         instantiate_part=self.pick("build_instantiate"),
+                         place_part=self.pick("build_put", table=b.table, dash=ask.dash), place=place)
 
     def lead(self, ask: Ask) -> str:
         """An opening in the persona's words: the alias of a value the request states, sometimes."""

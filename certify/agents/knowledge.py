@@ -28,10 +28,12 @@ _ORDINALS = {
     "ninth": 8,
     "tenth": 9,
 }
-# Proper names a question quotes ("Share Buybacks"): the piece that carries them verbatim is the one it means.
-_NAMED = re.compile(r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)+")
+# Proper names a question quotes ("Share Buybacks", "VLTX"): the piece that carries them verbatim is the one it means.
+_NAMED = re.compile(r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)+|\b[A-Z]{2,}[0-9A-Z]*\b")
 # The main clause of a question is what it asks; what follows "before …" only situates it.
 _SUBORDINATE = re.compile(r"\b(?:before|after|when|while|once|so that|in order to)\b", re.I)
+# A markdown table's rule line: the line above it is the header (labels, not an answer).
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _XREF = re.compile(
     r"\b(?:see|refer to|as (?:set out|defined|listed|given) in|defined in|listed in|per)\b", re.I
 )
@@ -207,7 +209,10 @@ def units(text: str) -> list[str]:
             piece = text[m.end() : end].strip().split("\n\n", 1)[0]
             out.append(" ".join(piece.split()))
         return [u for u in out if u]
-    lines = [ln.strip(" |") for ln in text.splitlines() if ln.strip(" |-") and not ln.lstrip().startswith("#")]
+    raw = text.splitlines()
+    headers = {i for i, ln in enumerate(raw[:-1]) if _TABLE_RULE.match(raw[i + 1])}
+    lines = [ln.strip(" |") for i, ln in enumerate(raw)
+             if ln.strip(" |-") and not ln.lstrip().startswith("#") and i not in headers]
     if len(lines) >= 2:
         return lines
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
@@ -239,7 +244,7 @@ def asked_unit(text: str, question: str) -> str | None:
     ranker = BM25(pieces)
     head = _SUBORDINATE.split(question, maxsplit=1)[0]
     for query in (head, question) if len(terms(head)) >= 2 else (question,):
-        names = [n for n in _NAMED.findall(query) if " " in n]
+        names = [n for n in _NAMED.findall(query) if " " in n or n.isupper()]
         scores = ranker.scores(query)
         best = max(
             range(len(pieces)),

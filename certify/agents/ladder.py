@@ -247,9 +247,7 @@ class LadderSession:
         pending = []
         for policy in request.policies:
             sentence = request.sentence_of(policy.start)
-            affected = [
-                op for op in work.ops if any(request.sentence_of(p) == sentence for p in op.target.positions)
-            ]
+            affected = _ops_of(request, work.ops, sentence)
             param = _param_before(self.prompt, policy.start, sentence[0], affected, work)
             if param is not None and not all(param["paramName"] in op.args for op in affected):
                 pending.append((policy, param, affected))
@@ -417,6 +415,18 @@ def _policy_in(docs: list[knowledge.Document], phrase: str, param: dict[str, Any
             if found is not None:
                 return found.value
     return None
+
+
+def _ops_of(request: Request, ops: list[Op], sentence: tuple[int, int]) -> list[Op]:
+    """The operations a sentence is about: those whose widget it mentions, else (a sentence that says "it" or
+    "them") those of the nearest sentence before it that mentions one."""
+    for a, b in sorted((s for s in request.spans if s[0] <= sentence[0]), reverse=True):
+        mentioned = [op for op in ops if any(a <= p < b for p in op.target.positions)]
+        if mentioned:
+            return mentioned
+        if (a, b) == sentence and not re.search(r"\b(?:it|them|they|its)\b", request.prompt[a:b], re.I):
+            return []
+    return []
 
 
 def _distinct(targets: list[Target]) -> list[Target]:
