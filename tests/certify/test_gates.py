@@ -45,10 +45,10 @@ def test_schema_gate_unknown_backend_and_file_name(mini_world, tmp_path):
 
 def test_malformed_file_fails_schema_and_names_the_field(mini_world, tmp_path):
     path = tmp_path / "desk_fix_level0.json"
-    path.write_text(json.dumps(raw(**{"eval.required_widgets": [{"origin": "Acme Data"}]})))
+    path.write_text(json.dumps(raw(**{"eval.required_widgets": [{"widget_id": "desk_overview_positions"}]})))
     cert = certify_file(mini_world, path)
     assert not cert.gates["schema"].ok
-    assert "eval.required_widgets.0.widget_id" in cert.gates["schema"].detail
+    assert "eval.required_widgets.0.origin" in cert.gates["schema"].detail
     assert str(path) in cert.gates["schema"].detail
 
 
@@ -80,8 +80,9 @@ def test_oracle_gate(mini_world):
     t = task(**{"eval.required_generated_widgets": [{"widget_type": "note", "name_contains": "Desk Note",
                                                      "data_contains": ["0.0999"]}]})
     cert = certify_task(mini_world, t, "desk_fix_level0.json")
-    assert failing(cert) == {"oracle", "load_bearing"}
+    assert failing(cert) == {"oracle", "load_bearing", "equivalence"}
     assert "missing_generated_widget" in cert.gates["oracle"].detail
+    assert cert.gates["equivalence"].detail == "not run: the reference does not pass"
 
 
 def test_noop_gate(mini_world):

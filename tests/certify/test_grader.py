@@ -7,7 +7,7 @@ import pytest
 from certify.episode import reference_calls, replay
 from certify.grader import CHECKS, grade
 from certify.grader.match import phrase_matches, subset, text_contains
-from tests.certify.helpers import task
+from tests.certify.helpers import raw, task
 
 UPDATE = ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}})
 NOTE = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "Gamma QTD weight 5.24%"})
@@ -26,12 +26,14 @@ def test_reference_passes_and_noop_fails(mini_world):
     assert outcome(mini_world, t, reference_calls(t)).passed
     noop = outcome(mini_world, t, [])
     assert not noop.passed
-    assert codes(noop, False) == {"missing_tool_call", "missing_widget", "missing_generated_widget"}
+    assert codes(noop, False) == {"missing_widget", "missing_generated_widget"}
     assert 0 < noop.share < 1
 
 
 def test_required_calls_use_graded_args_and_successful_calls_only(mini_world):
-    t = task()
+    steps = raw()["eval"]["required_tools"]
+    steps[2] = {**steps[2], "outcome": False, "graded_args": ["widget_type"]}
+    t = task(**{"eval.required_tools": steps})
     bad_note = ("add_generative_widget", {"widget_type": "table", "data": "oops"})
     result = outcome(mini_world, t, [UPDATE, bad_note])
     failing = [c for c in result.failures if c.code == "missing_tool_call"]
@@ -99,7 +101,8 @@ def test_invalid_call_budget(mini_world):
 
 
 def test_listing_discipline(mini_world):
-    t = task()
+    """The source benchmark's rule: an id is known once a catalog listing showed it."""
+    t = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1}})
     create = ("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})
     unlisted = outcome(mini_world, t, [UPDATE, NOTE, create])
     assert codes(unlisted, False) == {"widget_list_not_called_before_use"}
@@ -110,6 +113,21 @@ def test_listing_discipline(mini_world):
     assert outcome(mini_world, t, [UPDATE, NOTE, listed, create]).passed
     t_off = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1, "forbid_invented_widget_ids": False}})
     assert outcome(mini_world, t_off, [UPDATE, NOTE, create]).passed
+
+
+def test_ids_known_from_any_result(mini_world):
+    """Our tasks' rule: a widget id any earlier result showed (a snapshot's placed widget) is known, not
+    invented; one nothing showed still is."""
+    t = task()
+    snapshot = ("get_workspace_snapshot", {})
+    schema = ("get_widget_schema", {"origin": "Acme Data", "widget_id": "desk_overview_alerts"})
+    assert outcome(mini_world, t, [snapshot, schema, UPDATE, NOTE]).passed
+    assert codes(outcome(mini_world, t, [schema, UPDATE, NOTE]), False) == {"widget_list_not_called_before_use"}
+    create = ("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})
+    assert codes(outcome(mini_world, t, [snapshot, UPDATE, NOTE, create]), False) == {"unlisted_widget_id"}
+    assert not outcome(mini_world, t_off := task(**{"eval.trace_checks": {"ids_known_from": "listing"}}),
+                       [snapshot, schema, UPDATE, NOTE]).passed
+    assert outcome(mini_world, t_off, [UPDATE, NOTE]).passed
 
 
 def test_unlisted_widget_id_after_an_origin_listing(mini_world):

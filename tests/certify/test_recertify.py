@@ -62,8 +62,7 @@ def test_a_check_that_moves_calibration_verdicts(certified, mini_world_path, mon
     before = [json.loads(line) for line in (certified / "calibration" / "desk_head" / "trials.jsonl").read_text()
               .splitlines()]
     passing = sorted((t["task_id"], t["repeat"]) for t in before if t["passed"])
-    monkeypatch.setitem(CHECKS, "dashboard_name", stricter("dashboard_name",
-                                                              lambda ev: ev.required_dashboard_name_contains))
+    monkeypatch.setitem(CHECKS, "missing_dashboard", stricter("missing_dashboard", lambda ev: ev.judged_dashboard))
     report = recertify(certified, world)
     assert len(report.broken) == 10
     moved = report.calibration[0].moved
