@@ -491,6 +491,9 @@ class _Compiler:
                 envelope = self.step("get_widget_data", {"origin": t.origin, "widget_id": t.widget_id,
                                                          "data_args": dict(t.params)}, optional=True)
                 rows.append(list(envelope["data"]["data"]))
+                # Opening the view read on the board (once, on the cut read) is a fair way to read it.
+                required_widgets.append({"origin": t.origin, "widget_id": t.widget_id, "data_args": dict(t.params),
+                                         "tab_id": self.tab_id, "min_count": 0, "max_count": 1})
             else:
                 args: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id}
                 if t.params:
@@ -583,11 +586,14 @@ class _Compiler:
         parameters) and, at Ground, the other facts planted in the governing source — the values an agent
         that writes every candidate would write. Values the right note also says are never listed."""
         out: list[str] = []
-        nums = numbers_in(body)
+        # Whatever a faithful note could say is never a distractor: the note itself, every row the cut read
+        # serves (a note may record them all) and the prompt.
+        fair = " ".join([body, self._served_text(), self.f.find_hint or ""])
+        nums = numbers_in(fair)
 
         def keep(value: Any) -> None:
             text = _value(value).strip()
-            if len(text) >= 3 and text not in out and not text_contains(body, text, blob_numbers=nums):
+            if len(text) >= 3 and text not in out and not text_contains(fair, text, blob_numbers=nums):
                 out.append(text)
 
         if lived:
@@ -610,6 +616,16 @@ class _Compiler:
                             if isinstance(row, dict) and f in row:
                                 keep(row[f])
         return out[:MAX_DISTRACTORS]
+
+    def _served_text(self) -> str:
+        """Every row the read's target serves on the cut read, as text."""
+        if self.s.kind != "read":
+            return ""
+        assert self.ws is not None
+        t = self.s.targets[0]
+        envelope = self.ws.call("get_widget_data", {"origin": t.origin, "widget_id": t.widget_id,
+                                                    "data_args": dict(t.params)}).to_dict()
+        return json.dumps((envelope.get("data") or {}).get("data") or [], default=str)
 
     def _other_facts(self) -> list[str]:
         """What the governing source says besides the fact the level asks for: its other planted facts, or,

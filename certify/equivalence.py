@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -382,6 +383,25 @@ def answer_reworded(p: Probe) -> Iterable[Variant]:
              ("lower case, other framing", f"Here is what I found. {answer.rstrip('.')}. That is all.".lower())]
     for label, text in forms:
         yield Variant("answer_reworded", label, p.steps, text)
+
+
+@variant("note_reworded")
+def note_reworded(p: Probe) -> Iterable[Variant]:
+    """The notes the reference writes, in other words: other case, other number formats, and with every row the
+    reference read recorded as served (a faithful record may keep more of what was served than asked)."""
+    served = [json.dumps(i.data.get("data"), default=str) for i in p.infos
+              if i.tool == "get_widget_data" and i.ok and isinstance(i.data, dict) and i.data.get("data")]
+    steps, done = list(p.steps), []
+    for info in p.infos:
+        args = info.args if isinstance(info.args, dict) else {}
+        if info.tool == "add_generative_widget" and args.get("widget_type") == "note" and isinstance(
+                args.get("data"), str):
+            text = " ".join([_reformat_numbers(args["data"]).upper(), *(f"As served: {rows}" for rows in served)])
+            steps[info.index] = (info.tool, {**args, "data": text})
+            done.append(f"#{info.index + 1}")
+    if done:
+        label = f"notes {', '.join(done)} upper case, other number format" + (", every row read" if served else "")
+        yield Variant("note_reworded", label, steps, p.answer)
 
 
 @variant("other_ids")

@@ -61,8 +61,12 @@ class SignatureMatcher(Generic):
 
 @shortcut("bag_of_words")
 class BagOfWords(Generic):
-    """Takes the widgets the prompt names and, for anything it describes, the catalog entry whose name and
+    """Takes the widgets the prompt names and, for the one it may describe, the catalog entry whose name and
     description share the most words with the prompt (BM25), with the values the prompt states."""
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        plans = yield from self.plans_for(self.named() + self.ranked(1))
+        return plans
 
 
 @shortcut("note_stuffer")

@@ -90,8 +90,8 @@ class Generic:
 
     # -- decisions subclasses change -----------------------------------------------------------------------
     def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
-        """Widgets the prompt names, plus the catalog's best bag-of-words match for a target it describes."""
-        plans = yield from self.plans_for(self.named() + self.ranked(1))
+        """The widgets the prompt names; when it names none, the catalog's best bag-of-words match."""
+        plans = yield from self.plans_for(self.named() or self.ranked(1))
         return plans
 
     def values(self, schema: dict[str, Any]) -> list[dict[str, Any]]:

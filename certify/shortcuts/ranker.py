@@ -34,7 +34,7 @@ def bm25(query: str, documents: Sequence[str], k1: float = 1.2, b: float = 0.75)
     scores = []
     for doc, length in zip(docs, lengths, strict=True):
         score = 0.0
-        for term in set(tokens(query)):
+        for term in dict.fromkeys(tokens(query)):
             tf = doc.get(term, 0)
             if tf:
                 idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))

@@ -153,12 +153,38 @@ def test_compat_corpus_certifies_as_published():
     assert all(r.gates["schema"].ok and r.gates["determinism"].ok for r in results)
 
 
-@pytest.mark.skipif(not COMPAT_TASKS.is_dir(), reason="compat corpus absent")
+# Findings about the visible corpus (the closing note of issue 12 gives the reasons): its tasks grade calls
+# and ids an equivalent solution does differently, and some of its Find/Derive tasks let a shortcut pass.
+COMPAT_FINDINGS = {
+    "client_review_level1": {"shortcuts"},
+    "client_review_level3": {"equivalence"},
+    "client_review_level4": {"equivalence"},
+    "holdings_watch_level1": {"equivalence"},
+    "meeting_prep_level3": {"equivalence"},
+    "meeting_prep_level4": {"equivalence"},
+    "proposal_pack_level2": {"shortcuts"},
+    "breach_repair_level0": {"equivalence"},
+    "breach_repair_level4": {"equivalence"},
+    "case_handoff_level3": {"equivalence"},
+    "document_room_level3": {"equivalence"},
+    "form_tooling_level2": {"shortcuts"},
+    "nav_close_repair_level0": {"equivalence"},
+    "nav_close_repair_level1": {"equivalence", "shortcuts"},
+    "nav_close_repair_level4": {"equivalence"},
+    "settlement_watch_level3": {"equivalence"},
+}
+
+
+@needs_compat
 def test_compat_additional_gates_snapshot():
-    """Our extra gates on the visible corpus (a finding would be listed in the closing note, never hidden)."""
+    """The corpus certifies as published (oracle pass, no-op fail, and the rest of the first seven gates); the two
+    validity gates report findings about it, listed here rather than hidden."""
     from simulator import World
 
     world = World.load(COMPAT_WORLD)
     taskset = TaskSet.load(COMPAT_TASKS)
     results = [certify_file(world, path, taskset) for path in taskset.task_files()]
-    assert {r.id for r in results if not r.certified} == set()
+    assert all(r.gates[name].ok for r in results for name in GATE_NAMES[:7])
+    assert {r.id: failing(r) for r in results if not r.certified} == COMPAT_FINDINGS
+
+
