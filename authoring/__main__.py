@@ -1,3 +1,3 @@
-from authoring.cli import app
+from authoring.cli import main
 
-app(prog_name="taskforge")
+main()

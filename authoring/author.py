@@ -31,6 +31,7 @@ from simulator.slug import slugify
 from simulator.world import WidgetDef
 
 from .factcheck import STEP, ResolvedStory, ResolvedTarget
+from .factcheck import value_text as _value
 from .sources import Persona
 
 TEMPLATES = Path(__file__).parent / "templates" / "prompts.yaml"
@@ -103,10 +104,6 @@ def _uuid(*keys: str) -> str:
     return "w_" + hashlib.sha256("|".join(keys).encode()).hexdigest()[:4]
 
 
-def _value(v: Any) -> str:
-    return v if isinstance(v, str) else json.dumps(v)
-
-
 def _label(param: dict[str, Any] | None, key: str) -> str:
     """How a person names a parameter or column: its declared label when it has one ("Event Type" → "event
     type"), else the key with underscores read as spaces; acronyms keep their case."""
@@ -130,6 +127,18 @@ def where_phrase(where: str) -> str:
 
 def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def _times(name: str, count: int) -> str:
+    """A target named once per instance the prompt asks for ("the holdings book twice")."""
+    return name if count == 1 else f"{name} {'twice' if count == 2 else f'{count} times'}"
+
+
+def _nth(name: str, index: int) -> str:
+    """One of several instances of a named target, by position ("the second holdings book")."""
+    ordinal = ("first", "second", "third", "fourth")[index]
+    bare = re.sub(r"^(?:the|an?)\s+", "", name, flags=re.I)
+    return f"the {ordinal} {bare}"
 
 
 def app_name(name: str) -> str:
@@ -178,10 +187,16 @@ class _Compiler:
     def origin_phrase(self, t: ResolvedTarget) -> str:
         return f"{t.origin}'s {t.app}" if t.app else t.origin
 
+    def target_names(self, describe: bool) -> list[str]:
+        """How the prompt names each target. At Find the first target goes by the find hint, and so does every
+        other target that is the same catalog widget (with other parameters): naming one of them would name the
+        hidden widget."""
+        t0 = self.s.targets[0]
+        return [self.described() if describe and (t.origin, t.widget_id) == (t0.origin, t0.widget_id) else t.name
+                for t in self.s.targets]
+
     def targets_clause(self, describe_first: bool) -> str:
-        names = []
-        for i, t in enumerate(self.s.targets):
-            names.append(self.described() if (describe_first and i == 0) else t.name)
+        names = self.target_names(describe_first)
         groups: list[tuple[str, list[str]]] = []
         for t, name in zip(self.s.targets, names, strict=True):
             where = self.origin_phrase(t)
@@ -189,7 +204,8 @@ class _Compiler:
                 groups[-1][1].append(name)
             else:
                 groups.append((where, [name]))
-        parts = [f"{' and '.join(ns)} from {where}" for where, ns in groups]
+        parts = [f"{' and '.join(_times(n, ns.count(n)) for n in dict.fromkeys(ns))} from {where}"
+                 for where, ns in groups]
         return ", along with ".join(parts)
 
     def described(self) -> str:
@@ -251,11 +267,8 @@ class _Compiler:
         self.ws = Workspace.start(self.ctx.world, setup)
         self.step("get_workspace_snapshot", {}, optional=True)
         if lived:
-            gov = self.s.governance
-            if gov.kind == "skill":
-                self.step("get_skill_content", {"slug": gov.ref}, graded=["slug"])
-            else:
-                self.step("read_workspace_resource", {"uri": gov.ref}, graded=["uri"])
+            tool, args = self.s.governance.read_call()
+            self.step(tool, args, graded=list(args))
         build = self._build() if level == 4 else None
         for origin in dict.fromkeys(t.origin for t in self.s.targets):
             self.step("list_available_widgets", {"origin": origin}, optional=True)
@@ -358,7 +371,8 @@ class _Compiler:
         for key in keys:
             if key not in twin:
                 continue
-            avoid = {str(t0.params.get(key)), str(self.s.seeded_wrong.get(key, t0.params.get(key)))}
+            avoid = {str(t.params.get(key)) for t in self.s.targets if (t.origin, t.widget_id) ==
+                     (t0.origin, t0.widget_id)} | {str(self.s.seeded_wrong.get(key, t0.params.get(key)))}
             other = self._other_value(t0, key, avoid)
             if other is not None:
                 twin[key] = other
@@ -439,7 +453,8 @@ class _Compiler:
         return widget.widget_id, widget.name, t0.origin, params
 
     def _seed_dashboard(self, lived: bool) -> None:
-        self.stale: dict[str, str] = {}
+        self.stale: dict[int, str] = {}
+        self.stale_args: dict[int, dict[str, Any]] = {}
         self.twin: dict[str, Any] | None = None
         self.furniture: tuple[str, str, str, dict[str, Any]] | None = None
         self.decoy: tuple[str, str, dict[str, Any]] | None = None
@@ -453,7 +468,8 @@ class _Compiler:
                     other = self._other_value(t, key, {str(t.params.get(key))})
                     if other is not None:
                         wrong[key] = other
-                self.stale[t.widget_id] = self._seed(f"stale{i}", t, t.widget_id, t.origin, wrong)
+                self.stale[i] = self._seed(f"stale{i}", t, t.widget_id, t.origin, wrong)
+                self.stale_args[i] = wrong
             self.decoy = self._decoy()
             if self.decoy is not None:
                 wid, origin, params = self.decoy
@@ -481,10 +497,12 @@ class _Compiler:
     def _main_actions(self, kind: str) -> list[list[Any]]:
         rows: list[list[Any]] = []
         required_widgets = []
-        for t in self.s.targets:
+        for i, t in enumerate(self.s.targets):
             if kind == "repair":
-                self.step("update_widget", {"widget_uuid": self.stale[t.widget_id], "data_args": dict(t.params)},
-                          outcome=True)
+                # An instance seeded right needs no repair: its update is a step the agent may skip.
+                seeded_right = self.stale_args[i] == dict(t.params)
+                self.step("update_widget", {"widget_uuid": self.stale[i], "data_args": dict(t.params)},
+                          outcome=not seeded_right, optional=seeded_right)
                 required_widgets.append({"origin": t.origin, "widget_id": t.widget_id, "data_args": dict(t.params),
                                          "tab_id": self.tab_id, "max_count": 1})
             elif kind == "read":
@@ -631,7 +649,9 @@ class _Compiler:
         """What the governing source says besides the fact the level asks for: its other planted facts, or,
         when it plants none, its other workflow steps (a skill) or sentences (a resource)."""
         gov = self.s.governance
-        source = self.ctx.world.skills.get(gov.ref) if gov.kind == "skill" else self.ctx.world.resources.get(gov.ref)
+        world = self.ctx.world
+        source = {"skill": world.skills, "resource": world.resources, "prompt": world.prompts}.get(
+            gov.kind, {}).get(gov.ref)
         if source is None:
             return []
         planted = [p.phrase for p in source.planted if p.phrase != gov.phrase]
@@ -726,10 +746,11 @@ class _Compiler:
                 params = ", both" + (params if params.startswith(" ") else params.lstrip(","))
         else:
             parts = []
+            names = self.target_names(describe=level == 1)
             for i, t in enumerate(self.s.targets):
                 if t.params:
                     clause = self.params_clause(t, self.said(t), derive=derive, repair=repair)
-                    name = self.described() if (level == 1 and i == 0) else t.name
+                    name = names[i] if names.count(names[i]) == 1 else _nth(names[i], names[:i].count(names[i]))
                     parts.append(f"for {name}{clause}")
             params = (" — " + "; ".join(parts)) if parts else ""
         if repair and lived:
@@ -749,8 +770,7 @@ class _Compiler:
                                  f"write up {a(note_name)} with the {listed} as the view serves them"], "note")
             if lived:
                 gov = self.s.governance
-                source = f"the {gov.name} skill" if gov.kind == "skill" else f"the {gov.name} workspace resource"
-                note += f", plus, from {source}, {where_phrase(gov.where)}"
+                note += f", plus, from {gov.mention}, {where_phrase(gov.where)}"
         keep = ""
         if lived:
             t0 = self.s.targets[0]
@@ -774,7 +794,7 @@ class _Compiler:
         ground = ""
         if lived:
             gov = self.s.governance
-            source = f"the {gov.name} skill" if gov.kind == "skill" else f"the {gov.name} workspace resource"
+            source = gov.mention
             if kind == "read":
                 ground = self.variant([f" Read {source} first.", f" Work from {source}.",
                                        f" Go through {source} before writing the note.",

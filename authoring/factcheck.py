@@ -3,20 +3,26 @@
 A fact that does not hold (a widget that is not in the named app, a value outside the declared options, a
 governance source that does not exist, a policy carrying a key that is not a parameter) stops authoring for that
 story with an error naming the file and the key: authoring on top of it would only produce tasks that cannot
-certify.
+certify. So does a fact the author would misread (a policy whose meaning is about another parameter, a carried
+value already stated by the dashboard's or the note's name, a recorded column the served rows lack, two targets
+of one widget that nothing tells apart): it would give tasks that certify as something the story did not mean,
+or that never certify.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator import World
+from certify.gates import states_value
+from simulator import Workspace, World
 from simulator.params import value_allowed
 from simulator.world import BackendFixture, WidgetDef
 
 from .sources import Facts, SourceError, Story
+from .suggest import did_you_mean, listing
 
 READ_PROSE = re.compile(r"read-and-note|read and note|record(?:s|ing)? (?:the|its|their) (?:facts|figures|values)|"
                         r"\bnote with\b|exactly as served", re.I)
@@ -36,10 +42,15 @@ class ResolvedTarget:
         return self.widget.widget_id
 
 
+# How an agent reads each kind of knowledge source: the tool, and the argument that names the source.
+SOURCE_READS = {"skill": ("get_skill_content", "slug"), "resource": ("read_workspace_resource", "uri"),
+                "prompt": ("get_workspace_prompt", "name")}
+
+
 @dataclass
 class Governance:
-    kind: str  # "skill" | "resource"
-    ref: str  # slug or uri
+    kind: str  # a key of SOURCE_READS
+    ref: str  # slug, uri or prompt name
     name: str
     phrase: str
     where: str
@@ -47,6 +58,20 @@ class Governance:
     @property
     def source(self) -> str:
         return f"{self.kind}:{self.ref}"
+
+    @property
+    def mention(self) -> str:
+        """How a request names the source ("the Close Checklist skill", "the workspace tool usage prompt")."""
+        if self.kind == "skill":
+            return f"the {self.name} skill"
+        if self.kind == "resource":
+            return f"the {self.name} workspace resource"
+        return f"the {self.name}"
+
+    def read_call(self) -> tuple[str, dict[str, str]]:
+        """The tool call that reads the source."""
+        tool, key = SOURCE_READS[self.kind]
+        return tool, {key: self.ref}
 
 
 @dataclass
@@ -90,6 +115,57 @@ def _app_widgets(fixture: BackendFixture, app_name: str) -> set[str] | None:
     return None
 
 
+def value_text(value: Any) -> str:
+    """A parameter value as a prompt states it (and as a level's hidden value records it)."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _option_values(param: dict[str, Any]) -> list[Any]:
+    return [o.get("value") if isinstance(o, dict) else o for o in param.get("options") or []]
+
+
+def _policy_errors(file: str, facts: Facts, targets: list[ResolvedTarget], carried_key: str, carried_value: Any,
+                   carried: ResolvedTarget) -> list[SourceError]:
+    """Policy facts the author would misread: a meaning that is about another parameter than the one carried,
+    and a carried value already stated by a name the Derive prompt says (the leak gate masks those names)."""
+    errors = []
+    hidden = value_text(carried_value)
+    meaning = facts.policy.meaning
+    if not states_value(meaning, hidden, any_case=True):
+        for target in [carried, *(t for t in targets if t is not carried)]:
+            other = next(((p["paramName"], v) for p in target.widget.params if p.get("paramName") != carried_key
+                          for v in [*_option_values(p), target.params.get(p.get("paramName"))]
+                          if isinstance(v, str) and re.search(r"[A-Za-z]", v) and states_value(meaning, v)), None)
+            if other is not None:
+                errors.append(SourceError(file, "facts.policy.carries", f"the policy carries '{carried_key}' "
+                                          f"({hidden!r}) but its meaning names {other[1]!r}, a value of '{other[0]}'; "
+                                          f"carry '{other[0]}', or say the {carried_key} in the meaning"))
+                break
+    for key, name in (("facts.dashboard", facts.dashboard), ("facts.note", facts.note)):
+        if name and states_value(name, hidden):
+            errors.append(SourceError(file, key, f"'{name}' states {hidden!r}, the value the policy carries, which "
+                                      "the Derive level must not say; rename it"))
+    return errors
+
+
+def _record_errors(world: World, file: str, backends: list[str], target: ResolvedTarget,
+                   record: list[str]) -> list[SourceError]:
+    """The note of a read story records columns of the first row the target serves: each must be one."""
+    ws = Workspace.start(world, {"workspace_backends": backends})
+    envelope = ws.call("get_widget_data", {"origin": target.origin, "widget_id": target.widget_id,
+                                           "data_args": dict(target.params)})
+    rows = envelope.data.get("data") if envelope.ok and isinstance(envelope.data, dict) else None
+    first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else None
+    if first is None:
+        return [SourceError(file, "facts.record", f"'{target.name}' serves no rows for {target.params}: there is "
+                            "nothing to record")]
+    missing = [c for c in record if c not in first]
+    if missing:
+        return [SourceError(file, "facts.record", f"the rows '{target.name}' serves for {target.params} have no "
+                            f"column {missing[0]!r} (columns: {', '.join(first)})")]
+    return []
+
+
 def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in {"the", "and", "spec"}}
 
@@ -128,14 +204,82 @@ def _unique_phrase(world: World, own_file: str, sentence: str) -> str | None:
     return None
 
 
+def _origins(world: World, backends: list[str]) -> list[str]:
+    return list(dict.fromkeys(f.origin for name in backends if (f := world.backend(name)) is not None))
+
+
+def _widget_hint(fixture: BackendFixture, name: str, app: str | None) -> str:
+    """Did-you-mean over the app's widgets first, then the whole catalog (the widget may sit in another app)."""
+    names = [w.name for w in fixture.catalog.widgets.values()]
+    if app is not None:
+        in_app = _app_widgets(fixture, app) or set()
+        hint = did_you_mean(name, [w.name for w in fixture.catalog.widgets.values() if w.widget_id in in_app])
+        if hint:
+            return hint
+    return did_you_mean(name, names)
+
+
+def _options_hint(param: dict[str, Any], value: Any) -> str:
+    options = [str(o.get("value")) if isinstance(o, dict) else str(o) for o in param.get("options") or []]
+    return f"{did_you_mean(str(value), options)} (allowed: {listing(options)})"
+
+
+def _shared_param_errors(file: str, facts: Facts, targets: list[ResolvedTarget], clean: bool) -> list[SourceError]:
+    """facts.params applies to every target without its own params; a name none of them declares is a typo."""
+    sharing = [t for t, fact in zip(targets, facts.targets, strict=True) if fact.params is None]
+    if not sharing:
+        return []
+    declared = list(dict.fromkeys(str(p.get("paramName")) for t in sharing for p in t.widget.params))
+    errors = [SourceError(file, f"facts.params.{name}", f"no target has a parameter '{name}'"
+                          f"{did_you_mean(name, declared)} (parameters: {listing(declared)})")
+              for name in facts.params if name not in declared]
+    if clean and not errors:
+        errors = [SourceError(file, "facts.params", f"none of these parameters belongs to '{t.name}'")
+                  for t in sharing if facts.params and not t.params]
+    return errors
+
+
+def _where_in(text: str, phrase: str) -> str:
+    """Where a planted phrase sits in a text, said so that a request can point at it without quoting it."""
+    for number, step in STEP.findall(text):
+        if phrase.casefold() in step.casefold():
+            return f"step {number} of its list"
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
+    if sentences and phrase.casefold() in sentences[-1].casefold():
+        return "the last point it makes"
+    return "the convention it names"
+
+
+def _prompt_governance(world: World, file: str, name: str) -> Governance:
+    key = "facts.governance.prompt"
+    prompt = world.prompts.get(name)
+    if prompt is None:
+        raise SourceError(file, key, f"unknown workspace prompt '{name}' (world has: "
+                          f"{', '.join(sorted(world.prompts)) or 'none'})")
+    label = f"{prompt.name.replace('_', ' ')} prompt"
+    for planted in prompt.planted:
+        return Governance("prompt", prompt.name, label, planted.phrase,
+                          planted.where or _where_in(prompt.text, planted.phrase))
+    steps = STEP.findall(prompt.text)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", prompt.text.strip()) if len(s.split()) >= 3]
+    closing = steps[-1][1] if steps else (sentences[-1] if sentences else "")
+    phrase = _unique_phrase(world, prompt.file, closing) if closing else None
+    if phrase is None:
+        raise SourceError(file, key, f"prompt '{name}' has no closing phrase that occurs nowhere else in the world")
+    return Governance("prompt", prompt.name, label, phrase, "the last point it makes")
+
+
 def resolve_governance(world: World, story: Story) -> Governance:
     gov = story.facts.governance
     file = story.file
+    if gov.prompt is not None:
+        return _prompt_governance(world, file, gov.prompt)
     if gov.skill is not None:
         skill = world.skills.get(gov.skill)
         if skill is None:
-            raise SourceError(file, "facts.governance.skill", f"unknown skill '{gov.skill}' (world has: "
-                              f"{', '.join(sorted(world.skills))})")
+            names = [*sorted(world.skills), *(s.name for s in world.skills.values())]
+            raise SourceError(file, "facts.governance.skill", f"unknown skill '{gov.skill}'"
+                              f"{did_you_mean(gov.skill, names)} (world has: {', '.join(sorted(world.skills))})")
         for planted in skill.planted:
             if "last" in planted.where or "final" in planted.where:
                 return Governance("skill", skill.slug, skill.name, planted.phrase, planted.where)
@@ -156,7 +300,8 @@ def resolve_governance(world: World, story: Story) -> Governance:
         if scored and scored[0][0] >= 2 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
             resource = world.resources[scored[0][1]]
     if resource is None:
-        raise SourceError(file, "facts.governance.resource", f"no workspace resource matches '{wanted}'")
+        raise SourceError(file, "facts.governance.resource", f"no workspace resource matches '{wanted}'"
+                          f"{did_you_mean(wanted, [*world.resources, *(r.title for r in world.resources.values())])}")
     for planted in resource.planted:
         return Governance("resource", resource.uri, resource.title or resource.uri, planted.phrase, planted.where or
                           "the last point it makes")
@@ -178,18 +323,23 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         key = f"facts.targets[{i}]"
         fixture = _fixture_by_origin(world, t.origin, backends)
         if fixture is None:
-            errors.append(SourceError(file, f"{key}.origin", f"no connected backend serves origin '{t.origin}'"))
+            origins = _origins(world, backends)
+            errors.append(SourceError(file, f"{key}.origin", f"no connected backend serves origin '{t.origin}'"
+                                      f"{did_you_mean(t.origin, origins)} (connected: {listing(origins)})"))
             continue
         candidates = [w for w in fixture.catalog.widgets.values() if w.name == t.widget]
         if t.app is not None:
             in_app = _app_widgets(fixture, t.app)
             if in_app is None:
-                errors.append(SourceError(file, f"{key}.app", f"'{t.origin}' has no app named '{t.app}'"))
+                apps = [str(a.get("name")) for a in fixture.catalog.apps]
+                errors.append(SourceError(file, f"{key}.app", f"'{t.origin}' has no app named '{t.app}'"
+                                          f"{did_you_mean(t.app, apps)}"))
                 continue
             candidates = [w for w in candidates if w.widget_id in in_app or w.definition.get("category") == t.app]
         if not candidates:
             where = f" in app '{t.app}'" if t.app else ""
-            errors.append(SourceError(file, f"{key}.widget", f"no widget named '{t.widget}'{where} in '{t.origin}'"))
+            errors.append(SourceError(file, f"{key}.widget", f"no widget named '{t.widget}'{where} in '{t.origin}'"
+                                      f"{_widget_hint(fixture, t.widget, t.app)}"))
             continue
         if len(candidates) > 1:
             errors.append(SourceError(file, f"{key}.widget", f"'{t.widget}' names {len(candidates)} widgets in "
@@ -202,35 +352,55 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             param = widget.param(name)
             if param is None:
                 if t.params is not None:
-                    errors.append(SourceError(file, f"{key}.params.{name}", f"'{t.widget}' has no parameter '{name}'"))
+                    names = [str(p.get("paramName")) for p in widget.params]
+                    errors.append(SourceError(file, f"{key}.params.{name}", f"'{t.widget}' has no parameter '{name}'"
+                                              f"{did_you_mean(name, names)} (its parameters: {listing(names)})"))
                 continue
             if not value_allowed(param, value):
                 errors.append(SourceError(file, f"{key}.params.{name}" if t.params else f"facts.params.{name}",
-                                          f"{value!r} is not among the declared options of '{t.widget}'"))
+                                          f"{value!r} is not among the declared options of '{t.widget}'"
+                                          f"{_options_hint(param, value)}"))
                 continue
             params[name] = value
-        if t.params is None and facts.params and not params:
-            errors.append(SourceError(file, "facts.params", f"none of these parameters belongs to '{t.widget}'"))
+        twin = next((j for j, o in enumerate(targets) if o.widget is widget
+                     and (params.items() <= o.params.items() or o.params.items() <= params.items())), None)
+        if twin is not None:
+            errors.append(SourceError(file, f"{key}.params", f"repeats facts.targets[{twin}] ('{t.widget}') with "
+                                      "parameters that do not tell the two apart; give each its own values"))
         targets.append(ResolvedTarget(t.widget, t.origin, t.app, widget, params))
 
+    resolved_all = len(targets) == len(facts.targets)
+    if resolved_all:
+        errors += _shared_param_errors(file, facts, targets, clean=not errors)
+    # A fact that depends on a target or a parameter already reported is not checked: one mistake, one error.
+    reported = {e.key.rsplit(".", 1)[-1] for e in errors if ".params." in e.key}
+    sound = resolved_all and not reported
     carried_key, carried_value, carried_target = facts.policy.carries, None, -1
     for i, target in enumerate(targets):
         if carried_key in target.params:
             carried_value, carried_target = target.params[carried_key], i
             break
-    if targets and carried_target < 0:
+    if sound and carried_target < 0:
+        graded = [name for target in targets for name in target.params]
         errors.append(SourceError(file, "facts.policy.carries", f"'{carried_key}' is not a graded parameter of any "
-                                  "target"))
+                                  f"target{did_you_mean(carried_key, graded)} (graded: {listing(graded)})"))
+    elif carried_target >= 0:
+        errors += _policy_errors(file, facts, targets, carried_key, carried_value, targets[carried_target])
+    if facts.record and sound:
+        errors += _record_errors(world, file, backends, targets[0], facts.record)
 
     seeded_wrong = dict(facts.seeded_wrong or {})
-    for name, value in seeded_wrong.items():
-        if targets and name not in targets[0].params:
+    for name, value in seeded_wrong.items() if resolved_all else ():
+        if name in reported or (reported and name not in targets[0].params):
+            continue
+        if name not in targets[0].params:
             errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"'{name}' is not a graded parameter of "
-                                      f"'{targets[0].name}'"))
-        elif targets:
+                                      f"'{targets[0].name}'{did_you_mean(name, targets[0].params)}"))
+        else:
             param = targets[0].widget.param(name)
             if param is not None and not value_allowed(param, value):
-                errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"{value!r} is not among the options"))
+                errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"{value!r} is not among the options"
+                                          f"{_options_hint(param, value)}"))
             if targets[0].params.get(name) == value:
                 errors.append(SourceError(file, f"facts.seeded_wrong.{name}", "equals the correct value"))
 

@@ -10,10 +10,11 @@ from typing import Protocol
 
 from certify.task import Task
 
+from .factcheck import SOURCE_READS
 from .flags import Flag, make_flag
 from .variety import TARGET, jaccard, same_level_similarity
 
-KNOWLEDGE_TOOLS = ("get_skill_content", "read_workspace_resource")
+KNOWLEDGE_TOOLS = tuple(tool for tool, _ in SOURCE_READS.values())
 
 
 class FairnessDriver(Protocol):

@@ -55,15 +55,21 @@ class RuleFixer:
             f"({'; '.join(defect.fingerprint[:3])}); no known repair applies, a person should decide"))
 
 
-def append_lesson(skills_dir: Path, skill: str, story: str, level: str, lesson: str) -> Path:
-    """Add one bullet under the skill's `## Lessons` section (created if missing)."""
-    path = skills_dir / f"{skill}.md"
-    text = path.read_text(encoding="utf-8") if path.is_file() else f"# {skill}\n\n## Lessons\n"
+def with_lesson(text: str | None, skill: str, story: str, level: str, lesson: str, day: str) -> str:
+    """The skill's text with one bullet added under its `## Lessons` section (created if missing); a bullet
+    already there is not added twice."""
+    text = text if text is not None else f"# {skill}\n\n## Lessons\n"
     if "## Lessons" not in text:
         text = text.rstrip("\n") + "\n\n## Lessons\n"
-    day = datetime.now(UTC).date().isoformat()
     bullet = f"- {day} {story}/{level}: {lesson}"
     if bullet not in text:
         text = text.rstrip("\n") + "\n" + bullet + "\n"
-    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def append_lesson(skills_dir: Path, skill: str, story: str, level: str, lesson: str) -> Path:
+    path = skills_dir / f"{skill}.md"
+    before = path.read_text(encoding="utf-8") if path.is_file() else None
+    path.write_text(with_lesson(before, skill, story, level, lesson, datetime.now(UTC).date().isoformat()),
+                    encoding="utf-8")
     return path

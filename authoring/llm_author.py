@@ -34,12 +34,14 @@ LEVEL_DIALS = {
     0: "Execute: nothing is withheld. The prompt states the dashboard, each widget's display name, app and "
        "origin, and every parameter key and value as the catalog spells it. meta.hidden is empty.",
     1: "Find: exactly one target is described through the story's find_hint and never named (no word of its "
-       "catalog name); everything else as at Execute. meta.hidden = [{kind: target, value: <its catalog name>}].",
+       "catalog name; when other targets are the same catalog widget with other parameters, they are described "
+       "the same way); everything else as at Execute. meta.hidden = [{kind: target, value: <its catalog name>}].",
     2: "Derive: the policy phrase stands in for exactly one graded value (the policy's `carries` key), which the "
        "prompt never states in any spelling; the widget is named again. meta.hidden = [{kind: carried, value}].",
     3: "Ground: a lived-in dashboard (a twin of the target, other widgets of the same app and a prior note, all "
        "pinned and untouched) and a graded read of the governing source; a named note records its distinctive "
-       "phrase. meta.hidden = [{kind: planted, value: <phrase>, source: skill:<slug> | resource:<uri>}].",
+       "phrase. meta.hidden = [{kind: planted, value: <phrase>, source: skill:<slug> | resource:<uri> | "
+       "prompt:<name>}].",
     4: "Compose: level 3 plus a build: add a custom backend serving the story's table (manage_backends add with "
        "widgets_json and apps_json), publish and instantiate its app, and put the built widget on the dashboard. "
        "meta.hidden as at level 3.",
@@ -64,6 +66,7 @@ TOOLS = [
         {"origin": _STR, "widget_id": _STR, "data_args": {"type": "object"}}, ["origin", "widget_id", "data_args"]),
     _fn("read_skill", "The full text of a workspace skill by slug.", {"slug": _STR}, ["slug"]),
     _fn("read_resource", "A workspace documentation resource by URI.", {"uri": _STR}, ["uri"]),
+    _fn("read_prompt", "A workspace prompt by name.", {"name": _STR}, ["name"]),
     _fn("submit_level", "Hand in the complete task object of the level. It is parsed with the taskset defaults "
         "merged and certified by the gates (schema, grounding, oracle, noop, load_bearing, leak, determinism); "
         "the result says whether it certified and what each gate found. Fix and resubmit until it certifies.",
@@ -207,6 +210,12 @@ class _Tools:
             return {"error": f"unknown resource '{uri}'; the world has {sorted(self.ctx.world.resources)}"}
         return {"uri": resource.uri, "title": resource.title, "description": resource.description,
                 "text": resource.text}
+
+    def tool_read_prompt(self, name: str) -> dict[str, Any]:
+        prompt = self.ctx.world.prompts.get(name)
+        if prompt is None:
+            return {"error": f"unknown prompt '{name}'; the world has {sorted(self.ctx.world.prompts)}"}
+        return {"name": prompt.name, "description": prompt.description, "text": prompt.text}
 
     def tool_submit_level(self, task: Any) -> dict[str, Any]:
         if isinstance(task, str):

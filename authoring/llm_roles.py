@@ -379,6 +379,9 @@ def world_digest(task: Task, world: World) -> dict[str, Any]:
         elif step.tool == "read_workspace_resource" and step.args.get("uri") in world.resources:
             resource = world.resources[step.args["uri"]]
             sources.append({"resource": resource.uri, "title": resource.title, "text": clip(resource.text, 2000)})
+        elif step.tool == "get_workspace_prompt" and step.args.get("name") in world.prompts:
+            prompt = world.prompts[step.args["name"]]
+            sources.append({"prompt": prompt.name, "description": prompt.description, "text": clip(prompt.text, 2000)})
     return {"widgets": list(widgets.values()), "knowledge_sources": sources,
             "skills_in_setup": list(ws.skills), "dashboards": [d.name for d in ws.dashboards.values()]}
 

@@ -1,84 +1,83 @@
-"""The review queue: what the pipeline could not settle, waiting for a person.
+"""The review queue: what the pipeline could not settle, waiting for a person, recorded next to the taskset.
 
-Items come from three places: flags that interrupted a persona's graph (blocking: deciding one resumes the
-paused thread), minor flags and notes of finished runs (staircase noise, unprobed dead rungs, shortcut risks,
-validator remarks), and tasks a re-certification broke. They live in the same SQLite file as the graph's
-checkpoints, so they survive restarts; a decision first claims its item with a conditional update, so two
-reviewers cannot both decide one item. Every decision is recorded in the certificate lock with its time and
-note.
+Items live in `<taskset>/reviews/<persona>.json`, a reviewable file committed with the persona (and on its
+own when a run pauses for review or a decision lands), so losing `.taskforge/` loses nothing that matters.
+They come from three places: blockers that paused a persona's run (deciding one resumes that run), minor
+flags and notes of finished runs, and tasks a re-certification broke. A newer run of a persona supersedes the
+open items of its older runs; deciding a superseded item is refused with that reason. Two people cannot decide
+one item, nor resume one run, at the same time: a decision first claims the item (and its run) in the
+checkpoint store, and every write of the file happens under an exclusive file lock.
 """
 
 from __future__ import annotations
 
-import json
+import fcntl
+import hashlib
 import sqlite3
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from langgraph.types import Command
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from certify.lock import CertificateLock, Review, now
+from certify.lock import now
 
-from .pipeline import Drivers, build_graph
+from .flags import Flag
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS taskforge_review_items (
-    id TEXT PRIMARY KEY,
-    source TEXT NOT NULL,
-    thread_id TEXT,
-    taskset TEXT,
-    persona TEXT,
-    story TEXT,
-    task_id TEXT,
-    kind TEXT NOT NULL,
-    severity TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    evidence TEXT NOT NULL DEFAULT '',
-    flag TEXT NOT NULL DEFAULT '{}',
-    created_at TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'open',
-    decision TEXT,
-    decided_by TEXT,
-    decided_at TEXT
-)
-"""
+REVIEWS_DIR = "reviews"
+Source = Literal["graph", "run", "recertify"]
+Status = Literal["open", "approved", "rejected", "fixed", "resolved", "superseded"]
+VERDICT_STATUS: dict[str, Status] = {"approve": "approved", "reject": "rejected", "fix": "fixed"}
+STALE_CLAIM = timedelta(minutes=30)
 
 
 class ReviewError(Exception):
-    pass
+    """A review command cannot do what was asked (unknown item, superseded, corrupt file)."""
 
 
 class AlreadyDecided(ReviewError):
     pass
 
 
-@dataclass
-class Item:
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Decision(_Strict):
+    verdict: Literal["approve", "reject", "fix"]
+    by: str
+    at: str
+    note: str = ""
+    result: str = ""
+
+
+class ReviewItem(_Strict):
     id: str
-    source: str
-    thread_id: str | None
-    taskset: str | None
-    persona: str | None
-    story: str | None
-    task_id: str | None
+    run: str
+    source: Source
+    role: str = "gate"
+    taskset: str
+    persona: str
+    story: str | None = None
+    task_id: str | None = None
+    level: int | None = None
     kind: str
-    severity: str
+    check: str = ""
+    severity: Literal["blocker", "minor"]
     reason: str
-    evidence: str
-    flag: dict[str, Any]
+    evidence: str = ""
+    suggestion: str = ""
     created_at: str
-    status: str
-    decision: dict[str, Any] | None
-    decided_by: str | None
-    decided_at: str | None
+    status: Status = "open"
+    decision: Decision | None = None
+    superseded_by: str | None = None
 
     @property
     def blocking(self) -> bool:
-        return self.source == "graph" and self.severity == "blocker"
+        return self.source == "graph" and self.severity == "blocker" and self.status == "open"
 
     def age(self) -> str:
         try:
@@ -91,227 +90,179 @@ class Item:
         return f"{int(seconds)}s"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "source": self.source, "taskset": self.taskset, "persona": self.persona,
-                "story": self.story, "task_id": self.task_id, "kind": self.kind, "severity": self.severity,
-                "blocking": self.blocking, "reason": self.reason, "age": self.age(), "status": self.status,
-                "created_at": self.created_at, "decision": self.decision}
+        return {**self.model_dump(), "blocking": self.blocking, "age": self.age()}
 
 
-class ReviewQueue:
-    def __init__(self, db_path: Path) -> None:
-        self.db_path = db_path
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._db() as db:
-            db.execute(SCHEMA)
+class ReviewFile(_Strict):
+    taskset: str
+    persona: str
+    items: list[ReviewItem] = Field(default_factory=list)
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+    def render(self) -> bytes:
+        return (self.model_dump_json(indent=2) + "\n").encode("utf-8")
+
+    @classmethod
+    def parse(cls, data: bytes, where: str) -> ReviewFile:
         try:
-            yield conn
+            return cls.model_validate_json(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+            raise ReviewError(f"{where}: {loc}: {err['msg']}") from exc
+
+
+def reviews_path(taskset_root: Path, persona: str) -> Path:
+    return taskset_root / REVIEWS_DIR / f"{persona}.json"
+
+
+def read_file(taskset_root: Path, persona: str, data: bytes | None = None) -> ReviewFile:
+    """The persona's review file (from `data` when given, else from disk); empty when there is none."""
+    path = reviews_path(taskset_root, persona)
+    if data is None:
+        if not path.is_file():
+            return ReviewFile(taskset=taskset_root.name, persona=persona)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ReviewError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return ReviewFile.parse(data, str(path))
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` for a read-modify-write, held outside the repository (no stray files)."""
+    key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    folder = Path(tempfile.gettempdir()) / "taskforge-locks"
+    folder.mkdir(exist_ok=True)
+    with (folder / f"{key}.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
         finally:
-            conn.close()
-
-    # -- filling ------------------------------------------------------------------------------------------
-    def add(self, *, item_id: str, source: str, kind: str, severity: str, reason: str, taskset: str | None = None,
-            persona: str | None = None, story: str | None = None, task_id: str | None = None,
-            thread_id: str | None = None, evidence: str = "", flag: dict[str, Any] | None = None,
-            created_at: str | None = None) -> bool:
-        with self._db() as db:
-            cur = db.execute(
-                "INSERT OR IGNORE INTO taskforge_review_items (id, source, thread_id, taskset, persona, story, "
-                "task_id, kind, severity, reason, evidence, flag, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (item_id, source, thread_id, taskset, persona, story, task_id, kind, severity, reason, evidence,
-                 json.dumps(flag or {}), created_at or now()))
-            return cur.rowcount == 1
-
-    def sync_threads(self, saver: Any, drivers: Drivers) -> None:
-        """Bring the queue up to date with the graph threads in the checkpoint store."""
-        graph = build_graph(drivers, saver)
-        threads = {c.config["configurable"]["thread_id"] for c in saver.list(None)}
-        for thread_id in sorted(threads):
-            snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
-            values = snapshot.values or {}
-            options = values.get("options") or {}
-            pending = {i["id"] for t in snapshot.tasks or () for intr in t.interrupts or ()
-                       for i in (intr.value.get("items", []) if isinstance(intr.value, dict) else [])}
-            for flag in (values.get("flags") or {}).values():
-                if flag["status"] != "open":
-                    continue
-                source = "graph" if flag["id"] in pending else "run"
-                if source == "run" and (flag["severity"] == "blocker" or not values.get("result")):
-                    continue
-                self.add(item_id=f"{flag['id']}", source=source, thread_id=thread_id,
-                         taskset=options.get("taskset"), persona=flag.get("persona"), story=flag.get("story"),
-                         task_id=flag.get("task_id"), kind=flag["kind"], severity=flag["severity"],
-                         reason=flag["reason"], evidence=flag.get("evidence", ""), flag=flag,
-                         created_at=flag.get("created_at") or None)
-
-    # -- reading ------------------------------------------------------------------------------------------
-    def items(self, *, status: str | None = "open", taskset: str | None = None) -> list[Item]:
-        query = "SELECT * FROM taskforge_review_items WHERE 1=1"
-        params: list[Any] = []
-        if status is not None:
-            query += " AND status = ?"
-            params.append(status)
-        if taskset is not None:
-            query += " AND taskset = ?"
-            params.append(taskset)
-        query += " ORDER BY created_at, id"
-        with self._db() as db:
-            db.row_factory = sqlite3.Row
-            rows = db.execute(query, params).fetchall()
-        return [_item(r) for r in rows]
-
-    def get(self, item_id: str) -> Item:
-        with self._db() as db:
-            db.row_factory = sqlite3.Row
-            row = db.execute("SELECT * FROM taskforge_review_items WHERE id = ?", (item_id,)).fetchone()
-            if row is None:
-                rows = db.execute("SELECT * FROM taskforge_review_items WHERE id LIKE ?", (item_id + "%",)).fetchall()
-                if len(rows) == 1:
-                    row = rows[0]
-        if row is None:
-            raise ReviewError(f"no review item '{item_id}' (taskforge review list shows the open ones)")
-        return _item(row)
-
-    # -- deciding -----------------------------------------------------------------------------------------
-    def claim(self, item_id: str, by: str) -> None:
-        """Take the item for a decision; fails if someone else already did."""
-        with self._db() as db:
-            cur = db.execute("UPDATE taskforge_review_items SET status = 'deciding', decided_by = ? "
-                             "WHERE id = ? AND status = 'open'", (by, item_id))
-            if cur.rowcount != 1:
-                row = db.execute("SELECT status, decided_by FROM taskforge_review_items WHERE id = ?",
-                                 (item_id,)).fetchone()
-                who = f" by {row[1]}" if row and row[1] else ""
-                raise AlreadyDecided(f"item {item_id} is already {row[0] if row else 'gone'}{who}")
-
-    def settle(self, item_id: str, decision: dict[str, Any], status: str = "decided") -> None:
-        with self._db() as db:
-            db.execute("UPDATE taskforge_review_items SET status = ?, decision = ?, decided_at = ? WHERE id = ?",
-                       (status, json.dumps(decision), now(), item_id))
-
-    def release(self, item_id: str) -> None:
-        with self._db() as db:
-            db.execute("UPDATE taskforge_review_items SET status = 'open', decided_by = NULL WHERE id = ? "
-                       "AND status = 'deciding'", (item_id,))
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _item(row: sqlite3.Row) -> Item:
-    return Item(id=row["id"], source=row["source"], thread_id=row["thread_id"], taskset=row["taskset"],
-                persona=row["persona"], story=row["story"], task_id=row["task_id"], kind=row["kind"],
-                severity=row["severity"], reason=row["reason"], evidence=row["evidence"],
-                flag=json.loads(row["flag"] or "{}"), created_at=row["created_at"], status=row["status"],
-                decision=json.loads(row["decision"]) if row["decision"] else None, decided_by=row["decided_by"],
-                decided_at=row["decided_at"])
-
-
-def decide(queue: ReviewQueue, saver: Any, drivers: Drivers, item_id: str, verdict: str, *, by: str, note: str = "",
-           tasksets_dir: Path | None = None, commit: bool = True) -> dict[str, Any]:
-    """Apply a person's decision (approve, reject, fix) to one item and say what happened."""
-    if verdict not in ("approve", "reject", "fix"):
-        raise ReviewError(f"unknown verdict '{verdict}' (approve, reject or fix)")
-    item = queue.get(item_id)
-    queue.claim(item.id, by)
-    decision = {"verdict": verdict, "by": by, "note": note, "at": now()}
-    try:
-        if item.source == "graph":
-            outcome = _resume(saver, drivers, item, decision)
+# ------------------------------------------------------------------------------------------------ from runs
+def run_items(flags: Iterable[dict[str, Any] | Flag], *, run: str, taskset: str, pending: set[str],
+              finished: bool) -> list[ReviewItem]:
+    """The review items a run's flags amount to: its paused blockers, its decided flags, and (once the run has
+    finished) its open minor findings."""
+    items = []
+    for raw in flags:
+        flag = raw if isinstance(raw, Flag) else Flag.model_validate(raw)
+        decision = None
+        if flag.decision:
+            d = flag.decision
+            decision = Decision(verdict=d.get("verdict", "approve"), by=str(d.get("by") or "reviewer"),
+                                at=str(d.get("at") or now()), note=str(d.get("note") or ""),
+                                result=str(d.get("result") or ""))
+        if flag.status == "open":
+            if flag.id in pending:
+                source: Source = "graph"
+            elif finished:
+                source = "run"
+            else:
+                continue
+            status: Status = "open"
+        elif flag.status in ("approved", "rejected", "fixed") and decision is not None:
+            source, status = ("graph" if flag.severity == "blocker" else "run"), flag.status
         else:
-            outcome = _record(item, decision, drivers, tasksets_dir, commit)
-    except Exception:
-        queue.release(item.id)
-        raise
-    still_open = outcome.pop("still_open", False)
-    queue.settle(item.id, {**decision, **outcome}, "open" if still_open else "decided")
-    return outcome
+            continue
+        items.append(ReviewItem(id=flag.id, run=run, source=source, role=flag.role, taskset=taskset,
+                                persona=flag.persona,
+                                story=flag.story, task_id=flag.task_id, level=flag.level, kind=flag.kind,
+                                check=flag.check, severity=flag.severity, reason=flag.reason, evidence=flag.evidence,
+                                suggestion=flag.suggestion, created_at=flag.created_at or now(), status=status,
+                                decision=decision))
+    return items
 
 
-def _resume(saver: Any, drivers: Drivers, item: Item, decision: dict[str, Any]) -> dict[str, Any]:
-    graph = build_graph(drivers, saver)
-    config = {"configurable": {"thread_id": item.thread_id}, "recursion_limit": 500}
-    snapshot = graph.get_state(config)
-    if not snapshot.next:
-        raise ReviewError(f"the run {item.thread_id} is no longer waiting for review")
-    graph.invoke(Command(resume={item.id: decision}), config, durability="sync")
-    after = graph.get_state(config)
-    values = after.values or {}
-    flag = (values.get("flags") or {}).get(item.id, {})
-    result = values.get("result") or {}
-    waiting = [i["id"] for t in after.tasks or () for intr in t.interrupts or ()
-               for i in (intr.value.get("items", []) if isinstance(intr.value, dict) else [])]
-    return {"flag_status": flag.get("status"), "result": (flag.get("decision") or {}).get("result"),
-            "run": result.get("status") or ("waiting" if waiting else "running"),
-            "commit": result.get("commit"), "summary": result.get("summary", ""), "waiting": waiting,
-            "still_open": flag.get("status") == "open"}
+def item_flag(item: ReviewItem) -> Flag:
+    """The flag a review item was made from, as a finished run's state holds it."""
+    role = item.role if item.role in ("gate", "validator", "fairness", "calibration", "fixer", "recertify") else "gate"
+    status = item.status if item.status in ("open", "approved", "rejected", "fixed") else "resolved"
+    return Flag(id=item.id, role=role, kind=item.kind, persona=item.persona, story=item.story,  # type: ignore[arg-type]
+                task_id=item.task_id, level=item.level, check=item.check or item.kind, severity=item.severity,
+                reason=item.reason, evidence=item.evidence, suggestion=item.suggestion, status=status,  # type: ignore[arg-type]
+                created_at=item.created_at, decision=item.decision.model_dump() if item.decision else None)
 
 
-def _record(item: Item, decision: dict[str, Any], drivers: Drivers, tasksets_dir: Path | None,
-            commit: bool) -> dict[str, Any]:
-    """A decision on an item of a finished run or a re-certification: into the lock (and git)."""
-    from .gitops import commit_paths, find_repo
-
-    if tasksets_dir is None or item.taskset is None:
-        raise ReviewError("this item belongs to a taskset on disk: pass --tasksets-dir")
-    root = tasksets_dir / item.taskset
-    lock = CertificateLock.load(root)
-    if lock is None:
-        raise ReviewError(f"no certificate lock in {root}")
-    written = [root / "certificates.json"]
-    outcome: dict[str, Any] = {}
-    if decision["verdict"] == "fix":
-        outcome = _fix_on_disk(item, lock, root, drivers)
-        if outcome.get("path"):
-            written.append(Path(outcome["path"]))
-    review = Review(verdict=decision["verdict"], by=decision["by"], at=decision["at"], note=decision["note"],
-                    flag=item.id)
-    cert = lock.tasks.get(item.task_id or "")
-    if cert is not None:
-        cert.reviews.append(review)
-    elif item.persona in lock.personas:
-        record = lock.personas[item.persona]
-        record.calibration = {**record.calibration, "reviews": [*record.calibration.get("reviews", []),
-                                                                review.model_dump()]}
-    lock.write(root)
-    if commit:
-        sha = commit_paths(find_repo(root), written, f"taskforge: review {item.id} ({decision['verdict']}) "
-                                                      f"{item.task_id or item.persona}\n\n{decision['note']}")
-        outcome["commit"] = sha
-    return outcome
+def merge_run(file: ReviewFile, run: str, items: list[ReviewItem]) -> ReviewFile:
+    """The file with `run`'s items replaced by `items`; other runs' open items are superseded by `run`."""
+    kept = []
+    for item in file.items:
+        if item.run == run:
+            continue
+        if item.status == "open" and item.source != "recertify":
+            item = item.model_copy(update={"status": "superseded", "superseded_by": run})
+        kept.append(item)
+    return file.model_copy(update={"items": [*kept, *items]})
 
 
-def _fix_on_disk(item: Item, lock: CertificateLock, root: Path, drivers: Drivers) -> dict[str, Any]:
-    from certify.calibrate import Defect
-    from certify.gates import certify_task
-    from certify.lock import fingerprints, task_content_hash
-    from certify.task import TaskSet, load_task, parse_task
-    from simulator import DEFAULT_WORLD, World
-
-    cert = lock.tasks.get(item.task_id or "")
-    if cert is None:
-        return {"result": "no task to fix", "still_open": True}
-    path = root / cert.path
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    taskset = TaskSet.load(root)
-    world = World.load(taskset.manifest.world or DEFAULT_WORLD)
-    defect = Defect(task_id=cert.path, level=raw["difficulty"], fingerprint=[item.reason, item.evidence], attempts=0,
-                    repeats=[])
-    result = drivers.fixer.repair(raw, defect, [], world)
-    if result.task is None:
-        return {"result": result.escalate or "no repair", "still_open": True}
-    task = parse_task(result.task, str(path), taskset.defaults())
-    verdict = certify_task(world, task, str(path))
-    if not verdict.certified:
-        return {"result": f"the repair does not certify: {verdict.gates}", "still_open": True}
-    path.write_text(json.dumps(result.task, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    cert.content_sha256 = task_content_hash(result.task)
-    cert.gates = {k: v.to_dict() for k, v in verdict.gates.items()}
-    cert.certified = True
-    cert.fingerprints = fingerprints(world, taskset.defaults())
-    cert.certified_at = now()
-    load_task(path, taskset)
-    return {"result": result.repaired, "path": str(path)}
+def supersede(file: ReviewFile, by_run: str) -> ReviewFile:
+    return merge_run(file, by_run, [i for i in file.items if i.run == by_run])
 
 
-__all__ = ["AlreadyDecided", "Item", "ReviewError", "ReviewQueue", "decide"]
+# ------------------------------------------------------------------------------------------------ finding
+def all_items(tasksets_dir: Path, taskset: str | None = None) -> list[ReviewItem]:
+    out: list[ReviewItem] = []
+    roots = [tasksets_dir / taskset] if taskset else sorted(p for p in tasksets_dir.glob("*") if p.is_dir())
+    for root in roots:
+        for path in sorted((root / REVIEWS_DIR).glob("*.json")):
+            out += read_file(root, path.stem).items
+    return out
+
+
+def find_item(tasksets_dir: Path, item_id: str) -> ReviewItem:
+    """An item by id or unique prefix, across every taskset under `tasksets_dir`; the live one (open, newest)
+    wins over superseded copies of the same finding."""
+    items = all_items(tasksets_dir)
+    exact = [i for i in items if i.id == item_id]
+    matches = exact or [i for i in items if i.id.startswith(item_id)]
+    if not matches:
+        raise ReviewError(f"no review item '{item_id}' under {tasksets_dir} (taskforge review list shows the open "
+                          "ones; --tasksets-dir names another folder)")
+    if len({i.id for i in matches}) > 1:
+        raise ReviewError(f"'{item_id}' matches several items: {', '.join(sorted({i.id for i in matches}))}")
+    order = {"open": 0, "approved": 1, "rejected": 1, "fixed": 1, "resolved": 2, "superseded": 3}
+    return sorted(matches, key=lambda i: (order[i.status], _neg(i.created_at)))[0]
+
+
+def _neg(stamp: str) -> tuple[int, ...]:
+    return tuple(-ord(c) for c in stamp)
+
+
+# ------------------------------------------------------------------------------------------------ claims
+class Claims:
+    """Exclusive claims on items and runs, in the checkpoint store (SQLite file or Postgres), so two reviewers
+    never decide one item or resume one run at once. A claim left by a crashed process expires."""
+
+    def __init__(self, saver: Any) -> None:
+        self.saver = saver
+        self.kind = "postgres" if type(saver).__module__.startswith("langgraph.checkpoint.postgres") else "sqlite"
+        self._execute("CREATE TABLE IF NOT EXISTS taskforge_claims (key TEXT PRIMARY KEY, holder TEXT NOT NULL, "
+                      "at TEXT NOT NULL)")
+
+    def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+        if self.kind == "postgres":
+            with self.saver._cursor() as cur:  # the saver's own connection (pool or single) and lock
+                cur.execute(sql.replace("?", "%s"), params)
+                return cur.rowcount
+        conn: sqlite3.Connection = self.saver.conn
+        with self.saver.lock:
+            cur = conn.execute(sql, params)
+            conn.commit()
+            return cur.rowcount
+
+    def claim(self, key: str, holder: str) -> bool:
+        stale = (datetime.now(UTC) - STALE_CLAIM).isoformat(timespec="seconds")
+        self._execute("DELETE FROM taskforge_claims WHERE key = ? AND at < ?", (key, stale))
+        return self._execute("INSERT INTO taskforge_claims (key, holder, at) VALUES (?, ?, ?) ON CONFLICT (key) "
+                             "DO NOTHING", (key, holder, now())) == 1
+
+    def release(self, key: str) -> None:
+        self._execute("DELETE FROM taskforge_claims WHERE key = ?", (key,))
+
+
+__all__ = ["AlreadyDecided", "Claims", "Decision", "ReviewError", "ReviewFile", "ReviewItem", "all_items",
+           "file_lock", "find_item", "merge_run", "read_file", "reviews_path", "run_items", "supersede"]

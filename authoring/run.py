@@ -1,86 +1,75 @@
-"""Running the authoring graph for one persona: up-to-date check, checkpointer, resume, outcome.
+"""Running the authoring graph for one persona: the destination check, the checkpointer, resume, outcome.
 
-One graph thread per persona run, keyed by the taskset, the persona and a hash of everything the run reads
-(persona and story files, the world, the author driver): rerunning the same command resumes a killed run where
-its last checkpoint left it; changing a story starts a fresh thread.
+One graph thread per run identity (every input that changes the output, plus the destination): rerunning the
+same command resumes a killed run where its last checkpoint left it; changing an input starts a new run, which
+supersedes the persona's older runs (their open review items are closed, their threads deleted). "Up to date"
+is read from the destination repository, never from the local checkpoint store: a run's output counts once HEAD
+holds it and the working tree leaves it alone. Finished runs are pruned from the store, so it holds only runs
+that are in progress or waiting for review.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterator
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from certify.lock import CertificateLock, code_fingerprints, fingerprints, task_content_hash
+from certify.lock import LOCK_FILE, fingerprints
 from simulator import World
 
-from .pipeline import Drivers, RunOptions, build_graph, calibration_dir, taskset_defaults
-from .sources import SourceError, load_persona, story_paths
+from .destination import holding, tree_holding
+from .gitops import (
+    GitError,
+    PendingEdits,
+    commit_paths,
+    dirty_paths,
+    find_repo,
+    head_bytes,
+    head_files,
+    head_sha,
+)
+from .identity import RunInputs, run_inputs, thread_id, thread_prefix
+from .outputs import foreign_edits, persona_paths
+from .pipeline import Drivers, RunOptions, build_graph, resolve_baseline, taskset_defaults
+from .review import file_lock, merge_run, read_file, reviews_path, run_items, supersede
+from .state import serializer
 
 DEFAULT_CHECKPOINTS = Path(".taskforge") / "checkpoints.sqlite"
 
 
 class RunError(Exception):
-    """The run cannot start (bad configuration, dirty paths, missing optional dependency)."""
+    """The run cannot start or finish (bad configuration, pending edits, unreadable store)."""
 
 
 @dataclass
 class Outcome:
-    status: str  # committed | certified | up_to_date | needs_review | rejected
+    status: str  # committed | certified | up_to_date | needs_review | rejected | incomplete
     summary: str
     thread_id: str
     items: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
-
-
-def sources_hash(options: RunOptions, world: World, driver: str) -> str:
-    """Everything a persona's tasks are derived from, besides the code (which the lock fingerprints)."""
-    root = Path(options.sources_root)
-    persona = load_persona(root, options.persona)
-    digest = hashlib.sha256()
-    for path in [Path(persona.file), *story_paths(root, options.persona)]:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    digest.update(world.fingerprint.encode())
-    digest.update(f"{driver}|{options.reference_agent}|{options.repeats}|{options.taskset}".encode())
-    return digest.hexdigest()
-
-
-def thread_id(options: RunOptions) -> str:
-    return f"{options.taskset}:{options.persona}:{options.sources_sha256[:12]}"
-
-
-def up_to_date(options: RunOptions, world: World) -> bool:
-    root = options.taskset_root
-    lock = CertificateLock.load(root) if (root / "certificates.json").is_file() else None
-    record = lock.personas.get(options.persona) if lock else None
-    if lock is None or record is None or record.sources_sha256 != options.sources_sha256:
-        return False
-    current = fingerprints(world, taskset_defaults(options))
-    for task_id in record.tasks:
-        cert = lock.tasks.get(task_id)
-        if cert is None or not cert.certified or cert.fingerprints != current:
-            return False
-        path = root / cert.path
-        if not path.is_file() or task_content_hash(json.loads(path.read_text(encoding="utf-8"))) != cert.content_sha256:
-            return False
-    return (calibration_dir(options) / "calibration.json").is_file()
+    open_items: int = 0
 
 
 @contextmanager
 def checkpointer(url: str | None, path: Path = DEFAULT_CHECKPOINTS) -> Iterator[Any]:
-    """SQLite under .taskforge/ by default; Postgres when a postgresql:// URL is given."""
+    """SQLite under .taskforge/ by default; Postgres when a postgresql:// URL is given. Either way the
+    serializer revives only our own state models."""
     if url and url.startswith(("postgresql://", "postgres://")):
         try:
             from langgraph.checkpoint.postgres import PostgresSaver
+            from psycopg import Connection
+            from psycopg.rows import dict_row
         except ImportError as exc:
             raise RunError("--checkpoint-url postgresql://… needs langgraph-checkpoint-postgres: "
                            "pip install -e '.[postgres]'") from exc
-        with PostgresSaver.from_conn_string(url) as saver:
+        with Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+            saver = PostgresSaver(conn, serde=serializer())
             saver.setup()
             yield saver
         return
@@ -88,9 +77,18 @@ def checkpointer(url: str | None, path: Path = DEFAULT_CHECKPOINTS) -> Iterator[
         raise RunError(f"unsupported --checkpoint-url '{url}' (use postgresql://… or omit it for SQLite)")
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with SqliteSaver.from_conn_string(str(path)) as saver:
-        yield saver
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        try:
+            saver = SqliteSaver(conn, serde=serializer())
+            saver.setup()
+            yield saver
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise RunError(f"the checkpoint store {path} is unreadable ({exc}); move it away to start afresh "
+                       "(review items are kept next to the tasksets, in reviews/)") from exc
 
 
 def pending_items(snapshot: Any) -> list[dict[str, Any]]:
@@ -102,60 +100,255 @@ def pending_items(snapshot: Any) -> list[dict[str, Any]]:
     return items
 
 
+def prepare(options: RunOptions, world: World, driver_name: str, force: bool) -> RunInputs:
+    """Fix the run's identity into `options` (inputs, their hash, the thread id)."""
+    baseline = resolve_baseline(options, world)
+    inputs = run_inputs(sources_root=Path(options.sources_root), persona=options.persona, world=world,
+                        baseline=baseline, taskset=options.taskset, driver=driver_name,
+                        reference_agent=options.reference_agent, frontier_agent=options.frontier_agent,
+                        repeats=options.repeats)
+    options.baseline = baseline
+    options.inputs = inputs.model_dump()
+    options.inputs_sha256 = inputs.sha256
+    options.run_id = thread_id(inputs, options.persona, Path(options.tasksets_dir),
+                               nonce=f"force-{time.time_ns():x}" if force else "")
+    return inputs
+
+
 def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, checkpoint_url: str | None = None,
-                checkpoint_path: Path = DEFAULT_CHECKPOINTS, force: bool = False) -> Outcome:
+                checkpoint_path: Path = DEFAULT_CHECKPOINTS, force: bool = False,
+                events: Callable[[dict[str, Any]], None] | None = None) -> Outcome:
     world = World.load(options.world)
-    try:
-        options.sources_sha256 = sources_hash(options, world, driver_name)
-    except SourceError:
-        raise
-    tid = thread_id(options)
-    if not force and up_to_date(options, world):
-        return Outcome("up_to_date", f"{options.persona}: sources and certificates unchanged; up to date", tid)
-    if force:
-        tid += ":" + hashlib.sha256(str(code_fingerprints()).encode()).hexdigest()[:6]
+    inputs = prepare(options, world, driver_name, force)
+    root = options.taskset_root
+    current = fingerprints(world, taskset_defaults(options))
+    tid = options.run_id
+    repo = None
     if options.commit:
-        _check_clean(options)
-    config = {"configurable": {"thread_id": tid}, "recursion_limit": 500}
+        try:
+            repo = find_repo(root)
+        except GitError as exc:
+            raise RunError(f"{exc}, or pass --no-commit") from exc
+    _readable_base(root, repo)
+    if not force:
+        done = _already_done(options, inputs, current, repo)
+        if done is not None:
+            done.open_items = _open_count(options)
+            return done
+    config = {"configurable": {"thread_id": tid}, "recursion_limit": 1000}
     with checkpointer(checkpoint_url, checkpoint_path) as saver:
         graph = build_graph(drivers, saver)
         snapshot = graph.get_state(config)
-        if snapshot.values and not snapshot.next and snapshot.values.get("result"):
-            return _outcome(tid, snapshot)
         if snapshot.values and pending_items(snapshot):
+            outcome = _outcome(tid, snapshot)
+            _record_pause(options, snapshot, repo)
+            return outcome
+        if snapshot.values and not snapshot.next:
             return _outcome(tid, snapshot)
         if snapshot.values and snapshot.next:
+            if repo is not None and "commit" not in snapshot.next and "finalize" not in snapshot.next:
+                _refuse_dirty(repo, options)
             drivers.progress(f"resuming {tid} at {', '.join(snapshot.next)}")
-            graph.invoke(None, config, durability="sync")
+            _invoke(graph, None, config, snapshot.values["options"], events)
         else:
-            graph.invoke({"options": options.model_dump()}, config, durability="sync")
-        return _outcome(tid, graph.get_state(config))
+            if repo is not None:
+                committed = _commit_tree_output(options, inputs, current, repo, drivers)
+                if committed is not None:
+                    return committed
+                _refuse_dirty(repo, options)
+            superseded = _supersede(saver, options, repo)
+            if superseded:
+                drivers.progress(f"superseded {len(superseded)} earlier run(s) of {options.persona}: "
+                                 + ", ".join(superseded))
+            _invoke(graph, {"options": options}, config, options, events)
+        after = graph.get_state(config)
+        outcome = _outcome(tid, after)
+        if outcome.status == "needs_review":
+            _record_pause(options, after, repo)
+        elif outcome.status == "rejected":
+            _record_pause(options, after, repo, finished=True)
+        elif outcome.status in ("committed", "certified"):
+            prune(saver, tid)
+        outcome.open_items = _open_count(options)
+        return outcome
+
+
+def _open_count(options: RunOptions) -> int:
+    return sum(1 for i in read_file(options.taskset_root, options.persona).items if i.status == "open")
+
+
+def _readable_base(root: Path, repo: Any) -> None:
+    """The lock a run will merge into must be readable: say so before any work, not after it."""
+    from certify.lock import CertificateLock
+
+    path = root / LOCK_FILE
+    data = head_bytes(repo, path) if repo is not None else (path.read_bytes() if path.is_file() else None)
+    if data is not None:
+        CertificateLock.parse(data, f"HEAD:{path}" if repo is not None else str(path))
+
+
+def invoke(graph: Any, value: Any, config: dict[str, Any], options: RunOptions,
+           events: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Run the graph with the run's options as its context, streaming progress events to `events`."""
+    for chunk in graph.stream(value, config, context=options, stream_mode="custom", durability="sync"):
+        if events is not None:
+            events(chunk)
+
+
+def _invoke(graph: Any, value: Any, config: dict[str, Any], options: RunOptions,
+            events: Callable[[dict[str, Any]], None] | None) -> None:
+    try:
+        invoke(graph, value, config, options, events)
+    except PendingEdits as exc:
+        raise RunError(str(exc)) from exc
+    except GitError as exc:
+        raise RunError(str(exc)) from exc
+
+
+def _already_done(options: RunOptions, inputs: RunInputs, current: Any, repo: Any) -> Outcome | None:
+    """Up to date, read from the destination; or a clear error when HEAD holds it but the tree changes it."""
+    root, persona, tid = options.taskset_root, options.persona, options.run_id
+    if repo is None:
+        tree = tree_holding(root, persona, inputs.sha256, current, inputs.model_dump())
+        if tree.ok:
+            return Outcome("up_to_date", f"{persona}: the files under {root} are this run's certified output "
+                           "(not committed: --no-commit); up to date", tid)
+        return None
+    head = holding(root, persona, inputs.sha256, current, read=lambda p: head_bytes(repo, p),
+                   listdir=lambda p: head_files(repo, p), inputs=inputs.model_dump())
+    if not head.ok:
+        return None
+    dirty = dirty_paths(repo, persona_paths(root, persona))
+    sha = head_sha(repo) or ""
+    if not dirty:
+        return Outcome("up_to_date", f"{persona}: HEAD {sha[:10]} holds the certified output of these sources, "
+                       "world and options; up to date", tid)
+    raise RunError(f"{persona}: HEAD {sha[:10]} holds the up-to-date output, but the working tree changes it "
+                   f"({', '.join(dirty[:6])}); `git checkout HEAD -- <path>` restores a path, or commit your "
+                   "change and run again")
+
+
+def _commit_tree_output(options: RunOptions, inputs: RunInputs, current: Any, repo: Any,
+                        drivers: Drivers) -> Outcome | None:
+    """A finished run whose files are on disk but not committed (--no-commit, or a kill before the commit):
+    verified against its lock record, then committed — and nothing else."""
+    root, persona = options.taskset_root, options.persona
+    tree = tree_holding(root, persona, inputs.sha256, current, inputs.model_dump())
+    if not tree.ok or tree.lock is None:
+        return None
+    lock_path = root / LOCK_FILE
+    committed = head_bytes(repo, lock_path)
+    if committed is not None:
+        from certify.lock import CertificateLock
+
+        before = CertificateLock.parse(committed, f"HEAD:{lock_path}")
+        others = {k: v for k, v in tree.lock.tasks.items() if v.persona != persona}
+        if others != {k: v for k, v in before.tasks.items() if v.persona != persona} or \
+                {k: v for k, v in tree.lock.personas.items() if k != persona} != \
+                {k: v for k, v in before.personas.items() if k != persona}:
+            raise RunError(str(PendingEdits([str(lock_path)], "it also changes other personas' records")))
+    paths = list(tree.paths)
+    review = reviews_path(root, persona)
+    if review.exists():
+        paths.append(review)
+    manifest = root / "taskset.json"
+    if manifest.is_file() and head_bytes(repo, manifest) is None:
+        paths.append(manifest)
+    listed = {p.resolve() for p in paths}
+    gone = [root / persona / n for n in head_files(repo, root / persona) if (root / persona / n).resolve()
+            not in listed]
+    foreign = [p for p in foreign_edits(repo, {p: p.read_bytes() for p in paths} | {g: None for g in gone},
+                                        persona_paths(root, persona))]
+    if foreign:
+        raise RunError(str(PendingEdits(foreign)))
+    count = len(tree.lock.personas[persona].tasks)
+    sha = commit_paths(repo, paths + gone, f"taskforge: certify persona {persona} ({count} tasks)\n\nThe finished "
+                       "run's files, verified against the lock and committed by taskforge author.")
+    drivers.progress(f"{persona}: the working tree holds a finished run's verified output; committed it")
+    if sha is None:
+        return None
+    return Outcome("committed", f"{persona}: committed the finished run's files found in the working tree, "
+                   f"{sha[:10]}", options.run_id, result={"status": "committed", "commit": sha})
+
+
+def _refuse_dirty(repo: Any, options: RunOptions) -> None:
+    dirty = dirty_paths(repo, persona_paths(options.taskset_root, options.persona))
+    if dirty:
+        raise RunError(str(PendingEdits(dirty, "a new run would overwrite them")))
+
+
+def _supersede(saver: Any, options: RunOptions, repo: Any) -> list[str]:
+    """Close the open items of the persona's older runs into this destination and delete their threads."""
+    prefix = thread_prefix(options.taskset, options.persona)
+    dest = str(Path(options.tasksets_dir).resolve())
+    older = []
+    for thread in sorted({c.config["configurable"]["thread_id"] for c in saver.list(None)}):
+        if not thread.startswith(prefix) or thread == options.run_id:
+            continue
+        latest = saver.get_tuple({"configurable": {"thread_id": thread}})
+        values = (latest.checkpoint.get("channel_values") or {}) if latest else {}
+        theirs = getattr(values.get("options"), "tasksets_dir", None)
+        if theirs is not None and str(Path(theirs).resolve()) != dest:
+            continue
+        older.append(thread)
+        saver.delete_thread(thread)
+    path = reviews_path(options.taskset_root, options.persona)
+    if path.is_file():
+        with file_lock(path):
+            before = read_file(options.taskset_root, options.persona)
+            after = supersede(before, options.run_id)
+            if after != before:
+                path.write_bytes(after.render())
+                if repo is not None:
+                    commit_paths(repo, [path], f"taskforge: run {options.run_id} supersedes the open review "
+                                 f"items of earlier {options.persona} runs")
+    return older
+
+
+def _record_pause(options: RunOptions, snapshot: Any, repo: Any, finished: bool = False) -> None:
+    """Write (and commit, alone) the review file of a run that waits for review or was rejected."""
+    values = snapshot.values or {}
+    pending = {i["id"] for i in pending_items(snapshot)}
+    items = run_items(values.get("flags", {}).values(), run=options.run_id, taskset=options.taskset,
+                      pending=pending, finished=finished)
+    record_run_items(options.taskset_root, options.persona, options.run_id, items, repo,
+                     f"taskforge: {options.persona} waits for review ({len(pending)} blocking item(s))"
+                     if not finished else f"taskforge: {options.persona} run rejected in review")
+
+
+def record_run_items(root: Path, persona: str, run: str, items: list[Any], repo: Any, message: str) -> None:
+    path = reviews_path(root, persona)
+    with file_lock(path):
+        before = read_file(root, persona)
+        after = merge_run(before, run, items)
+        if after == before and path.is_file():
+            return
+        if repo is not None:
+            foreign = foreign_edits(repo, {path: after.render()}, [])
+            if foreign and path.is_file() and head_bytes(repo, path) != path.read_bytes():
+                raise RunError(str(PendingEdits(foreign)))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(after.render())
+        if repo is not None:
+            commit_paths(repo, [path], message)
+
+
+def prune(saver: Any, thread: str) -> None:
+    """Drop a finished run's checkpoints: the destination holds its output, the review file its items."""
+    saver.delete_thread(thread)
+    conn = getattr(saver, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        with saver.lock:
+            conn.commit()
+            conn.execute("VACUUM")
 
 
 def _outcome(tid: str, snapshot: Any) -> Outcome:
     values = snapshot.values or {}
     items = pending_items(snapshot)
     if items:
-        return Outcome("needs_review", f"{len(items)} item(s) wait for review (taskforge review list)", tid, items,
-                       state=values)
-    result = values.get("result") or {}
-    status = result.get("status", "incomplete")
-    return Outcome(status, result.get("summary", status), tid, result=result, state=values)
-
-
-def _check_clean(options: RunOptions) -> None:
-    from .gitops import GitError, dirty_paths, find_repo
-
-    root = options.taskset_root
-    anchor = next(p for p in [root, *root.resolve().parents] if p.exists())
-    try:
-        repo = find_repo(anchor)
-    except GitError as exc:
-        raise RunError(str(exc)) from exc
-    top = Path(repo.working_tree_dir or ".").resolve()
-    paths = [p for p in (root / options.persona, root / "certificates.json", calibration_dir(options),
-                         Path(options.skills_dir)) if p.exists() and p.resolve().is_relative_to(top)]
-    dirty = dirty_paths(repo, paths) if paths else []
-    if dirty:
-        raise RunError("uncommitted changes in paths this persona writes (commit or stash them first, or use "
-                       f"--no-commit): {', '.join(dirty[:5])}")
+        return Outcome("needs_review", f"{len(items)} item(s) wait for review", tid, items, state=values)
+    result = values.get("result")
+    if result is None:
+        return Outcome("incomplete", "the run stopped before it finished", tid, state=values)
+    return Outcome(result.status, result.summary, tid, result=result.model_dump(), state=values)

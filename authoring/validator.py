@@ -32,7 +32,7 @@ def _observable_text(task: Task, world: World) -> str:
     parts = [task.prompt]
     for event in episode.events:
         if event.ok and event.tool in ("get_widget_data", "get_skill_content", "read_workspace_resource",
-                                       "get_workspace_snapshot", "read_widget"):
+                                       "get_workspace_prompt", "get_workspace_snapshot", "read_widget"):
             parts.append(json.dumps(event.envelope.get("data"), ensure_ascii=False))
     return "\n".join(parts)
 

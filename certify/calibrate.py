@@ -16,7 +16,7 @@ import json
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -238,15 +238,25 @@ def regrade(world: World, tasks: dict[str, Task], trials: list[Trial],
     return out, moved
 
 
+def record_files(record: CalibrationRecord, trials: list[Trial]) -> dict[str, bytes]:
+    """The record's files by name, rendered in memory: the same record and trials give the same bytes, so a
+    writer can tell its own output from someone else's edit before it touches the disk."""
+    import io
+
+    image = io.BytesIO()
+    plot(record, image)
+    lines = [compact(t).model_dump_json() + "\n" for t in sorted(trials, key=lambda t: (t.task_id, t.repeat))]
+    return {RECORD_JSON: (json.dumps(record.model_dump(), indent=2) + "\n").encode(),
+            RECORD_MD: render_markdown(record).encode(), TRIALS_JSONL: "".join(lines).encode(),
+            PLOT_PNG: image.getvalue()}
+
+
 def write_record(folder: Path, record: CalibrationRecord, trials: list[Trial]) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    paths = [folder / RECORD_JSON, folder / RECORD_MD, folder / TRIALS_JSONL, folder / PLOT_PNG]
-    paths[0].write_text(json.dumps(record.model_dump(), indent=2) + "\n", encoding="utf-8")
-    paths[1].write_text(render_markdown(record), encoding="utf-8")
-    with paths[2].open("w", encoding="utf-8") as sink:
-        for trial in sorted(trials, key=lambda t: (t.task_id, t.repeat)):
-            sink.write(compact(trial).model_dump_json() + "\n")
-    plot(record, paths[3])
+    paths = []
+    for name, data in record_files(record, trials).items():
+        (folder / name).write_bytes(data)
+        paths.append(folder / name)
     return paths
 
 
@@ -284,24 +294,47 @@ def render_markdown(record: CalibrationRecord) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(record: CalibrationRecord, path: Path) -> None:
+def plot(record: CalibrationRecord, path: Path | IO[bytes]) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = staircase_figure(record)
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+
+
+def staircase_figure(record: CalibrationRecord) -> Any:
+    """Pass rate per level with its Wilson 95% interval and n, per-repeat rates as dots, dead rungs (measured,
+    never passed) marked, so the picture says how much each bar can be trusted."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
     xs = list(range(len(record.levels)))
-    rates = [s.pass_rate or 0.0 for s in record.levels]
-    ax.bar(xs, rates, color="#4c78a8", width=0.6)
+    dead = {p.level: p.status for p in record.probes}
     for x, s in zip(xs, record.levels, strict=True):
+        rate = s.pass_rate or 0.0
+        is_dead = s.level in dead
+        if is_dead:
+            ax.axvspan(x - 0.45, x + 0.45, ymax=1.0 / 1.25, color="#fbe3e3", zorder=0)
+        ax.bar(x, rate, color="#e45756" if is_dead else "#4c78a8", width=0.6, hatch="//" if is_dead else None,
+               edgecolor="#9d2f2f" if is_dead else "#4c78a8", alpha=0.85)
+        if s.attempts:
+            lo, hi = s.ci
+            ax.errorbar(x, rate, yerr=[[rate - lo], [hi - rate]], fmt="none", ecolor="black", capsize=4, linewidth=1)
         for r in s.per_repeat:
             if r is not None:
                 ax.plot(x, r, "o", color="black", markersize=3)
+        label = f"n={s.attempts}" if s.attempts else "no valid trial"
+        if is_dead:
+            label += f"\ndead ({dead[s.level].replace('_', ' ')})"
+        ax.text(x, 1.08, label, ha="center", va="bottom", fontsize=7, color="#9d2f2f" if is_dead else "black")
     ax.set_xticks(xs, [f"{s.level}\n{LEVEL_NAMES.get(s.level, '')}" for s in record.levels], fontsize=8)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("pass rate")
-    ax.set_title(f"{record.persona}: {record.agent} ({'holds' if record.holds else 'inverted'})", fontsize=9)
+    ax.set_ylim(0, 1.25)
+    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.set_ylabel("pass rate (Wilson 95%)")
+    ax.set_title(f"{record.persona}: {record.agent} x{record.repeats} ({'holds' if record.holds else 'inverted'})",
+                 fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
+    return fig

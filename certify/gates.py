@@ -61,10 +61,7 @@ class Subject:
     def steps(self) -> list[tuple[str, Any, bool]]:
         """(tool, args, required) for each reference step."""
         assert self.task is not None
-        ev = self.task.eval
-        if ev.required_tools:
-            return [(s.tool, s.args, not s.optional) for s in ev.required_tools]
-        return [(s.tool, s.args, True) for s in ev.reference_steps()]
+        return [(s.tool, s.args, not s.optional) for s in self.task.eval.reference_steps()]
 
     @cached_property
     def oracle(self) -> tuple[Episode, GradeResult]:
@@ -306,12 +303,19 @@ def leaked_values(world: World, task: Task) -> list[str]:
     "Mandate  performance" states the value as surely as its canonical form does. Names the prompt legitimately
     states (the dashboard, origins, graded widgets' names) are masked first."""
     prompt = _spaced(_mask_names(world, task))
-    return [h.value for h in (task.meta.hidden if task.meta else []) if h.value.strip() and re.search(
-        r"(?<![\w-])" + re.escape(_spaced(h.value)) + r"(?![\w-])", prompt)]
+    return [h.value for h in (task.meta.hidden if task.meta else []) if states_value(prompt, _spaced(h.value),
+                                                                                     any_case=True)]
 
 
 def _spaced(text: str) -> str:
-    return " ".join(text.casefold().split())
+    return " ".join(text.split())
+
+
+def states_value(text: str, value: str, *, any_case: bool = False) -> bool:
+    """Whether `text` states `value` as a word, by default with its own case: "status Open" states Open, "the
+    open-items policy" does not (and, with its own case, neither does "the open dashboard")."""
+    pattern = r"(?<![\w-])" + re.escape(value) + r"(?![\w-])"
+    return bool(value.strip()) and re.search(pattern, text, re.I if any_case else 0) is not None
 
 
 def _mask_names(world: World, task: Task) -> str:
@@ -450,4 +454,4 @@ def summarise(results: list[Certification]) -> dict[str, Any]:
 
 
 __all__ = ["CHECKS", "GATES", "GATE_NAMES", "Certification", "GateResult", "Subject", "certify_file",
-           "certify_subject", "certify_task", "collect", "leaked_values", "summarise"]
+           "certify_subject", "certify_task", "collect", "leaked_values", "states_value", "summarise"]

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from simulator import World
 
@@ -66,8 +66,14 @@ class TaskCertificate(_Strict):
 
 
 class PersonaRecord(_Strict):
-    sources_sha256: str
+    """What one persona run wrote: enough to check, from the files alone, that they are the run's output."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    inputs_sha256: str = Field(validation_alias=AliasChoices("inputs_sha256", "sources_sha256"))
+    inputs: dict[str, Any] = Field(default_factory=dict)
     tasks: list[str]
+    files: dict[str, str] = Field(default_factory=dict)
     calibration: dict[str, Any] = Field(default_factory=dict)
     updated_at: str
 
@@ -84,18 +90,30 @@ class CertificateLock(_Strict):
         if not path.is_file():
             return None
         try:
-            return cls.model_validate_json(path.read_text(encoding="utf-8"))
+            text = path.read_bytes()
+        except OSError as exc:
+            raise TaskFileError(str(path), "(file)", f"cannot read: {exc.strerror or exc}") from exc
+        return cls.parse(text, str(path))
+
+    @classmethod
+    def parse(cls, text: bytes | str, where: str) -> CertificateLock:
+        """A lock from its bytes (on disk or at a commit); a corrupt one is an error naming file and field."""
+        try:
+            return cls.model_validate_json(text)
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-            raise TaskFileError(str(path), loc, err["msg"]) from exc
+            raise TaskFileError(where, loc, err["msg"]) from exc
+
+    def render(self) -> bytes:
+        payload = self.model_dump(mode="json", by_alias=False)
+        payload["tasks"] = dict(sorted(payload["tasks"].items()))
+        payload["personas"] = dict(sorted(payload["personas"].items()))
+        return (json.dumps(payload, indent=2, sort_keys=False) + "\n").encode("utf-8")
 
     def write(self, taskset_root: Path) -> Path:
         path = taskset_root / LOCK_FILE
-        payload = self.model_dump(mode="json")
-        payload["tasks"] = dict(sorted(payload["tasks"].items()))
-        payload["personas"] = dict(sorted(payload["personas"].items()))
-        path.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        path.write_bytes(self.render())
         return path
 
 

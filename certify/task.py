@@ -29,7 +29,9 @@ class _Strict(BaseModel):
 
 
 class RequiredTool(_Strict):
-    """One step of the reference: replayed by the oracle, and (unless optional) a graded required call."""
+    """One step of a reference (eval.required_tools, or eval.reference_trace / eval.reference): replayed by the
+    oracle; unless optional, a step the load-bearing gate drops and, where the task grades its reference, a
+    required call whose arguments `graded_args` narrows."""
 
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
@@ -56,11 +58,6 @@ class RequiredToolCall(_Strict):
     tool: str
     args_contains: dict[str, Any] = Field(default_factory=dict)
     min_count: int = 1
-
-
-class ReferenceStep(_Strict):
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
 
 
 class RequiredWidget(_Strict):
@@ -210,8 +207,8 @@ class Limits(_Strict):
 class Eval(_Strict):
     required_tools: list[RequiredTool] = Field(default_factory=list)
     required_tool_calls: list[RequiredToolCall] = Field(default_factory=list)
-    reference_trace: list[ReferenceStep] | None = None
-    reference: list[ReferenceStep] | None = Field(None, description="Older name of reference_trace.")
+    reference_trace: list[RequiredTool] | None = None
+    reference: list[RequiredTool] | None = Field(None, description="Older name of reference_trace.")
     calls_match_reference: bool = False
     reference_answer: str | None = None
     required_widgets: list[RequiredWidget] = Field(default_factory=list)
@@ -244,11 +241,19 @@ class Eval(_Strict):
             return self.max_turns
         return self.limits.max_turns if self.limits else None
 
-    def reference_steps(self) -> list[ReferenceStep]:
+    def reference_steps(self) -> list[RequiredTool]:
         """What the oracle replays: every required_tools step (optional ones included), else the trace."""
+        return list(self.required_tools or self.reference_trace or self.reference or [])
+
+    def graded_steps(self) -> list[RequiredTool]:
+        """The reference steps that are required calls: non-optional required_tools, or, when the task grades
+        its reference trace (calls_match_reference), the trace's non-optional tool calls. Outcome work is graded
+        by the state it leaves, never as a call."""
         if self.required_tools:
-            return [ReferenceStep(tool=s.tool, args=s.args) for s in self.required_tools]
-        return list(self.reference_trace or self.reference or [])
+            return [s for s in self.required_tools if not s.optional and not s.outcome]
+        if self.calls_match_reference:
+            return [s for s in self.reference_steps() if not s.optional and not s.outcome and s.tool != "final_answer"]
+        return []
 
 
 class HiddenValue(_Strict):
@@ -325,7 +330,7 @@ class TaskFileError(Exception):
 
 NOT_TASKS = frozenset({"taskset.json", "certificates.json"})
 # Folders of a taskset that hold records about tasks, not tasks (calibration records and transcripts).
-RECORD_FOLDERS = frozenset({"calibration"})
+RECORD_FOLDERS = frozenset({"calibration", "reviews"})
 
 
 def task_files_under(folder: Path) -> list[Path]:
@@ -368,6 +373,8 @@ def read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise TaskFileError(str(path), f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise TaskFileError(str(path), "(root)", "JSON nested too deeply") from exc
 
 
 class TaskSet:
@@ -424,12 +431,14 @@ class TaskSet:
 def parse_task(raw: Any, file: str, defaults: dict[str, Any] | None = None) -> Task:
     if not isinstance(raw, dict):
         raise TaskFileError(file, "(root)", "a task must be a JSON object")
-    merged = deep_merge(defaults, raw) if defaults else raw
     try:
+        merged = deep_merge(defaults, raw) if defaults else raw
         return Task.model_validate(merged)
     except ValidationError as exc:
         loc, msg = _first_error(exc)
         raise TaskFileError(file, loc, msg) from exc
+    except RecursionError as exc:
+        raise TaskFileError(file, "(root)", "nested too deeply") from exc
 
 
 def load_task(path: Path, taskset: TaskSet | None = None) -> Task:

@@ -1,8 +1,13 @@
 """The tool surface: one declaration per tool (its argument model and description) from which both the
 argument validation and the JSON Schema shown to agents are derived.
 
-Argument models reject unknown keys: an argument the tool does not take is a schema failure, i.e. an invalid
-call the agent is told about, never something silently ignored.
+The schemas agents see forbid other keys, and the models do too, but a call is not refused for a top-level key
+its tool does not take: the source benchmark ignored such keys, and published references rely on it. The
+dispatcher drops them before validation and names them in the envelope's message, so an agent still sees its
+typo (`ToolSpec.unknown_keys`). Keys the source refused stay refused by the workspace's pre-checks (layout keys
+on update_widget, apps_json/widgets_json on manage_apps, tab objects with keys other than name). A few keys
+the source accepted are accepted here too without being advertised in the schemas (`SkipJsonSchema`): create
+_widget's `backend_name` (older name of origin) and the `config` object of create_widget/update_widget.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 
 class ToolArgs(BaseModel):
@@ -63,30 +69,62 @@ class GetParamsOptionsArgs(WidgetRefArgs):
 
 
 class GetWidgetDataArgs(ToolArgs):
-    origin: str | None = None
-    widget_id: str | None = None
+    origin: str | None = Field(None, description="Backend display name; next to widget_uuid it narrows the match.")
+    widget_id: str | None = Field(None, description="Catalog widget id; next to widget_uuid it is not needed.")
     widget_uuid: str | None = Field(None, description="Read the data of a placed widget instead.")
     dashboard_id: str | None = None
     data_args: dict[str, Any] | None = None
 
 
-class CreateWidgetArgs(ToolArgs):
+class WidgetConfig(BaseModel):
+    """The source's older envelope for a widget's arguments; other keys in it were ignored there too."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    data_args: dict[str, Any] | None = None
+    ui_args: dict[str, Any] | None = None
+
+
+class _ConfigFallback(ToolArgs):
+    """data_args / ui_args, each taken from `config` only when the top-level key is absent (as the source did)."""
+
+    data_args: dict[str, Any] | None = Field(None, description="Parameter values, keyed by paramName.")
+    ui_args: dict[str, Any] | None = None
+    config: SkipJsonSchema[WidgetConfig | None] = None
+
+    @model_validator(mode="after")
+    def _from_config(self) -> _ConfigFallback:
+        if self.config is not None:
+            if self.data_args is None:
+                self.data_args = self.config.data_args
+            if self.ui_args is None:
+                self.ui_args = self.config.ui_args
+        return self
+
+
+class CreateWidgetArgs(_ConfigFallback):
     origin: str = Field(description="Backend display name.")
     widget_id: str
     dashboard_id: str | None = Field(None, description="Defaults to the current dashboard.")
-    data_args: dict[str, Any] | None = Field(None, description="Parameter values, keyed by paramName.")
-    ui_args: dict[str, Any] | None = None
+    backend_name: SkipJsonSchema[str | None] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _origin_alias(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("origin") and data.get("backend_name") is not None:
+            return {**data, "origin": data["backend_name"]}
+        return data
 
 
 class WidgetInstanceArgs(ToolArgs):
     widget_uuid: str | None = Field(None, description="The placed widget's uuid.")
     widget_id: str | None = Field(None, description="Allowed when exactly one instance is on the dashboard.")
+    origin: str | None = Field(None, description="Narrows the match: the placed widget's backend display name.")
     dashboard_id: str | None = None
 
 
-class UpdateWidgetArgs(WidgetInstanceArgs):
-    data_args: dict[str, Any] | None = None
-    ui_args: dict[str, Any] | None = None
+class UpdateWidgetArgs(WidgetInstanceArgs, _ConfigFallback):
+    pass
 
 
 class UpdateWidgetLayoutArgs(WidgetInstanceArgs):
@@ -174,6 +212,10 @@ class ToolSpec:
         """The tool's schema as agents see it; built once per tool (callers must not mutate it)."""
         return _schema_of(self.name, self.args_model, self.description)
 
+    def unknown_keys(self, args: dict[str, Any]) -> list[str]:
+        """Top-level keys of `args` this tool does not take, in the order given."""
+        return [k for k in args if k not in self.args_model.model_fields]
+
 
 @cache
 def _schema_of(name: str, args_model: type[ToolArgs], description: str) -> dict[str, Any]:
@@ -233,6 +275,11 @@ def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
         else:
             parts.append(f"argument '{loc}': {err['msg']}")
     return f"{tool_name}: " + "; ".join(dict.fromkeys(parts)) + "."
+
+
+def ignored_note(keys: list[str]) -> str:
+    """How an envelope names the argument keys it ignored (stable text)."""
+    return f"Ignored unknown argument(s): {', '.join(repr(k) for k in keys)}."
 
 
 def tool_schemas(names: list[str] | None = None) -> list[dict[str, Any]]:

@@ -42,6 +42,7 @@ from .toolspec import (
     WidgetInstanceArgs,
     WidgetRefArgs,
     describe_validation_error,
+    ignored_note,
     tool,
 )
 from .validation import validate_apps, validate_widgets
@@ -364,18 +365,22 @@ class Workspace:
                                 f"{tool_name}: arguments must be a JSON object.", request_id)
         try:
             self._precheck(tool_name, args)
-            parsed = spec.args_model.model_validate(args)
         except ToolError as exc:
             return self._refuse(tool_name, args, exc.code, exc.message, request_id)
+        ignored = spec.unknown_keys(args)
+        note = f" {ignored_note(ignored)}" if ignored else ""
+        try:
+            parsed = spec.args_model.model_validate(
+                {k: v for k, v in args.items() if k not in ignored} if ignored else args)
         except ValidationError as exc:
-            return self._refuse(tool_name, args, INVALID_ARGUMENTS, describe_validation_error(tool_name, exc),
+            return self._refuse(tool_name, args, INVALID_ARGUMENTS, describe_validation_error(tool_name, exc) + note,
                                 request_id)
         try:
             data = spec.method(self, parsed)
         except ToolError as exc:
-            return self._refuse(tool_name, args, exc.code, exc.message, request_id, exc.retryable)
+            return self._refuse(tool_name, args, exc.code, exc.message + note, request_id, exc.retryable)
         self.calls.append(CallRecord(tool_name, args, True))
-        return Envelope.success(tool_name, data, request_id)
+        return Envelope.success(tool_name, data, request_id, message=f"ok.{note}" if ignored else "ok")
 
     def _refuse(self, tool_name: str, args: Any, code: str, message: str, request_id: str,
                 retryable: bool = False) -> Envelope:
@@ -385,9 +390,12 @@ class Workspace:
 
     @staticmethod
     def _precheck(tool_name: str, args: dict[str, Any]) -> None:
-        """Refusals whose message should say more than a schema failure would."""
+        """Keys the source refused (they stay refused although other unknown keys are ignored), with messages
+        that say more than a schema failure would."""
         if tool_name == "update_widget":
             ui = args.get("ui_args")
+            if ui is None and isinstance(args.get("config"), dict):
+                ui = args["config"].get("ui_args")
             if any(k in args for k in LAYOUT_KEYS) or (isinstance(ui, dict) and any(k in ui for k in LAYOUT_KEYS)):
                 raise ToolError(INVALID_REQUEST, "Use update_widget_layout for layout fields.")
         elif tool_name == "manage_apps" and ("apps_json" in args or "widgets_json" in args):
@@ -487,17 +495,24 @@ class Workspace:
         raise ToolError(NOT_FOUND, f"Unknown backend_id '{backend_id or ''}'.")
 
     def _instance(self, dash: Dashboard, args: WidgetInstanceArgs) -> Widget:
+        """The placed widget a call addresses. A widget_uuid wins over widget_id (as in the source); an origin
+        given next to either narrows the match to widgets of that backend."""
         if args.widget_uuid:
             for w in dash.widgets:
                 if w.uuid == args.widget_uuid:
+                    if args.origin is not None and w.origin != args.origin:
+                        raise ToolError(NOT_FOUND, f"Widget '{w.uuid}' on dashboard '{dash.id}' has origin "
+                                        f"'{w.origin}', not '{args.origin}'.")
                     return w
             raise ToolError(NOT_FOUND, f"Unknown widget_uuid '{args.widget_uuid}' on dashboard '{dash.id}'.")
         if not args.widget_id:
             raise ToolError(INVALID_REQUEST, "Give widget_uuid (or widget_id when exactly one instance exists).")
-        matches = [w for w in dash.widgets if w.widget_id == args.widget_id]
+        matches = [w for w in dash.widgets if w.widget_id == args.widget_id
+                   and (args.origin is None or w.origin == args.origin)]
         if len(matches) != 1:
+            of = f" of origin '{args.origin}'" if args.origin is not None else ""
             raise ToolError(NOT_FOUND if not matches else INVALID_REQUEST,
-                            f"widget_id '{args.widget_id}' matched {len(matches)} widgets on dashboard "
+                            f"widget_id '{args.widget_id}'{of} matched {len(matches)} widgets on dashboard "
                             f"'{dash.id}'; use widget_uuid.")
         return matches[0]
 
@@ -658,7 +673,7 @@ class Workspace:
         a placed widget given its widget_uuid."""
         if args.widget_uuid:
             dash = self._dashboard(args.dashboard_id)
-            placed = self._instance(dash, WidgetInstanceArgs(widget_uuid=args.widget_uuid))
+            placed = self._instance(dash, WidgetInstanceArgs(widget_uuid=args.widget_uuid, origin=args.origin))
             if placed.generated:
                 data = placed.generated_data
                 return {"data": data if isinstance(data, list) else [{"content": data}]}

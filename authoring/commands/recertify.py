@@ -8,11 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-console = Console()
-err = Console(stderr=True)
+from authoring import render
 
 
 def register(app: typer.Typer) -> None:
@@ -24,59 +21,99 @@ def register(app: typer.Typer) -> None:
         = None,
         commit: Annotated[bool, typer.Option("--commit", help="Write the updated lock and commit it, alone.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-        checkpoints: Annotated[Path, typer.Option("--checkpoints", help="Review queue store.")] = Path(
-            ".taskforge/checkpoints.sqlite"),
     ) -> None:
         """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
-        from authoring.gitops import GitError, commit_paths, find_repo
-        from authoring.review import ReviewQueue
+        from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
+        from authoring.review import file_lock, read_file, reviews_path
+        from certify.lock import LOCK_FILE
         from certify.recertify import recertify
         from certify.task import TaskFileError, TaskSet
         from simulator import WorldError
 
+        console, err = render.console(), render.console(stderr=True)
         root = tasksets_dir / taskset
+        repo = None
         try:
+            if commit:
+                repo = find_repo(root)
+                pending = dirty_paths(repo, [root / LOCK_FILE, root / "reviews"])
+                if pending:
+                    raise PendingEdits(pending, "recertify --commit writes the lock and review files")
             report = recertify(root, TaskSet.load(root).world(world))
-        except (TaskFileError, WorldError) as exc:
-            err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        except (TaskFileError, WorldError, GitError) as exc:
+            render.error(err, str(exc))
             raise typer.Exit(2) from exc
-        queue = ReviewQueue(checkpoints)
-        for outcome in report.broken:
-            queue.add(item_id=f"r{outcome.task_id}", source="recertify", kind="recertify_broken", severity="blocker",
-                      reason=f"{outcome.task_id} no longer certifies ({', '.join(outcome.reasons)} changed)",
-                      taskset=taskset, persona=outcome.persona,
-                      task_id=outcome.task_id, evidence=outcome.detail)
         sha = None
-        if commit and report.stale:
-            path = report.lock.write(root)
-            try:
-                sha = commit_paths(find_repo(root), [path], f"taskforge: recertify {taskset} "
-                                   f"({report.stale} stale, {len(report.broken)} broken)")
-            except GitError as exc:
-                err.print(f"[red]error:[/red] {exc}")
-                raise typer.Exit(2) from exc
+        written: list[Path] = []
+        if commit and (report.stale or report.broken):
+            with file_lock(root / LOCK_FILE):
+                written.append(report.lock.write(root))
+            for persona, items in _broken_items(report, taskset).items():
+                path = reviews_path(root, persona)
+                with file_lock(path):
+                    file = read_file(root, persona)
+                    known = {(i.id, i.run) for i in file.items}
+                    file.items += [i for i in items if (i.id, i.run) not in known]
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(file.render())
+                written.append(path)
+            sha = commit_paths(repo, written, f"taskforge: recertify {taskset} ({report.stale} stale, "
+                                              f"{len(report.broken)} broken)")
         data = report.to_dict() | {"commit": sha}
         if as_json:
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
         elif not report.stale:
-            console.print(f"nothing stale: all {report.total} certificates of {taskset} match the current grader, "
-                          "simulator, world and defaults")
+            render.say(console, f"nothing stale: all {report.total} certificates of {taskset} match the current "
+                                "grader, simulator, world and defaults")
         else:
-            table = Table(title=f"{report.stale}/{report.total} stale certificate(s) re-checked")
-            for col in ("task", "stale because", "verdict", "changed gates", "detail"):
-                table.add_column(col)
-            for t in report.tasks:
-                table.add_row(t.task_id, ", ".join(t.reasons), t.verdict, ", ".join(t.changed_gates), t.detail[:120])
-            console.print(table)
-            for c in report.calibration:
-                moved = f"{len(c.moved)} verdict(s) moved" if c.moved else "no verdict moved"
-                console.print(f"calibration {c.persona}: {c.trials} stored trial(s) re-graded, {moved}; staircase "
-                              f"{'holds' if c.holds_now else 'INVERTED' if c.holds_now is False else '-'} {c.note}")
-            if report.broken:
-                console.print(f"[red]{len(report.broken)} task(s) now fail[/red]: opened review items "
-                              "(taskforge review list)")
+            _render(console, report, commit)
             if sha:
-                console.print(f"committed the updated lock {sha[:10]}")
+                render.say(console, f"wrote {', '.join(str(p) for p in written)}; committed {sha[:10]}")
             elif commit:
                 console.print("the lock is unchanged; nothing to commit")
+            else:
+                render.say(console, f"dry run: nothing written; --commit writes {root / 'certificates.json'} (and "
+                                    "review items for broken tasks) and commits them")
         raise typer.Exit(1 if report.broken else 0)
+
+
+def _render(console, report, commit: bool) -> None:
+    """Ids in full, short columns; what changed and why listed under the table."""
+    render.say(console, f"{report.stale}/{report.total} stale certificate(s) re-checked", style="bold")
+    table = render.table()
+    table.add_column("task", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("stale because")
+    table.add_column("changed gates")
+    for t in report.tasks:
+        style = "red" if t.verdict == "broken" else ""
+        table.add_row(render.text(t.task_id), render.text(t.verdict, style), render.text(", ".join(t.reasons)),
+                      render.text(", ".join(t.changed_gates) or "-"))
+    console.print(table)
+    render.bullets(console, "details", [(t.task_id, t.detail) for t in report.tasks if t.detail])
+    for c in report.calibration:
+        moved = f"{len(c.moved)} verdict(s) moved" if c.moved else "no verdict moved"
+        staircase = "holds" if c.holds_now else "INVERTED" if c.holds_now is False else "-"
+        render.say(console, f"{c.trials} stored trial(s) re-graded, {moved}; staircase {staircase} {c.note}".rstrip(),
+                   prefix=f"calibration {c.persona}: ")
+    if report.broken:
+        render.say(console, f"{len(report.broken)} task(s) now fail: " + (
+            "opened review items (taskforge review list)" if commit else
+            "run with --commit to record them as review items"), style="red")
+
+
+def _broken_items(report, taskset: str) -> dict[str, list]:
+    """Review items for the tasks a re-certification broke, by persona."""
+    from authoring.review import ReviewItem
+    from certify.lock import now, sha256_text
+
+    out: dict[str, list] = {}
+    stamp = now()
+    for outcome in report.broken:
+        reason = f"{outcome.task_id} no longer certifies ({', '.join(outcome.reasons)} changed)"
+        item = ReviewItem(id="r" + sha256_text(f"{outcome.task_id}|{outcome.detail}")[:9], run="recertify",
+                          source="recertify", taskset=taskset, persona=outcome.persona or "-",
+                          task_id=outcome.task_id, kind="recertify_broken", check="recertify", severity="blocker",
+                          reason=reason, evidence=outcome.detail, created_at=stamp)
+        out.setdefault(item.persona, []).append(item)
+    return out

@@ -16,9 +16,7 @@ from .match import json_blob, numbers_in, subset, text_contains
 
 def required_calls(ctx: GradeContext) -> list[tuple[str, dict[str, Any], int]]:
     """(tool, expected args, min count) for every graded call of the task."""
-    out = [(s.tool, s.graded(), 1) for s in ctx.eval.required_tools if not s.optional and not s.outcome]
-    if ctx.eval.calls_match_reference and not ctx.eval.required_tools:
-        out += [(s.tool, s.args, 1) for s in ctx.eval.reference_steps() if s.tool != "final_answer"]
+    out = [(s.tool, s.graded(), 1) for s in ctx.eval.graded_steps()]
     out += [(c.tool, c.args_contains, c.min_count) for c in ctx.eval.required_tool_calls]
     return out
 
@@ -61,6 +59,11 @@ def too_many_invalid_calls(ctx: GradeContext) -> Iterable[CheckResult]:
     shown = ", ".join(f"#{e.index} {e.tool} ({e.code})" for e in bad[:5])
     yield CheckResult("too_many_invalid_calls", len(bad) <= limit, f"at most {limit} invalid call(s)",
                       f"{len(bad)} invalid: {shown}" if bad else "none", "trace")
+
+
+def _origin_arg(args: Any) -> Any:
+    """The origin a schema/create call names: `origin`, or create_widget's older `backend_name` (as the source)."""
+    return (args.get("origin") or args.get("backend_name")) if isinstance(args, dict) else None
 
 
 def _listing_events(ctx: GradeContext) -> list[tuple[str, Any, bool, bool]]:
@@ -115,7 +118,7 @@ def _walk_listings(ctx: GradeContext) -> Iterable[tuple[str, Any, bool, bool]]:
                 if isinstance(args.get("widgets_json"), dict):
                     pairs.update((name, str(k)) for k in args["widgets_json"])
         elif e.tool in ("get_widget_schema", "create_widget"):
-            origin = args.get("origin")
+            origin = _origin_arg(args)
             yield e.tool, e, origin in origins, (origin, args.get("widget_id")) in pairs
 
 
@@ -128,7 +131,7 @@ def list_before_use(ctx: GradeContext) -> Iterable[CheckResult]:
         if not e.ok:
             continue
         yield CheckResult("widget_list_not_called_before_use", origin_listed,
-                          f"#{e.index} {tool} uses an origin listed before", f"origin '{e.args.get('origin')}'", "trace")
+                          f"#{e.index} {tool} uses an origin listed before", f"origin '{_origin_arg(e.args)}'", "trace")
 
 
 @check("unlisted_widget_id")
@@ -140,7 +143,7 @@ def unlisted_widget_id(ctx: GradeContext) -> Iterable[CheckResult]:
             continue
         if origin_listed:
             yield CheckResult("unlisted_widget_id", pair_listed, f"#{e.index} {tool} uses a widget id that was listed",
-                              f"{e.args.get('origin')}/{e.args.get('widget_id')}", "trace")
+                              f"{_origin_arg(e.args)}/{e.args.get('widget_id')}", "trace")
 
 
 @check("schema_not_called_before_create")
@@ -150,7 +153,7 @@ def schema_before_create(ctx: GradeContext) -> Iterable[CheckResult]:
     seen: set[tuple[Any, Any]] = set()
     for e in ctx.events:
         args = e.args if isinstance(e.args, dict) else {}
-        key = (args.get("origin"), args.get("widget_id"))
+        key = (_origin_arg(args), args.get("widget_id"))
         if e.tool == "get_widget_schema" and e.ok:
             seen.add(key)
         elif e.tool == "create_widget":

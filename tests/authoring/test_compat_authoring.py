@@ -34,16 +34,16 @@ def test_compat_persona_authors_twenty_certified_tasks(persona, tmp_path):
                          skills_dir=str(tmp_path / "skills"), world=str(COMPAT_WORLD), baseline="stark-workspace-a",
                          repeats=1, commit=False)
     config = {"configurable": {"thread_id": persona}, "recursion_limit": 500}
-    graph.invoke({"options": options.model_dump()}, config)
+    graph.invoke({"options": options}, config, context=options)
     state = graph.get_state(config).values
     assert len(state["tasks"]) == 20
-    uncertified = {t for t, c in state["certs"].items() if not c["certified"]}
+    uncertified = {t for t, a in state["tasks"].items() if not a.cert.certified}
     assert uncertified == UNCLOSABLE.get(persona, set())
     for task_id in uncertified:
-        gates = state["certs"][task_id]["gates"]
-        assert {g for g, r in gates.items() if not r["ok"]} == {"shortcuts"}
-        assert any(f["task_id"] == task_id and f["kind"] == "gate_failure" and f["severity"] == "blocker"
+        gates = state["tasks"][task_id].cert.gates
+        assert {g for g, r in gates.items() if not r.ok} == {"shortcuts"}
+        assert any(f.task_id == task_id and f.kind == "gate_failure" and f.severity == "blocker"
                    for f in state["flags"].values())
     if not uncertified:
-        assert state["result"]["status"] == "certified"
-        assert state["calibration"]["holds"] is True
+        assert state["result"].status == "certified"
+        assert state["calibration"].holds is True

@@ -140,7 +140,7 @@ def test_author_sees_the_gate_result_and_fixes_its_submission(llm, ctx, skills):
     assert first["messages"][0] == {"role": "system", "content": (skills / "task-author.md").read_text()}
     assert {t["function"]["name"] for t in first["tools"]} == {"search_catalog", "get_widget_schema",
                                                                "get_widget_rows", "read_skill", "read_resource",
-                                                               "submit_level"}
+                                                               "read_prompt", "submit_level"}
     opening = h.user(0)
     for expected in ("Runs the Acme desk", "## Story: Risk review", "find_hint: the holdings book",
                      "Write level 1 (Find)", "never named", f"{SLUG}_level1", "amber ledger stamp"):

@@ -1,4 +1,5 @@
-"""Review decisions resume the paused graph, land in the lock, survive a restart, and are taken once."""
+"""Review decisions: they resume the paused run, land in the lock and the committed review file, survive a lost
+checkpoint store, are taken once, and never apply to a superseded run."""
 
 from __future__ import annotations
 
@@ -8,87 +9,141 @@ from pathlib import Path
 
 import pytest
 
-from authoring.review import AlreadyDecided, ReviewQueue, decide
+from authoring.decisions import NoRepair, decide
+from authoring.flags import make_flag
+from authoring.review import AlreadyDecided, Claims, ReviewError, all_items, find_item
 from authoring.run import checkpointer, run_persona
-from tests.authoring.test_pipeline import FlaggingFairness, drivers, options
+from tests.authoring.conftest import git
+from tests.authoring.test_pipeline import FlaggingFairness, RuleFairness, drivers, options
+
+LOCK = Path("tasksets") / "workspace_tasks" / "certificates.json"
+REVIEWS = Path("tasksets") / "workspace_tasks" / "reviews" / "desk_head.json"
 
 
-def flagged_run(sources, repo, world, db: Path):
-    """A persona run that stops for review (one blocker), in its own process-like session."""
-    outcome = run_persona(options(sources, repo, world), drivers(fairness=FlaggingFairness()), driver_name="rules",
-                          checkpoint_path=db)
+class TwoBlockers(RuleFairness):
+    """Raises one blocker on each story's level 1."""
+
+    def review(self, story, levels, persona_tasks, persona):
+        return [*super().review(story, levels, persona_tasks, persona),
+                make_flag(role="fairness", kind="fairness", persona=persona, story=story, task_id=f"{story}_level1",
+                          level=1, check="constant_core", severity="blocker", reason=f"{story} level1 reads oddly")]
+
+
+def flagged_run(sources, repo, world, db: Path, fairness=None):
+    """A persona run that stops for review, in its own process-like session."""
+    outcome = run_persona(options(sources, repo, world), drivers(fairness=fairness or FlaggingFairness()),
+                          driver_name="rules", checkpoint_path=db)
     assert outcome.status == "needs_review"
     return outcome
 
 
-def open_items(db: Path):
-    queue = ReviewQueue(db)
+def decide_now(repo: Path, db: Path, item_id: str, verdict: str, fairness=None, **kw):
     with checkpointer(None, db) as saver:
-        queue.sync_threads(saver, drivers())
-    return queue, queue.items()
+        return decide(repo / "tasksets", saver, drivers(fairness=fairness or FlaggingFairness()), item_id, verdict,
+                      by=kw.pop("by", "ana"), **kw)
 
 
-def test_restart_between_flag_and_decision_then_approve(sources, repo, mini_world_path, tmp_path):
+def test_items_printed_by_author_are_decidable_at_once_and_the_approval_commits(sources, repo, mini_world_path,
+                                                                               tmp_path):
     db = tmp_path / "cp.sqlite"
-    flagged_run(sources, repo, mini_world_path, db)
-    # a new process: a fresh queue and saver on the same file
-    queue, items = open_items(db)
-    blocking = [i for i in items if i.blocking]
-    assert len(blocking) == 1 and blocking[0].task_id == "risk_repair_level1"
-    assert any(i.kind == "dead_rung" for i in items) is False  # minor items of an unfinished run wait for its end
-    with checkpointer(None, db) as saver:
-        outcome = decide(queue, saver, drivers(fairness=FlaggingFairness()), blocking[0].id, "approve", by="ana",
-                         note="the ladder reads fine")
-    assert outcome["run"] == "committed" and outcome["commit"]
-    lock = json.loads((repo / "tasksets" / "workspace_tasks" / "certificates.json").read_text())
+    outcome = flagged_run(sources, repo, mini_world_path, db)
+    printed = outcome.items[0]["id"]
+    # no `review list` first: the id author printed is found in the committed review file
+    item = find_item(repo / "tasksets", printed)
+    assert item.blocking and item.task_id == "risk_repair_level1"
+    assert "waits for review" in git(repo, "log", "-1", "--format=%s")
+    assert git(repo, "show", "HEAD:" + str(REVIEWS))
+    result = decide_now(repo, db, printed, "approve", note="the ladder reads fine")
+    assert result["run"] == "committed" and result["commit"]
+    lock = json.loads((repo / LOCK).read_text())
     review = lock["tasks"]["risk_repair_level1"]["reviews"][0]
     assert review["verdict"] == "approve" and review["by"] == "ana" and review["note"] == "the ladder reads fine"
-    assert queue.get(blocking[0].id).status == "decided"
-    # after the run finished, its minor notes (unprobed dead rungs) are in the queue too
-    _, later = open_items(db)
-    assert {i.kind for i in later} >= {"dead_rung"} and all(not i.blocking for i in later)
-
-
-def test_reject_stops_the_commit(sources, repo, mini_world_path, tmp_path):
-    db = tmp_path / "cp.sqlite"
-    flagged_run(sources, repo, mini_world_path, db)
-    queue, items = open_items(db)
+    committed = json.loads(git(repo, "show", f"HEAD:{REVIEWS}"))
+    decided = next(i for i in committed["items"] if i["id"] == printed)
+    assert decided["status"] == "approved" and decided["decision"]["by"] == "ana"
+    # after the run finished, its minor notes are open, non-blocking items of the same committed file
+    assert {i["kind"] for i in committed["items"] if i["status"] == "open"} >= {"dead_rung"}
+    with pytest.raises(AlreadyDecided, match="already approved"):
+        decide_now(repo, db, printed, "approve")
     with checkpointer(None, db) as saver:
-        outcome = decide(queue, saver, drivers(fairness=FlaggingFairness()), items[0].id, "reject", by="ana",
-                         note="not this story")
-    assert outcome["run"] == "rejected"
-    assert not (repo / "tasksets").exists()
+        assert not list(saver.list(None)), "a finished run is pruned from the checkpoint store"
 
 
-def test_fix_sends_the_item_to_the_fixer_and_keeps_it_open_when_unrepaired(sources, repo, mini_world_path, tmp_path):
+def test_after_one_rejection_the_other_blockers_stay_decidable(sources, repo, mini_world_path, tmp_path):
     db = tmp_path / "cp.sqlite"
-    flagged_run(sources, repo, mini_world_path, db)
-    queue, items = open_items(db)
-    with checkpointer(None, db) as saver:
-        outcome = decide(queue, saver, drivers(fairness=FlaggingFairness()), items[0].id, "fix", by="ana")
-    assert outcome["flag_status"] == "open" and outcome["run"] == "waiting"
-    assert queue.get(items[0].id).status == "open"
-    assert "no repair" in outcome["result"]
-    assert queue.get(items[0].id).decision["verdict"] == "fix"
+    outcome = flagged_run(sources, repo, mini_world_path, db, TwoBlockers())
+    first, second = sorted(i["id"] for i in outcome.items)
+    rejected = decide_now(repo, db, first, "reject", TwoBlockers(), note="wrong story")
+    assert rejected["run"] == "waiting" and rejected["waiting"] == [second]
+    last = decide_now(repo, db, second, "approve", TwoBlockers())
+    assert last["run"] == "rejected"
+    assert not (repo / "tasksets" / "workspace_tasks" / "desk_head").exists(), "a rejected run commits no task"
+    statuses = {i.id: i.status for i in all_items(repo / "tasksets")}
+    assert statuses[first] == "rejected" and statuses[second] == "approved"
+    assert "rejected in review" in git(repo, "log", "-1", "--format=%s")
 
 
-def test_two_reviewers_cannot_both_decide_one_item(tmp_path):
-    queue = ReviewQueue(tmp_path / "q.sqlite")
-    queue.add(item_id="x1", source="recertify", kind="recertify_broken", severity="blocker", reason="broken")
-    results: list[str] = []
+def test_fix_without_a_repair_records_nothing_and_keeps_the_item_open(sources, repo, mini_world_path, tmp_path):
+    db = tmp_path / "cp.sqlite"
+    outcome = flagged_run(sources, repo, mini_world_path, db)
+    item_id = outcome.items[0]["id"]
+    before = (repo / REVIEWS).read_bytes()
+    with pytest.raises(NoRepair, match="stays open"):
+        decide_now(repo, db, item_id, "fix")
+    item = find_item(repo / "tasksets", item_id)
+    assert item.status == "open" and item.decision is None
+    assert (repo / REVIEWS).read_bytes() == before
 
-    def claim(who: str) -> None:
-        try:
-            queue.claim("x1", who)
-            results.append(f"won:{who}")
-        except AlreadyDecided:
-            results.append(f"lost:{who}")
 
-    threads = [threading.Thread(target=claim, args=(f"r{i}",)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sum(r.startswith("won") for r in results) == 1
-    with pytest.raises(AlreadyDecided, match="already deciding"):
-        queue.claim("x1", "late")
+def test_a_superseded_run_cannot_be_resumed(sources, repo, mini_world_path, tmp_path):
+    db = tmp_path / "cp.sqlite"
+    outcome = flagged_run(sources, repo, mini_world_path, db, TwoBlockers())
+    old = [i["id"] for i in outcome.items]
+    story = sources / "stories" / "desk_head" / "risk_repair.md"
+    story.write_text(story.read_text() + "\nThe story was fixed.\n")
+    fixed = run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules", checkpoint_path=db)
+    assert fixed.status == "committed"
+    head_lock = git(repo, "show", f"HEAD:{LOCK}")
+    items = {(i.id, i.run): i for i in all_items(repo / "tasksets")}
+    stale = [i for (iid, _run), i in items.items() if iid in old]
+    assert stale and all(i.status == "superseded" and i.superseded_by == fixed.thread_id for i in stale)
+    with pytest.raises(ReviewError, match="superseded by run"):
+        decide_now(repo, db, old[0], "approve", TwoBlockers())
+    assert git(repo, "show", f"HEAD:{LOCK}") == head_lock, "nothing was committed over the newer run"
+    assert len(json.loads(head_lock)["personas"]["desk_head"]["tasks"]) == 10
+    assert git(repo, "status", "--porcelain") == ""
+    again = run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules", checkpoint_path=db)
+    assert again.status == "up_to_date"
+
+
+def test_losing_the_checkpoint_store_loses_no_review_item(sources, repo, mini_world_path, tmp_path):
+    db = tmp_path / "cp.sqlite"
+    outcome = flagged_run(sources, repo, mini_world_path, db)
+    db.unlink()
+    items = [i for i in all_items(repo / "tasksets") if i.status == "open"]
+    assert [i.id for i in items] == [outcome.items[0]["id"]]
+    with pytest.raises(ReviewError, match="not in the checkpoint store"):
+        decide_now(repo, db, items[0].id, "approve")
+    rerun = run_persona(options(sources, repo, mini_world_path), drivers(fairness=FlaggingFairness()),
+                        driver_name="rules", checkpoint_path=db)
+    assert rerun.status == "needs_review", "a lost paused run is never reported up to date"
+    assert decide_now(repo, db, rerun.items[0]["id"], "approve")["run"] == "committed"
+
+
+def test_two_reviewers_cannot_both_claim_one_item(tmp_path):
+    results: list[bool] = []
+    with checkpointer(None, tmp_path / "cp.sqlite") as saver:
+        claims = Claims(saver)
+
+        def claim(who: str) -> None:
+            results.append(claims.claim("item:x1", who))
+
+        threads = [threading.Thread(target=claim, args=(f"r{i}",)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sum(results) == 1
+        assert claims.claim("item:x1", "late") is False
+        claims.release("item:x1")
+        assert claims.claim("item:x1", "late") is True

@@ -54,7 +54,7 @@ def test_addressing(mini_world):
     strict = task(**{"eval.required_tools": [SNAPSHOT, {**REPAIR, "graded_args": ["widget_uuid"]}, NOTE]})
     result = gate(mini_world, strict)
     assert not result.ok
-    assert "addressing [#2 update_widget by widget_id+dashboard_id" in result.detail
+    assert "addressing [#2 update_widget by widget_id+origin+dashboard_id" in result.detail
     assert "missing_tool_call: update_widget" in result.detail
     assert gate(mini_world, task()).ok
 

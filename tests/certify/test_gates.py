@@ -8,7 +8,7 @@ import json
 import pytest
 
 from certify.gates import GATE_NAMES, certify_file, certify_task
-from certify.task import TaskSet
+from certify.task import TaskSet, load_task
 from simulator import Workspace
 from tests.certify.helpers import DELETE, raw, task
 from tests.conftest import COMPAT_TASKS, COMPAT_WORLD, needs_compat
@@ -129,6 +129,37 @@ def test_determinism_gate(mini_world, monkeypatch):
 def test_budget_too_small_for_the_reference(mini_world):
     cert = certify_task(mini_world, task(**{"eval.max_turns": 2}), "desk_fix_level0.json")
     assert "oracle" in failing(cert)
+
+
+@pytest.mark.parametrize("spelling", ["reference_trace", "reference"])
+def test_reference_trace_steps_carry_graded_args_and_optional(mini_world, tmp_path, spelling):
+    """A foreign task whose trace marks discovery optional and narrows graded arguments certifies like the
+    same steps under required_tools: the oracle replays every step, only required ones are dropped by the
+    load-bearing gate, and graded_args narrows what the trace check compares."""
+    steps = [
+        {"tool": "get_workspace_snapshot", "args": {}, "optional": True},
+        {"tool": "update_widget", "args": {"widget_uuid": "w_pos", "origin": "Acme Data",
+                                           "data_args": {"fund": "Gamma", "period": "QTD"}},
+         "graded_args": ["widget_uuid", "data_args"]},
+        {"tool": "read_widget", "args": {"widget_id": "desk_overview_alerts", "origin": "Acme Data"},
+         "optional": True},
+        {"tool": "add_generative_widget", "args": {"widget_type": "note", "name": "Desk Note",
+                                                   "data": "Gamma QTD weight 5.24%"}, "graded_args": ["widget_type"]},
+    ]
+    path = tmp_path / "desk_fix_level0.json"
+    path.write_text(json.dumps(raw(**{"eval.required_tools": DELETE, f"eval.{spelling}": steps,
+                                      "eval.calls_match_reference": True})))
+    cert = certify_file(mini_world, path)
+    # Grading the uuid of the only Positions on the board is over-strict (it may be named by widget_id): the
+    # equivalence gate says so, as it would for the same steps under required_tools; every other gate holds.
+    assert failing(cert) == {"equivalence"}, {k: v.detail for k, v in cert.gates.items()}
+    assert "missing_tool_call: update_widget" in cert.gates["equivalence"].detail
+    assert "each of 2 required step(s)" in cert.gates["load_bearing"].detail
+    t = load_task(path)
+    assert [s.optional for s in t.eval.reference_steps()] == [True, False, True, False]
+    assert [(s.tool, s.graded()) for s in t.eval.graded_steps()] == [
+        ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}}),
+        ("add_generative_widget", {"widget_type": "note"})]
 
 
 def test_no_reference_at_all(mini_world):

@@ -151,6 +151,20 @@ def test_schema_before_create(mini_world):
     assert outcome(mini_world, t, [UPDATE, NOTE, listed, schema, create]).passed
 
 
+def test_listing_checks_read_create_widgets_older_backend_name(mini_world):
+    t = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1, "must_call_schema_before_create": True}})
+    listed = ("list_available_widgets", {"origin": "Acme Data"})
+    schema = ("get_widget_schema", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})
+    by_name = ("create_widget", {"backend_name": "Acme Data", "widget_id": "desk_notes_memo"})
+    assert outcome(mini_world, t, [UPDATE, NOTE, listed, schema, by_name]).passed
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE, by_name]), False) == {
+        "widget_list_not_called_before_use", "schema_not_called_before_create"}
+    invented = ("create_widget", {"backend_name": "Acme Data", "widget_id": "desk_overview_alerts"})
+    assert "unlisted_widget_id" not in codes(outcome(mini_world, t, [UPDATE, NOTE, listed, invented]), False)
+    empty = ("list_available_widgets", {"origin": "Acme Data", "backend_id": "backend_002"})
+    assert "unlisted_widget_id" in codes(outcome(mini_world, t, [UPDATE, NOTE, empty, invented]), False)
+
+
 def test_repeated_snapshots(mini_world):
     t = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1, "max_repeated_snapshots": 1}})
     snap = ("get_workspace_snapshot", {})

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from authoring.cli import app
 from authoring.pipeline import build_graph
-from authoring.review import ReviewQueue
+from authoring.review import all_items
 from certify import lock
 from certify.grader import CHECKS, CheckResult
 from certify.recertify import recertify
@@ -24,8 +24,9 @@ def certified(sources, repo, mini_world_path):
     """A taskset on disk, authored and calibrated (lock, tasks, transcripts), not committed."""
     graph = build_graph(drivers(), InMemorySaver())
     config = {"configurable": {"thread_id": "r"}, "recursion_limit": 300}
-    graph.invoke({"options": options(sources, repo, mini_world_path, commit=False).model_dump()}, config)
-    assert graph.get_state(config).values["result"]["status"] == "certified"
+    opts = options(sources, repo, mini_world_path, commit=False)
+    graph.invoke({"options": opts}, config, context=opts)
+    assert graph.get_state(config).values["result"].status == "certified"
     return repo / "tasksets" / "workspace_tasks"
 
 
@@ -92,8 +93,7 @@ def test_cli_opens_review_items_for_broken_tasks_and_commits_only_the_lock(certi
     git(repo, "add", "tasksets")
     git(repo, "commit", "-q", "-m", "tasks")
     runner = CliRunner()
-    db = tmp_path / "q.sqlite"
-    args = ["recertify", "--tasksets-dir", str(repo / "tasksets"), "--checkpoints", str(db), "--json"]
+    args = ["recertify", "--tasksets-dir", str(repo / "tasksets"), "--json"]
     clean = runner.invoke(app, args)
     assert clean.exit_code == 0 and json.loads(clean.stdout)["stale"] == 0
     monkeypatch.setitem(CHECKS, "missing_tab", stricter("missing_tab", lambda ev: ev.required_tabs))
@@ -102,11 +102,12 @@ def test_cli_opens_review_items_for_broken_tasks_and_commits_only_the_lock(certi
     assert result.exit_code == 1, result.output
     data = json.loads(result.stdout)
     assert data["verdicts"] == {"kept": 6, "broken": 4} and data["commit"]
-    items = ReviewQueue(db).items()
+    items = [i for i in all_items(repo / "tasksets") if i.source == "recertify"]
     assert sorted(i.task_id for i in items) == ["morning_positions_level3", "morning_positions_level4",
                                                  "risk_repair_level3", "risk_repair_level4"]
+    assert all(i.status == "open" and i.blocking is False for i in items)
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
-        "tasksets/workspace_tasks/certificates.json"]
+        "tasksets/workspace_tasks/certificates.json", "tasksets/workspace_tasks/reviews/desk_head.json"]
     assert "?? scratch.txt" in git(repo, "status", "--porcelain")
 
 

@@ -411,11 +411,86 @@ class TestInvalidCalls:
                 "create_widget: arguments must be a JSON object.")
         refused(ws.call("create_widget", {"origin": 5, "widget_id": "x"}), "invalid_arguments",
                 "create_widget: argument 'origin' must be a string.")
-        refused(ws.call("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo", "tab": "x"}),
-                "invalid_arguments", "create_widget: unknown argument 'tab'.")
         refused(ws.call("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo",
                                           "dashboard_id": "dash_404"}), "not_found")
-        assert ws.invalid_calls == 6
+        assert ws.invalid_calls == 5
         assert ws.call("get_workspace_snapshot").ok
-        assert ws.invalid_calls == 6
-        assert [c.ok for c in ws.calls] == [False] * 6 + [True]
+        assert ws.invalid_calls == 5
+        assert [c.ok for c in ws.calls] == [False] * 5 + [True]
+
+
+class TestArgumentsTheSourceAccepted:
+    """The source ignored argument keys it did not know; we do too, and say so in the envelope's message."""
+
+    def test_unknown_keys_are_ignored_and_named(self, ws):
+        env = ws.call("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo", "tab": "x",
+                                        "colour": "red"})
+        assert env.ok and env.message == "ok. Ignored unknown argument(s): 'tab', 'colour'."
+        assert env.data["widget"]["widget_id"] == "desk_notes_memo" and ws.invalid_calls == 0
+        assert ws.calls[-1].args["tab"] == "x"
+        assert ws.call("get_workspace_snapshot", {"verbose": True}).message == (
+            "ok. Ignored unknown argument(s): 'verbose'.")
+        assert ws.call("get_workspace_snapshot", {}).message == "ok"
+        refused(ws.call("create_widget", {"widget_id": "desk_notes_memo", "tab": "x"}), "invalid_arguments",
+                "create_widget: missing required argument 'origin'. Ignored unknown argument(s): 'tab'.")
+        refused(ws.call("read_widget", {"widget_uuid": "ghost", "colour": "red"}), "not_found",
+                "Unknown widget_uuid 'ghost' on dashboard 'dash_003'. Ignored unknown argument(s): 'colour'.")
+        assert ws.invalid_calls == 2
+
+    def test_keys_the_source_refused_stay_refused(self, ws):
+        layout = "Use update_widget_layout for layout fields."
+        refused(ws.call("update_widget", {"widget_uuid": "w_pos", "tab_id": "archive"}), "invalid_request", layout)
+        refused(ws.call("update_widget", {"widget_uuid": "w_pos", "gridData": {"w": 3}}), "invalid_request", layout)
+        refused(ws.call("update_widget", {"widget_uuid": "w_pos", "config": {"ui_args": {"y": 3}}}),
+                "invalid_request", layout)
+        env = refused(ws.call("manage_apps", {"operation": "list", "backend_id": "backend_001",
+                                              "widgets_json": {}}), "invalid_request")
+        assert env.message.startswith("manage_apps does not publish apps or widgets")
+        refused(ws.call("manage_navigation_bar", {"operation": "add_tabs", "tabs": [{"name": "A", "id": "a"}]}),
+                "invalid_arguments", "tabs must be objects with only the key name.")
+        assert ws.invalid_calls == 5
+
+    @pytest.mark.parametrize(("tool", "extra"), [
+        ("update_widget", {"data_args": {"severity": "Low"}}),
+        ("update_widget_layout", {"x": 0, "y": 40, "w": 20, "h": 8}),
+        ("read_widget", {}),
+        ("delete_widget", {}),
+    ])
+    def test_origin_next_to_widget_id_narrows_the_match(self, ws, tool, extra):
+        for address in ({"widget_id": "desk_overview_alerts"}, {"widget_uuid": "w_alert"}):
+            env = ws.call(tool, {**address, "origin": "Acme Data", **extra})
+            assert env.ok and env.message == "ok", env.message
+            if tool == "delete_widget":
+                break
+        refused(ws.call(tool, {"widget_id": "desk_overview_positions", "origin": "Extra Source", **extra}),
+                "not_found", "widget_id 'desk_overview_positions' of origin 'Extra Source' matched 0 widgets on "
+                "dashboard 'dash_003'; use widget_uuid.")
+        refused(ws.call(tool, {"widget_uuid": "w_pos", "origin": "Extra Source", **extra}), "not_found",
+                "Widget 'w_pos' on dashboard 'dash_003' has origin 'Acme Data', not 'Extra Source'.")
+        refused(ws.call(tool, {"widget_id": "desk_overview_positions", "origin": "Acme Data", **extra}),
+                "invalid_request", "widget_id 'desk_overview_positions' of origin 'Acme Data' matched 2 widgets on "
+                "dashboard 'dash_003'; use widget_uuid.")
+
+    def test_origin_next_to_a_placed_widgets_uuid_in_get_widget_data(self, ws):
+        plain = ws.call("get_widget_data", {"widget_uuid": "w_twin"}).data
+        addressed = ws.call("get_widget_data", {"widget_uuid": "w_twin", "origin": "Acme Data",
+                                                "widget_id": "desk_overview_positions"})
+        assert addressed.ok and addressed.message == "ok" and addressed.data == plain
+        assert ws.call("get_widget_data", {"widget_uuid": "w_note", "origin": "generated"}).ok
+        refused(ws.call("get_widget_data", {"widget_uuid": "w_twin", "origin": "Extra Source"}), "not_found",
+                "Widget 'w_twin' on dashboard 'dash_003' has origin 'Acme Data', not 'Extra Source'.")
+
+    def test_backend_name_and_config_are_the_sources_older_spellings(self, ws):
+        env = ws.call("create_widget", {"backend_name": "Acme Data", "widget_id": "desk_overview_positions",
+                                        "config": {"data_args": {"fund": "Gamma"}, "ui_args": {"title": "G"}}})
+        assert env.ok and env.message == "ok"
+        w = env.data["widget"]
+        assert (w["origin"], w["data_args"], w["ui_args"]) == ("Acme Data", {"fund": "Gamma", "period": "YTD"},
+                                                              {"title": "G"})
+        top = ws.call("create_widget", {"origin": "Acme Data", "widget_id": "desk_overview_positions",
+                                        "data_args": {"fund": "Beta"}, "config": {"data_args": {"fund": "Gamma"}}})
+        assert top.data["widget"]["data_args"]["fund"] == "Beta"
+        upd = ws.call("update_widget", {"widget_uuid": "w_pos", "config": {"data_args": {"fund": "Gamma"}}})
+        assert upd.ok and upd.data["widget"]["data_args"] == {"fund": "Gamma", "period": "MTD"}
+        schema = next(s for s in tool_schemas(["create_widget"]))["parameters"]
+        assert "backend_name" not in schema["properties"] and "config" not in schema["properties"]

@@ -1,0 +1,67 @@
+"""A persona run's identity: every input that changes what the run writes.
+
+Two runs with the same inputs write the same tasks, so a finished one can stand for the other; a run whose
+inputs differ in anything (a story, the world, the baseline, the drivers, the reference agent, the repeats)
+is a new run. The lock records the inputs of the run that produced a persona's files, so `author` can tell
+what changed; the graph thread adds the destination (a run into another repository is another run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from simulator import World
+
+from .sources import load_persona, story_paths
+
+
+class RunInputs(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sources: str
+    world: str
+    baseline: str
+    taskset: str
+    driver: str
+    reference_agent: str
+    frontier_agent: str | None = None
+    repeats: int
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()
+
+    def differences(self, other: dict[str, object] | None) -> list[str]:
+        """Names of the inputs that differ from an earlier run's recorded inputs."""
+        if not other:
+            return ["no earlier inputs recorded"]
+        return [k for k, v in self.model_dump().items() if other.get(k) != v]
+
+
+def sources_digest(sources_root: Path, persona: str) -> str:
+    root = Path(sources_root)
+    digest = hashlib.sha256()
+    for path in [Path(load_persona(root, persona).file), *story_paths(root, persona)]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def run_inputs(*, sources_root: Path, persona: str, world: World, baseline: str, taskset: str, driver: str,
+               reference_agent: str, frontier_agent: str | None, repeats: int) -> RunInputs:
+    return RunInputs(sources=sources_digest(sources_root, persona), world=world.fingerprint, baseline=baseline,
+                     taskset=taskset, driver=driver, reference_agent=reference_agent, frontier_agent=frontier_agent,
+                     repeats=repeats)
+
+
+def thread_prefix(taskset: str, persona: str) -> str:
+    return f"{taskset}:{persona}:"
+
+
+def thread_id(inputs: RunInputs, persona: str, destination: Path, nonce: str = "") -> str:
+    """One graph thread per (inputs, destination); `--force` adds a nonce so it always starts afresh."""
+    key = hashlib.sha256(f"{inputs.sha256}|{Path(destination).resolve()}".encode()).hexdigest()[:12]
+    return thread_prefix(inputs.taskset, persona) + key + (f":{nonce}" if nonce else "")
