@@ -9,6 +9,7 @@ from authoring.author import RuleAuthor
 from authoring.fairness import RuleFairness
 from authoring.fixer import RuleFixer
 from authoring.pipeline import Drivers, RunOptions, build_graph
+from authoring.state import serializer
 from authoring.validator import RuleValidator
 from tests.conftest import COMPAT, COMPAT_WORLD, needs_compat
 
@@ -29,7 +30,7 @@ UNCLOSABLE = {"client_advisor": {"client_review_level2", "holdings_watch_level1"
 @needs_compat
 @pytest.mark.parametrize("persona", PERSONAS)
 def test_compat_persona_authors_twenty_certified_tasks(persona, tmp_path):
-    graph = build_graph(Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer()), InMemorySaver())
+    graph = build_graph(Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer()), InMemorySaver(serde=serializer()))
     options = RunOptions(persona=persona, tasksets_dir=str(tmp_path / "tasksets"), sources_root=str(TEMPLATES),
                          skills_dir=str(tmp_path / "skills"), world=str(COMPAT_WORLD), baseline="stark-workspace-a",
                          repeats=1, commit=False)
