@@ -20,10 +20,10 @@ from typing import Any, Protocol
 import jinja2
 import yaml
 
+from certify.agents.retrieval import BM25, terms
 from certify.gates import leaked_values
 from certify.grader.match import numbers_in, text_contains
 from certify.shortcuts import run_battery
-from certify.shortcuts.ranker import bm25, tokens
 from certify.task import LEVEL_NAMES, LEVELS, parse_task
 from simulator import TOOL_NAMES, Workspace, World
 from simulator.params import value_allowed
@@ -205,12 +205,14 @@ class _Compiler:
             else:
                 groups.append((where, [name]))
         parts = [f"{' and '.join(_times(n, ns.count(n)) for n in dict.fromkeys(ns))} from {where}"
+                 + (f" ({self.contrast})" if self.contrast and describe_first and self.described() in ns else "")
                  for where, ns in groups]
         return ", along with ".join(parts)
 
     def described(self) -> str:
-        """The Find level's description of the first target, with its contrast when it has one."""
-        return f"{self.f.find_hint} ({self.contrast})" if self.contrast else self.f.find_hint
+        """The Find level's description of the first target (its contrast follows where it comes from, so the
+        description itself stays the phrase the request describes the widget by)."""
+        return self.f.find_hint
 
     def params_clause(self, target: ResolvedTarget, params: dict[str, Any], derive: bool, repair: bool) -> str:
         if not params:
@@ -705,10 +707,10 @@ class _Compiler:
             return [""]
         app = t0.widget.definition.get("category")
         taken = {t.widget_id for t in self.s.targets}
-        own = set(tokens(str(t0.widget.definition.get("description") or "")))
+        own = set(terms(str(t0.widget.definition.get("description") or "")))
         siblings = [d for wid, d in fixture.catalog.widgets.items() if wid not in taken
                     and d.definition.get("category") == app and str(d.definition.get("description") or "").strip()
-                    and _jaccard(own, set(tokens(str(d.definition["description"])))) < 0.5]
+                    and _jaccard(own, set(terms(str(d.definition["description"])))) < 0.5]
         if self.decoy is not None and self.decoy[0] in fixture.catalog.widgets:
             placed = fixture.catalog.widgets[self.decoy[0]]
             siblings = [placed] + [d for d in siblings if d is not placed]
@@ -717,7 +719,8 @@ class _Compiler:
             return sum(1 for k, v in self.said(t0).items() if (p := d.param(k)) is not None and value_allowed(p, v))
 
         query = f"{self.f.find_hint} {t0.widget.definition.get('description') or ''}"
-        near = bm25(query, [f"{d.name} {d.definition.get('description')}" for d in siblings])
+        near = BM25([f"{d.name} {d.definition.get('description')}" for d in siblings]).scores(query) if siblings \
+            else []
         order = sorted(range(len(siblings)), key=lambda i: (-(i == 0 and self.decoy is not None), -fit(siblings[i]),
                                                             -near[i]))
         out = []

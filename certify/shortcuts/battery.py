@@ -7,8 +7,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from .generic import Call, Generic, Plan
-from .ranker import bm25
-from .reading import Intent, option_params, option_values
+from .reading import Intent, option_params, option_values, ranked
 
 SHORTCUTS: dict[str, type[Generic]] = {}
 
@@ -94,16 +93,14 @@ class NoteStuffer(Generic):
         yield from super().read_sources()
         skills = self.snapshot.get("skills") or []
         if not self.texts and skills:
-            scores = bm25(self.prompt, [f"{s.get('name')} {s.get('description')}" for s in skills])
-            for i in sorted(range(len(skills)), key=lambda i: -scores[i])[:2]:
+            for i in ranked(self.prompt, [f"{s.get('name')} {s.get('description')}" for s in skills])[:2]:
                 data = yield from self.call("get_skill_content", {"slug": skills[i].get("slug")})
                 if data is not None:
                     self.texts.append(str(data.get("content") or ""))
         if "resource" in self.prompt.lower():
             envelope_uris = yield from self.resource_uris()
-            scores = bm25(self.prompt, [u.rsplit("/", 2)[-2] + " " + u.rsplit("/", 1)[-1].replace("-", " ")
-                                        for u in envelope_uris])
-            for i in sorted(range(len(envelope_uris)), key=lambda i: -scores[i])[:1]:
+            for i in ranked(self.prompt, [u.rsplit("/", 2)[-2] + " " + u.rsplit("/", 1)[-1].replace("-", " ")
+                                          for u in envelope_uris])[:1]:
                 data = yield from self.call("read_workspace_resource", {"uri": envelope_uris[i]})
                 if data is not None:
                     self.texts.append(str(data.get("text") or ""))
@@ -155,9 +152,8 @@ class NeighbourCopier(Generic):
         plans = yield from super().choose()
         current = (self.snapshot.get("workspace_state") or {}).get("current_dashboard_uuid")
         others = [d for d in self.snapshot.get("dashboards") or [] if d.get("dashboard_id") != current]
-        scores = bm25(self.prompt, [str(d.get("name")) for d in others])
         neighbours: list[dict[str, Any]] = []
-        for i in sorted(range(len(others)), key=lambda i: -scores[i])[:3]:
+        for i in ranked(self.prompt, [str(d.get("name")) for d in others])[:3]:
             data = yield from self.call("manage_dashboard", {"operation": "read",
                                                              "dashboard_id": others[i].get("dashboard_id")})
             comp = (data or {}).get("dashboard_composition") or {}

@@ -18,8 +18,8 @@ from operator import itemgetter
 from typing import Any
 
 from ..agents.base import TaskView
-from .ranker import bm25
-from .reading import Intent, intent, note_name, option_params, option_values, positions, says, stated_values
+from ..agents.reading import named_widgets, note_name
+from .reading import WRITE_ONLY, Intent, intent, option_params, option_values, ranked, says, stated_values
 
 Call = tuple[str, dict[str, Any]]
 Play = Generator[Call, dict[str, Any], None]
@@ -71,10 +71,10 @@ class Generic:
         yield from self.act(plans, how)
         yield from self.read_sources()
         if how.note:
-            yield from self.call("add_generative_widget", {"widget_type": "note", "name": note_name(self.prompt),
+            yield from self.call("add_generative_widget", {"widget_type": "note", "name": note_name(self.prompt) or "Note",
                                                            "data": self.note_text(plans)})
         extras = yield from self.extras(plans)
-        yield from self.act(extras, Intent(add=True, repair=False, read=False, note=False, answer=False))
+        yield from self.act(extras, WRITE_ONLY)
         if how.answer and "final_answer" in self.tools:
             yield from self.call("final_answer", {"text": self.note_text(plans)})
 
@@ -149,21 +149,11 @@ class Generic:
         return list(self.recall("named", compute=self._named))
 
     def _named(self) -> list[dict[str, Any]]:
-        taken: list[tuple[int, int]] = []
-        out: list[tuple[int, dict[str, Any]]] = []
-        cats = self.categories()
+        # Only entries whose name or app occurs in the prompt can be named (or tell the app): the rest are skipped
+        # before the phrase search, which is what costs.
         folded = self.prompt.casefold()
-        said = [w for w in self.catalog if str(w.get("name") or "") and str(w.get("name")).casefold() in folded]
-        for w in sorted(said, key=lambda w: (bool(cats) and w.get("category") not in cats, -len(str(w.get("name"))))):
-            name = str(w.get("name"))
-            for pos in positions(self.prompt, name):
-                span = (pos, pos + len(name))
-                if any(a <= span[0] < b or a < span[1] <= b for a, b in taken) or any(o["name"] == name for _, o in out):
-                    continue
-                taken.append(span)
-                out.append((pos, w))
-                break
-        return [w for _, w in sorted(out, key=lambda x: x[0])]
+        said = [w for w in self.catalog if any(str(w.get(k) or "\0").casefold() in folded for k in ("name", "category"))]
+        return named_widgets(self.prompt, said, limit=MAX_CANDIDATES)
 
     def ranked(self, k: int, exclude: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """The k scope entries the whole prompt, as a bag of words, scores highest (named ones excluded)."""
@@ -171,9 +161,7 @@ class Generic:
 
         def compute() -> list[dict[str, Any]]:
             pool = self.scope()
-            scores = bm25(self.prompt, [f"{w.get('name')} {w.get('description')}" for w in pool])
-            order = sorted(range(len(pool)), key=lambda i: -scores[i])
-            return [pool[i] for i in order if scores[i] > 0]
+            return [pool[i] for i in ranked(self.prompt, [f"{w.get('name')} {w.get('description')}" for w in pool])]
 
         ranking = self.recall("ranking", compute=compute)
         return [w for w in ranking if (w.get("origin"), w.get("widget_id")) not in skip][:k]

@@ -1,5 +1,6 @@
-"""What a generic agent reads off a prompt without understanding it: which names occur in it, which option
-values it states, what kind of work its verbs ask for, and what the note it asks for is called."""
+"""What a shortcut agent reads off a prompt without understanding it: the kind of work its verbs ask for and the
+option values it states anywhere (with no regard to which widget they were said for). Names, notes and word
+ranking come from the readers every generic agent shares (certify/agents/reading.py, retrieval.py)."""
 
 from __future__ import annotations
 
@@ -9,29 +10,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ..agents.reading import blank_names, find, option_mentions
+from ..agents.retrieval import BM25
+
 REPAIR = re.compile(r"\b(repair|fix|correct|restore|reset|re-?cut|re-?point|switch|misconfigured|set up wrong)\b", re.I)
 ADD = re.compile(r"\b(add|put|bring|place|pin|drop|open up)\b", re.I)
 READ = re.compile(r"\b(read|pull|look up|check|record|recording|as served|as the view serves)\b", re.I)
 NOTE = re.compile(r"\bnote\b", re.I)
 ANSWER = re.compile(r"(\?|\b(tell me|report back|answer|what is|what are|which)\b)", re.I)
-NOTE_NAME = re.compile(r"\btitled ((?:[A-Z0-9][\w&/'-]*\s*)+)|((?:[A-Z][\w&/'-]*\s+){1,6}(?:Note|Memo|Record|Log))\b")
-
-
-@lru_cache(maxsize=64)
-def _folded(text: str) -> str:
-    return text.casefold()
-
-
-def positions(text: str, needle: str) -> list[int]:
-    """Where `needle` occurs in `text` as a whole phrase, ignoring case."""
-    if not needle or needle.casefold() not in _folded(text):
-        return []
-    pattern = re.compile(r"(?<![\w])" + re.escape(needle) + r"(?![\w])", re.I)
-    return [m.start() for m in pattern.finditer(text)]
-
-
-def says(text: str, needle: str) -> bool:
-    return bool(positions(text, needle))
 
 
 @dataclass(frozen=True)
@@ -43,21 +29,19 @@ class Intent:
     answer: bool
 
 
+WRITE_ONLY = Intent(add=True, repair=False, read=False, note=False, answer=False)
+
+
 def intent(prompt: str, names: Iterable[str]) -> Intent:
-    """The kinds of work the prompt's verbs ask for, read with catalog names blanked (a verb inside a widget's
-    name, as in "Record Date Holdings", is not an instruction)."""
-    said = prompt
-    folded = _folded(prompt)
-    for name in sorted({n for n in names if n and n.casefold() in folded}, key=len, reverse=True):
-        said = re.sub(r"(?<![\w])" + re.escape(name) + r"(?![\w])", " ", said, flags=re.I)
+    """The kinds of work the whole prompt's verbs ask for, read with catalog names blanked (a verb inside a
+    widget's name, as in "Record Date Holdings", is not an instruction)."""
+    said = blank_names(prompt, [n for n in names if n and n.casefold() in prompt.casefold()])
     return Intent(bool(ADD.search(said)), bool(REPAIR.search(said)), bool(READ.search(said)),
                   bool(NOTE.search(said)), bool(ANSWER.search(said)))
 
 
-def note_name(prompt: str) -> str:
-    found = NOTE_NAME.findall(prompt)
-    names = [(a or b).strip().rstrip(".,;") for a, b in found]
-    return names[-1] if names else "Note"
+def says(text: str, needle: str) -> bool:
+    return bool(find(text, needle))
 
 
 def option_values(param: dict[str, Any]) -> list[Any]:
@@ -70,31 +54,29 @@ def option_params(schema: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def stated_values(prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """The option of each parameter the prompt states: an option said as a whole phrase, preferring one said
-    right after the parameter's label (or after "to"), and never one said only inside a longer option."""
+    """The option of each parameter the prompt states anywhere, preferring one said right after the parameter's
+    label or name (or after "to", "=", ":"), then the first said."""
     lowered = prompt.lower()
     out: dict[str, Any] = {}
     for param in option_params(schema):
-        spans: list[tuple[int, int, Any]] = []
-        for opt in param["options"]:
-            value = opt.get("value") if isinstance(opt, dict) else opt
-            label = opt.get("label") if isinstance(opt, dict) else None
-            for text in {str(value), str(label or value)}:
-                spans += [(pos, pos + len(text), value) for pos in positions(prompt, text)]
-        spans = [s for s in spans if not any(o[0] <= s[0] and s[1] <= o[1] and o[1] - o[0] > s[1] - s[0] for o in spans)]
+        cues = [c for c in (str(param.get("label") or "").lower(), str(param["paramName"]).lower()) if c]
         best: tuple[int, int, Any] | None = None
-        for pos, _end, value in spans:
-            before = lowered[max(0, pos - 24):pos]
-            label = str(param.get("label") or "").lower()
-            near = int(bool(re.search(r"\b(to|=|:)\s*$", before)) or str(param["paramName"]).lower() in before
-                       or (bool(label) and label in before))
-            if best is None or (near, -pos) > (best[0], -best[1]):
-                best = (near, pos, value)
+        for m in option_mentions(prompt, param):
+            before = lowered[max(0, m.start - 24):m.start]
+            near = int(bool(re.search(r"\b(to|=|:)\s*$", before)) or any(c in before for c in cues))
+            if best is None or (near, -m.start) > (best[0], -best[1]):
+                best = (near, m.start, m.value)
         if best is not None:
             out[str(param["paramName"])] = best[2]
     return out
 
 
-def accepted(prompt: str, schema: dict[str, Any]) -> int:
-    """How many of the widget's parameters have an option the prompt states (its signature's fit)."""
-    return len(stated_values(prompt, schema))
+def ranked(query: str, documents: list[str]) -> list[int]:
+    """Indexes of the documents sharing a word with the query, best BM25 score first (ties by position)."""
+    return [i for i, _ in _index(tuple(documents)).rank(query)] if documents else []
+
+
+@lru_cache(maxsize=256)
+def _index(documents: tuple[str, ...]) -> BM25:
+    """The same catalog listing is ranked by every agent of a battery: indexed once."""
+    return BM25(documents)

@@ -20,10 +20,13 @@ PERSONAS = sorted(p.name for p in TEMPLATES.iterdir() if (p / "README.md").is_fi
 # Levels our author cannot close against a shortcut in that world (findings about the corpus's templates and
 # world, not hidden): five Derive levels carry a value equal to the parameter's default (factcheck warns), so an
 # agent that ignores the policy passes; the reconstructed Stark catalog serves the same placeholder rows whatever
-# the cut, so what a read derives leaves no trace in its note; Live Grid is the only Getting Started widget whose
-# symbol has options, so the stated symbol alone singles it out. They stay open for review with the gate's reason.
+# the cut (what a read derives leaves no trace in its note) and describes every widget as "<name> in <app>
+# (reconstructed)" (no sibling's words can draw a word matcher away from a find hint that shares the name's);
+# Live Grid is the only Getting Started widget whose symbol has options, so the stated symbol alone singles it
+# out. They stay open for review with the gate's reason.
 UNCLOSABLE = {"client_advisor": {"client_review_level2", "holdings_watch_level1", "meeting_prep_level2"},
               "compliance_risk": {"alert_sweep_level2", "case_handoff_level2"},
+              "fund_operations": {"settlement_watch_level1"},
               "portfolio_manager": {"allocation_read_level2", "price_watch_level2"}}
 
 

@@ -197,7 +197,7 @@ COMPAT_FINDINGS = {
     "breach_repair_level0": {"equivalence"},
     "breach_repair_level4": {"equivalence"},
     "case_handoff_level3": {"equivalence"},
-    "document_room_level3": {"equivalence"},
+    "document_room_level3": {"equivalence", "shortcuts"},
     "form_tooling_level2": {"shortcuts"},
     "nav_close_repair_level0": {"equivalence"},
     "nav_close_repair_level1": {"equivalence", "shortcuts"},
