@@ -225,11 +225,12 @@ class _Compiler:
         return render(self.variant(_templates()["params"][group], "params"), pairs=pairs,
                       phrase=self.f.policy.phrase)
 
-    def said(self, t: ResolvedTarget) -> dict[str, Any]:
-        """The values the prompt states for a target: all its parameters, except at a Find repair whose full set
-        of values no other widget takes — there only the values to change are said (the rest stand on the
-        placed widget), so that the values alone do not single the target out."""
-        if self.level == 1 and self.s.kind == "repair" and t is self.s.targets[0] and self._signature_unique(t):
+    def said(self, t: ResolvedTarget, level: int | None = None) -> dict[str, Any]:
+        """The values the prompt states for a target (at this level, or another): all its parameters, except at a
+        Find repair whose full set of values no other widget takes — there only the values to change are said
+        (the rest stand on the placed widget), so that the values alone do not single the target out."""
+        at = self.level if level is None else level
+        if at == 1 and self.s.kind == "repair" and t is self.s.targets[0] and self._signature_unique(t):
             return {k: v for k, v in t.params.items() if k in self.s.seeded_wrong}
         return t.params
 
@@ -389,9 +390,10 @@ class _Compiler:
         return fixture.catalog.widgets[widget_id]
 
     def _decoy(self) -> tuple[str, str, dict[str, Any]] | None:
-        """A widget whose parameters take the values the prompt states (all of them if any does; one of the
-        target's app first), seeded on another cut: with it on the dashboard, "the one placed widget that accepts the stated
-        values" is no longer the target, so finding the target takes the description (or its name)."""
+        """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
+        target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
+        dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
+        target takes the description (or its name)."""
         t0 = self.s.targets[0]
         fixture = next((fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
                         and fx.origin == t0.origin), None)
@@ -403,7 +405,7 @@ class _Compiler:
         for wid, definition in fixture.catalog.widgets.items():
             if wid in taken:
                 continue
-            fit = sum(1 for k, v in self.said(t0).items() if (p := definition.param(k)) is not None
+            fit = sum(1 for k, v in self.said(t0, level=1).items() if (p := definition.param(k)) is not None
                       and value_allowed(p, v))
             candidate = (fit, definition.definition.get("category") == app, wid)
             if fit and (best is None or candidate > best):
@@ -531,7 +533,7 @@ class _Compiler:
             assert self.ws is not None
             placed = next(w for w in self.ws.current_dashboard.widgets if w.uuid == self.decoy_uuid)
             declared = {str(p.get("paramName")) for p in self._widget_def(origin, wid).option_params}
-            pinned = {k: None for k in self.said(self.s.targets[0]) if k in declared} | dict(placed.data_args)
+            pinned = {k: None for k in self.said(self.s.targets[0], level=1) if k in declared} | dict(placed.data_args)
             required_widgets.append({"origin": origin, "widget_id": wid, "data_args": pinned, "tab_id": self.tab_id,
                                      "max_count": 1})
         if self.level >= 3:
