@@ -19,7 +19,7 @@ BASE: dict[str, Any] = {
         "allowed_tools": ["get_workspace_snapshot", "list_available_widgets", "get_widget_schema",
                           "get_widget_data", "create_widget", "update_widget", "add_generative_widget",
                           "get_skill_content", "update_widget_layout", "delete_widget", "manage_backends",
-                          "manage_apps", "read_widget", "navigate_workspace", "manage_dashboard"],
+                          "manage_apps", "read_widget"],
         "initial_state": {"dashboard": {
             "name": "Task Board", "tabs": [{"id": "review", "name": "Review"}],
             "widgets": [

@@ -7,7 +7,15 @@ from certify.equivalence import VARIANTS, probe, variants
 from certify.gates import certify_task
 from certify.grader import CHECKS
 from certify.grader.core import CheckResult
-from tests.certify.helpers import raw, task
+from tests.certify.helpers import BASE, raw
+from tests.certify.helpers import task as base_task
+
+TOOLS = [*BASE["setup"]["allowed_tools"], "navigate_workspace", "manage_dashboard"]
+
+
+def task(**changes):
+    """The helper's task, with the navigation and dashboard-reading tools a variant or a shortcut may use."""
+    return base_task(**{"setup.allowed_tools": TOOLS, **changes})
 
 REPAIR = {"tool": "update_widget", "args": {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}}}
 NOTE = {"tool": "add_generative_widget", "args": {"widget_type": "note", "name": "Desk Note",

@@ -7,7 +7,7 @@ import pytest
 from certify.episode import reference_calls, replay
 from certify.grader import CHECKS, grade
 from certify.grader.match import phrase_matches, subset, text_contains
-from tests.certify.helpers import raw, task
+from tests.certify.helpers import DELETE, raw, task
 
 UPDATE = ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}})
 NOTE = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "Gamma QTD weight 5.24%"})
@@ -273,10 +273,11 @@ def test_judged_dashboard(mini_world):
     """A task that names its dashboard is judged on it wherever the agent ends; one that does not is judged on
     the dashboard active at the end (the source benchmark's rule)."""
     away = ("navigate_workspace", {"operation": "dashboard", "dashboard_id": "dash_001"})
-    named = task(**{"eval.judged_dashboard": "Task Board"})
+    every_tool = {"setup.allowed_tools": DELETE}
+    named = task(**every_tool, **{"eval.judged_dashboard": "Task Board"})
     assert outcome(mini_world, named, [UPDATE, NOTE, away]).passed
-    assert {"missing_widget", "missing_generated_widget"} <= codes(outcome(mini_world, task(), [UPDATE, NOTE, away]),
-                                                                   False)
+    assert {"missing_widget", "missing_generated_widget"} <= codes(
+        outcome(mini_world, task(**every_tool), [UPDATE, NOTE, away]), False)
     ghost = task(**{"eval.judged_dashboard": "Ghost Board"})
     assert "missing_dashboard" in codes(outcome(mini_world, ghost, [UPDATE, NOTE]), False)
     assert "missing_dashboard" in codes(outcome(mini_world, named, [UPDATE, NOTE]), True)

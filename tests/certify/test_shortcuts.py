@@ -7,7 +7,15 @@ from typing import Any
 
 from certify.gates import certify_task
 from certify.shortcuts import SHORTCUTS, run_battery, run_shortcut
-from tests.certify.helpers import task
+from tests.certify.helpers import BASE
+from tests.certify.helpers import task as base_task
+
+TOOLS = [*BASE["setup"]["allowed_tools"], "navigate_workspace", "manage_dashboard"]
+
+
+def task(**changes):
+    """The helper's task, with the navigation and dashboard-reading tools a variant or a shortcut may use."""
+    return base_task(**{"setup.allowed_tools": TOOLS, **changes})
 
 SNAPSHOT = {"tool": "get_workspace_snapshot", "args": {}, "optional": True}
 LISTING = {"tool": "list_available_widgets", "args": {"origin": "Acme Data"}, "optional": True}
