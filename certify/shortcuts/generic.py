@@ -11,7 +11,6 @@ for want of the one thing the level hides.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -234,6 +233,3 @@ class Generic:
                 if data is not None:
                     self.texts.append(str(data.get("content") or ""))
 
-
-def summary(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
