@@ -15,24 +15,34 @@ the gates decide, not the author.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import jinja2
 
-from certify.task import LEVEL_NAMES, LEVELS
+from certify.agents.retrieval import BM25, terms
+from certify.gates import leaked_values
+from certify.grader.match import numbers_in, text_contains
+from certify.shortcuts import run_battery
+from certify.task import LEVEL_NAMES, LEVELS, parse_task
 from simulator import TOOL_NAMES, Workspace, World
 from simulator.params import value_allowed
 from simulator.slug import slugify
 from simulator.workspace import INDEX_URI
+from simulator.world import WidgetDef
 
-from .factcheck import ResolvedStory, ResolvedTarget
+from .factcheck import STEP, ResolvedStory, ResolvedTarget
 from .factcheck import value_text as _value
 from .phrasing import Ask, Build, Ground, Phrasing
 from .sources import Persona
 
 SLACK_TURNS = 3
+MAX_PHRASINGS = 8
+MAX_CONTRASTS = 5
+FIND_DRAWS = 3
+MAX_DISTRACTORS = 24
 SEED_W, SEED_H, NOTE_H = 20, 14, 8
 
 
@@ -104,6 +114,10 @@ def where_phrase(where: str) -> str:
     return where if where.startswith("what ") else f"what {where} says"
 
 
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
 def _nth(name: str, index: int) -> str:
     """One of several instances of a named target, by position ("the second holdings book")."""
     ordinal = ("first", "second", "third", "fourth")[index]
@@ -135,6 +149,9 @@ class _Compiler:
         self.generated_seeds: list[dict[str, Any]] = []
         self.evals: dict[str, Any] = {}
         self.ws: Workspace | None = None
+        self.attempt = 0
+        self.draw = 0
+        self.contrast = ""
 
     # -- phrasing -----------------------------------------------------------------------------------------
     def origin_phrase(self, t: ResolvedTarget) -> str:
@@ -145,12 +162,33 @@ class _Compiler:
         other target that is the same catalog widget (with other parameters): naming one of them would name the
         hidden widget."""
         t0 = self.s.targets[0]
-        return [self.f.find_hint if describe and (t.origin, t.widget_id) == (t0.origin, t0.widget_id) else t.name
+        return [self.described() if describe and (t.origin, t.widget_id) == (t0.origin, t0.widget_id) else t.name
                 for t in self.s.targets]
+
+    def described(self) -> str:
+        """The Find level's description of the first target (its contrast follows where it comes from, so the
+        description itself stays the phrase the request describes the widget by)."""
+        return self.f.find_hint
+
+    def said(self, t: ResolvedTarget, level: int | None = None) -> dict[str, Any]:
+        """The values the prompt states for a target (at this level, or another): all its parameters, except at a
+        Find repair whose full set of values no other widget takes — there only the values to change are said
+        (the rest stand on the placed widget), so that the values alone do not single the target out."""
+        at = self.level if level is None else level
+        if at == 1 and self.s.kind == "repair" and t is self.s.targets[0] and self._signature_unique(t):
+            return {k: v for k, v in t.params.items() if k in self.s.seeded_wrong}
+        return t.params
+
+    def _signature_unique(self, t: ResolvedTarget) -> bool:
+        fixture = next((fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
+                        and fx.origin == t.origin), None)
+        return fixture is not None and not any(
+            wid != t.widget_id and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in t.params.items())
+            for wid, d in fixture.catalog.widgets.items())
 
     def shared_params(self) -> dict[str, Any] | None:
         """The parameter set when every target shares it (said once for all), else None."""
-        sets = [t.params for t in self.s.targets if t.params]
+        sets = [self.said(t) for t in self.s.targets if t.params]
         if len(sets) == len(self.s.targets) and all(p == sets[0] for p in sets):
             return sets[0]
         return None
@@ -200,27 +238,54 @@ class _Compiler:
         if build is not None:
             self.step("manage_apps", {"operation": "instantiate", "backend_id": build["backend_id"],
                                       "app_name": build["app"], "dashboard_name": build["app"], "activate": False},
-                      graded=["operation"])
-        prompt = self._prompt(kind, note_text, build)
+                      outcome=True)
+        self._finish_required_widgets()
         hidden = self._hidden()
-        task_id = f"{self.slug}_level{level}"
         ev: dict[str, Any] = {"required_tools": self.steps}
         ev.update(self.evals)
-        ev["required_dashboard_name_contains"] = self.dash
+        ev["judged_dashboard"] = self.dash
+        ev["max_unrequested_widgets"] = 0
+        ev["trace_checks"] = {"ids_known_from": "any_result"}
         ev["max_turns"] = len(self.steps) + SLACK_TURNS
-        return {
-            "id": task_id,
+        task = {
+            "id": f"{self.slug}_level{level}",
             "difficulty": LEVELS[level],
-            "prompt": prompt,
+            "prompt": "",
             "setup": setup,
             "eval": ev,
             "meta": {"persona": self.ctx.persona.slug, "story": self.slug, "level": level,
                      "level_name": LEVEL_NAMES[LEVELS[level]], "hidden": hidden, "authored_by": "rules"},
         }
+        # At Find, the description's contrast is a sibling a word matcher takes for the target; of the
+        # candidates (each in a few wordings: the words around the description move a word matcher too), the
+        # first that leaves no shortcut agent passing is kept (the gates would refuse the others).
+        trials = [(c, d) for c in self._contrasts() for d in range(FIND_DRAWS)] if level == 1 else [("", 0)]
+        for contrast, draw in trials:
+            self.contrast, self.draw = contrast, draw
+            task["prompt"] = self._phrase(kind, note_text, build, task)
+            if level != 1 or not any(r.passed for r in run_battery(self.ctx.world, parse_task(
+                    task, f"{task['id']}.json", self.ctx.defaults))):
+                break
+        return task
 
-    def step(self, tool: str, args: dict[str, Any], *, optional: bool = False,
+    def _phrase(self, kind: str, note_text: str, build: dict[str, Any] | None, task: dict[str, Any]) -> str:
+        """The prompt. Phrasings rotate: a rotation whose wording happens to say a hidden value ("the open
+        dashboard" when the hidden status is Open) gives way to the next one."""
+        self.attempt = 0
+        prompt = self._prompt(kind, note_text, build)
+        while self.attempt < MAX_PHRASINGS and leaked_values(self.ctx.world, parse_task(
+                {**task, "prompt": prompt}, f"{task['id']}.json", self.ctx.defaults)):
+            self.attempt += 1
+            prompt = self._prompt(kind, note_text, build)
+        return prompt
+
+    def step(self, tool: str, args: dict[str, Any], *, optional: bool = False, outcome: bool = False,
              graded: list[str] | None = None) -> dict[str, Any]:
-        """Add a reference step and perform it in the planning episode; a failing step is an authoring bug."""
+        """Add a reference step and perform it in the planning episode; a failing step is an authoring bug.
+
+        `optional` marks discovery an agent may skip; `outcome` marks work whose effect the state checks grade
+        (any route to the same state passes); otherwise the call itself is graded on `graded` (a method the
+        level is about, such as reading the governing skill)."""
         assert self.ws is not None
         envelope = self.ws.call(tool, args).to_dict()
         if not envelope["ok"]:
@@ -228,6 +293,8 @@ class _Compiler:
         entry: dict[str, Any] = {"tool": tool, "args": args}
         if optional:
             entry["optional"] = True
+        elif outcome:
+            entry["outcome"] = True
         elif graded is not None:
             entry["graded_args"] = graded
         self.steps.append(entry)
@@ -273,6 +340,49 @@ class _Compiler:
                     break
         return twin if changed else None
 
+    def _widget_def(self, origin: str, widget_id: str) -> WidgetDef:
+        fixture = next(fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
+                       and fx.origin == origin)
+        return fixture.catalog.widgets[widget_id]
+
+    def _decoy(self) -> tuple[str, str, dict[str, Any]] | None:
+        """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
+        target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
+        dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
+        target takes the description (or its name)."""
+        t0 = self.s.targets[0]
+        fixture = next((fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
+                        and fx.origin == t0.origin), None)
+        if fixture is None:
+            return None
+        taken = {t.widget_id for t in self.s.targets}
+        app = t0.widget.definition.get("category")
+        best: tuple[int, bool, str] | None = None
+        for wid, definition in fixture.catalog.widgets.items():
+            if wid in taken:
+                continue
+            fit = sum(1 for k, v in self.said(t0, level=1).items() if (p := definition.param(k)) is not None
+                      and value_allowed(p, v))
+            candidate = (fit, definition.definition.get("category") == app, wid)
+            if fit and (best is None or candidate > best):
+                best = candidate
+        if best is None:
+            return None
+        definition = fixture.catalog.widgets[best[2]]
+        params: dict[str, Any] = {}
+        for p in definition.option_params:
+            name = str(p.get("paramName"))
+            values = [o.get("value") if isinstance(o, dict) else o for o in p.get("options") or []]
+            if name in t0.params:
+                own = [o.get("value") if isinstance(o, dict) else o for o in (t0.widget.param(name) or {}).get(
+                    "options") or []]
+                fallback = [self.s.seeded_wrong.get(name), p.get("value"), *own]
+                other = next((v for v in [*values, *([] if values else fallback)]
+                              if v is not None and str(v) != str(t0.params[name])), None)
+                if other is not None:
+                    params[name] = other
+        return definition.widget_id, t0.origin, params
+
     @property
     def grounded_key(self) -> str | None:
         """The target parameter the Ground fact sets (None when it sets the tab's title, or nothing)."""
@@ -282,34 +392,6 @@ class _Compiler:
     def hidden_values(self) -> set[str]:
         """Values the level must not say anywhere in its prompt."""
         return {h["value"] for h in self._hidden() if h["kind"] != "target"}
-
-    def _seed_neighbour(self) -> None:
-        """At Find, a repair's target is not alone on the board: a neighbour of the same app that takes the
-        values the prompt states sits next to it, so the placed widget that fits the values is not the answer;
-        only the description tells them apart."""
-        t0 = self.s.targets[0]
-        fixture = next((fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
-                        and fx.origin == t0.origin), None)
-        if fixture is None:
-            return
-        taken = {t.widget_id for t in self.s.targets}
-        app = t0.widget.definition.get("category")
-        best: tuple[int, bool, str] | None = None
-        for wid, definition in fixture.catalog.widgets.items():
-            if wid in taken:
-                continue
-            fit = sum(1 for k, v in t0.params.items() if (q := definition.param(k)) is not None
-                      and value_allowed(q, v))
-            candidate = (fit, definition.definition.get("category") == app, wid)
-            if fit and (best is None or candidate > best):
-                best = candidate
-        if best is None:
-            return
-        definition = fixture.catalog.widgets[best[2]]
-        params = {k: v for k, v in {**t0.params, **self.s.seeded_wrong}.items()
-                  if (q := definition.param(k)) is not None and value_allowed(q, v)}
-        self._seed("neighbour", None, definition.widget_id, t0.origin, params)
-        self.neighbour = (definition.widget_id, definition.name, t0.origin, params)
 
     def _furniture_fix(self) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
         """The real repair of a lived-in add or read: the furniture was left on a wrong value of one of its
@@ -336,7 +418,7 @@ class _Compiler:
                         if (fx := self.ctx.world.backend(b)) is not None and fx.origin == t0.origin), None)
         if fixture is None:
             return None
-        taken = {t.widget_id for t in self.s.targets}
+        taken = {t.widget_id for t in self.s.targets} | ({self.decoy[0]} if self.decoy else set())
         pool = []
         if t0.app:
             for app in fixture.catalog.apps:
@@ -361,19 +443,29 @@ class _Compiler:
 
     def _seed_dashboard(self, lived: bool) -> None:
         self.stale: dict[int, str] = {}
+        self.stale_args: dict[int, dict[str, Any]] = {}
         self.twin: dict[str, Any] | None = None
         self.furniture: tuple[str, str, str, dict[str, Any]] | None = None
-        self.fix: tuple[str, dict[str, Any], dict[str, Any]] | None = None
+        self.decoy: tuple[str, str, dict[str, Any]] | None = None
         self.prior_note: dict[str, Any] | None = None
-        self.neighbour: tuple[str, str, str, dict[str, Any]] | None = None
+        self.fix: tuple[str, dict[str, Any], dict[str, Any]] | None = None
         self.policy_note: dict[str, Any] | None = None
         self.tab_title: str | None = None
         if self.s.kind == "repair":
             for i, t in enumerate(self.s.targets):
                 wrong = {**t.params, **(self.s.seeded_wrong if i == 0 else {})}
+                key = self.s.carried_key
+                if self.level == 2 and i == self.s.carried_target and str(wrong.get(key)) == str(t.params.get(key)):
+                    # Derive hides the carried value: the widget left wrong must not already show it.
+                    other = self._other_value(t, key, {str(t.params.get(key))})
+                    if other is not None:
+                        wrong[key] = other
                 self.stale[i] = self._seed(f"stale{i}", t, t.widget_id, t.origin, wrong)
-            if self.level == 1:
-                self._seed_neighbour()
+                self.stale_args[i] = wrong
+            self.decoy = self._decoy()
+            if self.decoy is not None:
+                wid, origin, params = self.decoy
+                self.decoy_uuid = self._seed("decoy", None, wid, origin, params)
         if self.level == 2 and self.s.policy_doc is not None and self.s.policy_doc.kind == "note":
             doc = self.s.policy_doc
             uuid = _uuid(self.ctx.persona.slug, self.slug, "policy-note")
@@ -423,7 +515,7 @@ class _Compiler:
             return
         self.tab_title = str(gov.value)
         self.step("manage_navigation_bar", {"operation": "rename_tabs", "rename_map": {self.tab_id: self.tab_title}},
-                  graded=["operation"])
+                  outcome=True)
 
     # -- the work -----------------------------------------------------------------------------------------
     def _main_actions(self, kind: str) -> list[list[Any]]:
@@ -431,35 +523,44 @@ class _Compiler:
         required_widgets = []
         for i, t in enumerate(self.s.targets):
             if kind == "repair":
+                # An instance seeded right needs no repair: its update is a step the agent may skip.
+                seeded_right = self.stale_args[i] == dict(t.params)
                 self.step("update_widget", {"widget_uuid": self.stale[i], "data_args": dict(t.params)},
-                          graded=["widget_uuid", "data_args"])
+                          outcome=not seeded_right, optional=seeded_right)
                 required_widgets.append({"origin": t.origin, "widget_id": t.widget_id, "data_args": dict(t.params),
                                          "tab_id": self.tab_id, "max_count": 1})
             elif kind == "read":
                 envelope = self.step("get_widget_data", {"origin": t.origin, "widget_id": t.widget_id,
-                                                         "data_args": dict(t.params)},
-                                     graded=["origin", "widget_id", "data_args"])
+                                                         "data_args": dict(t.params)}, optional=True)
                 rows.append(list(envelope["data"]["data"]))
+                # Opening the view read on the board (once, on the cut read) is a fair way to read it.
+                required_widgets.append({"origin": t.origin, "widget_id": t.widget_id, "data_args": dict(t.params),
+                                         "tab_id": self.tab_id, "min_count": 0, "max_count": 1})
             else:
                 args: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id}
                 if t.params:
                     args["data_args"] = dict(t.params)
-                self.step("create_widget", args, graded=["origin", "widget_id", "data_args"] if t.params else
-                          ["origin", "widget_id"])
-                req: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id, "tab_id": self.tab_id}
+                self.step("create_widget", args, outcome=True)
+                req: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id, "tab_id": self.tab_id,
+                                       "max_count": 1}
                 if t.params:
                     req["data_args"] = dict(t.params)
                 required_widgets.append(req)
-        if self.neighbour is not None:
-            wid, _, origin, params = self.neighbour
-            required_widgets.append({"origin": origin, "widget_id": wid, "data_args": params, "tab_id": self.tab_id,
+        if self.decoy is not None:
+            # The decoy stays exactly as seeded: its parameters as placed, and a stated one it was placed without
+            # still absent (None matches only a missing value).
+            wid, origin, _ = self.decoy
+            assert self.ws is not None
+            placed = next(w for w in self.ws.current_dashboard.widgets if w.uuid == self.decoy_uuid)
+            declared = {str(p.get("paramName")) for p in self._widget_def(origin, wid).option_params}
+            pinned = {k: None for k in self.said(self.s.targets[0], level=1) if k in declared} | dict(placed.data_args)
+            required_widgets.append({"origin": origin, "widget_id": wid, "data_args": pinned, "tab_id": self.tab_id,
                                      "max_count": 1})
         if self.fix is not None and self.furniture is not None:
             uuid, _, right = self.fix
-            wid, _, origin, params = self.furniture
-            self.step("update_widget", {"widget_uuid": uuid, "data_args": dict(right)},
-                      graded=["widget_uuid", "data_args"])
-            self.furniture = (wid, self.furniture[1], origin, {**params, **right})
+            wid, name, origin, params = self.furniture
+            self.step("update_widget", {"widget_uuid": uuid, "data_args": dict(right)}, outcome=True)
+            self.furniture = (wid, name, origin, {**params, **right})
         if self.level >= 3:
             if self.twin is not None:
                 required_widgets.append({"origin": self.s.targets[0].origin, "widget_id": self.s.targets[0].widget_id,
@@ -508,17 +609,16 @@ class _Compiler:
             if lived and not acts:
                 body += f". Per the {gov.name}: {gov.phrase}."
                 contains.append(gov.phrase)
-            self.step("add_generative_widget", {"widget_type": "note", "name": name, "data": body},
-                      graded=["widget_type"])
+            self.step("add_generative_widget", {"widget_type": "note", "name": name, "data": body}, outcome=True)
             gens.append({"widget_type": "note", "name_contains": name, "data_contains": contains,
-                         "tab_id": self.tab_id})
+                         "must_not_contain": self._distractors(body, lived), "tab_id": self.tab_id})
             note_text = name
         elif lived and not acts:
             name = f"{self.dash} Governance Note"
-            self.step("add_generative_widget", {"widget_type": "note", "name": name,
-                                                "data": f"Per the {gov.name}: {gov.phrase}."}, graded=["widget_type"])
+            body = f"Per the {gov.name}: {gov.phrase}."
+            self.step("add_generative_widget", {"widget_type": "note", "name": name, "data": body}, outcome=True)
             gens.append({"widget_type": "note", "name_contains": name, "data_contains": [gov.phrase],
-                         "tab_id": self.tab_id})
+                         "must_not_contain": self._distractors(body, lived), "tab_id": self.tab_id})
             note_text = name
         if gens:
             self.evals["required_generated_widgets"] = gens
@@ -531,6 +631,69 @@ class _Compiler:
                      for g in self.generated_seeds]
             self.evals["required_layouts"] = pins
         return note_text
+
+    def _distractors(self, body: str, lived: bool) -> list[str]:
+        """What a note must not say: the figures other cuts of the target serve (another option of one of its
+        parameters) and, at Ground, the other facts planted in the governing source — the values an agent
+        that writes every candidate would write. Values the right note also says are never listed."""
+        out: list[str] = []
+        # Whatever a faithful note could say is never a distractor: the note itself, every row the cut read
+        # serves (a note may record them all) and the prompt.
+        fair = " ".join([body, self._served_text(), self.f.find_hint or ""])
+        nums = numbers_in(fair)
+
+        def keep(value: Any) -> None:
+            text = _value(value).strip()
+            if len(text) >= 3 and text not in out and not text_contains(fair, text, blob_numbers=nums):
+                out.append(text)
+
+        if lived:
+            for phrase in self._other_facts():
+                keep(phrase)
+        if self.s.kind == "read":
+            assert self.ws is not None
+            t = self.s.targets[0]
+            fields = [k for k, _ in self.fields]
+            for key in t.params:
+                for opt in (t.widget.param(key) or {}).get("options") or []:
+                    value = opt.get("value") if isinstance(opt, dict) else opt
+                    if str(value) == str(t.params[key]):
+                        continue
+                    envelope = self.ws.call("get_widget_data", {"origin": t.origin, "widget_id": t.widget_id,
+                                                                "data_args": {**t.params, key: value}}).to_dict()
+                    served = (envelope.get("data") or {}).get("data") or []
+                    for row in served[:1]:
+                        for f in fields:
+                            if isinstance(row, dict) and f in row:
+                                keep(row[f])
+        return out[:MAX_DISTRACTORS]
+
+    def _served_text(self) -> str:
+        """Every row the read's target serves on the cut read, as text."""
+        if self.s.kind != "read":
+            return ""
+        assert self.ws is not None
+        t = self.s.targets[0]
+        envelope = self.ws.call("get_widget_data", {"origin": t.origin, "widget_id": t.widget_id,
+                                                    "data_args": dict(t.params)}).to_dict()
+        return json.dumps((envelope.get("data") or {}).get("data") or [], default=str)
+
+    def _other_facts(self) -> list[str]:
+        """What the governing source says besides the fact the level asks for: its other planted facts, or,
+        when it plants none, its other workflow steps (a skill) or sentences (a resource)."""
+        gov = self.s.governance
+        world = self.ctx.world
+        source = {"skill": world.skills, "resource": world.resources, "prompt": world.prompts}.get(
+            gov.kind, {}).get(gov.ref)
+        if source is None:
+            return []
+        planted = [p.phrase for p in source.planted if p.phrase != gov.phrase]
+        if planted:
+            return planted
+        text = source.content if gov.kind == "skill" else source.text
+        parts = [m[1] for m in STEP.findall(text)] or re.split(r"(?<=[.!?])\s+", text.strip())
+        return [p.strip().rstrip(".") for p in parts if gov.phrase.casefold() not in p.casefold()
+                and len(p.split()) >= 3][:6]
 
     def _build(self) -> dict[str, Any]:
         """Compose builds a backend and app and uses what it built: the table is keyed on the parameter the
@@ -562,26 +725,61 @@ class _Compiler:
             if "openbb://workspace/specs/widgets-json" in self.ctx.world.resources else None
         envelope = self.step("manage_backends", {"operation": "add", "name": b.backend,
                                                  "url": f"http://127.0.0.1:{port}", "widgets_json": widgets,
-                                                 "apps_json": apps}, graded=["operation", "name"])
+                                                 "apps_json": apps}, outcome=True)
         backend_id = envelope["data"]["backend_id"]
         self.step("manage_apps", {"operation": "list", "backend_id": backend_id}, optional=True)
         self.step("list_available_widgets", {"origin": b.backend}, optional=True)
         create: dict[str, Any] = {"origin": b.backend, "widget_id": table_id}
         if placed:
             create["data_args"] = placed
-        self.step("create_widget", create, graded=list(create))
-        definition: dict[str, Any] = {"backend_name": b.backend, "widget_id": table_id,
-                                      "expect": {"name": b.table, "type": "table"}}
+        self.step("create_widget", create, outcome=True)
+        # The ids of what the agent builds are its own choice (the prompt gives names): graded by name.
+        definition: dict[str, Any] = {"backend_name": b.backend, "name": b.table, "expect": {"type": "table"}}
         if keyed is not None:
             definition["params_include"] = [{"paramName": keyed}]
         self.evals["required_widget_defs"] = [definition]
-        self.evals["required_app_defs"] = [{"backend_name": b.backend, "name_contains": app, "tabs_include": [tab_id],
-                                            "layout_refs_valid": True, "no_overlaps": True,
-                                            "widgets_on_tab": [{"tab_id": tab_id, "widget_id": table_id}]}]
+        self.evals["required_app_defs"] = [{"backend_name": b.backend, "name_contains": app,
+                                            "tab_names_include": [tab_name], "layout_refs_valid": True,
+                                            "no_overlaps": True,
+                                            "widgets_on_tab": [{"tab_name": tab_name, "widget_name": b.table}]}]
         self.evals["required_tool_results"] = [{"tool": "manage_apps", "data_contains": [app, tab_name, b.backend]}]
-        self.built = {"origin": b.backend, "widget_id": table_id, **({"data_args": placed} if placed else {})}
+        self.built = {"origin": b.backend, "name": b.table, "max_count": 1, **({"data_args": placed} if placed else {})}
         return {"backend": b.backend, "table": b.table, "app": app, "tab": tab_name, "backend_id": backend_id,
                 "keyed": keyed, "tab_like": tab_like}
+
+    def _contrasts(self) -> list[str]:
+        """At Find, what the description is not: the catalog description of a sibling easily taken for the
+        target (one that takes the same stated values, and whose words the request's words match best), most
+        confusable first. Said in the prompt ("not the view of ..."), it gives a reader what tells the two
+        apart, and it makes the request's words point at the sibling, so matching words alone picks wrong."""
+        t0 = self.s.targets[0]
+        fixture = next((fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
+                        and fx.origin == t0.origin), None)
+        if fixture is None:
+            return [""]
+        app = t0.widget.definition.get("category")
+        taken = {t.widget_id for t in self.s.targets}
+        own = set(terms(str(t0.widget.definition.get("description") or "")))
+        siblings = [d for wid, d in fixture.catalog.widgets.items() if wid not in taken
+                    and d.definition.get("category") == app and str(d.definition.get("description") or "").strip()
+                    and _jaccard(own, set(terms(str(d.definition["description"])))) < 0.5]
+        if self.decoy is not None and self.decoy[0] in fixture.catalog.widgets:
+            placed = fixture.catalog.widgets[self.decoy[0]]
+            siblings = [placed] + [d for d in siblings if d is not placed]
+
+        def fit(d: WidgetDef) -> int:
+            return sum(1 for k, v in self.said(t0).items() if (p := d.param(k)) is not None and value_allowed(p, v))
+
+        query = f"{self.f.find_hint} {t0.widget.definition.get('description') or ''}"
+        near = BM25([f"{d.name} {d.definition.get('description')}" for d in siblings]).scores(query) if siblings \
+            else []
+        order = sorted(range(len(siblings)), key=lambda i: (-(i == 0 and self.decoy is not None), -fit(siblings[i]),
+                                                            -near[i]))
+        out = []
+        for i in order[:MAX_CONTRASTS]:
+            text = str(siblings[i].definition["description"]).strip().rstrip(".")
+            out.append(f"not the view of {text[:1].lower() + text[1:]}")
+        return out or [""]
 
     def _finish_required_widgets(self) -> None:
         if getattr(self, "built", None):
@@ -623,7 +821,6 @@ class _Compiler:
                       tab=self.tab_name if label is None else None, hop_row=hop_row)
 
     def _prompt(self, kind: str, note_name: str, build: dict[str, Any] | None) -> str:
-        self._finish_required_widgets()
         level = self.level
         lived = level >= 3
         describe = level == 1
@@ -640,7 +837,7 @@ class _Compiler:
             params: list[tuple[str | None, list[tuple[str, str, str]]]] = [(None, self._pairs(self.s.targets[0],
                                                                                                shared))]
         else:
-            params = [(name if names.count(name) == 1 else _nth(name, names[:i].count(name)), self._pairs(t, t.params))
+            params = [(name if names.count(name) == 1 else _nth(name, names[:i].count(name)), self._pairs(t, self.said(t)))
                       for i, (t, name) in enumerate(zip(self.s.targets, names, strict=True)) if t.params]
         t0 = self.s.targets[0]
         stale = None
@@ -672,8 +869,11 @@ class _Compiler:
                               keyed=label, tab_like_board=build["tab_like"])
         ask = Ask(kind=kind, dash=self.dash, groups=groups, params=params, phrase=self.f.policy.phrase, stale=stale,
                   note=note, twin=twin, furniture=furniture, keep=lived, ground=self._ground(), build=ask_build,
-                  hidden=self.hidden_values())
-        phrasing = Phrasing(self.voice, self.ctx.persona.slug, self.slug, level)
+                  hidden=self.hidden_values(), contrast=self.contrast if describe else "",
+                  described=self.described() if describe else "")
+        # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
+        redraw = [self.attempt, self.draw] if self.attempt or self.draw else []
+        phrasing = Phrasing(self.voice, self.ctx.persona.slug, self.slug, level, *redraw)
         prompt = phrasing.compose(ask)
         if lived and self.s.governance.sets is None:
             prompt += " " + self._legacy_ground(phrasing, kind, note_name)

@@ -26,7 +26,9 @@ class FairnessDriver(Protocol):
 def _graded_core(task: Task) -> set[tuple[str, str, str]]:
     core = set()
     for req in task.eval.required_widgets:
-        core.add((req.origin, req.widget_id, repr(sorted(req.data_args.items()))))
+        core.add((req.origin, str(req.widget_id or req.name), repr(sorted(req.data_args.items()))))
+    for note in task.eval.required_generated_widgets:
+        core |= {("note", str(note.name_contains), fact) for fact in note.data_contains}
     for step in task.eval.required_tools:
         if not step.optional and step.tool == "get_widget_data":
             args = step.args
@@ -56,11 +58,11 @@ class RuleFairness:
         if sorted(by_level) != [0, 1, 2, 3, 4]:
             flag(None, "complete_ladder", f"the story has levels {sorted(by_level)}, not 0-4")
             return flags
-        names = {lv: t.eval.required_dashboard_name_contains for lv, t in by_level.items()}
+        names = {lv: t.eval.judged_dashboard or t.eval.required_dashboard_name_contains for lv, t in by_level.items()}
         if len(set(names.values())) != 1 or None in names.values():
             odd = [lv for lv, n in names.items() if n != names[0] or n is None]
             for lv in odd:
-                flag(lv, "constant_core", "the dashboard name is not graded like the other levels",
+                flag(lv, "constant_core", "the judged dashboard is not the same as at the other levels",
                      f"level{lv}: {names[lv]!r} vs level0: {names[0]!r}")
         base = _graded_core(by_level[0])
         for lv in range(1, 5):

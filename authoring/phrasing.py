@@ -107,6 +107,8 @@ class Ask:
     ground: Ground | None = None
     build: Build | None = None
     hidden: set[str] = field(default_factory=set)
+    contrast: str = ""  # at Find, what the described widget is not, said after where it comes from
+    described: str = ""  # the description the contrast belongs to
 
 
 class Phrasing:
@@ -144,7 +146,8 @@ class Phrasing:
             seen = list(dict.fromkeys(names))
             named = [n if names.count(n) == 1 else f"{n} {'twice' if names.count(n) == 2 else f'{names.count(n)} times'}"
                      for n in seen]
-            parts.append(f"{' and '.join(named)} from {where}")
+            contrast = f" ({ask.contrast})" if ask.contrast and ask.described in names else ""
+            parts.append(f"{' and '.join(named)} from {where}{contrast}")
         return ", along with ".join(parts)
 
     def values(self, ask: Ask, pairs: list[tuple[str, str, str]], repair: bool) -> str:

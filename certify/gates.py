@@ -1,8 +1,10 @@
 """Certification gates: a task is certified only when every gate holds, and each gate says why.
 
-Gates are registered in order (schema, grounding, oracle, noop, load_bearing, leak, determinism). A batch
-records per-task failures as data and carries on: a malformed file fails its schema gate and the other tasks
-are still certified.
+Gates are registered in order (schema, grounding, oracle, noop, load_bearing, leak, determinism, equivalence,
+shortcuts). The first seven prove the reference replays and is not free; the last two prove the task measures
+what its level claims: valid variants of the reference pass (nothing over-strict) and generic agents that do
+not understand the request fail (nothing under-strict). A batch records per-task failures as data and carries
+on: a malformed file fails its schema gate and the other tasks are still certified.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ from simulator.validation import validate_widgets
 from simulator.world import WidgetDef
 
 from .episode import Episode, replay
+from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade
+from .shortcuts import run_battery
 from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
 
-GATE_NAMES = ("schema", "grounding", "oracle", "noop", "load_bearing", "leak", "determinism")
+GATE_NAMES = ("schema", "grounding", "oracle", "noop", "load_bearing", "leak", "determinism", "equivalence",
+              "shortcuts")
 WIDGET_TOOLS = ("create_widget", "get_widget_data", "get_widget_schema", "get_params_options")
 
 
@@ -65,6 +70,16 @@ class Subject:
     @cached_property
     def noop(self) -> tuple[Episode, GradeResult]:
         return self.run([])
+
+    @cached_property
+    def probe(self) -> Probe:
+        assert self.task is not None
+        return probe(self.world, self.task, [(t, a) for t, a, _ in self.steps], self.task.eval.reference_answer)
+
+    @property
+    def ours(self) -> bool:
+        """A task we authored (it carries `meta`); the source benchmark's tasks carry none."""
+        return self.task is not None and self.task.meta is not None
 
 
 GateFn = Callable[[Subject], GateResult]
@@ -130,18 +145,26 @@ def grounding_gate(s: Subject) -> GateResult:
     problems: list[str] = []
     checked = 0
 
-    def lookup(origin: Any, widget_id: Any, where: str) -> WidgetDef | None:
+    def lookup(origin: Any, widget_id: Any, where: str, name: str | None = None) -> WidgetDef | None:
         if origin in authored:
-            if widget_id not in authored[origin]:
+            built = authored[origin]
+            if widget_id is None and not any(str(d.get("name") or "").casefold() == str(name).casefold()
+                                             for d in built.values() if isinstance(d, dict)):
+                problems.append(f"{where}: no widget named '{name}' among the widgets '{origin}' is built with")
+            elif widget_id is not None and widget_id not in built:
                 problems.append(f"{where}: '{widget_id}' is not among the widgets '{origin}' is built with")
             return None
         conn = ws._origin_or_none(str(origin))
         if conn is None:
             problems.append(f"{where}: origin '{origin}' is not connected")
             return None
-        definition = conn.catalog.widgets.get(str(widget_id))
+        if widget_id is None:
+            definition = next((d for d in conn.catalog.widgets.values() if d.name.casefold() == str(name).casefold()),
+                              None)
+        else:
+            definition = conn.catalog.widgets.get(str(widget_id))
         if definition is None:
-            problems.append(f"{where}: widget '{widget_id}' does not exist in '{origin}'")
+            problems.append(f"{where}: widget '{widget_id or name}' does not exist in '{origin}'")
         return definition
 
     def values(definition: WidgetDef | None, data_args: Any, where: str) -> None:
@@ -149,6 +172,8 @@ def grounding_gate(s: Subject) -> GateResult:
         if definition is None or not isinstance(data_args, dict):
             return
         for key, value in data_args.items():
+            if value is None:
+                continue  # a value required absent claims nothing about the options
             checked += 1
             param = definition.param(key)
             if param is None:
@@ -159,7 +184,7 @@ def grounding_gate(s: Subject) -> GateResult:
 
     for i, req in enumerate(task.eval.required_widgets):
         where = f"eval.required_widgets[{i}]"
-        values(lookup(req.origin, req.widget_id, where), req.data_args, where)
+        values(lookup(req.origin, req.widget_id, where, req.name), req.data_args, where)
     for i, step in enumerate(task.eval.required_tools):
         if step.optional:
             continue
@@ -263,17 +288,32 @@ def leak_gate(s: Subject) -> GateResult:
     assert s.task is not None
     hidden = s.task.meta.hidden if s.task.meta else []
     if not hidden:
+        if s.ours and 1 <= s.task.level <= 3:
+            return GateResult(False, f"a {s.task.difficulty} task we authored must name its hidden value(s) in "
+                              "meta.hidden (the target, the carried value or the planted fact)")
         return GateResult(True, "skipped: the task carries no hidden values")
-    prompt = _mask_names(s.world, s.task)
-    leaked = [h.value for h in hidden if states_value(prompt, h.value)]
+    leaked = leaked_values(s.world, s.task)
     if leaked:
         return GateResult(False, f"prompt states hidden value(s): {leaked}")
     return GateResult(True, f"{len(hidden)} hidden value(s) absent from the prompt")
 
 
+def leaked_values(world: World, task: Task) -> list[str]:
+    """The task's hidden values its prompt states. Compared as words, ignoring case and spacing: "ytd" or
+    "Mandate  performance" states the value as surely as its canonical form does. Names the prompt legitimately
+    states (the dashboard, origins, graded widgets' names) are masked first."""
+    prompt = _spaced(_mask_names(world, task))
+    return [h.value for h in (task.meta.hidden if task.meta else []) if states_value(prompt, _spaced(h.value),
+                                                                                     any_case=True)]
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
+
+
 def states_value(text: str, value: str, *, any_case: bool = False) -> bool:
     """Whether `text` states `value` as a word, by default with its own case: "status Open" states Open, "the
-    open dashboard" or "the open-items policy" does not."""
+    open-items policy" does not (and, with its own case, neither does "the open dashboard")."""
     pattern = r"(?<![\w-])" + re.escape(value) + r"(?![\w-])"
     return bool(value.strip()) and re.search(pattern, text, re.I if any_case else 0) is not None
 
@@ -289,7 +329,7 @@ def _mask_names(world: World, task: Task) -> str:
     for req in task.eval.required_widgets:
         names.add(req.origin)
         fixture = next((f for f in world.backends.values() if f.origin == req.origin), None)
-        definition = fixture.catalog.widgets.get(req.widget_id) if fixture else None
+        definition = fixture.catalog.widgets.get(req.widget_id) if fixture and req.widget_id else None
         if definition is not None and definition.name not in hidden_targets:
             names.add(definition.name)
             if definition.definition.get("category"):
@@ -309,6 +349,44 @@ def determinism_gate(s: Subject) -> GateResult:
     if first_result.fingerprint() != second_result.fingerprint() or first_result.passed != second_result.passed:
         return GateResult(False, "two replays of the reference grade differently")
     return GateResult(True, f"two replays end in the same state ({first.workspace.state_hash()[:12]})")
+
+
+@gate("equivalence")
+def equivalence_gate(s: Subject) -> GateResult:
+    _, oracle_result = s.oracle
+    if not oracle_result.passed:
+        return GateResult(False, "not run: the reference does not pass")
+    tried = variants(s.probe)
+    failures = []
+    for v in tried:
+        _, result = s.run(v.steps, v.answer)
+        if not result.passed:
+            checks = "; ".join(f"{c.code}: {c.label} ({c.evidence})" for c in result.failures[:2])
+            failures.append(f"{v.kind} [{v.label}] fails {checks}")
+    if failures:
+        return GateResult(False, f"{len(failures)} of {len(tried)} valid variant(s) fail, over-strict: "
+                          + " | ".join(failures[:3]))
+    kinds = sorted({v.kind for v in tried})
+    return GateResult(True, f"{len(tried)} valid variant(s) pass ({', '.join(kinds)})" if tried else
+                      "no variant applies to this reference")
+
+
+@gate("shortcuts")
+def shortcuts_gate(s: Subject) -> GateResult:
+    assert s.task is not None
+    if s.task.level == 0:
+        return GateResult(True, "not applicable: level 0 states everything it grades")
+    passing, failing = [], []
+    for run in run_battery(s.world, s.task, s.registry):
+        if run.passed:
+            passing.append(f"{run.name} ({run.episode.turns} calls)")
+        else:
+            why = ", ".join(run.result.failure_codes[:3]) + (" after the turn budget ran out"
+                                                              if run.episode.ended_by == "max_turns" else "")
+            failing.append(f"{run.name}: {why}")
+    if passing:
+        return GateResult(False, f"shortcut(s) pass without understanding the request: {', '.join(passing)}")
+    return GateResult(True, f"{len(failing)} shortcut(s) fail — " + "; ".join(failing))
 
 
 @dataclass
@@ -376,4 +454,4 @@ def summarise(results: list[Certification]) -> dict[str, Any]:
 
 
 __all__ = ["CHECKS", "GATES", "GATE_NAMES", "Certification", "GateResult", "Subject", "certify_file",
-           "certify_subject", "certify_task", "collect", "states_value", "summarise"]
+           "certify_subject", "certify_task", "collect", "leaked_values", "states_value", "summarise"]

@@ -24,10 +24,12 @@ from .task import TaskFileError
 
 LOCK_FILE = "certificates.json"
 _PACKAGES = Path(__file__).resolve().parents[1]
-# What verdicts depend on besides the registered checks themselves: the gates, the grader's frame and matching,
-# the task model and the episode rules; and the simulator's code.
-GRADER_SOURCES = ("certify/grader/core.py", "certify/grader/match.py", "certify/gates.py", "certify/task.py",
-                  "certify/episode.py", "certify/trial.py")
+# Everything a verdict can depend on besides the registered checks themselves: the whole grader package (its
+# private helpers included), the gates and what they run (the equivalence variants, the shortcut agents, the
+# episode rules, the task model), the trial record and the calibration analysis; and the simulator's code.
+GRADER_SOURCES = ("certify/grader/*.py", "certify/gates.py", "certify/equivalence.py", "certify/shortcuts/*.py",
+                  "certify/agents/base.py", "certify/task.py", "certify/episode.py", "certify/trial.py",
+                  "certify/calibrate.py", "certify/stats.py")
 SIMULATOR_SOURCES = ("simulator/*.py",)
 
 

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from simulator import DEFAULT_WORLD, Setup, World
 
@@ -37,7 +37,16 @@ class RequiredTool(_Strict):
     args: dict[str, Any] = Field(default_factory=dict)
     graded_args: list[str] | None = None
     optional: bool = False
+    outcome: bool = Field(False, description="The step is work whose effect the state checks grade: replayed and "
+                          "load-bearing, but not a call the trace must contain (another route to the same state "
+                          "passes).")
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _one_role(self) -> RequiredTool:
+        if self.optional and self.outcome:
+            raise ValueError("a step is either optional discovery or outcome work, not both")
+        return self
 
     def graded(self) -> dict[str, Any]:
         if self.graded_args is None:
@@ -52,18 +61,30 @@ class RequiredToolCall(_Strict):
 
 
 class RequiredWidget(_Strict):
+    """A placed catalog widget; `name` (its catalog display name) stands in for `widget_id` when the id is the
+    agent's own choice (a widget it built)."""
+
     origin: str
-    widget_id: str
+    widget_id: str | None = None
+    name: str | None = None
     data_args: dict[str, Any] = Field(default_factory=dict)
     tab_id: str | None = None
     min_count: int = 1
     max_count: int | None = None
+
+    @model_validator(mode="after")
+    def _addressed(self) -> RequiredWidget:
+        if self.widget_id is None and self.name is None:
+            raise ValueError("give widget_id or name")
+        return self
 
 
 class RequiredGeneratedWidget(_Strict):
     widget_type: str
     name_contains: str | None = None
     data_contains: list[str] = Field(default_factory=list)
+    must_not_contain: list[str] = Field(default_factory=list, description="Values no such widget the agent writes "
+                                        "may contain (the distractors: other options, a decoy's value).")
     tab_id: str | None = None
 
 
@@ -78,16 +99,35 @@ class RequiredLayout(_Strict):
 
 
 class RequiredWidgetDef(_Strict):
+    """A widget a published backend serves, by id or, when the id is the agent's own choice, by display name."""
+
     backend_name: str
-    widget_id: str
+    widget_id: str | None = None
+    name: str | None = None
     expect: dict[str, Any] = Field(default_factory=dict)
     params_include: list[dict[str, Any]] = Field(default_factory=list)
     columns_include: list[dict[str, Any]] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _addressed(self) -> RequiredWidgetDef:
+        if self.widget_id is None and self.name is None:
+            raise ValueError("give widget_id or name")
+        return self
+
 
 class WidgetOnTab(_Strict):
-    tab_id: str
-    widget_id: str
+    """An app tab showing a widget; names stand in for ids the agent chooses itself."""
+
+    tab_id: str | None = None
+    tab_name: str | None = None
+    widget_id: str | None = None
+    widget_name: str | None = None
+
+    @model_validator(mode="after")
+    def _addressed(self) -> WidgetOnTab:
+        if (self.tab_id is None and self.tab_name is None) or (self.widget_id is None and self.widget_name is None):
+            raise ValueError("give tab_id or tab_name, and widget_id or widget_name")
+        return self
 
 
 class GroupSpec(BaseModel):
@@ -102,6 +142,7 @@ class RequiredAppDef(_Strict):
     name_contains: str | None = None
     expect: dict[str, Any] = Field(default_factory=dict)
     tabs_include: list[str] = Field(default_factory=list)
+    tab_names_include: list[str] = Field(default_factory=list)
     tab_count: int | None = None
     prompts_min_count: int | None = None
     layout_refs_valid: bool = False
@@ -130,6 +171,9 @@ class LayoutRules(_Strict):
 class TraceRules(_Strict):
     max_invalid_tool_calls: int = 0
     forbid_invented_widget_ids: bool = True
+    ids_known_from: Literal["listing", "any_result"] = Field(
+        "listing", description="What makes a widget id known rather than invented: a catalog listing (the source "
+        "benchmark's rule), or any earlier result that shows it (a snapshot's placed widget, read_widget).")
     must_call_schema_before_create: bool = False
     max_repeated_snapshots: int | None = None
 
@@ -178,6 +222,11 @@ class Eval(_Strict):
     required_tool_results: list[RequiredToolResult] = Field(default_factory=list)
     required_resource_reads: list[RequiredResourceRead] = Field(default_factory=list)
     required_values_in_answer: list[str] = Field(default_factory=list)
+    answer_must_not_contain: list[str] = Field(default_factory=list)
+    judged_dashboard: str | None = Field(None, description="Name of the dashboard the state checks judge; unset, "
+                                         "the one active when the episode ends (the source benchmark's rule).")
+    max_unrequested_widgets: int | None = Field(None, description="Cap on widgets of the judged dashboard that no "
+                                                "requirement accounts for.")
     judge: JudgeSpec | None = None
     layout: LayoutRules = Field(default_factory=LayoutRules)
     trace_checks: TraceRules = Field(default_factory=TraceRules)
@@ -198,11 +247,12 @@ class Eval(_Strict):
 
     def graded_steps(self) -> list[RequiredTool]:
         """The reference steps that are required calls: non-optional required_tools, or, when the task grades
-        its reference trace (calls_match_reference), the trace's non-optional tool calls."""
+        its reference trace (calls_match_reference), the trace's non-optional tool calls. Outcome work is graded
+        by the state it leaves, never as a call."""
         if self.required_tools:
-            return [s for s in self.required_tools if not s.optional]
+            return [s for s in self.required_tools if not s.optional and not s.outcome]
         if self.calls_match_reference:
-            return [s for s in self.reference_steps() if not s.optional and s.tool != "final_answer"]
+            return [s for s in self.reference_steps() if not s.optional and not s.outcome and s.tool != "final_answer"]
         return []
 
 

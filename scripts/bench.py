@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -91,7 +92,39 @@ def bench_simulator() -> dict[str, float]:
     return out
 
 
+def _gate_split(world: Any, targets: list[Any]) -> dict[str, float]:
+    """CPU seconds each gate spends on one pass over `targets`."""
+    from certify import gates
+    from certify.gates import certify_file
+
+    spent: dict[str, float] = {}
+    original = dict(gates.GATES)
+
+    def timed_gate(gate_name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(subject: Any) -> Any:
+            start = time.process_time()
+            try:
+                return fn(subject)
+            finally:
+                spent[gate_name] = spent.get(gate_name, 0.0) + time.process_time() - start
+
+        return timed
+
+    gates.GATES.update({k: timed_gate(k, fn) for k, fn in original.items()})
+    try:
+        for path, taskset in targets:
+            certify_file(world, path, taskset)
+    finally:
+        gates.GATES.update(original)
+    return spent
+
+
 def bench_certify() -> dict[str, float]:
+    """Certification with all nine gates. In process: CPU per 100 tasks for each taskset, and the shipped
+    taskset's cost per gate. Through the CLI (wall, medians of 3): the CLI's own start (`--help`), the fixed
+    start of `taskforge certify` beyond it (one task), and the marginal cost of the shipped 120 tasks."""
+    import subprocess
+
     from certify.gates import certify_file, collect
     from simulator import DEFAULT_WORLD, World
 
@@ -106,9 +139,31 @@ def bench_certify() -> dict[str, float]:
         if not targets:
             continue
         certify_file(world, *targets[0])
-        seconds = cpu_median_of(lambda t=targets, w=world: [certify_file(w, p, ts) for p, ts in t], 5)
+        seconds = cpu_median_of(lambda t=targets, w=world: [certify_file(w, p, ts) for p, ts in t], 3)
         out[f"certify_{name}_tasks"] = len(targets)
         out[f"certify_{name}_cpu_s_per_100_tasks"] = seconds / len(targets) * 100
+        if name == "ours":
+            out.update({f"certify_ours_gate_{k}_cpu_s": v for k, v in _gate_split(world, targets).items()})
+
+    tasks = ROOT / "tasksets" / "workspace_tasks"
+    files = sorted(p for p in tasks.rglob("*_level*.json") if "calibration" not in p.parts)
+    cli = [sys.executable, "-m", "authoring"]
+
+    def wall(args: list[str]) -> float:
+        samples = []
+        for _ in range(3):
+            start = time.perf_counter()
+            subprocess.run(cli + args, cwd=ROOT, capture_output=True, check=False)
+            samples.append(time.perf_counter() - start)
+        return statistics.median(samples)
+
+    if files:
+        own = wall(["--help"])
+        one = wall(["certify", "--json", str(files[0])])
+        every = wall(["certify", "--json", str(tasks)])
+        out["cli_start_wall_s"] = own
+        out["certify_fixed_start_beyond_cli_wall_s"] = one - own
+        out[f"certify_marginal_wall_s_per_{len(files)}_tasks"] = (every - one) * len(files) / max(1, len(files) - 1)
     return out
 
 

@@ -49,6 +49,30 @@ MINI_WIDGETS: dict[str, Any] = {
         ],
         "data": [{"severity": "High", "status": "Open", "count": 3}],
     },
+    # Two look-alikes: each takes the same parameters as a widget above and shares more words with the desk's
+    # loose descriptions, so a task that describes Positions or Alerts needs more than a word match to find it.
+    "desk_overview_book_summary": {
+        "name": "Book Summary", "description": "The book's daily P&L and turnover summary, by fund and period.",
+        "category": "Desk", "type": "table", "endpoint": "/book", "gridData": {"w": 20, "h": 10},
+        "params": [
+            {"paramName": "fund", "type": "text", "value": "Alpha", "label": "Fund",
+             "options": _options("Alpha", "Beta", "Gamma")},
+            {"paramName": "period", "type": "text", "value": "YTD", "label": "Period",
+             "options": _options("MTD", "QTD", "YTD")},
+        ],
+        "data": [{"fund": "Gamma", "period": "QTD", "pnl": 1.5, "turnover": 0.31}],
+    },
+    "desk_overview_limit_breaches": {
+        "name": "Limit Breaches", "description": "Risk limit breaches the risk engine has flagged, by severity.",
+        "category": "Desk", "type": "table", "endpoint": "/breaches", "gridData": {"w": 20, "h": 8},
+        "params": [
+            {"paramName": "severity", "type": "text", "value": "High", "label": "Severity",
+             "options": _options("Low", "High")},
+            {"paramName": "status", "type": "text", "value": "Open", "label": "Status",
+             "options": _options("Open", "Closed")},
+        ],
+        "data": [{"severity": "Low", "status": "Closed", "limit": "VaR", "count": 1}],
+    },
     "desk_notes_memo": {
         "name": "Memo", "description": "Desk memo.", "category": "Desk", "type": "markdown", "endpoint": "/memo",
         "gridData": {"w": 40, "h": 6}, "params": [],

@@ -40,6 +40,7 @@ from .request import (
     named_targets,
     operations,
     read_request,
+    sentence_targets,
     stale_values,
     stated_values,
     twin_signatures,
@@ -305,11 +306,12 @@ class LadderSession:
                     if hop.text:
                         text = _body(hop.text)
                         unit = knowledge.asked_unit(text, _without_position(question)) or unit
-            if unit is not None:
-                work.facts.append(f"Per the {doc.title}: {unit}")
-                self._note(f"{doc.title} answers '{question}' with '{unit}'")
-            if TAB_TITLE.search(question) and unit is not None:
-                work.tab_title = knowledge.quoted(unit) or work.tab_title
+            if unit is None:
+                continue
+            self._note(f"{doc.title} answers '{question}' with '{unit}'")
+            acted = False
+            if TAB_TITLE.search(question) and knowledge.quoted(unit):
+                work.tab_title, acted = knowledge.quoted(unit), True
             for op in work.ops:
                 for param in work.params(op):
                     key = str(param.get("paramName"))
@@ -317,6 +319,10 @@ class LadderSession:
                         value = knowledge.value_in_piece(unit, text, param)
                         if value is not None:
                             op.args[key] = value
+                            acted = True
+            if not acted:
+                # a fact that sets nothing is one the request wants written down
+                work.facts.append(f"Per the {doc.title}: {unit}")
 
     def _retitle(self, work: Work) -> Script:
         """Give the dashboard's tab the title the work found: the tab the prompt names, else the open one."""
@@ -418,15 +424,9 @@ def _policy_in(docs: list[knowledge.Document], phrase: str, param: dict[str, Any
 
 
 def _ops_of(request: Request, ops: list[Op], sentence: tuple[int, int]) -> list[Op]:
-    """The operations a sentence is about: those whose widget it mentions, else (a sentence that says "it" or
-    "them") those of the nearest sentence before it that mentions one."""
-    for a, b in sorted((s for s in request.spans if s[0] <= sentence[0]), reverse=True):
-        mentioned = [op for op in ops if any(a <= p < b for p in op.target.positions)]
-        if mentioned:
-            return mentioned
-        if (a, b) == sentence and not re.search(r"\b(?:it|them|they|its)\b", request.prompt[a:b], re.I):
-            return []
-    return []
+    """The operations a sentence is about (its widgets, or those of the sentence before it that names some)."""
+    about = sentence_targets(request, [op.target for op in ops], sentence)
+    return [op for op in ops if any(op.target is t for t in about)]
 
 
 def _distinct(targets: list[Target]) -> list[Target]:

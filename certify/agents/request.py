@@ -217,7 +217,7 @@ def described_spans(
     out = []
     for m in re.finditer(r"\bfrom\s+(?:the\s+)?", prompt, re.I):
         tail = re.split(r"[.;:,!?]", prompt[m.end() : m.end() + 60], maxsplit=1)[0]
-        sources = [s for s in origins if s and find(tail, s)]
+        sources = [s for s in origins if s and tail.lower().startswith(s.lower()) and find(tail, s)]
         rest = prompt[m.end() :].lower()
         for origin in sources:
             if rest.startswith(origin.lower() + "'s "):
@@ -291,11 +291,15 @@ def op_kind(request: Request, position: int, end: int | None = None) -> OpKind |
     after it."""
     a, b = request.sentence_of(position)
     text = request.prompt
+    asides = [(x.start(), x.end()) for x in re.finditer(r"\([^()]*\)", text[a:b])]
     best: tuple[int, OpKind] | None = None
     after: tuple[int, OpKind] | None = None
     for kind, pattern in _VERBS.items():
         for m in pattern.finditer(text, a, b):
             if kind == "read" and _NOT_A_READ.search(text[max(a, m.start() - 10) : m.end()]):
+                continue
+            if any(x <= m.start() - a < y for x, y in asides):
+                # a parenthesised aside ("(not the view of … that still need …)") gives no instruction
                 continue
             if m.end() <= position and (best is None or m.start() > best[0]):
                 best = (m.start(), kind)
@@ -325,8 +329,10 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
             if key not in seen:
                 seen.add(key)
                 ops.append(Op(kind, target, pos))
-    if RECORD_SERVED.search(request.prompt):
-        for target in targets:
+    for m in RECORD_SERVED.finditer(request.prompt):
+        # the figures to record are those of the widgets the recording sentence is about (or, when it names
+        # none, the sentence before it that does); a view repaired elsewhere in the request is not read
+        for target in sentence_targets(request, targets, request.sentence_of(m.start())):
             if not any(o.kind == "read" and o.target is target for o in ops):
                 first = min(target.positions)
                 ops.append(Op("read", target, first))
@@ -336,6 +342,16 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
             ops.append(Op("read", before[-1].target, before[-1].position))
     order = {"update": 0, "create": 1, "read": 2}
     return sorted(ops, key=lambda o: (o.position, order[o.kind]))
+
+
+def sentence_targets(request: Request, targets: list[Target], sentence: tuple[int, int]) -> list[Target]:
+    """The widgets a sentence is about: those it mentions, else (a sentence that says "it", "them" or names
+    none) those of the nearest sentence before it that mentions one."""
+    for a, b in sorted((s for s in request.spans if s[0] <= sentence[0]), reverse=True):
+        mentioned = [t for t in targets if any(a <= p < b for p in t.positions)]
+        if mentioned:
+            return mentioned
+    return []
 
 
 def _scope(request: Request, op: Op, targets: list[Target]) -> tuple[int, int]:

@@ -1,8 +1,9 @@
 """The grader's frame: what a check sees, what it returns, and the registry of checks by issue code.
 
 Grading is pure: the same final workspace and trace always give the same result. Outcome comes first — state
-checks read the workspace the agent left behind (the dashboard active when the episode ended) — and trace
-checks exist for reads, which leave no state.
+checks read the workspace the agent left behind — and trace checks exist for reads, which leave no state. The
+dashboard state checks judge is the one the task names (`eval.judged_dashboard`), else, as in the source
+benchmark, the one active when the episode ended.
 """
 
 from __future__ import annotations
@@ -77,6 +78,33 @@ class GradeContext:
     @property
     def active(self) -> Dashboard:
         return self.workspace.current_dashboard
+
+    @cached_property
+    def _judged(self) -> tuple[Dashboard, bool]:
+        name = self.eval.judged_dashboard
+        if name is None:
+            return self.active, True
+        ws = self.workspace
+        for dash_id, dash in ws.initial_dashboards.items():
+            if dash.name == name and dash_id in ws.dashboards:
+                return ws.dashboards[dash_id], True
+        named = [d for d in ws.dashboards.values() if d.name == name]
+        return (named[-1], True) if named else (self.active, False)
+
+    @property
+    def judged(self) -> Dashboard:
+        """The dashboard the state checks read: the named one — the dashboard of that name the episode started
+        with (kept even if renamed), else the last one created under that name — or the active one."""
+        return self._judged[0]
+
+    @property
+    def judged_found(self) -> bool:
+        return self._judged[1]
+
+    def initial_uuids(self, dash: Dashboard) -> set[str]:
+        """Uuids of the widgets `dash` held when the episode started."""
+        before = self.workspace.initial_dashboards.get(dash.id)
+        return {w.uuid for w in before.widgets} if before is not None else set()
 
     @cached_property
     def ok_events(self) -> list[TraceEvent]:

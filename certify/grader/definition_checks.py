@@ -8,6 +8,7 @@ from typing import Any
 
 from simulator.grid import Rect, overlaps
 
+from ..task import RequiredWidgetDef, WidgetOnTab
 from .core import CheckResult, GradeContext, check
 
 
@@ -94,13 +95,23 @@ def backend_validation_warnings(ctx: GradeContext) -> Iterable[CheckResult]:
                               "definitions")
 
 
+def _def_for(backend: PublishedBackend, req: RequiredWidgetDef) -> tuple[str, dict[str, Any]] | None:
+    """The served widget a requirement names: by id, or by display name when the id is the agent's choice."""
+    if req.widget_id is not None:
+        definition = backend.widgets.get(req.widget_id)
+        return (req.widget_id, definition) if isinstance(definition, dict) else None
+    want = str(req.name).casefold()
+    return next(((wid, d) for wid, d in backend.widgets.items()
+                 if isinstance(d, dict) and str(d.get("name") or "").casefold() == want), None)
+
+
 @check("missing_widget_def")
 def missing_widget_def(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widget_defs:
         backend = _backend(ctx, req.backend_name)
         if backend is not None:
-            yield CheckResult("missing_widget_def", req.widget_id in backend.widgets,
-                              f"'{req.backend_name}' serves widget '{req.widget_id}'",
+            yield CheckResult("missing_widget_def", _def_for(backend, req) is not None,
+                              f"'{req.backend_name}' serves widget '{req.widget_id or req.name}'",
                               f"widgets: {sorted(backend.widgets)[:8]}", "definitions")
 
 
@@ -108,22 +119,23 @@ def missing_widget_def(ctx: GradeContext) -> Iterable[CheckResult]:
 def widget_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widget_defs:
         backend = _backend(ctx, req.backend_name)
-        definition = backend.widgets.get(req.widget_id) if backend else None
-        if definition is None:
+        found_def = _def_for(backend, req) if backend else None
+        if found_def is None:
             continue
+        wid, definition = found_def
         for dotted, value in req.expect.items():
             found, actual = _path(definition, dotted)
             yield CheckResult("widget_def_mismatch", found and actual == value,
-                              f"{req.widget_id}.{dotted} == {value!r}", f"is {actual!r}" if found else "absent",
-                              "definitions")
+                              f"{req.widget_id or req.name}.{dotted} == {value!r}",
+                              f"is {actual!r}" if found else "absent", "definitions")
         params = _flat_params(definition.get("params"))
         for spec in req.params_include:
             yield CheckResult("widget_def_mismatch", any(_shallow_includes(spec, p) for p in params),
-                              f"{req.widget_id} has a param like {spec}", f"{len(params)} param(s)", "definitions")
+                              f"{wid} has a param like {spec}", f"{len(params)} param(s)", "definitions")
         columns = ((definition.get("data") or {}).get("table") or {}).get("columnsDefs") or []
         for spec in req.columns_include:
             ok = any(isinstance(c, dict) and _shallow_includes(spec, c) for c in columns)
-            yield CheckResult("widget_def_mismatch", ok, f"{req.widget_id} has a column like {spec}",
+            yield CheckResult("widget_def_mismatch", ok, f"{wid} has a column like {spec}",
                               f"{len(columns)} column(s)", "definitions")
 
 
@@ -165,6 +177,11 @@ def app_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
         for tab in req.tabs_include:
             yield CheckResult("app_def_mismatch", tab in tabs, f"app '{name}' has tab '{tab}'",
                               f"tabs: {sorted(tabs)}", "definitions")
+        names = {k: str(t.get("name") or "") for k, t in tabs.items() if isinstance(t, dict)}
+        for want in req.tab_names_include:
+            yield CheckResult("app_def_mismatch", any(n.casefold() == want.casefold() for n in names.values()),
+                              f"app '{name}' has a tab named '{want}'", f"tab names: {sorted(names.values())}",
+                              "definitions")
         if req.tab_count is not None:
             yield CheckResult("app_def_mismatch", len(tabs) == req.tab_count, f"app '{name}' has {req.tab_count} tabs",
                               f"{len(tabs)} tab(s)", "definitions")
@@ -172,17 +189,29 @@ def app_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
             count = len(app.get("prompts") or [])
             yield CheckResult("app_def_mismatch", count >= req.prompts_min_count,
                               f"app '{name}' has at least {req.prompts_min_count} prompts", f"{count}", "definitions")
+        backend = _backend(ctx, req.backend_name)
         for item in req.widgets_on_tab:
-            tab = tabs.get(item.tab_id) if isinstance(tabs.get(item.tab_id), dict) else {}
+            tab = _tab_of(tabs, item)
             refs = [x.get("i") for x in tab.get("layout") or [] if isinstance(x, dict)]
-            yield CheckResult("app_def_mismatch", item.widget_id in refs,
-                              f"app '{name}' tab '{item.tab_id}' shows '{item.widget_id}'", f"layout: {refs}",
-                              "definitions")
+            wanted = {item.widget_id} if item.widget_id is not None else {
+                wid for wid, d in (backend.widgets.items() if backend else ()) if isinstance(d, dict)
+                and str(d.get("name") or "").casefold() == str(item.widget_name).casefold()}
+            where, what = item.tab_id or item.tab_name, item.widget_id or item.widget_name
+            yield CheckResult("app_def_mismatch", bool(wanted & set(refs)), f"app '{name}' tab '{where}' shows '{what}'",
+                              f"layout: {refs}", "definitions")
         for spec in req.groups_include:
             want = spec.model_dump(exclude={"widgetIds_include"})
             ok = any(isinstance(g, dict) and all(g.get(k) == v for k, v in want.items())
                      and set(spec.widgetIds_include) <= set(g.get("widgetIds") or []) for g in app.get("groups") or [])
             yield CheckResult("app_def_mismatch", ok, f"app '{name}' has a group like {want}", "", "definitions")
+
+
+def _tab_of(tabs: dict[str, Any], item: WidgetOnTab) -> dict[str, Any]:
+    if item.tab_id is not None:
+        tab = tabs.get(item.tab_id)
+        return tab if isinstance(tab, dict) else {}
+    want = str(item.tab_name).casefold()
+    return next((t for t in tabs.values() if isinstance(t, dict) and str(t.get("name") or "").casefold() == want), {})
 
 
 def _app_structure_targets(ctx: GradeContext, flag: str) -> Iterable[tuple[PublishedBackend, dict]]:

@@ -1,4 +1,4 @@
-"""Checks on the final state of the dashboard active when the episode ended."""
+"""Checks on the final state of the judged dashboard (the one the task names, else the one active at the end)."""
 
 from __future__ import annotations
 
@@ -7,40 +7,55 @@ from collections.abc import Iterable
 from simulator.grid import Rect, overlaps
 from simulator.state import Widget
 
-from ..task import RequiredWidget
+from ..task import RequiredGeneratedWidget, RequiredWidget
 from .core import CheckResult, GradeContext, check
 from .match import json_blob, numbers_in, phrase_matches, subset, text_contains
 
 
-def _widget_matches(widget: Widget, req: RequiredWidget) -> bool:
-    return (not widget.generated and widget.origin == req.origin and widget.widget_id == req.widget_id
+def widget_matches(widget: Widget, req: RequiredWidget) -> bool:
+    return (not widget.generated and widget.origin == req.origin
+            and (req.widget_id is None or widget.widget_id == req.widget_id)
+            and (req.name is None or widget.name.casefold() == req.name.casefold())
             and (req.tab_id is None or widget.tab_id == req.tab_id) and subset(req.data_args, widget.data_args))
+
+
+def generated_matches(widget: Widget, req: RequiredGeneratedWidget) -> bool:
+    return (widget.generated and widget.type == req.widget_type and (req.tab_id is None or widget.tab_id == req.tab_id)
+            and (not req.name_contains or req.name_contains.casefold() in widget.name.casefold()))
 
 
 def _describe(req: RequiredWidget) -> str:
     tab = f" on tab '{req.tab_id}'" if req.tab_id is not None else ""
-    return f"{req.origin}/{req.widget_id} {json_blob(req.data_args)}{tab}"
+    return f"{req.origin}/{req.widget_id or repr(req.name)} {json_blob(req.data_args)}{tab}"
+
+
+@check("missing_dashboard")
+def judged_dashboard(ctx: GradeContext) -> Iterable[CheckResult]:
+    name = ctx.eval.judged_dashboard
+    if name is not None:
+        yield CheckResult("missing_dashboard", ctx.judged_found, f"dashboard '{name}' present",
+                          f"judging '{ctx.judged.name}' ({ctx.judged.id})")
 
 
 @check("dashboard_name")
 def dashboard_name(ctx: GradeContext) -> Iterable[CheckResult]:
     want = ctx.eval.required_dashboard_name_contains
     if want:
-        name = ctx.active.name
+        name = ctx.judged.name
         yield CheckResult("dashboard_name", phrase_matches(want, name), f"active dashboard named like '{want}'",
-                          f"active dashboard is '{name}' ({ctx.active.id})")
+                          f"active dashboard is '{name}' ({ctx.judged.id})")
 
 
 @check("missing_tab")
 def required_tabs(ctx: GradeContext) -> Iterable[CheckResult]:
-    ids = ctx.active.tab_ids()
+    ids = ctx.judged.tab_ids()
     for tab_id in ctx.eval.required_tabs:
         yield CheckResult("missing_tab", tab_id in ids, f"tab '{tab_id}'", f"tabs: {ids}")
 
 
 @check("missing_tab_name")
 def required_tab_names(ctx: GradeContext) -> Iterable[CheckResult]:
-    names = [t.name for t in ctx.active.tabs]
+    names = [t.name for t in ctx.judged.tabs]
     for want in ctx.eval.required_tab_names:
         ok = any(phrase_matches(want, n) for n in names)
         yield CheckResult("missing_tab_name", ok, f"tab named like '{want}'", f"tab names: {names}")
@@ -49,18 +64,18 @@ def required_tab_names(ctx: GradeContext) -> Iterable[CheckResult]:
 @check("missing_widget")
 def required_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widgets:
-        count = sum(1 for w in ctx.active.widgets if _widget_matches(w, req))
+        count = sum(1 for w in ctx.judged.widgets if widget_matches(w, req))
         yield CheckResult("missing_widget", count >= req.min_count, f"at least {req.min_count} x {_describe(req)}",
-                          f"{count} matching on '{ctx.active.name}'")
+                          f"{count} matching on '{ctx.judged.name}'")
 
 
 @check("too_many_widgets")
 def widget_caps(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widgets:
         if req.max_count is not None:
-            count = sum(1 for w in ctx.active.widgets if _widget_matches(w, req))
+            count = sum(1 for w in ctx.judged.widgets if widget_matches(w, req))
             yield CheckResult("too_many_widgets", count <= req.max_count,
-                              f"at most {req.max_count} x {_describe(req)}", f"{count} matching on '{ctx.active.name}'")
+                              f"at most {req.max_count} x {_describe(req)}", f"{count} matching on '{ctx.judged.name}'")
 
 
 def generated_blob(widget: Widget) -> str:
@@ -70,9 +85,7 @@ def generated_blob(widget: Widget) -> str:
 @check("missing_generated_widget")
 def required_generated_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_generated_widgets:
-        candidates = [w for w in ctx.active.widgets if w.generated and w.type == req.widget_type
-                      and (req.tab_id is None or w.tab_id == req.tab_id)
-                      and (not req.name_contains or req.name_contains.casefold() in w.name.casefold())]
+        candidates = [w for w in ctx.judged.widgets if generated_matches(w, req)]
         missing: list[str] = list(req.data_contains)
         for w in candidates:
             blob = generated_blob(w)
@@ -86,7 +99,7 @@ def required_generated_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
         ok = bool(candidates) and not missing
         label = f"{req.widget_type} named like '{req.name_contains or ''}' containing {req.data_contains}"
         if not candidates:
-            evidence = f"no {req.widget_type} with that name on '{ctx.active.name}'"
+            evidence = f"no {req.widget_type} with that name on '{ctx.judged.name}'"
         elif missing:
             evidence = f"closest candidate lacks {missing}"
         else:
@@ -98,7 +111,7 @@ def required_generated_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
 def required_layouts(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_layouts:
         want = {k: getattr(req, k) for k in ("x", "y", "w", "h") if getattr(req, k) is not None}
-        candidates = [w for w in ctx.active.widgets
+        candidates = [w for w in ctx.judged.widgets
                       if (req.widget_uuid is None or w.uuid == req.widget_uuid)
                       and (req.widget_id is None or w.widget_id == req.widget_id)
                       and (req.tab_id is None or w.tab_id == req.tab_id)]
@@ -114,7 +127,7 @@ def within_grid(ctx: GradeContext) -> Iterable[CheckResult]:
     rules = ctx.eval.layout
     if not rules.within_grid:
         return
-    for w in ctx.active.widgets:
+    for w in ctx.judged.widgets:
         ok = w.x >= 0 and w.y >= 0 and w.w > 0 and w.h > 0 and w.x + w.w <= rules.grid_width
         yield CheckResult("layout_out_of_grid", ok, f"{w.uuid} inside the {rules.grid_width}-column grid",
                           f"x={w.x:g} y={w.y:g} w={w.w:g} h={w.h:g}")
@@ -125,7 +138,7 @@ def no_overlaps(ctx: GradeContext) -> Iterable[CheckResult]:
     if not ctx.eval.layout.no_overlaps:
         return
     tabs: dict[str, list[Widget]] = {}
-    for w in ctx.active.widgets:
+    for w in ctx.judged.widgets:
         tabs.setdefault(w.tab_id, []).append(w)
     for tab_id, widgets in tabs.items():
         clashes = []

@@ -7,6 +7,7 @@ so one call can satisfy several identical requirements.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from .core import CheckResult, GradeContext, check
@@ -65,25 +66,50 @@ def _origin_arg(args: Any) -> Any:
     return (args.get("origin") or args.get("backend_name")) if isinstance(args, dict) else None
 
 
-def _listing_events(ctx: GradeContext) -> list[tuple[str, Any, set[str], set[tuple[str, str]]]]:
+def _listing_events(ctx: GradeContext) -> list[tuple[str, Any, bool, bool]]:
     cached = ctx.extras.get("listing_events")
     if cached is None:
         cached = ctx.extras["listing_events"] = list(_walk_listings(ctx))
     return cached
 
 
-def _walk_listings(ctx: GradeContext) -> Iterable[tuple[str, Any, set[str], set[tuple[str, str]]]]:
-    """Walk the trace, yielding each schema/create call with what had been listed before it."""
+_SHOWING_TOOLS = frozenset({"get_workspace_snapshot", "navigate_workspace", "manage_dashboard", "read_widget",
+                            "update_widget", "update_widget_layout"})
+_ORIGIN = itemgetter("origin")
+_PAIR = itemgetter("origin", "widget_id")
+
+
+def _shown_widgets(data: Any) -> Iterable[tuple[str, str]]:
+    """(origin, widget_id) of catalog widgets a result shows placed: a dashboard composition or one widget."""
+    if not isinstance(data, dict):
+        return
+    compositions = [data.get("dashboard_composition"), *(data.get("dashboard_compositions") or {}).values()]
+    widgets = [w for c in compositions if isinstance(c, dict) for w in c.get("widgets") or []]
+    if isinstance(data.get("widget"), dict):
+        widgets.append(data["widget"])
+    for w in widgets:
+        if isinstance(w, dict) and not w.get("generated") and isinstance(w.get("origin"), str):
+            yield w["origin"], str(w.get("widget_id"))
+
+
+def _walk_listings(ctx: GradeContext) -> Iterable[tuple[str, Any, bool, bool]]:
+    """Walk the trace, yielding each schema/create call with whether its origin, and its (origin, widget_id),
+    had been listed before it (or, when the task says so, shown by any earlier result)."""
     origins: set[str] = set()
     pairs: set[tuple[str, str]] = set()
+    any_result = ctx.eval.trace_checks.ids_known_from == "any_result"
     for e in ctx.events:
         args = e.args if isinstance(e.args, dict) else {}
+        if any_result and e.ok and e.tool in _SHOWING_TOOLS:
+            for origin, wid in _shown_widgets(e.envelope.get("data")):
+                origins.add(origin)
+                pairs.add((origin, wid))
         if e.ok and e.tool == "list_available_widgets":
             if isinstance(args.get("origin"), str):
                 origins.add(args["origin"])
-            for w in (e.envelope.get("data") or {}).get("widgets", []):
-                origins.add(w["origin"])
-                pairs.add((w["origin"], w["widget_id"]))
+            widgets = (e.envelope.get("data") or {}).get("widgets", [])
+            origins.update(map(_ORIGIN, widgets))
+            pairs.update(map(_PAIR, widgets))
         elif e.ok and e.tool == "manage_backends" and args.get("operation") in ("add", "refresh"):
             data = e.envelope.get("data") or {}
             name = args.get("name") or (data.get("backend") or {}).get("name")
@@ -92,7 +118,8 @@ def _walk_listings(ctx: GradeContext) -> Iterable[tuple[str, Any, set[str], set[
                 if isinstance(args.get("widgets_json"), dict):
                     pairs.update((name, str(k)) for k in args["widgets_json"])
         elif e.tool in ("get_widget_schema", "create_widget"):
-            yield e.tool, e, set(origins), set(pairs)
+            origin = _origin_arg(args)
+            yield e.tool, e, origin in origins, (origin, args.get("widget_id")) in pairs
 
 
 @check("widget_list_not_called_before_use")
@@ -100,25 +127,23 @@ def list_before_use(ctx: GradeContext) -> Iterable[CheckResult]:
     allowed = ctx.task.setup.allowed_tools
     if not ctx.eval.trace_checks.forbid_invented_widget_ids or not allowed or "list_available_widgets" not in allowed:
         return
-    for tool, e, origins, _ in _listing_events(ctx):
+    for tool, e, origin_listed, _ in _listing_events(ctx):
         if not e.ok:
             continue
-        origin = _origin_arg(e.args)
-        yield CheckResult("widget_list_not_called_before_use", origin in origins,
-                          f"#{e.index} {tool} uses an origin listed before", f"origin '{origin}'", "trace")
+        yield CheckResult("widget_list_not_called_before_use", origin_listed,
+                          f"#{e.index} {tool} uses an origin listed before", f"origin '{_origin_arg(e.args)}'", "trace")
 
 
 @check("unlisted_widget_id")
 def unlisted_widget_id(ctx: GradeContext) -> Iterable[CheckResult]:
     if not ctx.eval.trace_checks.forbid_invented_widget_ids:
         return
-    for tool, e, origins, pairs in _listing_events(ctx):
+    for tool, e, origin_listed, pair_listed in _listing_events(ctx):
         if not e.ok:
             continue
-        origin, wid = _origin_arg(e.args), e.args.get("widget_id")
-        if origin in origins:
-            yield CheckResult("unlisted_widget_id", (origin, wid) in pairs,
-                              f"#{e.index} {tool} uses a widget id that was listed", f"{origin}/{wid}", "trace")
+        if origin_listed:
+            yield CheckResult("unlisted_widget_id", pair_listed, f"#{e.index} {tool} uses a widget id that was listed",
+                              f"{_origin_arg(e.args)}/{e.args.get('widget_id')}", "trace")
 
 
 @check("schema_not_called_before_create")

@@ -113,7 +113,8 @@ def test_two_targets_of_one_widget_are_both_described_at_find(world, tmp_path, k
     assert "Positions" not in find and find.lower().count("holdings book") >= 3, find
     assert "Positions" in tasks[0].prompt and "Gamma" in find and "Beta" in find
     graded = {(r.widget_id, r.data_args["fund"]) for r in tasks[1].eval.required_widgets}
-    assert graded == {("desk_overview_positions", "Gamma"), ("desk_overview_positions", "Beta")}
+    decoy = {("desk_overview_book_summary", "Alpha")} if kind == "repair" else set()  # placed look-alike, kept as is
+    assert graded == {("desk_overview_positions", "Gamma"), ("desk_overview_positions", "Beta")} | decoy
     if kind == "repair":
         updates = [s.args["widget_uuid"] for s in tasks[0].eval.required_tools if s.tool == "update_widget"]
         assert len(set(updates)) == 2

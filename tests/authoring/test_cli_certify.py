@@ -31,13 +31,14 @@ def test_certify_json_report_and_batch_carries_on(mini_world_path, tmp_path):
     by_id = {t["id"]: t for t in report["tasks"]}
     assert set(by_id) == {"desk_fix_level0", "broken", "free_level0"}
     assert by_id["desk_fix_level0"]["certified"] is True
-    assert set(by_id["desk_fix_level0"]["gates"]) == {"schema", "grounding", "oracle", "noop", "load_bearing",
-                                                      "leak", "determinism"}
+    assert list(by_id["desk_fix_level0"]["gates"]) == ["schema", "grounding", "oracle", "noop", "load_bearing",
+                                                       "leak", "determinism", "equivalence", "shortcuts"]
     assert by_id["broken"]["gates"]["schema"]["ok"] is False
     assert "invalid JSON" in by_id["broken"]["gates"]["schema"]["detail"]
     assert by_id["free_level0"]["gates"]["noop"]["ok"] is False
     assert report["summary"] == {"total": 3, "certified": 1, "by_gate": {
-        "schema": 2, "grounding": 2, "oracle": 2, "noop": 1, "load_bearing": 1, "leak": 2, "determinism": 2}}
+        "schema": 2, "grounding": 2, "oracle": 2, "noop": 1, "load_bearing": 1, "leak": 2, "determinism": 2,
+        "equivalence": 2, "shortcuts": 2}}
 
 
 def test_certify_single_file_exit_zero_and_table(mini_world_path, tmp_path):
@@ -62,7 +63,7 @@ def test_world_list_and_check(mini_world_path):
     report = json.loads(result.stdout)
     assert set(report) == {"world", "backends", "skills", "initial_states", "resources", "prompts"}
     acme = next(b for b in report["backends"] if b["slug"] == "acme-x")
-    assert acme == {"slug": "acme-x", "origin": "Acme Data", "apps": 1, "widgets": 4,
+    assert acme == {"slug": "acme-x", "origin": "Acme Data", "apps": 1, "widgets": 6,
                     "widget_types": ["chart", "markdown", "table"]}
     assert runner.invoke(app, ["world", "check", "--world", str(mini_world_path)]).exit_code == 0
 
@@ -81,4 +82,7 @@ def test_certify_compat_corpus_from_the_command_line():
     result = runner.invoke(app, ["certify", "--world", str(COMPAT_WORLD), "--json", str(COMPAT_TASKS)])
     report = json.loads(result.stdout)
     assert all(t["gates"]["oracle"]["ok"] and t["gates"]["noop"]["ok"] for t in report["tasks"])
-    assert result.exit_code == 0
+    # The corpus's own tasks fail only our validity gates (findings, see tests/certify/test_gates.py).
+    failing = {g for t in report["tasks"] for g, r in t["gates"].items() if not r["ok"]}
+    assert failing <= {"equivalence", "shortcuts"}
+    assert result.exit_code == (0 if all(t["certified"] for t in report["tasks"]) else 1)

@@ -154,7 +154,7 @@ def test_author_sees_the_gate_result_and_fixes_its_submission(llm, ctx, skills):
     verdict = tool_results(h.model.requests[2])[-1]
     assert verdict["certified"] is False and verdict["gates"]["leak"]["ok"] is False
     assert "Positions" in verdict["gates"]["leak"]["detail"] and verdict["gates"]["oracle"]["ok"] is True
-    assert h.progress == [f"llm author {SLUG}_level1: round 2: not certified (leak)",
+    assert h.progress == [f"llm author {SLUG}_level1: round 2: not certified (leak, shortcuts)",
                           f"llm author {SLUG}_level1: round 3: certified"]
 
     json.dumps(history)

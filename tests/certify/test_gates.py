@@ -45,10 +45,10 @@ def test_schema_gate_unknown_backend_and_file_name(mini_world, tmp_path):
 
 def test_malformed_file_fails_schema_and_names_the_field(mini_world, tmp_path):
     path = tmp_path / "desk_fix_level0.json"
-    path.write_text(json.dumps(raw(**{"eval.required_widgets": [{"origin": "Acme Data"}]})))
+    path.write_text(json.dumps(raw(**{"eval.required_widgets": [{"widget_id": "desk_overview_positions"}]})))
     cert = certify_file(mini_world, path)
     assert not cert.gates["schema"].ok
-    assert "eval.required_widgets.0.widget_id" in cert.gates["schema"].detail
+    assert "eval.required_widgets.0.origin" in cert.gates["schema"].detail
     assert str(path) in cert.gates["schema"].detail
 
 
@@ -80,8 +80,9 @@ def test_oracle_gate(mini_world):
     t = task(**{"eval.required_generated_widgets": [{"widget_type": "note", "name_contains": "Desk Note",
                                                      "data_contains": ["0.0999"]}]})
     cert = certify_task(mini_world, t, "desk_fix_level0.json")
-    assert failing(cert) == {"oracle", "load_bearing"}
+    assert failing(cert) == {"oracle", "load_bearing", "equivalence"}
     assert "missing_generated_widget" in cert.gates["oracle"].detail
+    assert cert.gates["equivalence"].detail == "not run: the reference does not pass"
 
 
 def test_noop_gate(mini_world):
@@ -149,7 +150,10 @@ def test_reference_trace_steps_carry_graded_args_and_optional(mini_world, tmp_pa
     path.write_text(json.dumps(raw(**{"eval.required_tools": DELETE, f"eval.{spelling}": steps,
                                       "eval.calls_match_reference": True})))
     cert = certify_file(mini_world, path)
-    assert failing(cert) == set(), {k: v.detail for k, v in cert.gates.items()}
+    # Grading the uuid of the only Positions on the board is over-strict (it may be named by widget_id): the
+    # equivalence gate says so, as it would for the same steps under required_tools; every other gate holds.
+    assert failing(cert) == {"equivalence"}, {k: v.detail for k, v in cert.gates.items()}
+    assert "missing_tool_call: update_widget" in cert.gates["equivalence"].detail
     assert "each of 2 required step(s)" in cert.gates["load_bearing"].detail
     t = load_task(path)
     assert [s.optional for s in t.eval.reference_steps()] == [True, False, True, False]
@@ -180,12 +184,38 @@ def test_compat_corpus_certifies_as_published():
     assert all(r.gates["schema"].ok and r.gates["determinism"].ok for r in results)
 
 
-@pytest.mark.skipif(not COMPAT_TASKS.is_dir(), reason="compat corpus absent")
+# Findings about the visible corpus (the closing note of issue 12 gives the reasons): its tasks grade calls
+# and ids an equivalent solution does differently, and some of its Find/Derive tasks let a shortcut pass.
+COMPAT_FINDINGS = {
+    "client_review_level1": {"shortcuts"},
+    "client_review_level3": {"equivalence"},
+    "client_review_level4": {"equivalence"},
+    "holdings_watch_level1": {"equivalence"},
+    "meeting_prep_level3": {"equivalence"},
+    "meeting_prep_level4": {"equivalence"},
+    "proposal_pack_level2": {"shortcuts"},
+    "breach_repair_level0": {"equivalence"},
+    "breach_repair_level4": {"equivalence"},
+    "case_handoff_level3": {"equivalence"},
+    "document_room_level3": {"equivalence", "shortcuts"},
+    "form_tooling_level2": {"shortcuts"},
+    "nav_close_repair_level0": {"equivalence"},
+    "nav_close_repair_level1": {"equivalence", "shortcuts"},
+    "nav_close_repair_level4": {"equivalence"},
+    "settlement_watch_level3": {"equivalence"},
+}
+
+
+@needs_compat
 def test_compat_additional_gates_snapshot():
-    """Our extra gates on the visible corpus (a finding would be listed in the closing note, never hidden)."""
+    """The corpus certifies as published (oracle pass, no-op fail, and the rest of the first seven gates); the two
+    validity gates report findings about it, listed here rather than hidden."""
     from simulator import World
 
     world = World.load(COMPAT_WORLD)
     taskset = TaskSet.load(COMPAT_TASKS)
     results = [certify_file(world, path, taskset) for path in taskset.task_files()]
-    assert {r.id for r in results if not r.certified} == set()
+    assert all(r.gates[name].ok for r in results for name in GATE_NAMES[:7])
+    assert {r.id: failing(r) for r in results if not r.certified} == COMPAT_FINDINGS
+
+

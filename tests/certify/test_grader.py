@@ -7,7 +7,7 @@ import pytest
 from certify.episode import reference_calls, replay
 from certify.grader import CHECKS, grade
 from certify.grader.match import phrase_matches, subset, text_contains
-from tests.certify.helpers import task
+from tests.certify.helpers import DELETE, raw, task
 
 UPDATE = ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}})
 NOTE = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "Gamma QTD weight 5.24%"})
@@ -26,12 +26,14 @@ def test_reference_passes_and_noop_fails(mini_world):
     assert outcome(mini_world, t, reference_calls(t)).passed
     noop = outcome(mini_world, t, [])
     assert not noop.passed
-    assert codes(noop, False) == {"missing_tool_call", "missing_widget", "missing_generated_widget"}
+    assert codes(noop, False) == {"missing_widget", "missing_generated_widget"}
     assert 0 < noop.share < 1
 
 
 def test_required_calls_use_graded_args_and_successful_calls_only(mini_world):
-    t = task()
+    steps = raw()["eval"]["required_tools"]
+    steps[2] = {**steps[2], "outcome": False, "graded_args": ["widget_type"]}
+    t = task(**{"eval.required_tools": steps})
     bad_note = ("add_generative_widget", {"widget_type": "table", "data": "oops"})
     result = outcome(mini_world, t, [UPDATE, bad_note])
     failing = [c for c in result.failures if c.code == "missing_tool_call"]
@@ -99,7 +101,8 @@ def test_invalid_call_budget(mini_world):
 
 
 def test_listing_discipline(mini_world):
-    t = task()
+    """The source benchmark's rule: an id is known once a catalog listing showed it."""
+    t = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1}})
     create = ("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})
     unlisted = outcome(mini_world, t, [UPDATE, NOTE, create])
     assert codes(unlisted, False) == {"widget_list_not_called_before_use"}
@@ -110,6 +113,21 @@ def test_listing_discipline(mini_world):
     assert outcome(mini_world, t, [UPDATE, NOTE, listed, create]).passed
     t_off = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1, "forbid_invented_widget_ids": False}})
     assert outcome(mini_world, t_off, [UPDATE, NOTE, create]).passed
+
+
+def test_ids_known_from_any_result(mini_world):
+    """Our tasks' rule: a widget id any earlier result showed (a snapshot's placed widget) is known, not
+    invented; one nothing showed still is."""
+    t = task()
+    snapshot = ("get_workspace_snapshot", {})
+    schema = ("get_widget_schema", {"origin": "Acme Data", "widget_id": "desk_overview_alerts"})
+    assert outcome(mini_world, t, [snapshot, schema, UPDATE, NOTE]).passed
+    assert codes(outcome(mini_world, t, [schema, UPDATE, NOTE]), False) == {"widget_list_not_called_before_use"}
+    create = ("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})
+    assert codes(outcome(mini_world, t, [snapshot, UPDATE, NOTE, create]), False) == {"unlisted_widget_id"}
+    assert not outcome(mini_world, t_off := task(**{"eval.trace_checks": {"ids_known_from": "listing"}}),
+                       [snapshot, schema, UPDATE, NOTE]).passed
+    assert outcome(mini_world, t_off, [UPDATE, NOTE]).passed
 
 
 def test_unlisted_widget_id_after_an_origin_listing(mini_world):
@@ -209,6 +227,105 @@ def test_definition_checks(mini_world):
     assert {"missing_widget_def", "missing_app_def"} <= codes(outcome(mini_world, t, [UPDATE, NOTE, no_app]), False)
 
 
+def test_definitions_graded_by_name(mini_world):
+    """What the agent builds is graded by the names the prompt gives: any widget id and tab id it picks passes."""
+    t = task(**{
+        "eval.required_widget_defs": [{"backend_name": "Reg Service", "name": "Register", "expect": {"type": "table"}}],
+        "eval.required_app_defs": [{"backend_name": "Reg Service", "name_contains": "Register App",
+                                    "tab_names_include": ["Main"],
+                                    "widgets_on_tab": [{"tab_name": "Main", "widget_name": "Register"}]}],
+    })
+
+    def build(widget_id, tab_id, name="Register"):
+        widgets = {widget_id: {"name": name, "description": "d", "endpoint": "/r", "type": "table"}}
+        apps = [{"name": "Register App", "tabs": {tab_id: {"id": tab_id, "name": "Main", "layout": [
+            {"i": widget_id, "x": 0, "y": 0, "w": 40, "h": 10}]}}}]
+        return ("manage_backends", {"operation": "add", "name": "Reg Service", "url": "http://r",
+                                    "widgets_json": widgets, "apps_json": apps})
+
+    assert outcome(mini_world, t, [UPDATE, NOTE, build("register", "main")]).passed
+    assert outcome(mini_world, t, [UPDATE, NOTE, build("reg_table", "tab_1")]).passed
+    wrong = outcome(mini_world, t, [UPDATE, NOTE, build("register", "main", name="Ledger")])
+    assert codes(wrong, False) == {"missing_widget_def", "app_def_mismatch"}
+
+
+def test_required_widget_by_name(mini_world):
+    built = ("manage_backends", {"operation": "add", "name": "Built", "url": "http://x", "widgets_json": {
+        "w1": {"name": "Book Register", "description": "d", "endpoint": "/w"}}})
+    t = task(**{"eval.required_widgets": [{"origin": "Built", "name": "book register", "max_count": 1}]})
+    create = ("create_widget", {"origin": "Built", "widget_id": "w1"})
+    assert outcome(mini_world, t, [UPDATE, NOTE, built, create]).passed
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE, built]), False) == {"missing_widget"}
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE, built, create, create]), False) == {"too_many_widgets"}
+
+
+def test_outcome_steps_are_not_graded_calls(mini_world):
+    """A repair done another way (delete the stale widget, add a right one) passes: only the state is graded."""
+    t = task(**{"eval.required_layouts": []})
+    listing = ("list_available_widgets", {"origin": "Acme Data"})
+    other_way = [("delete_widget", {"widget_uuid": "w_pos"}), listing,
+                 ("create_widget", {"origin": "Acme Data", "widget_id": "desk_overview_positions",
+                                    "data_args": {"fund": "Gamma", "period": "QTD"}}), NOTE]
+    assert outcome(mini_world, t, other_way).passed
+
+
+def test_judged_dashboard(mini_world):
+    """A task that names its dashboard is judged on it wherever the agent ends; one that does not is judged on
+    the dashboard active at the end (the source benchmark's rule)."""
+    away = ("navigate_workspace", {"operation": "dashboard", "dashboard_id": "dash_001"})
+    every_tool = {"setup.allowed_tools": DELETE}
+    named = task(**every_tool, **{"eval.judged_dashboard": "Task Board"})
+    assert outcome(mini_world, named, [UPDATE, NOTE, away]).passed
+    assert {"missing_widget", "missing_generated_widget"} <= codes(
+        outcome(mini_world, task(**every_tool), [UPDATE, NOTE, away]), False)
+    ghost = task(**{"eval.judged_dashboard": "Ghost Board"})
+    assert "missing_dashboard" in codes(outcome(mini_world, ghost, [UPDATE, NOTE]), False)
+    assert "missing_dashboard" in codes(outcome(mini_world, named, [UPDATE, NOTE]), True)
+
+
+def test_unrequested_widgets(mini_world):
+    """Every widget on the judged dashboard must be accounted for by a requirement when the task caps them."""
+    t = task(**{"eval.max_unrequested_widgets": 0, "eval.required_widgets": [
+        {"origin": "Acme Data", "widget_id": "desk_overview_positions", "data_args": {"fund": "Gamma", "period": "QTD"},
+         "max_count": 1},
+        {"origin": "Acme Data", "widget_id": "desk_overview_alerts", "max_count": 1}]})
+    assert outcome(mini_world, t, [UPDATE, NOTE]).passed
+    listing = ("list_available_widgets", {"origin": "Acme Data"})
+    extra = ("create_widget", {"origin": "Acme Data", "widget_id": "desk_notes_memo"})
+    result = outcome(mini_world, t, [UPDATE, NOTE, listing, extra])
+    assert codes(result, False) == {"unrequested_widget"}
+    assert "desk_notes_memo" not in str(result.failures) and "Memo" in str(result.failures)
+    # a repair made by adding a right copy next to the wrong one leaves the wrong one unaccounted for
+    beside = ("create_widget", {"origin": "Acme Data", "widget_id": "desk_overview_positions",
+                                "data_args": {"fund": "Gamma", "period": "QTD"}})
+    assert codes(outcome(mini_world, t, [listing, beside, NOTE]), False) == {"unrequested_widget"}
+    scratch = ("add_generative_widget", {"widget_type": "note", "name": "Scratch", "data": "x"})
+    assert codes(outcome(mini_world, t, [UPDATE, NOTE, scratch]), False) == {"unrequested_widget"}
+    assert outcome(mini_world, task(), [UPDATE, NOTE, listing, extra]).passed  # no cap: the source's semantics
+
+
+def test_forbidden_values(mini_world):
+    """A note or answer stating a distractor fails, in any format; seeded notes are not the agent's writing."""
+    note = {"widget_type": "note", "name_contains": "Desk Note", "data_contains": ["0.0524"],
+            "must_not_contain": ["0.12", "Alpha"]}
+    t = task(**{"eval.required_generated_widgets": [note]})
+    assert outcome(mini_world, t, [UPDATE, NOTE]).passed
+    stuffed = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note",
+                                         "data": "Gamma 5.24%, or Alpha at 12%"})
+    result = outcome(mini_world, t, [UPDATE, stuffed])
+    assert codes(result, False) == {"forbidden_value"}
+    assert "['0.12', 'Alpha']" in next(c.evidence for c in result.failures)
+    seeded = {"widget_type": "note", "widget_uuid": "w_old", "name": "Old Desk Note", "data": "Alpha was 12%",
+              "tab_id": "review", "layout": {"x": 0, "y": 20, "w": 20, "h": 6}}
+    with_seed = task(**{"eval.required_generated_widgets": [note],
+                        "setup.initial_state.dashboard.generated_widgets": [seeded]})
+    assert outcome(mini_world, with_seed, [UPDATE, NOTE]).passed
+    answered = task(**{"eval.required_values_in_answer": ["0.0524"], "eval.answer_must_not_contain": ["0.12"]})
+    assert outcome(mini_world, answered, [UPDATE, NOTE], final_answer="5.24%").passed
+    assert codes(outcome(mini_world, answered, [UPDATE, NOTE], final_answer="5.24% (12% for Alpha)"), False) == {
+        "forbidden_value"}
+
+
 def test_answer_checks(mini_world):
     t = task(**{"eval.required_values_in_answer": ["0.0524", "Beta"]})
     assert codes(outcome(mini_world, t, [UPDATE, NOTE]), False) == {"missing_final_answer", "missing_answer_value"}
@@ -219,7 +336,8 @@ def test_answer_checks(mini_world):
 def test_registry_has_one_entry_per_code():
     assert {"missing_tool_call", "missing_widget", "too_many_widgets", "missing_generated_widget", "missing_tab",
             "dashboard_name", "layout_mismatch", "layout_out_of_grid", "layout_overlap", "too_many_invalid_calls",
-            "unlisted_widget_id", "collateral_dashboard_change", "missing_final_answer"} <= set(CHECKS)
+            "unlisted_widget_id", "collateral_dashboard_change", "missing_final_answer", "unrequested_widget",
+            "forbidden_value", "missing_dashboard"} <= set(CHECKS)
 
 
 @pytest.mark.parametrize(

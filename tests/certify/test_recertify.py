@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -12,6 +13,7 @@ from authoring.cli import app
 from authoring.pipeline import build_graph
 from authoring.review import all_items
 from authoring.state import serializer
+from certify import lock
 from certify.grader import CHECKS, CheckResult
 from certify.recertify import recertify
 from simulator import World
@@ -64,8 +66,7 @@ def test_a_check_that_moves_calibration_verdicts(certified, mini_world_path, mon
     before = [json.loads(line) for line in (certified / "calibration" / "desk_head" / "trials.jsonl").read_text()
               .splitlines()]
     passing = sorted((t["task_id"], t["repeat"]) for t in before if t["passed"])
-    monkeypatch.setitem(CHECKS, "dashboard_name", stricter("dashboard_name",
-                                                              lambda ev: ev.required_dashboard_name_contains))
+    monkeypatch.setitem(CHECKS, "missing_dashboard", stricter("missing_dashboard", lambda ev: ev.judged_dashboard))
     report = recertify(certified, world)
     assert len(report.broken) == 10
     moved = report.calibration[0].moved
@@ -109,3 +110,24 @@ def test_cli_opens_review_items_for_broken_tasks_and_commits_only_the_lock(certi
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
         "tasksets/workspace_tasks/certificates.json", "tasksets/workspace_tasks/reviews/desk_head.json"]
     assert "?? scratch.txt" in git(repo, "status", "--porcelain")
+
+
+@pytest.mark.parametrize("helper", ["certify/grader/definition_checks.py", "certify/shortcuts/reading.py",
+                                    "certify/equivalence.py", "certify/calibrate.py"])
+def test_a_changed_private_helper_makes_every_certificate_stale(certified, mini_world_path, tmp_path, monkeypatch,
+                                                                 helper):
+    """Provenance: the grader fingerprint covers code no registered check names directly — a private helper
+    of the grader package, the shortcut agents, the equivalence variants, the calibration analysis."""
+    code = tmp_path / "code"
+    for package in ("certify", "simulator"):
+        shutil.copytree(lock._PACKAGES / package, code / package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(lock, "_PACKAGES", code)
+    world = World.load(mini_world_path)
+    assert recertify(certified, world).stale == 0
+    source = code / helper
+    text = source.read_text()
+    private = text.index("\ndef _") + 1
+    source.write_text(text[:private] + "def _changed_helper() -> None:\n    return None\n\n\n" + text[private:])
+    report = recertify(certified, world)
+    assert report.stale == 10
+    assert {tuple(t.reasons) for t in report.tasks} == {("grader",)}

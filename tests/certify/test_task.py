@@ -12,7 +12,7 @@ def test_base_task_parses():
     assert t.level == 0 and t.eval.turn_budget == 8
     assert t.eval.required_tools[1].graded() == {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma",
                                                                                       "period": "QTD"}}
-    assert t.eval.required_tools[2].graded() == {"widget_type": "note"}
+    assert t.eval.required_tools[1].outcome and t.eval.required_tools[2].outcome
 
 
 def test_defaults_apply_where_the_task_is_silent():
@@ -40,8 +40,10 @@ def test_task_defaults_merge_key_by_key():
         ("{bad json", "line 1 column 2", "invalid JSON"),
         ("[]", "(root)", "JSON object"),
         (json.dumps(raw(surprise=1)), "surprise", "unknown key"),
-        (json.dumps(raw(**{"eval.required_widgets": [{"origin": "A"}]})), "eval.required_widgets.0.widget_id",
+        (json.dumps(raw(**{"eval.required_widgets": [{"widget_id": "w"}]})), "eval.required_widgets.0.origin",
          "required key is missing"),
+        (json.dumps(raw(**{"eval.required_widgets": [{"origin": "A"}]})), "eval.required_widgets.0",
+         "give widget_id or name"),
         (json.dumps(raw(**{"eval.max_turns": "many"})), "eval.max_turns", "integer"),
         (json.dumps(raw(id="../escape")), "id", "path separator"),
         (json.dumps(raw(difficulty="level9")), "difficulty", "level0"),

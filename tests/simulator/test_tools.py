@@ -172,7 +172,7 @@ class TestNavigate:
 class TestCatalog:
     def test_list_filters(self, ws):
         everything = ws.call("list_available_widgets").data["widgets"]
-        assert len(everything) == 5 and everything[0]["backend_id"] == "backend_001"
+        assert len(everything) == 7 and everything[0]["backend_id"] == "backend_001"
         assert set(everything[0]) == {"origin", "widget_id", "name", "description", "type", "category",
                                       "grid_data", "backend_id"}
         extra = ws.call("list_available_widgets", {"origin": "Extra Source"}).data["widgets"]

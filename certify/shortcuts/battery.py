@@ -1,0 +1,171 @@
+"""The battery: generic agents that do not understand the request. Each must fail every task from level 1 up;
+one that passes shows the task can be solved without the capability its level claims to measure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+from .generic import Call, Generic, Plan
+from .reading import Intent, option_params, option_values, ranked
+
+SHORTCUTS: dict[str, type[Generic]] = {}
+
+
+def shortcut(name: str) -> Callable[[type[Generic]], type[Generic]]:
+    def register(cls: type[Generic]) -> type[Generic]:
+        cls.name = name
+        SHORTCUTS[name] = cls
+        return cls
+
+    return register
+
+
+@shortcut("enumerator")
+class Enumerator(Generic):
+    """Tries every option of each parameter the prompt does not state, as far as the turn budget lets it: one
+    widget per option when adding, a repair plus one widget per other option, every option's rows in its note."""
+
+    def values(self, schema: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.variations(schema, self.stated(schema))
+
+
+@shortcut("signature_matcher")
+class SignatureMatcher(Generic):
+    """Ignores names and descriptions: reads schemas and picks the widgets whose parameters accept the most of
+    the values the prompt states (all of them when several tie). The widgets already placed on the dashboard
+    are tried first; when one of them fits, the catalog is not searched."""
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        by_key = {(w.get("origin"), w.get("widget_id")): w for w in self.catalog}
+        placed = [by_key[k] for k in dict.fromkeys((w.get("origin"), w.get("widget_id")) for w in self.placed())
+                  if k in by_key]
+        best = yield from self.best_fits(placed)
+        if not best:
+            keys = {id(w) for w in placed}
+            best = yield from self.best_fits([w for w in self.scope() if id(w) not in keys])
+        plans = yield from self.plans_for(best[:4])
+        return plans
+
+    def best_fits(self, pool: list[dict[str, Any]]) -> Generator[Call, dict[str, Any], list[dict[str, Any]]]:
+        fits: list[tuple[int, dict[str, Any]]] = []
+        for entry in pool:
+            schema = yield from self.schema(entry)
+            if schema is None:
+                break
+            fits.append((len(self.stated(schema)), entry))
+        top = max((n for n, _ in fits), default=0)
+        return [e for n, e in fits if n == top and top > 0]
+
+
+@shortcut("bag_of_words")
+class BagOfWords(Generic):
+    """Takes the widgets the prompt names and, for the one it may describe, the catalog entry whose name and
+    description share the most words with the prompt (BM25), with the values the prompt states."""
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        plans = yield from self.plans_for(self.named() + self.ranked(1))
+        return plans
+
+
+@shortcut("note_stuffer")
+class NoteStuffer(Generic):
+    """Does the work a keyword agent would, reads every option's rows and every source the prompt points at
+    (skills, workspace resources), and writes all of it — rows, option values, source text — into its note."""
+
+    def values(self, schema: dict[str, Any]) -> list[dict[str, Any]]:
+        return self.variations(schema, self.stated(schema))
+
+    def act(self, plans: list[Plan], how: Intent) -> Generator[Call, dict[str, Any], None]:
+        writes = Intent(add=how.add, repair=how.repair, read=False, note=False, answer=False)
+        if how.add or how.repair or not how.read:
+            yield from super().act([Plan(p.entry, p.choices[:1]) for p in plans], writes)
+        if how.read or how.note or how.answer:
+            for plan in plans:
+                origin, wid = plan.key
+                for args in plan.choices:
+                    data = yield from self.call("get_widget_data", {"origin": origin, "widget_id": wid,
+                                                                    "data_args": args})
+                    if data is not None:
+                        self.rows.append(list(data.get("data") or []))
+
+    def read_sources(self) -> Generator[Call, dict[str, Any], None]:
+        yield from super().read_sources()
+        skills = self.snapshot.get("skills") or []
+        if not self.texts and skills:
+            for i in ranked(self.prompt, [f"{s.get('name')} {s.get('description')}" for s in skills])[:2]:
+                data = yield from self.call("get_skill_content", {"slug": skills[i].get("slug")})
+                if data is not None:
+                    self.texts.append(str(data.get("content") or ""))
+        if "resource" in self.prompt.lower():
+            envelope_uris = yield from self.resource_uris()
+            for i in ranked(self.prompt, [u.rsplit("/", 2)[-2] + " " + u.rsplit("/", 1)[-1].replace("-", " ")
+                                          for u in envelope_uris])[:1]:
+                data = yield from self.call("read_workspace_resource", {"uri": envelope_uris[i]})
+                if data is not None:
+                    self.texts.append(str(data.get("text") or ""))
+
+    def resource_uris(self) -> Generator[Call, dict[str, Any], list[str]]:
+        """The resource URIs, learnt the way an agent can: the error for an unknown URI lists the valid ones."""
+        if self.refused or "read_workspace_resource" not in self.tools:
+            return []
+        envelope = yield "read_workspace_resource", {"uri": "openbb://workspace/"}
+        message = str((envelope.get("error") or {}).get("message") or "")
+        _, _, listed = message.partition("Valid URIs:")
+        return [u.strip().rstrip(".") for u in listed.split(",") if u.strip().startswith("openbb://")
+                and "/skills/" not in u]
+
+    def note_text(self, plans: list[Plan]) -> str:
+        parts = [super().note_text(plans)]
+        for rows in self.rows:
+            parts += [" ".join(str(v) for v in row.values()) if isinstance(row, dict) else str(row) for row in rows]
+        for plan in plans:
+            schema = self.schemas.get(plan.key) or {}
+            parts += [f"{p['paramName']}: " + ", ".join(str(v) for v in option_values(p)) for p in option_params(schema)]
+        parts += self.texts
+        return "\n".join(p for p in parts if p)
+
+
+@shortcut("over_builder")
+class OverBuilder(Generic):
+    """Does the work a keyword agent would, then adds the next best matches and their app siblings as well."""
+
+    def extras(self, plans: list[Plan]) -> Generator[Call, dict[str, Any], list[Plan]]:
+        chosen = [p.entry for p in plans]
+        more = self.ranked(3, exclude=chosen)
+        cats = {p.entry.get("category") for p in plans}
+        keys = {(w.get("origin"), w.get("widget_id")) for w in chosen + more}
+        siblings = [w for w in self.catalog if w.get("category") in cats and (w.get("origin"), w.get("widget_id"))
+                    not in keys]
+        return [Plan(w, [self.stated(self.schemas[k]) if (k := (str(w.get("origin")), str(w.get("widget_id"))))
+                         in self.schemas else {}]) for w in (more + siblings)[:4]]
+        yield  # pragma: no cover - makes this a generator
+
+
+@shortcut("neighbour_copier")
+class NeighbourCopier(Generic):
+    """Copies the configuration of the same widget placed elsewhere in the workspace (other dashboards whose
+    names look like the prompt first, then another instance on the open one) for what the prompt leaves
+    unstated."""
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        plans = yield from super().choose()
+        current = (self.snapshot.get("workspace_state") or {}).get("current_dashboard_uuid")
+        others = [d for d in self.snapshot.get("dashboards") or [] if d.get("dashboard_id") != current]
+        neighbours: list[dict[str, Any]] = []
+        for i in ranked(self.prompt, [str(d.get("name")) for d in others])[:3]:
+            data = yield from self.call("manage_dashboard", {"operation": "read",
+                                                             "dashboard_id": others[i].get("dashboard_id")})
+            comp = (data or {}).get("dashboard_composition") or {}
+            neighbours += [w for w in comp.get("widgets") or [] if not w.get("generated")]
+        neighbours += self.placed()
+        for plan in plans:
+            origin, wid = plan.key
+            schema = self.schemas.get(plan.key) or {}
+            stated = self.stated(schema)
+            for w in [w for w in neighbours if w.get("origin") == origin and w.get("widget_id") == wid]:
+                copied = {k: v for k, v in (w.get("data_args") or {}).items() if k not in stated}
+                if copied:
+                    plan.choices = [{**copied, **stated}]
+                    break
+        return plans

@@ -1,0 +1,22 @@
+"""The shipped taskset certifies with every gate: 6 personas x 4 stories x 5 levels, valid variants passing and
+shortcut agents failing, and its certificate lock agrees with what the gates say now."""
+
+from __future__ import annotations
+
+from certify.gates import GATE_NAMES, certify_file, collect
+from certify.lock import CertificateLock
+from simulator import DEFAULT_WORLD, World
+from tests.conftest import ROOT
+
+SHIPPED = ROOT / "tasksets" / "workspace_tasks"
+
+
+def test_the_shipped_taskset_passes_all_nine_gates():
+    world = World.load(DEFAULT_WORLD)
+    results = [certify_file(world, path, taskset) for path, taskset in collect([SHIPPED])]
+    assert len(results) == 120
+    assert {r.id: [g for g in GATE_NAMES if not r.gates[g].ok] for r in results if not r.certified} == {}
+    assert all(list(r.gates) == list(GATE_NAMES) for r in results)
+    lock = CertificateLock.load(SHIPPED)
+    assert lock is not None and set(lock.tasks) == {r.id for r in results}
+    assert all(set(c.gates) == set(GATE_NAMES) and c.certified for c in lock.tasks.values())
