@@ -231,6 +231,16 @@ class _Compiler:
             t = self.s.targets[self.s.carried_target]
             self.step("get_params_options", {"origin": t.origin, "widget_id": t.widget_id,
                                              "param_name": self.s.carried_key}, optional=True)
+        if lived:
+            # what an agent checks before Ground's work: the options of the parameter its fact sets, and the
+            # schema of the second view it repairs
+            if self.grounded_key is not None:
+                t = next(t for t in self.s.targets if self.grounded_key in t.params)
+                self.step("get_params_options", {"origin": t.origin, "widget_id": t.widget_id,
+                                                 "param_name": self.grounded_key}, optional=True)
+            if self.fix is not None and self.furniture is not None:
+                self.step("get_widget_schema", {"origin": self.furniture[2], "widget_id": self.furniture[0]},
+                          optional=True)
         rows_by_target = self._main_actions(kind)
         if lived:
             self._retitle()
@@ -430,6 +440,11 @@ class _Compiler:
         pool = [w for w in dict.fromkeys(pool) if w not in taken and w in fixture.catalog.widgets]
         if not pool:
             return None
+        if self.s.governance.sets:
+            # the furniture gets a real repair at Ground: prefer a view with a parameter Ground does not decide
+            fixable = [w for w in pool if any(str(q.get("paramName")) not in (self.grounded_key, self.s.carried_key)
+                                              for q in fixture.catalog.widgets[w].option_params)]
+            pool = fixable or pool
         widget = fixture.catalog.widgets[_pick(sorted(pool), self.slug, "furniture")]
         params: dict[str, Any] = {}
         for p in widget.option_params:
@@ -482,7 +497,7 @@ class _Compiler:
         self.furniture = self._furniture()
         if self.furniture is not None:
             wid, _, origin, params = self.furniture
-            self.fix = self._furniture_fix() if self.s.kind != "repair" and self.s.governance.sets else None
+            self.fix = self._furniture_fix() if self.s.governance.sets else None
             seeded = {**params, **self.fix[1]} if self.fix else params
             uuid = self._seed("furniture", None, wid, origin, seeded)
             if self.fix is not None:

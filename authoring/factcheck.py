@@ -341,7 +341,7 @@ def policy_note_text(story: Story, label: str, value: Any) -> str:
     policy = story.facts.policy
     assert policy.distractor is not None
     lines = sorted([(policy.phrase, value), (policy.distractor.phrase, policy.distractor.value)],
-                   key=lambda p: p[0].lstrip("the ").casefold())
+                   key=lambda p: p[0].casefold().removeprefix("the "))
     return "\n".join(policy_line(p, label, v) for p, v in lines)
 
 

@@ -33,6 +33,7 @@ DEFAULT_NOTE_WORDS = ["note"]
 ALIAS_CHANCE = 0.5
 LEAD_CHANCE = 0.35
 DEADLINE_CHANCE = 0.5
+LONG_REQUEST = 150
 
 
 def article(noun: str) -> str:
@@ -209,9 +210,12 @@ class Phrasing:
             extras.append(self.pick("twin", lead=lead, fence=self.pick("twin_fence")))
         if ask.furniture is not None:
             name, wrong, right = ask.furniture
-            extras.append(self.pick("furniture", name=name, verb=self.verb("repair"),
-                                    wrong=listing([f"{k} {v}" for k, v in wrong]),
-                                    right=listing([f"{k} {v}" for k, v in right])))
+            state = self.pick("furniture_state", name=name, wrong=listing([f"{k} {v}" for k, v in wrong]))
+            action = self.pick("furniture_action", verb=self.verb("repair"),
+                               right=listing([f"{k} {v}" for k, v in right]))
+            sentence = self.pick("furniture", opening=self.pick("furniture_opening"), state=state,
+                                 joint=self.pick("furniture_joint"), action=action)
+            extras.append(_cap(sentence))
         if ask.keep:
             extras.append(self.pick("keep", subject=self.pick("keep_subject", dash=ask.dash),
                                     predicate=self.pick("keep_predicate")))
@@ -222,11 +226,13 @@ class Phrasing:
         if ask.build is not None:
             sentences.insert(0, self.build(ask))
         lead = self.lead(ask)
-        if lead:
-            sentences.insert(0, lead)
-        if self.voice.deadlines and self.rng.random() < DEADLINE_CHANCE:
-            sentences.append(self.rng.choice(self.voice.deadlines))
-        return tidy(" ".join(s for s in sentences if s))
+        text = " ".join(s for s in sentences if s)
+        # a long request (a build on a lived-in board) keeps to the ask: the persona shows in its words
+        if lead and len(text.split()) < LONG_REQUEST:
+            text = f"{lead} {text}"
+        if self.voice.deadlines and self.rng.random() < DEADLINE_CHANCE and len(text.split()) < LONG_REQUEST:
+            text += " " + self.rng.choice(self.voice.deadlines)
+        return tidy(text)
 
     def ground(self, g: Ground) -> str:
         hop = self.pick("ground_hop", row=g.hop_row) if g.hop_row else ""

@@ -15,6 +15,7 @@ from certify.task import Task
 from simulator import TOOL_NAMES, SetupError, Workspace, World
 
 from .flags import Flag, make_flag
+from .lints import find_giveaways, incoherences, prose
 
 MAX_PROMPT_WORDS = 170
 
@@ -96,6 +97,13 @@ class RuleValidator:
                 if hidden.kind == "target" and not _findable(task, world, hidden.value):
                     flag("findability", "minor", f"the description may not lead to '{hidden.value}': other widgets "
                          "of the same origin share more of the prompt's words")
+        for reason in find_giveaways(task, world):
+            flag("findability", "blocker", reason, suggestion="describe another target of the story, or seed a "
+                 "neighbour of the same app that takes the same values")
+        for reason in incoherences(task):
+            flag("coherence", "blocker", reason)
+        for slip in prose(task):
+            flag("grammar", "minor", slip)
         return flags
 
 
