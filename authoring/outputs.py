@@ -30,7 +30,6 @@ from certify.lock import (
 from certify.trial import Trial
 from simulator import World
 
-from .fixer import with_lesson
 from .flags import Flag
 from .gitops import (
     PendingEdits,
@@ -43,6 +42,7 @@ from .gitops import (
 )
 from .gitops import top as repo_top
 from .review import ReviewFile, file_lock, merge_run, read_file, reviews_path, run_items
+from .roles.fixer import with_lesson
 
 Reader = Callable[[Path], bytes | None]
 Lister = Callable[[Path], list[str]]

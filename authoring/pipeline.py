@@ -33,13 +33,13 @@ from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, pa
 from certify.trial import Trial, run_trial
 from simulator import World
 
-from .author import AuthorContext, AuthorDriver, AuthoringError
 from .factcheck import resolve
-from .fairness import FairnessDriver
-from .fixer import FixerDriver
 from .flags import Flag, make_flag
+from .roles.author import AuthorContext, AuthorDriver, AuthoringError
+from .roles.fairness import FairnessDriver
+from .roles.fixer import FixerDriver
+from .roles.validator import ValidatorDriver
 from .sources import load_sources
-from .validator import ValidatorDriver
 
 STANDARD_DEFAULTS: dict[str, Any] = {
     "category": "story",

@@ -15,8 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from authoring.author import AuthorContext, RuleAuthor  # noqa: E402
 from authoring.factcheck import FactErrors, resolve  # noqa: E402
+from authoring.roles.author import AuthorContext, RuleAuthor  # noqa: E402
 from authoring.sources import SourceError, load_sources  # noqa: E402
 from authoring.variety import same_level_similarity  # noqa: E402
 from certify.agents import make_agent  # noqa: E402

@@ -24,15 +24,15 @@ class DriverChoice(StrEnum):
 
 
 def make_drivers(driver: DriverChoice, model: str | None, base_url: str | None, progress, skills_dir=None):
-    from authoring.author import RuleAuthor
-    from authoring.fairness import RuleFairness
-    from authoring.fixer import RuleFixer
     from authoring.pipeline import Drivers
-    from authoring.validator import RuleValidator
+    from authoring.roles.author import RuleAuthor
+    from authoring.roles.fairness import RuleFairness
+    from authoring.roles.fixer import RuleFixer
+    from authoring.roles.validator import RuleValidator
 
     if driver == DriverChoice.rules:
         return Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer(), progress)
-    from authoring.llm_roles import LLMConfig, llm_drivers
+    from authoring.roles.llm import LLMConfig, llm_drivers
 
     config = LLMConfig.from_env(model=model, base_url=base_url, skills_dir=skills_dir) if skills_dir else \
         LLMConfig.from_env(model=model, base_url=base_url)

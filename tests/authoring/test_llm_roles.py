@@ -14,11 +14,11 @@ import httpx2
 import openai
 import pytest
 
-from authoring.author import AuthorContext, AuthoringError, RuleAuthor
 from authoring.factcheck import resolve
-from authoring.fixer import append_lesson
-from authoring.llm_roles import DEFAULT_SKILLS_DIR, LLMConfig, LLMReplyError, llm_drivers
 from authoring.pipeline import STANDARD_DEFAULTS, Drivers
+from authoring.roles.author import AuthorContext, AuthoringError, RuleAuthor
+from authoring.roles.fixer import append_lesson
+from authoring.roles.llm import DEFAULT_SKILLS_DIR, LLMConfig, LLMReplyError, llm_drivers
 from authoring.sources import load_persona, load_story
 from certify.calibrate import Defect
 from certify.gates import certify_task

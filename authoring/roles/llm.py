@@ -36,16 +36,16 @@ from certify.task import LEVEL_NAMES, Task, TaskFileError, parse_task
 from certify.trial import Trial
 from simulator import SetupError, Workspace, World
 
+from ..flags import Flag, make_flag
+from ..pipeline import STANDARD_DEFAULTS, Drivers
+from ..variety import jaccard
 from .author import render
 from .fixer import FixResult
-from .flags import Flag, make_flag
-from .pipeline import STANDARD_DEFAULTS, Drivers
-from .variety import jaccard
 
 if TYPE_CHECKING:
     import openai
 
-DEFAULT_SKILLS_DIR = Path(__file__).resolve().parents[1] / "skills"
+DEFAULT_SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
 SKILLS = ("task-author", "task-validator", "task-level-fairness", "task-fixer")
 TRIM = 600
 MAX_ROWS = 8

@@ -23,11 +23,11 @@ from certify.task import LEVEL_NAMES, LEVELS
 from simulator import TOOL_NAMES, Workspace, World
 from simulator.slug import slugify
 
-from .factcheck import ResolvedStory, ResolvedTarget
-from .factcheck import value_text as _value
-from .sources import Persona
+from ..factcheck import ResolvedStory, ResolvedTarget
+from ..factcheck import value_text as _value
+from ..sources import Persona
 
-TEMPLATES = Path(__file__).parent / "templates" / "prompts.yaml"
+TEMPLATES = Path(__file__).parents[1] / "templates" / "prompts.yaml"
 DEFAULT_VERBS = {
     "add": ["add", "put", "bring up", "place"],
     "read": ["read", "pull", "check", "look up"],

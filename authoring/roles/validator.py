@@ -14,7 +14,7 @@ from certify.episode import reference_calls, replay
 from certify.task import Task
 from simulator import TOOL_NAMES, SetupError, Workspace, World
 
-from .flags import Flag, make_flag
+from ..flags import Flag, make_flag
 
 MAX_PROMPT_WORDS = 170
 

@@ -22,9 +22,9 @@ from certify.gates import certify_task
 from certify.task import LEVEL_NAMES, LEVELS, TaskFileError, parse_task
 from simulator import SetupError, Workspace
 
+from ..pipeline import STANDARD_DEFAULTS
 from .author import AuthorContext, AuthoringError, Draft, render
-from .llm_roles import Endpoint, clip
-from .pipeline import STANDARD_DEFAULTS
+from .llm import Endpoint, clip
 
 MAX_RESULT_CHARS = 12000
 OLD_TOOL_CHARS = 1500

@@ -10,9 +10,9 @@ from typing import Protocol
 
 from certify.task import Task
 
-from .factcheck import SOURCE_READS
-from .flags import Flag, make_flag
-from .variety import TARGET, jaccard, same_level_similarity
+from ..factcheck import SOURCE_READS
+from ..flags import Flag, make_flag
+from ..variety import TARGET, jaccard, same_level_similarity
 
 KNOWLEDGE_TOOLS = tuple(tool for tool, _ in SOURCE_READS.values())
 
