@@ -48,12 +48,20 @@ TRIMMED = "[trimmed to fit the context budget: an earlier tool result of {n} cha
 # Model families that accept only their default temperature (OpenAI's reasoning models).
 FIXED_TEMPERATURE = re.compile(r"^(?:openai/)?(?:o\d|gpt-5)", re.I)
 TOKEN_CAPS = ("max_completion_tokens", "max_tokens")
-_CONTEXT = re.compile(r"context (?:length|window)|maximum context|too many tokens|prompt is too long|"
-                      r"context_length_exceeded", re.I)
-_UNSUPPORTED = re.compile(r"unsupported (?:parameter|value)|is not supported|not supported|unrecognized|"
-                          r"unknown (?:parameter|field|argument)|extra (?:fields|inputs)|not permitted|"
-                          r"does not support|invalid (?:value|type) for", re.I)
-_NOT_FOUND = re.compile(r"model_not_found|model .*(?:does not exist|not found)|no such model|unknown model", re.I)
+_CONTEXT = re.compile(
+    r"context (?:length|window)|maximum context|too many tokens|prompt is too long|"
+    r"context_length_exceeded",
+    re.I,
+)
+_UNSUPPORTED = re.compile(
+    r"unsupported (?:parameter|value)|is not supported|not supported|unrecognized|"
+    r"unknown (?:parameter|field|argument)|extra (?:fields|inputs)|not permitted|"
+    r"does not support|invalid (?:value|type) for",
+    re.I,
+)
+_NOT_FOUND = re.compile(
+    r"model_not_found|model .*(?:does not exist|not found)|no such model|unknown model", re.I
+)
 
 T = TypeVar("T")
 
@@ -67,13 +75,20 @@ class ModelConfig(BaseModel):
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     timeout_s: float = Field(default=60.0, gt=0, description="seconds per HTTP attempt")
-    max_retries: int = Field(default=2, ge=0, description="the SDK's retries of one request (429, 5xx, timeouts)")
-    temperature: float | None = Field(default=0.0, description="None leaves it to the server; never sent to "
-                                                                "reasoning models")
+    max_retries: int = Field(
+        default=2, ge=0, description="the SDK's retries of one request (429, 5xx, timeouts)"
+    )
+    temperature: float | None = Field(
+        default=0.0, description="None leaves it to the server; never sent to reasoning models"
+    )
     max_completion_tokens: int | None = Field(default=None, gt=0, description="output cap per reply")
-    context_tokens: int | None = Field(default=None, gt=0, description="request size (estimated at 4 characters "
-                                                                        "a token) beyond which old tool results "
-                                                                        "are trimmed; None keeps everything")
+    context_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="request size (estimated at 4 characters "
+        "a token) beyond which old tool results "
+        "are trimmed; None keeps everything",
+    )
     keep_tool_results: int = Field(default=2, ge=0, description="the latest tool results are never trimmed")
     cache_dir: Path | None = Field(default=None, description="response cache; None disables it")
 
@@ -82,16 +97,19 @@ class ModelConfig(BaseModel):
         return self.base_url or DEFAULT_ENDPOINT
 
 
-def resolve_endpoint(base_url: str | None, api_key: str | None,
-                     env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
+def resolve_endpoint(
+    base_url: str | None, api_key: str | None, env: Mapping[str, str] | None = None
+) -> tuple[str | None, str]:
     """The base URL (None = api.openai.com) and key to use; local servers accept any key."""
     env = os.environ if env is None else env
     base = base_url or env.get("OPENAI_BASE_URL") or None
     key = api_key or env.get("OPENAI_API_KEY") or None
     if key is None and base is None:
-        raise ValueError("no model endpoint is configured: set OPENAI_API_KEY for api.openai.com, or "
-                         "OPENAI_BASE_URL (or --base-url) for an OpenAI-compatible server such as Ollama "
-                         "(http://localhost:11434/v1), vLLM or llama.cpp")
+        raise ValueError(
+            "no model endpoint is configured: set OPENAI_API_KEY for api.openai.com, or "
+            "OPENAI_BASE_URL (or --base-url) for an OpenAI-compatible server such as Ollama "
+            "(http://localhost:11434/v1), vLLM or llama.cpp"
+        )
     return base, key or PLACEHOLDER_KEY
 
 
@@ -186,8 +204,14 @@ def reply_format(model: type[BaseModel]) -> dict[str, Any]:
 
     strict_schema = openai.pydantic_function_tool(model)["function"]["parameters"]
     strict = _strict_compatible(strict_schema)
-    return {"type": "json_schema", "json_schema": {"name": model.__name__, "strict": strict,
-                                                   "schema": strict_schema if strict else model.model_json_schema()}}
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": model.__name__,
+            "strict": strict,
+            "schema": strict_schema if strict else model.model_json_schema(),
+        },
+    }
 
 
 def _strict_compatible(node: Any) -> bool:
@@ -198,8 +222,11 @@ def _strict_compatible(node: Any) -> bool:
         return False
     if node.get("type") == "object" and node.get("additionalProperties") is not False:
         return False
-    children = [*(node.get("properties") or {}).values(), *(node.get("$defs") or {}).values(),
-                *(node.get("anyOf") or [])]
+    children = [
+        *(node.get("properties") or {}).values(),
+        *(node.get("$defs") or {}).values(),
+        *(node.get("anyOf") or []),
+    ]
     if isinstance(node.get("items"), dict):
         children.append(node["items"])
     return all(_strict_compatible(child) for child in children)
@@ -243,8 +270,13 @@ class ResponseCache:
 
     @staticmethod
     def key(endpoint: str, body: dict[str, Any]) -> str:
-        canonical = json.dumps({"endpoint": endpoint, "body": body}, sort_keys=True, ensure_ascii=False,
-                               separators=(",", ":"), default=str)
+        canonical = json.dumps(
+            {"endpoint": endpoint, "body": body},
+            sort_keys=True,
+            ensure_ascii=False,
+            separators=(",", ":"),
+            default=str,
+        )
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
@@ -273,17 +305,27 @@ class ModelClient:
     loop); tests inject `client` or `http_client`. Synchronous callers use `BlockingClient`.
     """
 
-    def __init__(self, config: ModelConfig, *, client: openai.AsyncOpenAI | None = None,
-                 http_client: httpx2.AsyncClient | None = None, prices: PriceTable | None = None) -> None:
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
         self.config = config
         self._client = client
         self._owns_client = client is None
         self._http_client = http_client
-        self._base_url, self._api_key = (config.base_url, config.api_key or PLACEHOLDER_KEY) if client is not None \
+        self._base_url, self._api_key = (
+            (config.base_url, config.api_key or PLACEHOLDER_KEY)
+            if client is not None
             else resolve_endpoint(config.base_url, config.api_key)
+        )
         self.prices = prices if prices is not None else PriceTable.load()
-        self.quirks = _Quirks(temperature=config.temperature is not None
-                              and not FIXED_TEMPERATURE.search(config.model))
+        self.quirks = _Quirks(
+            temperature=config.temperature is not None and not FIXED_TEMPERATURE.search(config.model)
+        )
         self.cache = ResponseCache(config.cache_dir) if config.cache_dir is not None else None
 
     @property
@@ -299,9 +341,13 @@ class ModelClient:
         if self._client is None:
             import openai
 
-            self._client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url,
-                                              max_retries=self.config.max_retries, timeout=self.config.timeout_s,
-                                              http_client=self._http_client)
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                max_retries=self.config.max_retries,
+                timeout=self.config.timeout_s,
+                http_client=self._http_client,
+            )
         return self._client
 
     async def aclose(self) -> None:
@@ -312,13 +358,21 @@ class ModelClient:
             self._client = None
 
     # -- requests ------------------------------------------------------------------------------------------
-    def body(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
-             tool_choice: str | None = None, reply: type[BaseModel] | None = None) -> dict[str, Any]:
+    def body(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        reply: type[BaseModel] | None = None,
+    ) -> dict[str, Any]:
         """The request as sent now: the generation config, the quirks learned so far, the context budget.
         `tool_choice` is "auto", "required" or the name of the one tool the model must call."""
         cfg, quirks = self.config, self.quirks
-        body: dict[str, Any] = {"model": cfg.model,
-                                "messages": fit_context(messages, cfg.context_tokens, cfg.keep_tool_results)}
+        body: dict[str, Any] = {
+            "model": cfg.model,
+            "messages": fit_context(messages, cfg.context_tokens, cfg.keep_tool_results),
+        }
         if cfg.temperature is not None and quirks.temperature:
             body["temperature"] = cfg.temperature
         if cfg.max_completion_tokens is not None:
@@ -329,8 +383,9 @@ class ModelClient:
             if choice is not None:
                 body["tool_choice"] = choice
         if reply is not None and quirks.response_format != "none":
-            body["response_format"] = reply_format(reply) if quirks.response_format == "json_schema" else \
-                {"type": "json_object"}
+            body["response_format"] = (
+                reply_format(reply) if quirks.response_format == "json_schema" else {"type": "json_object"}
+            )
         return body
 
     def _tool_choice(self, choice: str | None) -> Any:
@@ -343,8 +398,14 @@ class ModelClient:
             return {"type": "function", "function": {"name": choice}}
         return "required" if mode == "required" else None
 
-    async def complete(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
-                       tool_choice: str | None = None, reply: type[BaseModel] | None = None) -> Completion:
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        reply: type[BaseModel] | None = None,
+    ) -> Completion:
         """One chat completion (from the cache when this very request was answered before)."""
         body = self.body(messages, tools=tools, tool_choice=tool_choice, reply=reply)
         key = self.cache.key(self.endpoint, body) if self.cache is not None else None
@@ -367,7 +428,9 @@ class ModelClient:
             except Exception as exc:
                 raise ModelUnavailable("api_error", f"{self._who()}: unusable reply ({exc})") from exc
             if not getattr(response, "choices", None):
-                raise ModelUnavailable("api_error", f"{self._who()}: the endpoint returned a reply with no choices")
+                raise ModelUnavailable(
+                    "api_error", f"{self._who()}: the endpoint returned a reply with no choices"
+                )
             if key is not None:
                 self.cache.put(key, response.model_dump(mode="json", exclude_unset=True))
             return self._completion(response, retries=raw.retries_taken, cached=False)
@@ -377,14 +440,22 @@ class ModelClient:
         tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
         choice = response.choices[0]
-        return Completion(choice.message, getattr(choice, "finish_reason", None), tokens_in, tokens_out,
-                          0.0 if cached else self.prices.cost(self.config.model, tokens_in, tokens_out), retries,
-                          cached)
+        return Completion(
+            choice.message,
+            getattr(choice, "finish_reason", None),
+            tokens_in,
+            tokens_out,
+            0.0 if cached else self.prices.cost(self.config.model, tokens_in, tokens_out),
+            retries,
+            cached,
+        )
 
     def _who(self) -> str:
         return f"{self.config.model} at {self.endpoint}"
 
-    def _adapt(self, body: dict[str, Any], exc: Exception, tried: set[str], **request: Any) -> dict[str, Any] | None:
+    def _adapt(
+        self, body: dict[str, Any], exc: Exception, tried: set[str], **request: Any
+    ) -> dict[str, Any] | None:
         """The request again without what the server refused, learned for later requests too; None when the
         error is not such a refusal. Each step is taken at most once per request, so this ends."""
         import openai
@@ -398,8 +469,9 @@ class ModelClient:
         if "temperature" in body and "temperature" in mentions:
             step, quirks.temperature = "temperature", False
             note = f"{self.config.model} refuses temperature; it is left out"
-        elif "response_format" in body and any(w in mentions for w in ("response_format", "json_schema",
-                                                                        "json_object", "structured output")):
+        elif "response_format" in body and any(
+            w in mentions for w in ("response_format", "json_schema", "json_object", "structured output")
+        ):
             step = f"response_format:{quirks.response_format}"
             quirks.response_format = "json_object" if quirks.response_format == "json_schema" else "none"
             note = f"{self.endpoint} refuses that response format; falling back to {quirks.response_format}"
@@ -409,8 +481,12 @@ class ModelClient:
             note = f"{self.endpoint} refuses that tool_choice; falling back to {quirks.tool_choice}"
         else:
             for cap, other in (TOKEN_CAPS, TOKEN_CAPS[::-1]):
-                if cap in body and other not in body and cap in mentions and \
-                        (refusal(exc) == "parameter_refused" or param == cap):
+                if (
+                    cap in body
+                    and other not in body
+                    and cap in mentions
+                    and (refusal(exc) == "parameter_refused" or param == cap)
+                ):
                     step, quirks.token_cap = f"cap:{cap}", other
                     note = f"{self.endpoint} refuses {cap}; the output cap is sent as {other}"
                     break
@@ -425,17 +501,22 @@ class ModelClient:
 
         who = self._who()
         if isinstance(exc, openai.APITimeoutError):
-            return ModelUnavailable("timeout", f"{who}: no reply within {self.config.timeout_s:g} s "
-                                               f"({self.config.max_retries} retries)")
+            return ModelUnavailable(
+                "timeout",
+                f"{who}: no reply within {self.config.timeout_s:g} s ({self.config.max_retries} retries)",
+            )
         if isinstance(exc, openai.APIConnectionError):
             return ModelUnavailable("unreachable", f"{who}: cannot connect ({error_detail(exc)})")
         if isinstance(exc, openai.APIStatusError):
             status, detail = exc.status_code, f"HTTP {exc.status_code}: {error_detail(exc)}"
             if status == 429:
-                return ModelUnavailable("rate_limited", f"{who}: {detail} (after {self.config.max_retries} "
-                                                        "retries)")
+                return ModelUnavailable(
+                    "rate_limited", f"{who}: {detail} (after {self.config.max_retries} retries)"
+                )
             if status >= 500 or status in (408, 409):
-                return ModelUnavailable("api_error", f"{who}: {detail} (after {self.config.max_retries} retries)")
+                return ModelUnavailable(
+                    "api_error", f"{who}: {detail} (after {self.config.max_retries} retries)"
+                )
             if status in (401, 403):
                 return ModelRequestError("auth", f"{who}: the key was refused ({detail})")
             if status == 404:
@@ -455,36 +536,50 @@ class ModelClient:
         name, such as llama.cpp, accept it)."""
         import openai
 
-        sdk = self.sdk.with_options(max_retries=min(self.config.max_retries, 1), timeout=min(self.config.timeout_s,
-                                                                                               30.0))
+        sdk = self.sdk.with_options(
+            max_retries=min(self.config.max_retries, 1), timeout=min(self.config.timeout_s, 30.0)
+        )
         where = self.endpoint
         try:
             listed = {m.id async for m in sdk.models.list()}
         except openai.APIStatusError as exc:
             if exc.status_code in (401, 403):
-                raise EndpointUnusable(f"{where} refused the API key (HTTP {exc.status_code}: {error_detail(exc)}); "
-                                       "set OPENAI_API_KEY to a valid key") from exc
+                raise EndpointUnusable(
+                    f"{where} refused the API key (HTTP {exc.status_code}: {error_detail(exc)}); "
+                    "set OPENAI_API_KEY to a valid key"
+                ) from exc
             listed = set()
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise EndpointUnusable(f"cannot reach the model endpoint {where} ({error_detail(exc)}); start the "
-                                   "server or fix --base-url / OPENAI_BASE_URL") from exc
+            raise EndpointUnusable(
+                f"cannot reach the model endpoint {where} ({error_detail(exc)}); start the "
+                "server or fix --base-url / OPENAI_BASE_URL"
+            ) from exc
         if self.config.model in listed:
             return
         try:
-            await sdk.chat.completions.create(model=self.config.model, max_completion_tokens=1,
-                                              messages=[{"role": "user", "content": "ping"}])
+            await sdk.chat.completions.create(
+                model=self.config.model,
+                max_completion_tokens=1,
+                messages=[{"role": "user", "content": "ping"}],
+            )
         except openai.APIStatusError as exc:
             detail = error_detail(exc)
             if exc.status_code in (401, 403):
-                raise EndpointUnusable(f"{where} refused the API key (HTTP {exc.status_code}: {detail}); set "
-                                       "OPENAI_API_KEY to a valid key") from exc
+                raise EndpointUnusable(
+                    f"{where} refused the API key (HTTP {exc.status_code}: {detail}); set "
+                    "OPENAI_API_KEY to a valid key"
+                ) from exc
             if exc.status_code == 404 or _NOT_FOUND.search(detail):
                 known = f" (it serves: {', '.join(sorted(listed)[:8])})" if listed else ""
-                raise EndpointUnusable(f"{where} does not know the model '{self.config.model}'{known}; pass "
-                                       "--model or set TASKFORGE_MODEL to one it serves") from exc
+                raise EndpointUnusable(
+                    f"{where} does not know the model '{self.config.model}'{known}; pass "
+                    "--model or set TASKFORGE_MODEL to one it serves"
+                ) from exc
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise EndpointUnusable(f"cannot reach the model endpoint {where} ({error_detail(exc)}); start the "
-                                   "server or fix --base-url / OPENAI_BASE_URL") from exc
+            raise EndpointUnusable(
+                f"cannot reach the model endpoint {where} ({error_detail(exc)}); start the "
+                "server or fix --base-url / OPENAI_BASE_URL"
+            ) from exc
 
 
 class BlockingClient:

@@ -26,17 +26,25 @@ def rule_drivers(progress: Callable[[str], None]) -> Drivers:
     return Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer(), progress)
 
 
-def llm_drivers(config: LLMConfig, progress: Callable[[str], None], *, client: openai.AsyncOpenAI | None = None,
-                http_client: httpx2.AsyncClient | None = None, preflight: bool = False) -> Drivers:
+def llm_drivers(
+    config: LLMConfig,
+    progress: Callable[[str], None],
+    *,
+    client: openai.AsyncOpenAI | None = None,
+    http_client: httpx2.AsyncClient | None = None,
+    preflight: bool = False,
+) -> Drivers:
     """The four LLM drivers over one shared endpoint; `client`/`http_client` are injectable for tests.
     With `preflight`, the endpoint is checked first (EndpointError when it cannot be used at all)."""
     from ..pipeline import Drivers
 
     missing = [s for s in SKILLS if not (Path(config.skills_dir) / f"{s}.md").is_file()]
     if missing:
-        raise ValueError(f"the LLM drivers read their instructions from {config.skills_dir}, which has no "
-                         f"{', '.join(m + '.md' for m in missing)}: point skills_dir (--skills-dir) at the skills "
-                         "folder")
+        raise ValueError(
+            f"the LLM drivers read their instructions from {config.skills_dir}, which has no "
+            f"{', '.join(m + '.md' for m in missing)}: point skills_dir (--skills-dir) at the skills "
+            "folder"
+        )
     endpoint = Endpoint(config, client=client, http_client=http_client, progress=progress)
     if preflight:
         try:
@@ -44,4 +52,6 @@ def llm_drivers(config: LLMConfig, progress: Callable[[str], None], *, client: o
         except BaseException:
             endpoint.close()
             raise
-    return Drivers(LLMAuthor(endpoint), LLMValidator(endpoint), LLMFairness(endpoint), LLMFixer(endpoint), progress)
+    return Drivers(
+        LLMAuthor(endpoint), LLMValidator(endpoint), LLMFairness(endpoint), LLMFixer(endpoint), progress
+    )

@@ -68,16 +68,24 @@ class LLMConfig(BaseModel):
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     timeout: float = Field(default=180.0, gt=0, description="seconds per HTTP attempt")
-    max_retries: int = Field(default=3, ge=0, description="the SDK's retries of one request (429, 5xx, timeouts)")
+    max_retries: int = Field(
+        default=3, ge=0, description="the SDK's retries of one request (429, 5xx, timeouts)"
+    )
     max_tool_rounds: int = Field(default=12, ge=1, description="model requests per author draft")
-    max_nudges: int = Field(default=2, ge=0, description="replies without a tool call the author may give in a "
-                                                         "draft before it is a role failure")
+    max_nudges: int = Field(
+        default=2,
+        ge=0,
+        description="replies without a tool call the author may give in a draft before it is a role failure",
+    )
     max_repairs: int = Field(default=2, ge=0, description="re-asks after a reply that does not validate")
     skills_dir: Path = DEFAULT_SKILLS_DIR
-    temperature: float | None = Field(default=0.0, description="None leaves it to the server; never sent to "
-                                                               "reasoning models")
+    temperature: float | None = Field(
+        default=0.0, description="None leaves it to the server; never sent to reasoning models"
+    )
     max_completion_tokens: int | None = Field(default=None, gt=0)
-    context_tokens: int | None = Field(default=120_000, gt=0, description="old tool results are trimmed beyond it")
+    context_tokens: int | None = Field(
+        default=120_000, gt=0, description="old tool results are trimmed beyond it"
+    )
     cache_dir: Path | None = Field(default=DEFAULT_CACHE_DIR, description="response cache; None disables it")
     max_calls_per_level: int = Field(default=40, ge=1)
     max_tokens_per_level: int | None = Field(default=1_500_000, ge=1)
@@ -87,33 +95,50 @@ class LLMConfig(BaseModel):
     max_cost_per_run: float | None = Field(default=30.0, gt=0, description="USD")
 
     @classmethod
-    def from_env(cls, model: str | None = None, base_url: str | None = None, *,
-                 env: Mapping[str, str] | None = None, **settings: Any) -> LLMConfig:
+    def from_env(
+        cls,
+        model: str | None = None,
+        base_url: str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        **settings: Any,
+    ) -> LLMConfig:
         """Arguments win over the environment: TASKFORGE_MODEL or OPENAI_MODEL, OPENAI_BASE_URL,
         OPENAI_API_KEY (a local server needs no key; a placeholder is sent). `settings` are further fields."""
         env = os.environ if env is None else env
         name = (model or env.get("TASKFORGE_MODEL") or env.get("OPENAI_MODEL") or "").strip()
         problems = []
         if not name:
-            problems.append("no model: pass --model or set TASKFORGE_MODEL (or OPENAI_MODEL), e.g. "
-                            "TASKFORGE_MODEL=gpt-4.1")
+            problems.append(
+                "no model: pass --model or set TASKFORGE_MODEL (or OPENAI_MODEL), e.g. "
+                "TASKFORGE_MODEL=gpt-4.1"
+            )
         base: str | None = None
         key: str | None = None
         try:
             base, key = resolve_endpoint(base_url, None, env)
         except ValueError:
-            problems.append("no endpoint: set OPENAI_API_KEY for api.openai.com, or OPENAI_BASE_URL (or "
-                            "--base-url) for an OpenAI-compatible server such as Ollama "
-                            "(http://localhost:11434/v1), vLLM or llama.cpp")
+            problems.append(
+                "no endpoint: set OPENAI_API_KEY for api.openai.com, or OPENAI_BASE_URL (or "
+                "--base-url) for an OpenAI-compatible server such as Ollama "
+                "(http://localhost:11434/v1), vLLM or llama.cpp"
+            )
         if problems:
             raise ValueError("the LLM authoring drivers are not configured: " + "; ".join(problems))
         return cls(model=name, base_url=base, api_key=key, **settings)
 
     def client_config(self) -> ModelConfig:
-        return ModelConfig(model=self.model, base_url=self.base_url, api_key=self.api_key, timeout_s=self.timeout,
-                           max_retries=self.max_retries, temperature=self.temperature,
-                           max_completion_tokens=self.max_completion_tokens, context_tokens=self.context_tokens,
-                           cache_dir=self.cache_dir)
+        return ModelConfig(
+            model=self.model,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            timeout_s=self.timeout,
+            max_retries=self.max_retries,
+            temperature=self.temperature,
+            max_completion_tokens=self.max_completion_tokens,
+            context_tokens=self.context_tokens,
+            cache_dir=self.cache_dir,
+        )
 
 
 @dataclass
@@ -149,8 +174,9 @@ class Budget:
             run = self.run.over(cfg.max_calls_per_run, cfg.max_tokens_per_run, cfg.max_cost_per_run)
             if run is not None:
                 return f"the run's budget is spent: {run}"
-            level = self.levels.get(scope, Spend()).over(cfg.max_calls_per_level, cfg.max_tokens_per_level,
-                                                         cfg.max_cost_per_level)
+            level = self.levels.get(scope, Spend()).over(
+                cfg.max_calls_per_level, cfg.max_tokens_per_level, cfg.max_cost_per_level
+            )
             return f"the budget of {scope} is spent: {level}" if level is not None else None
 
     def charge(self, scope: str, completion: Completion) -> None:
@@ -166,11 +192,18 @@ class Budget:
 class Endpoint:
     """The one model connection the roles share: client, budgets, usage and the skills they read."""
 
-    def __init__(self, config: LLMConfig, *, client: openai.AsyncOpenAI | None = None,
-                 http_client: httpx2.AsyncClient | None = None,
-                 progress: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
         self.config = config
-        self.client = BlockingClient(ModelClient(config.client_config(), client=client, http_client=http_client))
+        self.client = BlockingClient(
+            ModelClient(config.client_config(), client=client, http_client=http_client)
+        )
         self.budget = Budget(config)
         self.usage = Usage()
         self._usage_lock = threading.Lock()
@@ -186,8 +219,9 @@ class Endpoint:
         except EndpointUnusable as exc:
             raise EndpointError(str(exc)) from exc
 
-    def complete(self, role: str, scope: str, messages: list[dict[str, Any]], *, evidence: str = "",
-                 **request: Any) -> Completion:
+    def complete(
+        self, role: str, scope: str, messages: list[dict[str, Any]], *, evidence: str = "", **request: Any
+    ) -> Completion:
         """One model call charged to `scope`; RoleFailure when the budget is spent or the call fails."""
         spent = self.budget.exhausted(scope)
         if spent is not None:
@@ -195,11 +229,15 @@ class Endpoint:
         try:
             completion = self.client.complete(messages, **request)
         except ModelUnavailable as exc:
-            raise RoleUnavailable(role, f"{scope}: the model endpoint failed ({exc.reason}): {exc}",
-                                  evidence=evidence or str(exc)) from exc
+            raise RoleUnavailable(
+                role,
+                f"{scope}: the model endpoint failed ({exc.reason}): {exc}",
+                evidence=evidence or str(exc),
+            ) from exc
         except ModelError as exc:
-            raise RoleFailure(role, f"{scope}: the request was refused ({exc.reason}): {exc}",
-                              evidence=evidence or str(exc)) from exc
+            raise RoleFailure(
+                role, f"{scope}: the request was refused ({exc.reason}): {exc}", evidence=evidence or str(exc)
+            ) from exc
         self.budget.charge(scope, completion)
         with self._usage_lock:
             self.usage.requests += 0 if completion.cached else 1 + completion.retries
@@ -214,15 +252,27 @@ class Endpoint:
         try:
             return path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ValueError(f"cannot read the {name} skill at {path} ({exc.strerror or exc}); the LLM drivers "
-                             "use it as instructions: point skills_dir (--skills-dir) at the skills folder") from exc
+            raise ValueError(
+                f"cannot read the {name} skill at {path} ({exc.strerror or exc}); the LLM drivers "
+                "use it as instructions: point skills_dir (--skills-dir) at the skills folder"
+            ) from exc
 
-    def ask(self, role: str, scope: str, system: str, user: str, reply_model: type[M],
-            check: Callable[[M], None] | None = None) -> M:
+    def ask(
+        self,
+        role: str,
+        scope: str,
+        system: str,
+        user: str,
+        reply_model: type[M],
+        check: Callable[[M], None] | None = None,
+    ) -> M:
         """One JSON object validated by `reply_model` (and by `check`, which raises ValueError to reject it),
         re-asked with the problem when it fails. RoleFailure when no reply was usable; RejectedReply when the
         last one validated but `check` rejected its content."""
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
         schema = json.dumps(reply_model.model_json_schema(), ensure_ascii=False)
         problem, text, well_formed = "", "", False
         for _attempt in range(self.config.max_repairs + 1):
@@ -238,11 +288,17 @@ class Endpoint:
                 problem = validation_problem(exc)
             except ValueError as exc:
                 problem = str(exc)
-            messages += [{"role": "assistant", "content": text},
-                         {"role": "user", "content": REPAIR_PROMPT.format(problem=problem, schema=schema)}]
+            messages += [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": REPAIR_PROMPT.format(problem=problem, schema=schema)},
+            ]
         failure = RejectedReply if well_formed else RoleFailure
-        raise failure(role, f"{scope}: no usable reply after {self.config.max_repairs + 1} attempt(s); last "
-                            f"problem: {problem}", evidence=clip(text, EVIDENCE))
+        raise failure(
+            role,
+            f"{scope}: no usable reply after {self.config.max_repairs + 1} attempt(s); last "
+            f"problem: {problem}",
+            evidence=clip(text, EVIDENCE),
+        )
 
 
 class RejectedReply(RoleFailure):
@@ -265,8 +321,9 @@ def json_object(text: str) -> Any:
     except json.JSONDecodeError as exc:
         found = next((obj for obj in top_level_objects(stripped) if isinstance(obj, dict)), None)
         if found is None:
-            raise ValueError(f"the reply is not a JSON object ({exc.msg} at line {exc.lineno} column "
-                             f"{exc.colno})") from exc
+            raise ValueError(
+                f"the reply is not a JSON object ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            ) from exc
         return found
 
 
@@ -279,8 +336,11 @@ def validation_problem(exc: ValidationError) -> str:
 
 
 def clip(value: Any, limit: int = TRIM) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"),
-                                                           default=str)
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    )
     return text if len(text) <= limit else text[:limit] + "…"
 
 
