@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
+
+from . import render
 
 app = typer.Typer(help="Author and certify benchmark tasks for agents operating a financial workspace.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -18,17 +18,31 @@ world_app = typer.Typer(help="Inspect and check worlds (backends, baselines, ski
 app.add_typer(world_app, name="world")
 
 
-def _register_commands() -> None:
-    from .commands import author, calibrate, evaluate, recertify, review
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
 
+        try:
+            typer.echo(f"taskforge {version('taskforge')}")
+        except PackageNotFoundError:
+            typer.echo("taskforge (not installed: run make install)")
+        raise typer.Exit()
+
+
+def _register_commands() -> None:
+    from .commands import author, calibrate, evaluate, recertify, report, review, sources, world
+
+    world.register(world_app)
+    sources.register(app)
+    report.register(app)
     author.register(app)
     evaluate.register(app)
     calibrate.register(app)
     review.register(app)
     recertify.register(app)
 
-console = Console()
-err_console = Console(stderr=True)
+console = render.console()
+err_console = render.console(stderr=True)
 
 WorldOption = Annotated[
     Path | None, typer.Option("--world", help="World directory (default: the built-in default world).")
@@ -41,7 +55,7 @@ def _load_world(path: Path | None):
     try:
         return World.load(path or DEFAULT_WORLD)
     except WorldError as exc:
-        err_console.print(f"[red]error:[/red] cannot load world {path or DEFAULT_WORLD}: {exc}")
+        render.error(err_console, f"cannot load world {path or DEFAULT_WORLD}: {exc}")
         raise typer.Exit(2) from exc
 
 
@@ -62,14 +76,19 @@ def world_list(
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
-    table = Table(title=f"World {w.name} ({w.path})")
-    for col in ("backend", "origin", "apps", "widgets", "widget types"):
-        table.add_column(col)
+    render.say(console, f"World {w.name} ({w.path})", style="bold")
+    table = render.table()
+    table.add_column("backend", no_wrap=True)
+    table.add_column("origin")
+    table.add_column("apps", justify="right", no_wrap=True)
+    table.add_column("widgets", justify="right", no_wrap=True)
     for b in backends:
-        table.add_row(b["slug"], b["origin"], str(b["apps"]), str(b["widgets"]), ", ".join(b["widget_types"]))
+        table.add_row(render.text(b["slug"]), render.text(b["origin"]), str(b["apps"]), str(b["widgets"]))
     console.print(table)
-    console.print(f"skills ({len(w.skills)}): {', '.join(sorted(w.skills))}")
-    console.print(f"initial states: {', '.join(sorted(w.baselines))} (and \"\" for a bare workspace)")
+    for b in backends:
+        render.say(console, ", ".join(b["widget_types"]), prefix=f"widget types of {b['slug']}: ", indent=2)
+    render.say(console, ", ".join(sorted(w.skills)), prefix=f"skills ({len(w.skills)}): ", indent=2)
+    render.say(console, f"{', '.join(sorted(w.baselines))} (and \"\" for a bare workspace)", prefix="initial states: ")
     console.print(f"resources: {len(w.resources)}  prompts: {len(w.prompts)}")
 
 
@@ -85,20 +104,23 @@ def world_check(
     problems = check_world(w)
     errors = [p for p in problems if p.severity == "error"]
     for p in problems:
-        (err_console if p.severity == "error" else console).print(str(p), markup=False, highlight=False,
-                                                                  soft_wrap=True)
+        render.say(err_console if p.severity == "error" else console, str(p), indent=2)
     failing = errors or (strict and problems)
     if failing:
-        err_console.print(f"[red]{len(errors)} error(s), {len(problems) - len(errors)} warning(s)[/red] in {w.path}")
+        render.say(err_console, f"{len(errors)} error(s), {len(problems) - len(errors)} warning(s) in {w.path}",
+                   style="red")
         raise typer.Exit(1)
-    console.print(f"[green]ok[/green] {w.path}: {len(w.backends)} backends, "
-                  f"{sum(len(b.catalog.widgets) for b in w.backends.values())} widgets, {len(w.baselines)} "
-                  f"baselines, {len(w.skills)} skills; {len(problems)} warning(s)")
+    render.say(console, f"{w.path}: {len(w.backends)} backends, "
+                        f"{sum(len(b.catalog.widgets) for b in w.backends.values())} widgets, {len(w.baselines)} "
+                        f"baselines, {len(w.skills)} skills; {len(problems)} warning(s)", prefix="ok ",
+               prefix_style="green")
 
 
 @app.callback()
 def _root(debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")]
-          = False) -> None:
+          = False,
+          version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version and exit.")] = False) -> None:
     """Author and certify benchmark tasks for agents operating a financial workspace."""
 
 
@@ -144,38 +166,30 @@ def certify_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Run every certification gate on tasks; exit 0 iff every task is certified."""
-    from certify.gates import GATE_NAMES, certify_file, collect, summarise
+    from certify.gates import certify_file, collect, summarise
     from certify.task import TaskFileError
 
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
-        err_console.print(f"[red]error:[/red] no such file or folder: {', '.join(missing)}")
+        render.error(err_console, f"no such file or folder: {', '.join(missing)}")
         raise typer.Exit(2)
     try:
         targets = collect(paths)
     except TaskFileError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        render.error(err_console, str(exc))
         raise typer.Exit(2) from exc
     declared = {ts.manifest.world for _, ts in targets if ts is not None and ts.manifest.world}
     if world is None and len(declared) == 1:
         world = Path(declared.pop())
     w = _load_world(world)
     if not targets:
-        err_console.print("[red]error:[/red] no task files found")
+        render.error(err_console, "no task files found")
         raise typer.Exit(2)
     results = [certify_file(w, path, taskset) for path, taskset in targets]
     summary = summarise(results)
     if as_json:
         sys.stdout.write(json.dumps({"tasks": [r.to_dict() for r in results], "summary": summary}, indent=2) + "\n")
     else:
-        table = Table(title=f"Certification ({summary['certified']}/{summary['total']} certified)")
-        table.add_column("task")
-        for name in GATE_NAMES:
-            table.add_column(name)
-        table.add_column("why not")
-        for r in results:
-            marks = ["[green]ok[/green]" if r.gates[n].ok else "[red]FAIL[/red]" for n in GATE_NAMES]
-            reasons = "; ".join(f"{n}: {r.gates[n].detail}" for n in GATE_NAMES if not r.gates[n].ok)
-            table.add_row(r.id, *marks, reasons)
-        console.print(table)
+        render.gate_table(console, f"Certification ({summary['certified']}/{summary['total']} certified)",
+                   [(r.id, r.gates) for r in results])
     raise typer.Exit(0 if summary["certified"] == summary["total"] else 1)

@@ -14,11 +14,11 @@ from typing import Any
 
 from langgraph.types import Command
 
-from certify.lock import LOCK_FILE, CertificateLock, Review, fingerprints, now, task_content_hash
+from certify.lock import LOCK_FILE, CertificateLock, Review, now
 
 from .gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
 from .outputs import persona_paths
-from .pipeline import Drivers, RunOptions, build_graph
+from .pipeline import Drivers, RunOptions, build_graph, split_task_id
 from .review import (
     VERDICT_STATUS,
     AlreadyDecided,
@@ -28,10 +28,12 @@ from .review import (
     ReviewItem,
     file_lock,
     find_item,
+    item_flag,
     read_file,
     reviews_path,
 )
-from .run import RunError, _outcome, _record_pause, pending_items, prune
+from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune
+from .state import AuthoredTask, Certification, GateOutcome, Repair
 
 
 class NoRepair(ReviewError):
@@ -39,7 +41,8 @@ class NoRepair(ReviewError):
 
 
 def decide(tasksets_dir: Path, saver: Any, drivers: Drivers, item_id: str, verdict: str, *, by: str,
-           note: str = "", commit: bool = True) -> dict[str, Any]:
+           note: str = "", commit: bool = True, sources_root: Path = Path("."),
+           skills_dir: Path = Path("skills")) -> dict[str, Any]:
     if verdict not in VERDICT_STATUS:
         raise ReviewError(f"unknown verdict '{verdict}' (approve, reject or fix)")
     item = find_item(tasksets_dir, item_id)
@@ -64,7 +67,9 @@ def decide(tasksets_dir: Path, saver: Any, drivers: Drivers, item_id: str, verdi
         root = tasksets_dir / item.taskset
         if item.source == "graph":
             return _resume(saver, drivers, item, decision, root)
-        return _record(item, decision, drivers, root, commit)
+        if verdict == "fix":
+            return _fix_finished(saver, drivers, item, decision, root, commit, sources_root, skills_dir)
+        return _record(item, decision, root, commit)
     finally:
         for key in held:
             claims.release(key)
@@ -80,19 +85,20 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
                           "whatever still holds")
     if item.id not in {i["id"] for i in pending_items(snapshot)}:
         raise ReviewError(f"the run {item.run} no longer waits for {item.id}")
-    options = RunOptions.model_validate(snapshot.values["options"])
+    options: RunOptions = snapshot.values["options"]
     repo = find_repo(root) if options.commit else None
     if repo is not None:
         pending = dirty_paths(repo, persona_paths(root, item.persona))
         if pending:
             raise ReviewError(str(PendingEdits(pending, "resuming the run may commit these paths")))
     try:
-        graph.invoke(Command(resume={item.id: decision.model_dump()}), config, durability="sync")
+        invoke(graph, Command(resume={item.id: decision.model_dump()}), config, options)
     except (PendingEdits, GitError) as exc:
         raise ReviewError(str(exc)) from exc
     after = graph.get_state(config)
     outcome = _outcome(item.run, after)
-    flag = ((after.values or {}).get("flags") or {}).get(item.id, {})
+    found = (after.values or {}).get("flags", {}).get(item.id)
+    flag = found.model_dump() if found is not None else {}
     if outcome.status == "needs_review":
         _record_pause(options, after, repo)
     elif outcome.status == "rejected":
@@ -107,7 +113,7 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
             "waiting": [i["id"] for i in outcome.items]}
 
 
-def _record(item: ReviewItem, decision: Decision, drivers: Drivers, root: Path, commit: bool) -> dict[str, Any]:
+def _record(item: ReviewItem, decision: Decision, root: Path, commit: bool) -> dict[str, Any]:
     """A decision on an item of a finished run or a re-certification: into the lock and the review file."""
     lock_path, review_path = root / LOCK_FILE, reviews_path(root, item.persona)
     try:
@@ -127,10 +133,6 @@ def _record(item: ReviewItem, decision: Decision, drivers: Drivers, root: Path, 
                 raise ReviewError(str(PendingEdits(pending, "a decision commits these files")))
         written = [lock_path, review_path]
         outcome: dict[str, Any] = {}
-        if decision.verdict == "fix":
-            outcome = _fix_on_disk(item, lock, root, drivers)
-            written.append(Path(outcome["path"]))
-            decision = decision.model_copy(update={"result": outcome["result"]})
         review = Review(verdict=decision.verdict, by=decision.by, at=decision.at, note=decision.note, flag=item.id)
         if cert is not None:
             cert.reviews.append(review)
@@ -151,37 +153,76 @@ def _record(item: ReviewItem, decision: Decision, drivers: Drivers, root: Path, 
     return outcome
 
 
-def _fix_on_disk(item: ReviewItem, lock: CertificateLock, root: Path, drivers: Drivers) -> dict[str, Any]:
+def _fix_finished(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, root: Path, commit: bool,
+                  sources_root: Path, skills_dir: Path) -> dict[str, Any]:
+    """`review fix` on an item of a finished run: the fixer's repair takes the run's one repair path — a run
+    seeded with the persona's committed tasks re-certifies the patched task and sends it through the validator,
+    ladder fairness and calibration before anything is committed (or it stops for review like any run)."""
     from certify.calibrate import Defect
-    from certify.gates import certify_task
-    from certify.task import TaskSet, parse_task
-    from simulator import DEFAULT_WORLD, World
+    from certify.task import TaskSet
 
-    cert = lock.tasks.get(item.task_id or "")
-    if cert is None:
-        raise NoRepair(f"item {item.id} names no task to fix; approve or reject it")
-    path = root / cert.path
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    taskset = TaskSet.load(root)
-    world = World.load(taskset.manifest.world or DEFAULT_WORLD)
+    lock = CertificateLock.load(root)
+    record = lock.personas.get(item.persona) if lock else None
+    cert = lock.tasks.get(item.task_id or "") if lock else None
+    if lock is None or record is None or cert is None:
+        raise NoRepair(f"item {item.id} names no committed task to fix; approve or reject it")
+    try:
+        repo = find_repo(root) if commit else None
+    except GitError as exc:
+        raise ReviewError(f"{exc}, or pass --no-commit") from exc
+    if repo is not None:
+        pending = dirty_paths(repo, persona_paths(root, item.persona))
+        if pending:
+            raise ReviewError(str(PendingEdits(pending, "a repair commits these paths")))
+    world = TaskSet.load(root).world(None)
+    raw = json.loads((root / cert.path).read_text(encoding="utf-8"))
     defect = Defect(task_id=item.task_id or "", level=raw["difficulty"], fingerprint=[item.reason, item.evidence],
                     attempts=0, repeats=[])
     result = drivers.fixer.repair(raw, defect, [], world)
     if result.task is None:
         raise NoRepair(f"the fixer found no repair for {item.id} ({result.escalate or 'no known repair'}); "
                        "it stays open")
-    task = parse_task(result.task, str(path), taskset.defaults())
-    verdict = certify_task(world, task, str(path))
-    if not verdict.certified:
-        failing = "; ".join(f"{k}: {v.detail}" for k, v in verdict.gates.items() if not v.ok)
-        raise NoRepair(f"the fixer's repair of {item.id} does not certify ({failing}); it stays open")
-    path.write_text(json.dumps(result.task, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    cert.content_sha256 = task_content_hash(result.task)
-    cert.gates = {k: v.to_dict() for k, v in verdict.gates.items()}
-    cert.certified = True
-    cert.fingerprints = fingerprints(world, taskset.defaults())
-    cert.certified_at = now()
-    return {"result": result.repaired or "repaired", "path": str(path)}
+    inputs = record.inputs
+    options = RunOptions(persona=item.persona, taskset=item.taskset, tasksets_dir=str(root.parent),
+                         sources_root=str(sources_root), skills_dir=str(skills_dir), world=str(world.path),
+                         baseline=inputs.get("baseline"), reference_agent=inputs.get("reference_agent", "heuristic"),
+                         frontier_agent=inputs.get("frontier_agent"), repeats=inputs.get("repeats", 3),
+                         commit=commit, inputs_sha256=record.inputs_sha256, inputs=inputs, run_id=item.run)
+    tasks = {}
+    for task_id in record.tasks:
+        c = lock.tasks[task_id]
+        story, level = split_task_id(task_id)
+        tasks[task_id] = AuthoredTask(raw=json.loads((root / c.path).read_text(encoding="utf-8")), story=story,
+                                      level=level, cert=Certification(certified=c.certified, gates={
+                                          k: GateOutcome(ok=bool(g.get("ok")), detail=str(g.get("detail", "")))
+                                          for k, g in c.gates.items()}))
+    flags = {i.id: item_flag(i) for i in read_file(root, item.persona).items if i.run == item.run}
+    repair = Repair(task_id=item.task_id or "", raw=result.task, repaired=result.repaired or "repaired",
+                    source="review", flag=item.id, decision=decision.model_dump(), lesson=result.lesson,
+                    skill=result.skill, patch=list(getattr(result, "patch", None) or []))
+    seed = {"options": options, "stories": sorted({t.story for t in tasks.values()}), "tasks": tasks, "flags": flags,
+            "repairs": [repair], "rounds": {}, "done": {}}
+    graph = build_graph(drivers, saver)
+    config = {"configurable": {"thread_id": item.run}, "recursion_limit": 1000}
+    if graph.get_state(config).values:
+        raise ReviewError(f"the run {item.run} is still in the checkpoint store; finish it first")
+    try:
+        invoke(graph, seed, config, options)
+    except (PendingEdits, GitError) as exc:
+        raise ReviewError(str(exc)) from exc
+    after = graph.get_state(config)
+    outcome = _outcome(item.run, after)
+    found = (after.values or {}).get("flags", {}).get(item.id)
+    if outcome.status == "needs_review":
+        _record_pause(options, after, repo)
+    elif outcome.status in ("committed", "certified"):
+        prune(saver, item.run)
+    if found is None or found.status != "fixed":
+        raise NoRepair(f"the fixer's repair of {item.id} ({result.repaired}) did not certify; it stays open")
+    return {"flag_status": found.status, "result": result.repaired,
+            "run": outcome.status if outcome.status != "needs_review" else "waiting",
+            "commit": outcome.result.get("commit"), "summary": outcome.result.get("summary", ""),
+            "waiting": [i["id"] for i in outcome.items]}
 
 
 __all__ = ["NoRepair", "RunError", "decide"]

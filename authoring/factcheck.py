@@ -22,6 +22,7 @@ from simulator.params import value_allowed
 from simulator.world import BackendFixture, WidgetDef
 
 from .sources import Facts, SourceError, Story
+from .suggest import did_you_mean, listing
 
 READ_PROSE = re.compile(r"read-and-note|read and note|record(?:s|ing)? (?:the|its|their) (?:facts|figures|values)|"
                         r"\bnote with\b|exactly as served", re.I)
@@ -203,6 +204,41 @@ def _unique_phrase(world: World, own_file: str, sentence: str) -> str | None:
     return None
 
 
+def _origins(world: World, backends: list[str]) -> list[str]:
+    return list(dict.fromkeys(f.origin for name in backends if (f := world.backend(name)) is not None))
+
+
+def _widget_hint(fixture: BackendFixture, name: str, app: str | None) -> str:
+    """Did-you-mean over the app's widgets first, then the whole catalog (the widget may sit in another app)."""
+    names = [w.name for w in fixture.catalog.widgets.values()]
+    if app is not None:
+        in_app = _app_widgets(fixture, app) or set()
+        hint = did_you_mean(name, [w.name for w in fixture.catalog.widgets.values() if w.widget_id in in_app])
+        if hint:
+            return hint
+    return did_you_mean(name, names)
+
+
+def _options_hint(param: dict[str, Any], value: Any) -> str:
+    options = [str(o.get("value")) if isinstance(o, dict) else str(o) for o in param.get("options") or []]
+    return f"{did_you_mean(str(value), options)} (allowed: {listing(options)})"
+
+
+def _shared_param_errors(file: str, facts: Facts, targets: list[ResolvedTarget], clean: bool) -> list[SourceError]:
+    """facts.params applies to every target without its own params; a name none of them declares is a typo."""
+    sharing = [t for t, fact in zip(targets, facts.targets, strict=True) if fact.params is None]
+    if not sharing:
+        return []
+    declared = list(dict.fromkeys(str(p.get("paramName")) for t in sharing for p in t.widget.params))
+    errors = [SourceError(file, f"facts.params.{name}", f"no target has a parameter '{name}'"
+                          f"{did_you_mean(name, declared)} (parameters: {listing(declared)})")
+              for name in facts.params if name not in declared]
+    if clean and not errors:
+        errors = [SourceError(file, "facts.params", f"none of these parameters belongs to '{t.name}'")
+                  for t in sharing if facts.params and not t.params]
+    return errors
+
+
 def _where_in(text: str, phrase: str) -> str:
     """Where a planted phrase sits in a text, said so that a request can point at it without quoting it."""
     for number, step in STEP.findall(text):
@@ -241,8 +277,9 @@ def resolve_governance(world: World, story: Story) -> Governance:
     if gov.skill is not None:
         skill = world.skills.get(gov.skill)
         if skill is None:
-            raise SourceError(file, "facts.governance.skill", f"unknown skill '{gov.skill}' (world has: "
-                              f"{', '.join(sorted(world.skills))})")
+            names = [*sorted(world.skills), *(s.name for s in world.skills.values())]
+            raise SourceError(file, "facts.governance.skill", f"unknown skill '{gov.skill}'"
+                              f"{did_you_mean(gov.skill, names)} (world has: {', '.join(sorted(world.skills))})")
         for planted in skill.planted:
             if "last" in planted.where or "final" in planted.where:
                 return Governance("skill", skill.slug, skill.name, planted.phrase, planted.where)
@@ -263,7 +300,8 @@ def resolve_governance(world: World, story: Story) -> Governance:
         if scored and scored[0][0] >= 2 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
             resource = world.resources[scored[0][1]]
     if resource is None:
-        raise SourceError(file, "facts.governance.resource", f"no workspace resource matches '{wanted}'")
+        raise SourceError(file, "facts.governance.resource", f"no workspace resource matches '{wanted}'"
+                          f"{did_you_mean(wanted, [*world.resources, *(r.title for r in world.resources.values())])}")
     for planted in resource.planted:
         return Governance("resource", resource.uri, resource.title or resource.uri, planted.phrase, planted.where or
                           "the last point it makes")
@@ -285,18 +323,23 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         key = f"facts.targets[{i}]"
         fixture = _fixture_by_origin(world, t.origin, backends)
         if fixture is None:
-            errors.append(SourceError(file, f"{key}.origin", f"no connected backend serves origin '{t.origin}'"))
+            origins = _origins(world, backends)
+            errors.append(SourceError(file, f"{key}.origin", f"no connected backend serves origin '{t.origin}'"
+                                      f"{did_you_mean(t.origin, origins)} (connected: {listing(origins)})"))
             continue
         candidates = [w for w in fixture.catalog.widgets.values() if w.name == t.widget]
         if t.app is not None:
             in_app = _app_widgets(fixture, t.app)
             if in_app is None:
-                errors.append(SourceError(file, f"{key}.app", f"'{t.origin}' has no app named '{t.app}'"))
+                apps = [str(a.get("name")) for a in fixture.catalog.apps]
+                errors.append(SourceError(file, f"{key}.app", f"'{t.origin}' has no app named '{t.app}'"
+                                          f"{did_you_mean(t.app, apps)}"))
                 continue
             candidates = [w for w in candidates if w.widget_id in in_app or w.definition.get("category") == t.app]
         if not candidates:
             where = f" in app '{t.app}'" if t.app else ""
-            errors.append(SourceError(file, f"{key}.widget", f"no widget named '{t.widget}'{where} in '{t.origin}'"))
+            errors.append(SourceError(file, f"{key}.widget", f"no widget named '{t.widget}'{where} in '{t.origin}'"
+                                      f"{_widget_hint(fixture, t.widget, t.app)}"))
             continue
         if len(candidates) > 1:
             errors.append(SourceError(file, f"{key}.widget", f"'{t.widget}' names {len(candidates)} widgets in "
@@ -309,15 +352,16 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             param = widget.param(name)
             if param is None:
                 if t.params is not None:
-                    errors.append(SourceError(file, f"{key}.params.{name}", f"'{t.widget}' has no parameter '{name}'"))
+                    names = [str(p.get("paramName")) for p in widget.params]
+                    errors.append(SourceError(file, f"{key}.params.{name}", f"'{t.widget}' has no parameter '{name}'"
+                                              f"{did_you_mean(name, names)} (its parameters: {listing(names)})"))
                 continue
             if not value_allowed(param, value):
                 errors.append(SourceError(file, f"{key}.params.{name}" if t.params else f"facts.params.{name}",
-                                          f"{value!r} is not among the declared options of '{t.widget}'"))
+                                          f"{value!r} is not among the declared options of '{t.widget}'"
+                                          f"{_options_hint(param, value)}"))
                 continue
             params[name] = value
-        if t.params is None and facts.params and not params:
-            errors.append(SourceError(file, "facts.params", f"none of these parameters belongs to '{t.widget}'"))
         twin = next((j for j, o in enumerate(targets) if o.widget is widget
                      and (params.items() <= o.params.items() or o.params.items() <= params.items())), None)
         if twin is not None:
@@ -325,28 +369,38 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
                                       "parameters that do not tell the two apart; give each its own values"))
         targets.append(ResolvedTarget(t.widget, t.origin, t.app, widget, params))
 
+    resolved_all = len(targets) == len(facts.targets)
+    if resolved_all:
+        errors += _shared_param_errors(file, facts, targets, clean=not errors)
+    # A fact that depends on a target or a parameter already reported is not checked: one mistake, one error.
+    reported = {e.key.rsplit(".", 1)[-1] for e in errors if ".params." in e.key}
+    sound = resolved_all and not reported
     carried_key, carried_value, carried_target = facts.policy.carries, None, -1
     for i, target in enumerate(targets):
         if carried_key in target.params:
             carried_value, carried_target = target.params[carried_key], i
             break
-    if targets and carried_target < 0:
+    if sound and carried_target < 0:
+        graded = [name for target in targets for name in target.params]
         errors.append(SourceError(file, "facts.policy.carries", f"'{carried_key}' is not a graded parameter of any "
-                                  "target"))
+                                  f"target{did_you_mean(carried_key, graded)} (graded: {listing(graded)})"))
     elif carried_target >= 0:
         errors += _policy_errors(file, facts, targets, carried_key, carried_value, targets[carried_target])
-    if facts.record and targets:
+    if facts.record and sound:
         errors += _record_errors(world, file, backends, targets[0], facts.record)
 
     seeded_wrong = dict(facts.seeded_wrong or {})
-    for name, value in seeded_wrong.items():
-        if targets and name not in targets[0].params:
+    for name, value in seeded_wrong.items() if resolved_all else ():
+        if name in reported or (reported and name not in targets[0].params):
+            continue
+        if name not in targets[0].params:
             errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"'{name}' is not a graded parameter of "
-                                      f"'{targets[0].name}'"))
-        elif targets:
+                                      f"'{targets[0].name}'{did_you_mean(name, targets[0].params)}"))
+        else:
             param = targets[0].widget.param(name)
             if param is not None and not value_allowed(param, value):
-                errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"{value!r} is not among the options"))
+                errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"{value!r} is not among the options"
+                                          f"{_options_hint(param, value)}"))
             if targets[0].params.get(name) == value:
                 errors.append(SourceError(file, f"facts.seeded_wrong.{name}", "equals the correct value"))
 

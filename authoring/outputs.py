@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from certify.calibrate import CalibrationRecord, record_files
+from certify.calibrate import record_files
 from certify.lock import (
     LOCK_FILE,
     CertificateLock,
@@ -27,10 +27,8 @@ from certify.lock import (
     sha256_text,
     task_content_hash,
 )
-from certify.trial import Trial
 from simulator import World
 
-from .flags import Flag
 from .gitops import (
     PendingEdits,
     commit_paths,
@@ -93,14 +91,15 @@ def render_outputs(options: Any, state: dict[str, Any], world: World, defaults: 
     if manifest is not None and read(root / "taskset.json") is None:
         files[root / "taskset.json"] = _json(manifest)
     persona_dir = root / persona
-    for raw in state["tasks"].values():
-        files[persona_dir / f"{raw['id']}.json"] = _json(raw)
+    tasks = state["tasks"]
+    for authored in tasks.values():
+        files[persona_dir / f"{authored.raw['id']}.json"] = _json(authored.raw)
     for name in listdir(persona_dir):
         if name.endswith(".json") and persona_dir / name not in files:
             files[persona_dir / name] = None
 
-    record = CalibrationRecord.model_validate(state["calibration"])
-    trials = [Trial.model_validate(t) for t in state.get("calibration_trials", [])]
+    record = state["calibration"]
+    trials = state.get("calibration_trials", [])
     calibration_dir = root / "calibration" / persona
     calibration_files = {calibration_dir / name: data for name, data in record_files(record, trials).items()}
     files.update(calibration_files)
@@ -111,21 +110,22 @@ def render_outputs(options: Any, state: dict[str, Any], world: World, defaults: 
     prints = fingerprints(world, defaults)
     for old in [k for k, v in lock.tasks.items() if v.persona == persona]:
         lock.tasks.pop(old)
-    flags = [Flag.model_validate(f) for f in state.get("flags", {}).values()]
+    flags = list(state.get("flags", {}).values())
     decided = [f for f in flags if f.decision]
-    for task_id, raw in sorted(state["tasks"].items()):
-        cert = state["certs"][task_id]
+    for task_id, authored in sorted(tasks.items()):
+        raw = authored.raw
         reviews = [Review(verdict=str(f.decision.get("verdict")), by=str(f.decision.get("by") or "reviewer"),
                           at=str(f.decision.get("at")), note=str(f.decision.get("note") or ""), flag=f.id)
                    for f in decided if f.task_id == task_id and f.decision]
         lock.tasks[task_id] = TaskCertificate(
             path=f"{persona}/{raw['id']}.json", persona=persona, story=(raw.get("meta") or {}).get("story"),
             level=raw["difficulty"], content_sha256=task_content_hash(raw), fingerprints=prints,
-            certified=cert["certified"], gates=cert["gates"], reviews=reviews, certified_at=stamp)
+            certified=authored.cert.certified, gates={k: g.model_dump() for k, g in authored.cert.gates.items()},
+            reviews=reviews, certified_at=stamp)
     persona_reviews = [f.model_dump() for f in decided if not f.task_id]
     calibration = {**record.summary(), "reviews": persona_reviews} if persona_reviews else record.summary()
     lock.personas[persona] = PersonaRecord(
-        inputs_sha256=options.inputs_sha256, inputs=options.inputs, tasks=sorted(state["tasks"]),
+        inputs_sha256=options.inputs_sha256, inputs=options.inputs, tasks=sorted(tasks),
         files={p.relative_to(root).as_posix(): sha256_text(data) for p, data in calibration_files.items()},
         calibration=calibration, updated_at=stamp)
     files[root / LOCK_FILE] = lock.render()
@@ -134,28 +134,27 @@ def render_outputs(options: Any, state: dict[str, Any], world: World, defaults: 
     review_base = read(review_path)
     reviews = read_file(root, persona, review_base) if review_base is not None else \
         ReviewFile(taskset=options.taskset, persona=persona)
-    items = run_items(state.get("flags", {}).values(), run=options.run_id, taskset=options.taskset, pending=set(),
-                      finished=True)
+    items = run_items(flags, run=options.run_id, taskset=options.taskset, pending=set(), finished=True)
     merged = merge_run(reviews, options.run_id, items)
     if merged.items or review_base is not None:
         files[review_path] = merged.render()
 
     skills_dir = Path(options.skills_dir)
     for lesson in state.get("lessons", []):
-        path = skills_dir / f"{lesson['skill']}.md"
+        path = skills_dir / f"{lesson.skill}.md"
         before = files[path] if path in files else read(path)
         text = before.decode("utf-8") if before else None
-        files[path] = with_lesson(text, lesson["skill"], lesson["story"] or "-", lesson["level"], lesson["lesson"],
+        files[path] = with_lesson(text, lesson.skill, lesson.story or "-", lesson.level, lesson.lesson,
                                   stamp[:10]).encode()
 
-    certified = sum(1 for c in state["certs"].values() if c["certified"])
+    certified = sum(1 for t in tasks.values() if t.cert.certified)
     levels = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
     verdict = "staircase holds" if record.holds else "inverted"
-    message = (f"taskforge: certify persona {persona} ({len(state['tasks'])} tasks)\n\n"
+    message = (f"taskforge: certify persona {persona} ({len(tasks)} tasks)\n\n"
                f"Authored by taskforge author; every task passes its certification gates.\n"
                f"Calibration with {record.agent} x{record.repeats}: {levels} ({verdict}).\n"
                f"Run {options.run_id}.")
-    summary = f"{persona}: {certified}/{len(state['certs'])} certified, {verdict}"
+    summary = f"{persona}: {certified}/{len(tasks)} certified, {verdict}"
     return Outputs(files, message, summary)
 
 

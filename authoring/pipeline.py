@@ -1,45 +1,64 @@
 """The authoring pipeline as one LangGraph graph, built by a factory from the role drivers and a checkpointer.
 
-load → author (each story climbs Execute → Compose, each level certified before the next, gate failures fed
-back to the same author session for a bounded number of rounds) → validators on every certified level in
-parallel (Send), blockers routed back to the story's author → all levels re-certified together → ladder
-fairness → calibration of the persona → fixer on defect fingerprints (then re-certify and re-calibrate) →
-review (anything still blocking interrupts the graph for a person) → commit.
+    load ─Send per story→ draft ⟲ (one author round per step: certified → next level, failing gates → another
+    round with the gates' feedback, out of rounds → a blocker) → gather (once every story is done)
+    ─Send per certified level→ validate → after_validation ─→ revise (validator blockers go back to the author)
+                                                          └→ recertify (all levels together) → fairness
+    fairness ─→ revise (ladder blockers) | calibrate → fix (defects) → repair | review
+    review (a person decides blockers: interrupt) ─→ repair (a "fix" decision) | finalize → commit | END (rejected)
+    repair (the one path every change takes) ─Send→ validate → … → fairness → calibrate → review
 
-State is plain JSON data so the checkpointer (SQLite by default) can persist it after every node: a killed run
-resumes where it stopped, and nothing is written to the working tree before the commit node.
+Stories are authored in parallel; the levels of one story stay in order. Each draft is its own checkpointed
+step, so a killed run resumes at the round it was in. A role that gives no usable reply (RoleFailure) becomes a
+blocker on its story or task and the run goes on; anything unresolved after its rounds becomes a review item.
+Progress is streamed as custom events (story, level, role, round) for the live display. Nothing is written to
+the working tree before the commit node.
 """
 
 from __future__ import annotations
 
 import asyncio
-import operator
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
+import openai
+from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command, Send, interrupt
-from pydantic import BaseModel, ConfigDict, Field
+from langgraph.runtime import Runtime
+from langgraph.types import Command, RetryPolicy, Send, interrupt
 
 from certify.agents import make_agent
-from certify.calibrate import CalibrationRecord, analyse, probe_dead_rungs
+from certify.calibrate import Defect, analyse, probe_dead_rungs
 from certify.gates import certify_task
-from certify.lock import (
-    now,
-)
+from certify.lock import now
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, parse_task
 from certify.trial import Trial, run_trial
 from simulator import World
 
+from .checks import persona_warnings
 from .factcheck import resolve
+from .failures import RoleFailure
 from .flags import Flag, make_flag
 from .roles.author import AuthorContext, AuthorDriver, AuthoringError
 from .roles.fairness import FairnessDriver
-from .roles.fixer import FixerDriver
+from .roles.fixer import FixerDriver, FixResult
 from .roles.validator import ValidatorDriver
 from .sources import load_sources
+from .state import (
+    AuthoredTask,
+    Certification,
+    Cursor,
+    GateOutcome,
+    Lesson,
+    PipelineState,
+    ProgressEvent,
+    Repair,
+    RunOptions,
+    RunResult,
+)
 
 STANDARD_DEFAULTS: dict[str, Any] = {
     "category": "story",
@@ -49,55 +68,16 @@ STANDARD_DEFAULTS: dict[str, Any] = {
         "workspace_checks": {"preserve_other_dashboards": True},
     },
 }
+LEVEL_COUNT = len(LEVELS)
 
 
-class RunOptions(BaseModel):
-    """Everything a persona run depends on; part of the graph state, so plain data only."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    persona: str
-    taskset: str = "workspace_tasks"
-    tasksets_dir: str
-    sources_root: str
-    skills_dir: str
-    world: str
-    baseline: str | None = None
-    reference_agent: str = "heuristic"
-    frontier_agent: str | None = None
-    repeats: int = Field(3, ge=1)
-    author_rounds: int = Field(3, ge=1)
-    review_rounds: int = Field(2, ge=0)
-    fix_rounds: int = Field(2, ge=0)
-    commit: bool = True
-    inputs_sha256: str = ""
-    inputs: dict[str, Any] = Field(default_factory=dict)
-    run_id: str = ""
-
-    @property
-    def taskset_root(self) -> Path:
-        return Path(self.tasksets_dir) / self.taskset
+def _transient(exc: BaseException) -> bool:
+    """Faults worth re-running a role step for, after the SDK's own retries gave up."""
+    return isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
+                            openai.InternalServerError))
 
 
-def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    return {**a, **b}
-
-
-class PipelineState(TypedDict, total=False):
-    options: dict[str, Any]
-    stories: list[str]
-    cursor: list[int]
-    tasks: Annotated[dict[str, Any], _merge]
-    certs: Annotated[dict[str, Any], _merge]
-    history: Annotated[dict[str, Any], _merge]
-    flags: Annotated[dict[str, Any], _merge]
-    rounds: Annotated[dict[str, int], _merge]
-    revise: list[str]
-    calibration: dict[str, Any]
-    calibration_trials: list[dict[str, Any]]
-    lessons: Annotated[list[dict[str, Any]], operator.add]
-    stamp: str
-    result: dict[str, Any]
+ROLE_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=_transient)
 
 
 @dataclass
@@ -151,194 +131,238 @@ def resolve_baseline(options: RunOptions, world: World) -> str:
     return baseline
 
 
+def split_task_id(task_id: str) -> tuple[str, int]:
+    slug, level = task_id.rsplit("_level", 1)
+    return slug, int(level)
+
+
 def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     env = _Env()
-
-    def opts(state: PipelineState) -> RunOptions:
-        return RunOptions.model_validate(state["options"])
 
     def contexts(options: RunOptions) -> dict[str, AuthorContext]:
         """The stories' authoring contexts, resolved once per process (sources do not change during a run;
         a changed source gives a new run and thread)."""
         key = (options.sources_root, options.persona, options.world, options.baseline)
         if key not in env.contexts:
-            env.contexts[key] = _contexts(options)
+            world = env.world(options)
+            persona, stories = load_sources(Path(options.sources_root), options.persona)
+            backends = _backends(world)
+            resolved = [resolve(world, s, backends) for s in stories]
+            siblings = tuple(r.story.slug for r in resolved)
+            defaults = taskset_defaults(options)
+            env.contexts[key] = {r.story.slug: AuthorContext(world, persona, r, _baseline(options, world), backends,
+                                                             sorted(world.skills), siblings, defaults)
+                                 for r in resolved}
         return env.contexts[key]
 
-    def _contexts(options: RunOptions) -> dict[str, AuthorContext]:
-        world = env.world(options)
-        persona, stories = load_sources(Path(options.sources_root), options.persona)
-        backends = _backends(world)
-        resolved = [resolve(world, s, backends) for s in stories]
-        siblings = tuple(r.story.slug for r in resolved)
-        defaults = taskset_defaults(options)
-        return {r.story.slug: AuthorContext(world, persona, r, _baseline(options, world), backends,
-                                            sorted(world.skills), siblings, defaults) for r in resolved}
+    def parse(options: RunOptions, raw: dict[str, Any]) -> Task:
+        return parse_task(raw, f"{options.taskset}/{options.persona}/{raw.get('id')}.json", taskset_defaults(options))
 
-    def parse(options: RunOptions, raw: dict[str, Any], defaults: dict[str, Any]) -> Task:
-        return parse_task(raw, f"{options.taskset}/{options.persona}/{raw.get('id')}.json", defaults)
-
-    def certify(options: RunOptions, raw: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-        task = parse(options, raw, defaults)
+    def certify(options: RunOptions, raw: dict[str, Any]) -> Certification:
+        try:
+            task = parse(options, raw)
+        except Exception as exc:  # a draft that does not even parse is gate feedback, not a crash
+            return Certification(certified=False, gates={"schema": GateOutcome(ok=False, detail=str(exc))})
         cert = certify_task(env.world(options), task, f"{task.id}.json")
-        return {"certified": cert.certified, "gates": {k: v.to_dict() for k, v in cert.gates.items()},
-                "notes": {k: v for k, v in cert.notes.items() if k == "dead_checks"}}
+        return Certification(certified=cert.certified,
+                             gates={k: GateOutcome(ok=v.ok, detail=v.detail) for k, v in cert.gates.items()},
+                             notes={k: v for k, v in cert.notes.items() if k == "dead_checks"})
 
-    def failing(cert: dict[str, Any]) -> list[str]:
-        return [f"gate {name}: {g['detail']}" for name, g in cert["gates"].items() if not g["ok"]]
+    def emit(role: str, status: str, message: str, *, story: str | None = None, level: int | None = None,
+             round_: int | None = None) -> None:
+        """One progress event: streamed to a live display when the caller streams, and as a line."""
+        event = ProgressEvent(story=story, level=level, role=role, round=round_, status=status, message=message)
+        with contextlib.suppress(RuntimeError):  # outside a run (a node called directly in a test)
+            get_stream_writer()(event.model_dump())
+        drivers.progress(message)
 
-    # ---------------------------------------------------------------- nodes
-    def load(state: PipelineState) -> dict[str, Any]:
-        options = opts(state)
+    def role_flag(options: RunOptions, failure: RoleFailure, *, story: str | None = None, task_id: str | None = None,
+                  level: int | None = None) -> Flag:
+        return make_flag(role="gate" if failure.role == "author" else failure.role if failure.role in (
+            "validator", "fairness", "fixer", "calibration") else "gate", kind="role_failure",
+            persona=options.persona, story=story, task_id=task_id, level=level, check=f"{failure.role}_reply",
+            severity="blocker", reason=f"the {failure.role} gave no usable reply: {failure.reason}",
+            evidence=failure.evidence[:4000])
+
+    # ---------------------------------------------------------------- authoring
+    def load(state: PipelineState, runtime: Runtime[RunOptions]) -> Command:
+        options = runtime.context
         ctxs = contexts(options)
-        drivers.progress(f"loaded persona {options.persona}: {len(ctxs)} stories, facts checked against "
-                         f"{env.world(options).name}")
+        emit("load", "loaded", f"loaded persona {options.persona}: {len(ctxs)} stories, facts checked against "
+                               f"{env.world(options).name}")
+        for warning in persona_warnings(Path(options.sources_root), options.persona, [c.story for c in ctxs.values()]):
+            drivers.progress(f"warning: {warning}")
         flags = {}
         for slug, ctx in ctxs.items():
             for warning in ctx.story.warnings:
                 f = make_flag(role="validator", kind="shortcut_risk", persona=options.persona, story=slug,
                               check="facts", severity="minor", reason=warning)
-                flags[f.id] = f.model_dump()
-        return {"stories": list(ctxs), "cursor": [0, 0], "flags": flags, "rounds": {}}
+                flags[f.id] = f
+        return Command(update={"stories": list(ctxs), "flags": flags, "rounds": {}, "done": {}},
+                       goto=[Send("draft", Cursor(story=slug).model_dump()) for slug in ctxs])
 
-    def author(state: PipelineState) -> dict[str, Any]:
-        options = opts(state)
-        story_index, level = state["cursor"]
-        slug = state["stories"][story_index]
-        ctx = contexts(options)[slug]
-        defaults = taskset_defaults(options)
-        history = list(state.get("history", {}).get(slug, []))
-        feedback: list[str] = []
-        raw: dict[str, Any] = {}
-        cert: dict[str, Any] = {}
-        flags: dict[str, Any] = {}
-        for _round in range(options.author_rounds):
-            try:
-                raw = drivers.author.draft(ctx, level, feedback, history).task
-            except AuthoringError as exc:
-                feedback = [f"authoring failed: {exc}"]
-                continue
-            try:
-                cert = certify(options, raw, defaults)
-            except Exception as exc:  # a draft that does not even parse is gate feedback, not a crash
-                cert = {"certified": False, "gates": {"schema": {"ok": False, "detail": str(exc)}}, "notes": {}}
-            if cert["certified"]:
-                break
-            feedback = failing(cert)
+    def draft(payload: dict[str, Any], runtime: Runtime[RunOptions]) -> Command:
+        """One author round of one story's level; the next round or level is the next step."""
+        options = runtime.context
+        cursor = Cursor.model_validate(payload)
+        slug, level = cursor.story, cursor.level
         task_id = f"{slug}_level{level}"
-        if not cert.get("certified"):
-            reason = "; ".join(feedback) or "the author produced no task"
+        history = list(cursor.history)
+        name = LEVEL_NAMES[LEVELS[level]]
+        emit("author", "drafting", f"{slug} level{level} ({name}): round {cursor.round + 1}", story=slug, level=level,
+             round_=cursor.round + 1)
+        update: dict[str, Any] = {}
+        try:
+            raw = drivers.author.draft(contexts(options)[slug], level, cursor.feedback, history).task
+        except RoleFailure as failure:
+            f = role_flag(options, failure, story=slug, task_id=task_id, level=level)
+            emit("author", "failed", f"{slug} level{level} ({name}): the author gave no usable reply; the story "
+                                     "waits for review", story=slug, level=level)
+            return Command(update={"flags": {f.id: f}, "history": {slug: history}, "done": {slug: "failed"}},
+                           goto="gather")
+        except AuthoringError as exc:
+            raw, cert = None, Certification(certified=False)
+            feedback = [f"authoring failed: {exc}"]
+        else:
+            cert = certify(options, raw)
+            feedback = cert.failing()
+        update["history"] = {slug: history}
+        if raw is not None:
+            update["tasks"] = {task_id: AuthoredTask(raw=raw, cert=cert, story=slug, level=level,
+                                                     rounds=cursor.round + 1)}
+        if not cert.certified and cursor.round + 1 < options.author_rounds:
+            emit("gates", "retry", f"{slug} level{level} ({name}): gates failed, another round: "
+                                   + "; ".join(feedback)[:300], story=slug, level=level, round_=cursor.round + 1)
+            retry = cursor.model_copy(update={"round": cursor.round + 1, "feedback": feedback, "history": history})
+            return Command(update=update, goto=Send("draft", retry.model_dump()))
+        if not cert.certified:
             f = make_flag(role="gate", kind="gate_failure", persona=options.persona, story=slug, task_id=task_id,
                           level=level, check="gates", severity="blocker",
-                          reason=f"level{level} did not certify in {options.author_rounds} rounds", evidence=reason)
-            flags[f.id] = f.model_dump()
-        drivers.progress(f"{slug} level{level} ({LEVEL_NAMES[LEVELS[level]]}): "
-                         + ("certified" if cert.get("certified") else "NOT certified"))
-        next_cursor = [story_index, level + 1] if level < 4 else [story_index + 1, 0]
-        out: dict[str, Any] = {"cursor": next_cursor, "history": {slug: history}, "flags": flags}
-        if raw:
-            out["tasks"] = {task_id: raw}
-            out["certs"] = {task_id: cert}
-        return out
+                          reason=f"level{level} did not certify in {options.author_rounds} rounds",
+                          evidence="; ".join(feedback) or "the author produced no task")
+            update["flags"] = {f.id: f}
+        emit("gates", "certified" if cert.certified else "failed",
+             f"{slug} level{level} ({name}): " + ("certified" if cert.certified else "NOT certified"),
+             story=slug, level=level)
+        if level + 1 < LEVEL_COUNT:
+            return Command(update=update, goto=Send("draft", Cursor(story=slug, level=level + 1,
+                                                                   history=history).model_dump()))
+        return Command(update={**update, "done": {slug: "authored"}}, goto="gather")
 
-    def route_after_author(state: PipelineState) -> Any:
-        if state["cursor"][0] < len(state["stories"]):
-            return "author"
-        return dispatch_validation(state, list(state.get("tasks", {})))
+    def gather(state: PipelineState) -> dict[str, Any]:
+        return {}
+
+    def route_after_gather(state: PipelineState) -> Any:
+        """The barrier after the parallel stories: the last story to finish sends the set on."""
+        if len(state.get("done", {})) < len(state.get("stories", [])):
+            return END
+        return dispatch_validation(state, sorted(state.get("tasks", {})))
 
     def dispatch_validation(state: PipelineState, task_ids: list[str]) -> list[Send]:
-        certified = [t for t in task_ids if state["certs"].get(t, {}).get("certified")]
+        tasks = state.get("tasks", {})
+        certified = [t for t in task_ids if t in tasks and tasks[t].cert.certified]
         if not certified:
-            return [Send("after_validation", state)]
-        return [Send("validate", {"options": state["options"], "task_id": t, "task": state["tasks"][t]})
-                for t in certified]
+            return [Send("after_validation", {})]
+        return [Send("validate", {"task_id": t, "raw": tasks[t].raw}) for t in certified]
 
-    def validate(payload: dict[str, Any]) -> dict[str, Any]:
-        options = RunOptions.model_validate(payload["options"])
-        task = parse(options, payload["task"], taskset_defaults(options))
-        flags = drivers.validator.review(task, env.world(options), options.persona)
-        return {"flags": {f.id: f.model_dump() for f in flags}}
+    def validate(payload: dict[str, Any], runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        options = runtime.context
+        task = parse(options, payload["raw"])
+        try:
+            flags = drivers.validator.review(task, env.world(options), options.persona)
+        except RoleFailure as failure:
+            story, level = split_task_id(payload["task_id"])
+            flags = [role_flag(options, failure, story=story, task_id=payload["task_id"], level=level)]
+        return {"flags": {f.id: f for f in flags}}
 
     def open_blockers(state: PipelineState, roles: tuple[str, ...]) -> list[Flag]:
-        return [Flag.model_validate(f) for f in state.get("flags", {}).values()
-                if f["role"] in roles and f["severity"] == "blocker" and f["status"] == "open"]
+        return [f for f in state.get("flags", {}).values()
+                if f.role in roles and f.kind != "role_failure" and f.blocking]
 
-    def after_validation(state: PipelineState) -> dict[str, Any]:
+    def after_validation(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
         blockers = open_blockers(state, ("validator",))
         n = state.get("rounds", {}).get("validator", 0)
         targets = sorted({f.task_id for f in blockers if f.task_id})
         if blockers:
-            drivers.progress(f"validators: {len(blockers)} blocker flag(s) on {targets}")
-        if targets and n < opts(state).review_rounds:
+            emit("validator", "flagged", f"validators: {len(blockers)} blocker flag(s) on {targets}")
+        if targets and n < runtime.context.review_rounds:
             return {"revise": targets, "rounds": {"validator": n + 1, "revise_from": 1}}
-        drivers.progress("validators: done")
+        emit("validator", "done", "validators: done")
         return {"revise": [], "rounds": {"validator": n}}
 
     def route_after_validation(state: PipelineState) -> str:
         return "revise" if state.get("revise") else "recertify"
 
-    def revise(state: PipelineState) -> dict[str, Any]:
-        options = opts(state)
+    def revise(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        """Blockers go back to the story's author session with the flags as feedback."""
+        options = runtime.context
         ctxs = contexts(options)
-        defaults = taskset_defaults(options)
-        tasks, certs, flags, histories = {}, {}, {}, {}
+        tasks, flags, histories = {}, {}, {}
         for task_id in state.get("revise", []):
-            slug, level = task_id.rsplit("_level", 1)[0], int(task_id.rsplit("_level", 1)[1])
-            raised = [Flag.model_validate(f) for f in state["flags"].values()
-                      if f["task_id"] == task_id and f["status"] == "open" and f["severity"] == "blocker"]
+            slug, level = split_task_id(task_id)
+            raised = [f for f in state["flags"].values() if f.task_id == task_id and f.blocking]
             feedback = [f"{f.role} flag {f.check}: {f.reason} {f.evidence} {f.suggestion}".strip() for f in raised]
-            history = list(state.get("history", {}).get(slug, histories.get(slug, [])))
+            history = list(histories.get(slug, state.get("history", {}).get(slug, [])))
+            emit("author", "revising", f"revising {task_id}: {len(raised)} flag(s)", story=slug, level=level)
             try:
                 raw = drivers.author.draft(ctxs[slug], level, feedback, history).task
+            except RoleFailure as failure:
+                f = role_flag(options, failure, story=slug, task_id=task_id, level=level)
+                flags[f.id] = f
+                continue
             except AuthoringError:
                 continue
-            cert = certify(options, raw, defaults)
             histories[slug] = history
-            if raw != state["tasks"].get(task_id) and cert["certified"]:
-                tasks[task_id], certs[task_id] = raw, cert
+            cert = certify(options, raw)
+            changed = raw != state["tasks"][task_id].raw and cert.certified
+            if changed:
+                tasks[task_id] = AuthoredTask(raw=raw, cert=cert, story=slug, level=level)
                 for f in raised:
-                    flags[f.id] = {**f.model_dump(), "status": "resolved"}
-            drivers.progress(f"revised {task_id}: " + ("changed" if task_id in tasks else "no change"))
-        return {"tasks": tasks, "certs": certs, "flags": flags, "history": histories}
+                    flags[f.id] = f.model_copy(update={"status": "resolved"})
+            emit("author", "revised", f"revised {task_id}: " + ("changed" if changed else "no change"), story=slug,
+                 level=level)
+        return {"tasks": tasks, "flags": flags, "history": histories}
 
     def route_after_revise(state: PipelineState) -> Any:
         if state.get("rounds", {}).get("revise_from") == 2:
             return "recertify"
         return dispatch_validation(state, state.get("revise", []))
 
-    def recertify(state: PipelineState) -> dict[str, Any]:
-        options = opts(state)
-        defaults = taskset_defaults(options)
-        certs, flags = {}, {}
-        for task_id, raw in state.get("tasks", {}).items():
-            cert = certify(options, raw, defaults)
-            certs[task_id] = cert
-            if not cert["certified"]:
-                f = make_flag(role="gate", kind="gate_failure", persona=options.persona, story=raw["meta"]["story"]
-                              if raw.get("meta") else None, task_id=task_id, level=LEVELS.index(raw["difficulty"]),
-                              check="recertify", severity="blocker", reason="fails its gates when the set is "
-                              "re-certified together", evidence="; ".join(failing(cert)))
-                flags[f.id] = f.model_dump()
-        ok = sum(1 for c in certs.values() if c["certified"])
-        drivers.progress(f"re-certified the set together: {ok}/{len(certs)}")
-        return {"certs": certs, "flags": flags}
+    def recertify(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        """Every level again, together: a change at one level can break another."""
+        options = runtime.context
+        tasks, flags = {}, {}
+        for task_id, authored in state.get("tasks", {}).items():
+            cert = certify(options, authored.raw)
+            tasks[task_id] = authored.model_copy(update={"cert": cert})
+            if not cert.certified:
+                f = make_flag(role="gate", kind="gate_failure", persona=options.persona, story=authored.story,
+                              task_id=task_id, level=authored.level, check="recertify", severity="blocker",
+                              reason="fails its gates when the set is re-certified together",
+                              evidence="; ".join(cert.failing()))
+                flags[f.id] = f
+        ok = sum(1 for t in tasks.values() if t.cert.certified)
+        emit("gates", "recertified", f"re-certified the set together: {ok}/{len(tasks)}")
+        return {"tasks": tasks, "flags": flags}
 
-    def fairness(state: PipelineState) -> dict[str, Any]:
-        options = opts(state)
-        defaults = taskset_defaults(options)
-        parsed = {tid: parse(options, raw, defaults) for tid, raw in state.get("tasks", {}).items()}
+    def fairness(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        options = runtime.context
+        parsed = {tid: parse(options, t.raw) for tid, t in state.get("tasks", {}).items()}
         everything = list(parsed.values())
-        flags: dict[str, Any] = {}
+        flags: dict[str, Flag] = {}
         for slug in state["stories"]:
-            levels = [t for t in everything if t.meta and t.meta.story == slug]
-            for f in drivers.fairness.review(slug, sorted(levels, key=lambda t: t.level), everything, options.persona):
-                flags[f.id] = f.model_dump()
+            levels = sorted((t for t in everything if t.meta and t.meta.story == slug), key=lambda t: t.level)
+            try:
+                for f in drivers.fairness.review(slug, levels, everything, options.persona):
+                    flags[f.id] = f
+            except RoleFailure as failure:
+                f = role_flag(options, failure, story=slug)
+                flags[f.id] = f
         merged = {**state.get("flags", {}), **flags}
-        blockers = [Flag.model_validate(f) for f in merged.values()
-                    if f["role"] == "fairness" and f["severity"] == "blocker" and f["status"] == "open"]
+        blockers = [f for f in merged.values() if f.role == "fairness" and f.kind != "role_failure" and f.blocking]
         n = state.get("rounds", {}).get("fairness", 0)
         targets = sorted({f.task_id for f in blockers if f.task_id})
-        drivers.progress(f"ladder fairness: {len(blockers)} blocker flag(s)")
+        emit("fairness", "reviewed", f"ladder fairness: {len(blockers)} blocker flag(s)")
         if targets and n < options.review_rounds:
             return {"flags": flags, "revise": targets, "rounds": {"fairness": n + 1, "revise_from": 2}}
         return {"flags": flags, "revise": [], "rounds": {"fairness": n}}
@@ -346,13 +370,13 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     def route_after_fairness(state: PipelineState) -> str:
         return "revise" if state.get("revise") else "calibrate"
 
-    def calibrate(state: PipelineState) -> dict[str, Any]:
-        options = opts(state)
+    # ---------------------------------------------------------------- calibration and repairs
+    def calibrate(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        options = runtime.context
         world = env.world(options)
-        defaults = taskset_defaults(options)
-        tasks = [parse(options, raw, defaults) for raw in state["tasks"].values()]
-        agent = make_agent(options.reference_agent) if not options.reference_agent.startswith("openai:") else \
-            _llm_agent(options.reference_agent)
+        tasks = [parse(options, t.raw) for t in state["tasks"].values()]
+        agent = _agent(options.reference_agent)
+        emit("calibration", "running", f"calibrating with {agent.name} x{options.repeats}")
 
         async def run_all() -> list[Trial]:
             semaphore = asyncio.Semaphore(8)
@@ -367,14 +391,14 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         record = analyse(trials, persona=options.persona, taskset=options.taskset, agent=agent.name,
                          repeats=options.repeats)
         if options.frontier_agent and record.probes:
-            frontier = _llm_agent(options.frontier_agent) if options.frontier_agent.startswith("openai:") else \
-                make_agent(options.frontier_agent)
-            asyncio.run(probe_dead_rungs(world, record, tasks, trials, frontier))
-        flags: dict[str, Any] = {}
+            asyncio.run(probe_dead_rungs(world, record, tasks, trials, _agent(options.frontier_agent)))
+        flags: dict[str, Flag] = {}
+        known = state.get("flags", {})
 
         def add(**kw: Any) -> None:
             f = make_flag(role="calibration", persona=options.persona, **kw)
-            flags[f.id] = f.model_dump()
+            if f.id not in known or not known[f.id].decision:  # a person's decision on the same finding stands
+                flags[f.id] = f
 
         for n in record.noise:
             add(kind="noise", task_id=n.task_id, level=LEVELS.index(n.level), check="staircase", severity="minor",
@@ -388,51 +412,80 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             add(kind="shortcut", task_id=s.task_id, level=LEVELS.index(s.level), check="staircase", severity="minor",
                 reason=s.detail)
         rates = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
-        drivers.progress(f"calibration with {agent.name} x{options.repeats}: {rates} — "
-                         + ("staircase holds" if record.holds else "INVERTED"))
-        return {"calibration": record.model_dump(), "calibration_trials": [t.model_dump() for t in trials],
-                "flags": flags}
+        emit("calibration", "done", f"calibration with {agent.name} x{options.repeats}: {rates} — "
+                                    + ("staircase holds" if record.holds else "INVERTED"))
+        return {"calibration": record, "calibration_trials": trials, "flags": flags}
 
-    def route_after_calibration(state: PipelineState) -> str:
-        record = CalibrationRecord.model_validate(state["calibration"])
-        if not record.holds and record.defects and state.get("rounds", {}).get("fix", 0) < opts(state).fix_rounds:
+    def route_after_calibration(state: PipelineState, runtime: Runtime[RunOptions]) -> str:
+        record = state["calibration"]
+        if not record.holds and record.defects and state.get("rounds", {}).get("fix", 0) < runtime.context.fix_rounds:
             return "fix"
         return "review"
 
-    def fix(state: PipelineState) -> dict[str, Any]:
-        options = opts(state)
+    def fix(state: PipelineState, runtime: Runtime[RunOptions]) -> Command:
+        """The fixer on each defect; a repair takes the one repair path, an escalation becomes a blocker."""
+        options = runtime.context
         world = env.world(options)
-        defaults = taskset_defaults(options)
-        record = CalibrationRecord.model_validate(state["calibration"])
-        trials = [Trial.model_validate(t) for t in state.get("calibration_trials", [])]
-        tasks, certs, flags, lessons = {}, {}, {}, []
+        record = state["calibration"]
+        trials = state.get("calibration_trials", [])
+        repairs, flags = [], {}
         for defect in record.defects:
-            raw = state["tasks"][defect.task_id]
-            result = drivers.fixer.repair(raw, defect, trials, world)
-            story = raw.get("meta", {}).get("story")
+            authored = state["tasks"][defect.task_id]
+            try:
+                result = drivers.fixer.repair(authored.raw, defect, trials, world)
+            except RoleFailure as failure:
+                result = FixResult(None, escalate=f"the fixer gave no usable reply: {failure.reason}")
             if result.task is not None:
-                cert = certify(options, result.task, defaults)
-                if cert["certified"]:
-                    tasks[defect.task_id], certs[defect.task_id] = result.task, cert
-                    if result.lesson and result.skill:
-                        lessons.append({"skill": result.skill, "story": story, "level": raw["difficulty"],
-                                        "lesson": result.lesson})
-                    drivers.progress(f"fixer repaired {defect.task_id}: {result.repaired}")
-                    continue
-                result.escalate = f"the repair ({result.repaired}) does not certify: {failing(cert)}"
-            f = make_flag(role="fixer", kind="defect", persona=options.persona, story=story, task_id=defect.task_id,
-                          level=LEVELS.index(defect.level), check="staircase", severity="blocker",
+                repairs.append(_repair(defect.task_id, result, "fixer"))
+                emit("fixer", "repaired", f"fixer proposes a repair of {defect.task_id}: {result.repaired}",
+                     story=authored.story, level=authored.level)
+                continue
+            f = make_flag(role="fixer", kind="defect", persona=options.persona, story=authored.story,
+                          task_id=defect.task_id, level=authored.level, check="staircase", severity="blocker",
                           reason=result.escalate or "unrepaired defect", evidence="; ".join(defect.fingerprint))
-            flags[f.id] = f.model_dump()
-            drivers.progress(f"fixer escalated {defect.task_id}")
+            flags[f.id] = f
+            emit("fixer", "escalated", f"fixer escalated {defect.task_id}", story=authored.story,
+                 level=authored.level)
         n = state.get("rounds", {}).get("fix", 0)
-        return {"tasks": tasks, "certs": certs, "flags": flags, "lessons": lessons, "rounds": {"fix": n + 1}}
+        update = {"flags": flags, "rounds": {"fix": n + 1}, "repairs": repairs}
+        return Command(update=update, goto="repair" if repairs else "review")
 
-    def review(state: PipelineState) -> Any:
+    def repair(state: PipelineState, runtime: Runtime[RunOptions]) -> Command:
+        """The one repair path: a patched task is certified, then goes back through the validator, the ladder
+        fairness review and calibration; the lesson is recorded; a repair that does not certify is a blocker."""
+        options = runtime.context
+        tasks, flags, lessons, sent = {}, {}, [], []
+        for r in state.get("repairs", []):
+            authored = state["tasks"][r.task_id]
+            cert = certify(options, r.raw)
+            if cert.certified:
+                tasks[r.task_id] = authored.model_copy(update={"raw": r.raw, "cert": cert})
+                sent.append(r.task_id)
+                if r.lesson and r.skill:
+                    lessons.append(Lesson(skill=r.skill, story=authored.story, level=authored.raw["difficulty"],
+                                          lesson=r.lesson))
+                if r.flag and r.flag in state.get("flags", {}):
+                    decision = {**(r.decision or {}), "result": r.repaired}
+                    flags[r.flag] = state["flags"][r.flag].model_copy(update={"status": "fixed", "decision": decision})
+                emit("fixer", "repaired", f"repaired {r.task_id}: {r.repaired}", story=authored.story,
+                     level=authored.level)
+                continue
+            f = make_flag(role="fixer", kind="defect", persona=options.persona, story=authored.story,
+                          task_id=r.task_id, level=authored.level, check="repair", severity="blocker",
+                          reason=f"the repair ({r.repaired}) does not certify", evidence="; ".join(cert.failing()))
+            flags[f.id] = f
+        update = {"tasks": tasks, "flags": flags, "lessons": lessons, "repairs": [],
+                  "rounds": {"revise_from": 1}}
+        if not sent:
+            return Command(update=update, goto="review")
+        return Command(update=update, goto=[Send("validate", {"task_id": t, "raw": tasks[t].raw}) for t in sent])
+
+    # ---------------------------------------------------------------- people and the commit
+    def review(state: PipelineState, runtime: Runtime[RunOptions]) -> Command:
         """Wait for a person while any blocker is open; a rejected blocker ends the run uncommitted once every
-        blocker of the run is decided (the others stay decidable)."""
-        options = opts(state)
-        record = CalibrationRecord.model_validate(state["calibration"])
+        blocker of the run is decided (the others stay decidable); a "fix" decision takes the repair path."""
+        options = runtime.context
+        record = state["calibration"]
         flags = dict(state.get("flags", {}))
         if not record.holds:
             f = make_flag(role="calibration", kind="staircase", persona=options.persona, check="staircase",
@@ -440,103 +493,109 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                           evidence="; ".join(f"{i.lower} {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}"
                                              for i in record.inversions))
             if f.id not in flags:
-                flags[f.id] = f.model_dump()
-        blocking = [f for f in flags.values() if f["severity"] == "blocker" and f["status"] == "open"]
+                flags[f.id] = f
+        blocking = [f for f in flags.values() if f.blocking]
         if not blocking:
-            if any(f["status"] == "rejected" for f in flags.values()):
-                rejected = [f["id"] for f in flags.values() if f["status"] == "rejected"]
-                return Command(update={"flags": flags, "result": {
-                    "status": "rejected", "summary": f"{options.persona}: rejected in review ({', '.join(rejected)});"
-                    " nothing committed"}}, goto=END)
+            rejected = [f.id for f in flags.values() if f.status == "rejected"]
+            if rejected:
+                result = RunResult(status="rejected", summary=f"{options.persona}: rejected in review "
+                                                              f"({', '.join(rejected)}); nothing committed")
+                return Command(update={"flags": flags, "result": result}, goto=END)
             return Command(update={"flags": flags}, goto="finalize")
-        drivers.progress(f"{len(blocking)} item(s) need a person: taskforge review list")
-        decisions = interrupt({"persona": options.persona, "items": blocking})
-        updates, tasks, certs, lessons = _apply_decisions(options, state, flags, decisions or {})
-        for fid, change in updates.items():
-            flags[fid] = change
-        return Command(update={"flags": flags, "tasks": tasks, "certs": certs, "lessons": lessons}, goto="review")
+        emit("review", "waiting", f"{len(blocking)} item(s) need a person: taskforge review list")
+        decisions = interrupt({"persona": options.persona, "items": [f.model_dump() for f in blocking]})
+        changed, repairs = _decide(options, state, flags, decisions or {})
+        flags.update(changed)
+        if repairs:
+            return Command(update={"flags": flags, "repairs": repairs}, goto="repair")
+        return Command(update={"flags": flags}, goto="review")
 
-    def _apply_decisions(options: RunOptions, state: PipelineState, flags: dict[str, Any],
-                         decisions: dict[str, Any]) -> tuple[dict, dict, dict, list]:
-        updates: dict[str, Any] = {}
-        tasks, certs, lessons = {}, {}, []
-        defaults = taskset_defaults(options)
+    def _decide(options: RunOptions, state: PipelineState, flags: dict[str, Flag],
+                decisions: dict[str, Any]) -> tuple[dict[str, Flag], list[Repair]]:
+        changed: dict[str, Flag] = {}
+        repairs: list[Repair] = []
         for fid, decision in decisions.items():
             if fid not in flags:
                 continue
             verdict = decision.get("verdict")
             stamped = {**decision, "at": decision.get("at") or now()}
-            if verdict == "approve":
-                updates[fid] = {**flags[fid], "status": "approved", "decision": stamped}
-            elif verdict == "reject":
-                updates[fid] = {**flags[fid], "status": "rejected", "decision": stamped}
+            if verdict in ("approve", "reject"):
+                changed[fid] = flags[fid].model_copy(update={
+                    "status": "approved" if verdict == "approve" else "rejected", "decision": stamped})
             elif verdict == "fix":
-                flag = Flag.model_validate(flags[fid])
-                raw = state["tasks"].get(flag.task_id or "")
-                fixed = None
-                if raw is not None:
-                    from certify.calibrate import Defect
-
-                    defect = Defect(task_id=flag.task_id or "", level=raw["difficulty"],
-                                    fingerprint=[flag.reason, flag.evidence], attempts=0, repeats=[])
-                    result = drivers.fixer.repair(raw, defect, [], env.world(options))
-                    if result.task is not None:
-                        cert = certify(options, result.task, defaults)
-                        if cert["certified"]:
-                            fixed = result
-                            tasks[flag.task_id], certs[flag.task_id] = result.task, cert
-                            if result.lesson and result.skill:
-                                lessons.append({"skill": result.skill, "story": flag.story, "level": raw["difficulty"],
-                                                "lesson": result.lesson})
-                if fixed:
-                    updates[fid] = {**flags[fid], "status": "fixed",
-                                    "decision": {**stamped, "result": fixed.repaired or "repaired"}}
-        return updates, tasks, certs, lessons
+                flag = flags[fid]
+                authored = state.get("tasks", {}).get(flag.task_id or "")
+                if authored is None:
+                    continue
+                defect = Defect(task_id=flag.task_id or "", level=authored.raw["difficulty"],
+                                fingerprint=[flag.reason, flag.evidence], attempts=0, repeats=[])
+                try:
+                    result = drivers.fixer.repair(authored.raw, defect, [], env.world(options))
+                except RoleFailure:
+                    continue
+                if result.task is not None:
+                    repairs.append(_repair(authored.task_id, result, "review", flag=fid, decision=stamped))
+        return changed, repairs
 
     def finalize(state: PipelineState) -> dict[str, Any]:
         """Fix the run's time stamp in the checkpoint, so the outputs rendered from it are the same bytes
         however often the commit node runs."""
         return {"stamp": now()}
 
-    def commit(state: PipelineState) -> dict[str, Any]:
-        options = opts(state)
-        result = commit_outputs(options, dict(state), env.world(options), drivers.progress)
-        drivers.progress(result["summary"])
+    def commit(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        options = runtime.context
+        result = commit_outputs(options, state, env.world(options), drivers.progress)
+        emit("commit", result.status, result.summary)
         return {"result": result}
 
+    def route_start(state: PipelineState) -> str:
+        """A new run authors; a run seeded with a finished persona's tasks and a repair starts at the repair."""
+        return "repair" if state.get("repairs") else "load"
+
     # ---------------------------------------------------------------- wiring
-    graph = StateGraph(PipelineState)
-    graph.add_node("load", load)
-    graph.add_node("author", author)
-    graph.add_node("validate", validate)
+    graph = StateGraph(PipelineState, context_schema=RunOptions)
+    graph.add_node("load", load, destinations=("draft",))
+    graph.add_node("draft", draft, retry_policy=ROLE_RETRY, destinations=("draft", "gather"))
+    graph.add_node("gather", gather)
+    graph.add_node("validate", validate, retry_policy=ROLE_RETRY)
     graph.add_node("after_validation", after_validation)
-    graph.add_node("revise", revise)
+    graph.add_node("revise", revise, retry_policy=ROLE_RETRY)
     graph.add_node("recertify", recertify)
-    graph.add_node("fairness", fairness)
-    graph.add_node("calibrate", calibrate)
-    graph.add_node("fix", fix)
-    graph.add_node("review", review)
+    graph.add_node("fairness", fairness, retry_policy=ROLE_RETRY)
+    graph.add_node("calibrate", calibrate, retry_policy=ROLE_RETRY)
+    graph.add_node("fix", fix, retry_policy=ROLE_RETRY, destinations=("repair", "review"))
+    graph.add_node("repair", repair, destinations=("validate", "review"))
+    graph.add_node("review", review, destinations=("review", "repair", "finalize", END))
     graph.add_node("finalize", finalize)
     graph.add_node("commit", commit)
-    graph.add_edge(START, "load")
-    graph.add_edge("load", "author")
-    graph.add_conditional_edges("author", route_after_author, ["author", "validate", "after_validation"])
+    graph.add_conditional_edges(START, route_start, ["load", "repair"])
+    graph.add_conditional_edges("gather", route_after_gather, ["validate", "after_validation", END])
     graph.add_edge("validate", "after_validation")
     graph.add_conditional_edges("after_validation", route_after_validation, ["revise", "recertify"])
     graph.add_conditional_edges("revise", route_after_revise, ["validate", "after_validation", "recertify"])
     graph.add_edge("recertify", "fairness")
     graph.add_conditional_edges("fairness", route_after_fairness, ["revise", "calibrate"])
     graph.add_conditional_edges("calibrate", route_after_calibration, ["fix", "review"])
-    graph.add_edge("fix", "calibrate")
     graph.add_edge("finalize", "commit")
     graph.add_edge("commit", END)
     return graph.compile(checkpointer=checkpointer)
 
 
-def _llm_agent(name: str) -> Any:
-    from certify.evaluate import build_agent
+def _repair(task_id: str, result: FixResult, source: str, flag: str | None = None,
+            decision: dict[str, Any] | None = None) -> Repair:
+    if result.task is None:
+        raise ValueError("a repair needs the patched task")
+    return Repair(task_id=task_id, raw=result.task, repaired=result.repaired or "repaired", source=source,  # type: ignore[arg-type]
+                  flag=flag, decision=decision, lesson=result.lesson, skill=result.skill,
+                  patch=list(getattr(result, "patch", None) or []))
 
-    return build_agent(name)
+
+def _agent(name: str) -> Any:
+    if name.startswith("openai:"):
+        from certify.evaluate import build_agent
+
+        return build_agent(name)
+    return make_agent(name)
 
 
 def manifest(options: RunOptions, world: World) -> dict[str, Any]:
@@ -551,8 +610,8 @@ def manifest(options: RunOptions, world: World) -> dict[str, Any]:
     return out
 
 
-def commit_outputs(options: RunOptions, state: dict[str, Any], world: World,
-                   progress: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
+def commit_outputs(options: RunOptions, state: PipelineState, world: World,
+                   progress: Callable[[str], None] = lambda m: None) -> RunResult:
     """Render the finished run's files, write them and (unless --no-commit) commit them."""
     from .outputs import base_readers, publish, render_outputs
 
@@ -561,7 +620,7 @@ def commit_outputs(options: RunOptions, state: dict[str, Any], world: World,
                              read=read, listdir=listdir)
     done = publish(outputs, root=options.taskset_root, persona=options.persona, commit=options.commit,
                    progress=progress)
-    return {"status": done.status, "commit": done.commit, "summary": done.summary, "paths": done.paths}
+    return RunResult(status=done.status, commit=done.commit, summary=done.summary, paths=done.paths)  # type: ignore[arg-type]
 
 
 def _world_ref(options: RunOptions) -> str | None:
@@ -570,3 +629,12 @@ def _world_ref(options: RunOptions) -> str | None:
     if Path(options.world).resolve() == DEFAULT_WORLD.resolve():
         return None
     return str(Path(options.world).resolve())
+
+
+def node_names(graph: Any) -> list[str]:
+    """The graph's nodes as built (skills/orchestrator.md is checked against them)."""
+    return [n for n in graph.get_graph().nodes if not n.startswith("__")]
+
+
+__all__ = ["STANDARD_DEFAULTS", "Drivers", "PipelineState", "RunOptions", "build_graph", "commit_outputs", "manifest",
+           "node_names", "resolve_baseline", "taskset_defaults"]

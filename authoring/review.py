@@ -58,6 +58,7 @@ class ReviewItem(_Strict):
     id: str
     run: str
     source: Source
+    role: str = "gate"
     taskset: str
     persona: str
     story: str | None = None
@@ -167,12 +168,23 @@ def run_items(flags: Iterable[dict[str, Any] | Flag], *, run: str, taskset: str,
             source, status = ("graph" if flag.severity == "blocker" else "run"), flag.status
         else:
             continue
-        items.append(ReviewItem(id=flag.id, run=run, source=source, taskset=taskset, persona=flag.persona,
+        items.append(ReviewItem(id=flag.id, run=run, source=source, role=flag.role, taskset=taskset,
+                                persona=flag.persona,
                                 story=flag.story, task_id=flag.task_id, level=flag.level, kind=flag.kind,
                                 check=flag.check, severity=flag.severity, reason=flag.reason, evidence=flag.evidence,
                                 suggestion=flag.suggestion, created_at=flag.created_at or now(), status=status,
                                 decision=decision))
     return items
+
+
+def item_flag(item: ReviewItem) -> Flag:
+    """The flag a review item was made from, as a finished run's state holds it."""
+    role = item.role if item.role in ("gate", "validator", "fairness", "calibration", "fixer", "recertify") else "gate"
+    status = item.status if item.status in ("open", "approved", "rejected", "fixed") else "resolved"
+    return Flag(id=item.id, role=role, kind=item.kind, persona=item.persona, story=item.story,  # type: ignore[arg-type]
+                task_id=item.task_id, level=item.level, check=item.check or item.kind, severity=item.severity,
+                reason=item.reason, evidence=item.evidence, suggestion=item.suggestion, status=status,  # type: ignore[arg-type]
+                created_at=item.created_at, decision=item.decision.model_dump() if item.decision else None)
 
 
 def merge_run(file: ReviewFile, run: str, items: list[ReviewItem]) -> ReviewFile:

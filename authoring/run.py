@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,7 @@ from .identity import RunInputs, run_inputs, thread_id, thread_prefix
 from .outputs import foreign_edits, persona_paths
 from .pipeline import Drivers, RunOptions, build_graph, resolve_baseline, taskset_defaults
 from .review import file_lock, merge_run, read_file, reviews_path, run_items, supersede
+from .state import serializer
 
 DEFAULT_CHECKPOINTS = Path(".taskforge") / "checkpoints.sqlite"
 
@@ -57,14 +58,18 @@ class Outcome:
 
 @contextmanager
 def checkpointer(url: str | None, path: Path = DEFAULT_CHECKPOINTS) -> Iterator[Any]:
-    """SQLite under .taskforge/ by default; Postgres when a postgresql:// URL is given."""
+    """SQLite under .taskforge/ by default; Postgres when a postgresql:// URL is given. Either way the
+    serializer revives only our own state models."""
     if url and url.startswith(("postgresql://", "postgres://")):
         try:
             from langgraph.checkpoint.postgres import PostgresSaver
+            from psycopg import Connection
+            from psycopg.rows import dict_row
         except ImportError as exc:
             raise RunError("--checkpoint-url postgresql://… needs langgraph-checkpoint-postgres: "
                            "pip install -e '.[postgres]'") from exc
-        with PostgresSaver.from_conn_string(url) as saver:
+        with Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+            saver = PostgresSaver(conn, serde=serializer())
             saver.setup()
             yield saver
         return
@@ -74,9 +79,13 @@ def checkpointer(url: str | None, path: Path = DEFAULT_CHECKPOINTS) -> Iterator[
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with SqliteSaver.from_conn_string(str(path)) as saver:
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        try:
+            saver = SqliteSaver(conn, serde=serializer())
             saver.setup()
             yield saver
+        finally:
+            conn.close()
     except sqlite3.DatabaseError as exc:
         raise RunError(f"the checkpoint store {path} is unreadable ({exc}); move it away to start afresh "
                        "(review items are kept next to the tasksets, in reviews/)") from exc
@@ -107,7 +116,8 @@ def prepare(options: RunOptions, world: World, driver_name: str, force: bool) ->
 
 
 def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, checkpoint_url: str | None = None,
-                checkpoint_path: Path = DEFAULT_CHECKPOINTS, force: bool = False) -> Outcome:
+                checkpoint_path: Path = DEFAULT_CHECKPOINTS, force: bool = False,
+                events: Callable[[dict[str, Any]], None] | None = None) -> Outcome:
     world = World.load(options.world)
     inputs = prepare(options, world, driver_name, force)
     root = options.taskset_root
@@ -139,7 +149,7 @@ def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, chec
             if repo is not None and "commit" not in snapshot.next and "finalize" not in snapshot.next:
                 _refuse_dirty(repo, options)
             drivers.progress(f"resuming {tid} at {', '.join(snapshot.next)}")
-            _invoke(graph, None, config)
+            _invoke(graph, None, config, snapshot.values["options"], events)
         else:
             if repo is not None:
                 committed = _commit_tree_output(options, inputs, current, repo, drivers)
@@ -150,7 +160,7 @@ def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, chec
             if superseded:
                 drivers.progress(f"superseded {len(superseded)} earlier run(s) of {options.persona}: "
                                  + ", ".join(superseded))
-            _invoke(graph, {"options": options.model_dump()}, config)
+            _invoke(graph, {"options": options}, config, options, events)
         after = graph.get_state(config)
         outcome = _outcome(tid, after)
         if outcome.status == "needs_review":
@@ -177,9 +187,18 @@ def _readable_base(root: Path, repo: Any) -> None:
         CertificateLock.parse(data, f"HEAD:{path}" if repo is not None else str(path))
 
 
-def _invoke(graph: Any, value: Any, config: dict[str, Any]) -> None:
+def invoke(graph: Any, value: Any, config: dict[str, Any], options: RunOptions,
+           events: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Run the graph with the run's options as its context, streaming progress events to `events`."""
+    for chunk in graph.stream(value, config, context=options, stream_mode="custom", durability="sync"):
+        if events is not None:
+            events(chunk)
+
+
+def _invoke(graph: Any, value: Any, config: dict[str, Any], options: RunOptions,
+            events: Callable[[dict[str, Any]], None] | None) -> None:
     try:
-        graph.invoke(value, config, durability="sync")
+        invoke(graph, value, config, options, events)
     except PendingEdits as exc:
         raise RunError(str(exc)) from exc
     except GitError as exc:
@@ -268,7 +287,7 @@ def _supersede(saver: Any, options: RunOptions, repo: Any) -> list[str]:
             continue
         latest = saver.get_tuple({"configurable": {"thread_id": thread}})
         values = (latest.checkpoint.get("channel_values") or {}) if latest else {}
-        theirs = (values.get("options") or {}).get("tasksets_dir")
+        theirs = getattr(values.get("options"), "tasksets_dir", None)
         if theirs is not None and str(Path(theirs).resolve()) != dest:
             continue
         older.append(thread)
@@ -290,7 +309,7 @@ def _record_pause(options: RunOptions, snapshot: Any, repo: Any, finished: bool 
     """Write (and commit, alone) the review file of a run that waits for review or was rejected."""
     values = snapshot.values or {}
     pending = {i["id"] for i in pending_items(snapshot)}
-    items = run_items((values.get("flags") or {}).values(), run=options.run_id, taskset=options.taskset,
+    items = run_items(values.get("flags", {}).values(), run=options.run_id, taskset=options.taskset,
                       pending=pending, finished=finished)
     record_run_items(options.taskset_root, options.persona, options.run_id, items, repo,
                      f"taskforge: {options.persona} waits for review ({len(pending)} blocking item(s))"
@@ -329,6 +348,7 @@ def _outcome(tid: str, snapshot: Any) -> Outcome:
     items = pending_items(snapshot)
     if items:
         return Outcome("needs_review", f"{len(items)} item(s) wait for review", tid, items, state=values)
-    result = values.get("result") or {}
-    status = result.get("status", "incomplete")
-    return Outcome(status, result.get("summary", status), tid, result=result, state=values)
+    result = values.get("result")
+    if result is None:
+        return Outcome("incomplete", "the run stopped before it finished", tid, state=values)
+    return Outcome(result.status, result.summary, tid, result=result.model_dump(), state=values)

@@ -8,13 +8,21 @@ must be safe identifiers and prose is only ever rendered as data.
 from __future__ import annotations
 
 import re
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .suggest import did_you_mean, nearest
+
 SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+# A persona or story is a page of prose; anything larger is a wrong file (a pasted export, a binary).
+MAX_SOURCE_BYTES = 64 * 1024
+STORIES_PER_PERSONA = 4
+# What `taskforge new` writes where a person has to decide; a source still holding it is not ready.
+PLACEHOLDER = "FILL-ME"
 
 
 class SourceError(Exception):
@@ -141,18 +149,80 @@ def split_front_matter(text: str, file: str) -> tuple[dict[str, Any], str]:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise SourceError(str(path), "(file)", f"cannot read: {exc.strerror or exc}") from exc
+    if len(data) > MAX_SOURCE_BYTES:
+        raise SourceError(str(path), "(file)", f"{len(data)} bytes, over the {MAX_SOURCE_BYTES}-byte limit for a "
+                          "persona or story (is this the right file?)")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise SourceError(str(path), "(file)", "starts with a byte-order mark; save it as UTF-8 without BOM")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SourceError(str(path), "(file)", "not UTF-8 text") from exc
 
 
-def _first_error(exc: ValidationError) -> tuple[str, str]:
-    err = exc.errors()[0]
+def _placeholder(value: Any, path: str) -> str | None:
+    """The key path of the first value (or key) still holding the scaffold's placeholder."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            here = f"{path}.{k}" if path else str(k)
+            if PLACEHOLDER in str(k):
+                return here
+            found = _placeholder(v, here)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _placeholder(v, f"{path}[{i}]")
+            if found:
+                return found
+    elif isinstance(value, str) and PLACEHOLDER in value:
+        return path
+    return None
+
+
+def _unfilled(file: str, meta: dict[str, Any], body: str) -> None:
+    where = _placeholder(meta, "") or ("(body)" if PLACEHOLDER in body else None)
+    if where is not None:
+        raise SourceError(file, where, f"still holds the scaffold's {PLACEHOLDER} placeholder: fill it in")
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys a model accepts at `loc` (a pydantic error location), for did-you-mean on an unknown key."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part) if isinstance(current, type) and issubclass(current, BaseModel) \
+            else None
+        if field is None:
+            return []
+        current = next((t for t in _flatten(field.annotation) if isinstance(t, type) and issubclass(t, BaseModel)),
+                       None)
+    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+
+
+def _flatten(annotation: Any) -> list[Any]:
+    args = typing.get_args(annotation)
+    return [annotation] if not args else [t for a in args for t in _flatten(a)]
+
+
+def _first_error(exc: ValidationError, model: type[BaseModel] | None = None) -> tuple[str, str]:
+    errors = exc.errors()
+    err = errors[0]
     loc = ".".join(str(p) for p in err["loc"]) or "(root)"
     msg = "unknown key" if err["type"] == "extra_forbidden" else (
         "required key is missing" if err["type"] == "missing" else err["msg"])
+    if model is not None and err["type"] == "extra_forbidden":
+        msg += did_you_mean(str(err["loc"][-1]), _fields_at(model, err["loc"][:-1]))
+    elif err["type"] == "missing":
+        unknown = [str(e["loc"][-1]) for e in errors if e["type"] == "extra_forbidden"
+                   and e["loc"][:-1] == err["loc"][:-1]]
+        close = nearest(str(err["loc"][-1]), unknown, limit=1)
+        if close:
+            msg += f" (is '{close[0]}' a misspelling of it?)"
     return loc, msg
 
 
@@ -172,13 +242,14 @@ def load_persona(root: Path, slug: str) -> Persona:
                           f"{', '.join(str(c) for c in candidates)})")
     text = _read(path)
     meta, body = split_front_matter(text, str(path))
+    _unfilled(str(path), meta, body)
     unknown = set(meta) - {"voice"}
     if unknown:
         raise SourceError(str(path), sorted(unknown)[0], "unknown key in persona front matter (only voice)")
     try:
         voice = Voice.model_validate(meta.get("voice") or {})
     except ValidationError as exc:
-        loc, msg = _first_error(exc)
+        loc, msg = _first_error(exc, Voice)
         raise SourceError(str(path), f"voice.{loc}", msg) from exc
     heading = re.search(r"^#\s*(?:Persona:\s*)?(.+)$", body, re.M)
     title = heading.group(1).strip() if heading else slug.replace("_", " ")
@@ -187,17 +258,22 @@ def load_persona(root: Path, slug: str) -> Persona:
     return Persona(slug=slug, title=title, text=body.strip(), voice=voice, file=str(path))
 
 
+def story_folder(root: Path, persona: str) -> Path | None:
+    return next((f for f in (root / "stories" / persona, root / persona) if f.is_dir()), None)
+
+
 def story_paths(root: Path, persona: str) -> list[Path]:
-    for folder in (root / "stories" / persona, root / persona):
-        if folder.is_dir():
-            return sorted(p for p in folder.glob("*.md") if p.name.lower() != "readme.md")
-    return []
+    folder = story_folder(root, persona)
+    if folder is None:
+        return []
+    return sorted(p for p in folder.glob("*.md") if p.name.lower() != "readme.md")
 
 
 def load_story(path: Path, persona: str) -> Story:
     file = str(path)
     slug = check_name(path.stem, file, "story file name")
     meta, body = split_front_matter(_read(path), file)
+    _unfilled(file, meta, body)
     if "facts" not in meta:
         raise SourceError(file, "facts", "a story needs front matter with a facts: block")
     unknown = set(meta) - {"facts"}
@@ -206,7 +282,7 @@ def load_story(path: Path, persona: str) -> Story:
     try:
         facts = Facts.model_validate(meta["facts"])
     except ValidationError as exc:
-        loc, msg = _first_error(exc)
+        loc, msg = _first_error(exc, Facts)
         raise SourceError(file, f"facts.{loc}", msg) from exc
     heading = re.search(r"^#\s*(.+)$", body, re.M)
     return Story(slug=slug, persona=persona, title=heading.group(1).strip() if heading else slug, prose=body.strip(),
@@ -219,4 +295,21 @@ def load_sources(root: Path, persona: str) -> tuple[Persona, list[Story]]:
     stories = [load_story(path, persona) for path in story_paths(root, persona)]
     if not stories:
         raise SourceError(str(root / "stories" / persona), "(folder)", f"no stories for persona '{persona}'")
+    duplicates = identical_facts(stories)
+    if duplicates:
+        raise duplicates[0]
     return p, stories
+
+
+def identical_facts(stories: list[Story]) -> list[SourceError]:
+    """Two stories with the same facts would author the same twenty tasks twice."""
+    seen: dict[str, Story] = {}
+    errors = []
+    for story in stories:
+        key = story.facts.model_dump_json()
+        if key in seen:
+            errors.append(SourceError(story.file, "facts", f"identical to the facts of {seen[key].file}; each story "
+                                      "needs its own target, parameters or policy"))
+        else:
+            seen[key] = story
+    return errors

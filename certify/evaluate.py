@@ -8,11 +8,19 @@ full trace, so `load_run` + `regrade_trial` re-grade a run after a grader change
 Aggregation follows the rule that a trial which does not describe the agent (invalid) never counts: it is
 excluded from every rate and from the agent's behaviour figures (turns, tool calls, parse counts) and counted
 apart. Tokens and cost include invalid trials, because that money was spent.
+
+Reliability across repeats is reported as tau2-bench does: pass^k, the chance that k attempts at a task all
+pass, estimated per task from its n valid trials as C(c, k) / C(n, k) and averaged over tasks; and as
+consistency, the share of tasks whose valid trials all agree (all pass or all fail).
+
+`retry_invalid` re-runs the invalid (or never finished) trials of a run into the same folder: the new trial
+is appended, and the latest trial of each (task, repeat) is the one counted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import secrets
 from collections import Counter
@@ -27,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from simulator import World
 
 from .agents.base import Agent, make_agent
-from .stats import distribution, wilson
+from .stats import distribution, pass_hat_k, wilson
 from .task import LEVELS, Task, TaskFileError, TaskSet, load_task
 from .trial import Trial, run_trial
 
@@ -56,6 +64,7 @@ class RunRecord(BaseModel):
     completed_trials: int = 0
     options: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    retries: list[dict[str, Any]] = Field(default_factory=list)
 
 
 @dataclass
@@ -107,8 +116,54 @@ def select_tasks(taskset_dir: Path, persona: str | None = None) -> list[Task]:
     return tasks
 
 
+def choose_tasks(tasks: list[Task], ids: list[str] | None = None, limit: int | None = None) -> list[Task]:
+    """The tasks named by `ids` (in the order given) or all, then the first `limit` of them."""
+    if ids:
+        by_id = {t.id: t for t in tasks}
+        unknown = [i for i in ids if i not in by_id]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], list(by_id), n=3)
+            hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+            raise ValueError(f"--task: no task '{unknown[0]}' in the selection{hint}")
+        tasks = [by_id[i] for i in dict.fromkeys(ids)]
+    return tasks[:limit] if limit is not None else tasks
+
+
+def current(trials: Iterable[Trial]) -> list[Trial]:
+    """The latest trial of each (task, repeat): a retried trial replaces the invalid one before it."""
+    latest: dict[tuple[str, int], Trial] = {}
+    for t in trials:
+        latest.pop((t.task_id, t.repeat), None)
+        latest[(t.task_id, t.repeat)] = t
+    return list(latest.values())
+
+
+def reliability(trials: Iterable[Trial]) -> dict[str, Any]:
+    """Per-task results across repeats, pass^k for k = 1..max n, and consistency (valid trials only)."""
+    by_task: dict[str, list[Trial]] = {}
+    for t in sorted(trials, key=lambda t: (t.task_id, t.repeat)):
+        by_task.setdefault(t.task_id, []).append(t)
+    rows = []
+    for task_id, attempts in by_task.items():
+        valid = [t for t in attempts if t.valid]
+        rows.append({"task_id": task_id, "level": attempts[0].level, "trials": len(valid),
+                     "passes": sum(1 for t in valid if t.passed), "invalid": len(attempts) - len(valid),
+                     "results": ["invalid" if not t.valid else "pass" if t.passed else "fail" for t in attempts]})
+    pass_k = {}
+    for k in range(1, max((r["trials"] for r in rows), default=0) + 1):
+        eligible = [r for r in rows if r["trials"] >= k]
+        pass_k[str(k)] = {"value": round(sum(pass_hat_k(r["passes"], r["trials"], k) for r in eligible)
+                                         / len(eligible), 4), "tasks": len(eligible)}
+    repeated = [r for r in rows if r["trials"] >= 2]
+    agree = sum(1 for r in repeated if r["passes"] in (0, r["trials"]))
+    return {"tasks": rows, "pass_k": pass_k,
+            "consistency": {"value": round(agree / len(repeated), 4) if repeated else None, "agree": agree,
+                            "tasks": len(repeated)}}
+
+
 def aggregate(trials: Iterable[Trial]) -> dict[str, Any]:
-    """The report of a run: per-level pass rates with Wilson 95% intervals over valid trials, and the rest."""
+    """The report of a run: per-level pass rates with Wilson 95% intervals over valid trials, per-task results,
+    pass^k and consistency across repeats, and the rest. A run's trials go through `current` first."""
     trials = list(trials)
     valid = [t for t in trials if t.valid]
     levels = []
@@ -131,6 +186,7 @@ def aggregate(trials: Iterable[Trial]) -> dict[str, Any]:
         "parse": {"strict": sum(t.strict_parses for t in valid), "lenient": sum(t.lenient_parses for t in valid),
                   "failed": sum(t.failed_parses for t in valid)},
         "trials": len(trials),
+        **reliability(trials),
     }
 
 
@@ -169,9 +225,22 @@ async def evaluate(world: World, tasks: list[Task], agent: Agent, *, repeats: in
                        notes=list(notes or []))
     _write_json(run_dir / RUN_FILE, record.model_dump())
     run = EvalRun(run_dir, record)
-    semaphore = asyncio.Semaphore(concurrency)
     status = "interrupted"
-    with (run_dir / TRIALS_FILE).open("a", encoding="utf-8") as sink:
+    try:
+        await _run_into(run, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s, progress=progress)
+        status = "complete"
+    finally:
+        _finish(run, status)
+    return run
+
+
+async def _run_into(run: EvalRun, world: World, planned: list[tuple[Task, int]], agent: Agent, *, concurrency: int,
+                    timeout_s: float | None, progress: Progress | None) -> None:
+    """Run `planned` trials at most `concurrency` at once, appending each to the run's trials.jsonl (flushed)
+    and to run.trials the moment it finishes."""
+    semaphore = asyncio.Semaphore(concurrency)
+    before = len(run.trials)
+    with (run.run_dir / TRIALS_FILE).open("a", encoding="utf-8") as sink:
 
         async def one(task: Task, repeat: int) -> None:
             async with semaphore:
@@ -180,18 +249,52 @@ async def evaluate(world: World, tasks: list[Task], agent: Agent, *, repeats: in
             sink.flush()
             run.trials.append(trial)
             if progress is not None:
-                progress(trial, len(run.trials), len(planned))
+                progress(trial, len(run.trials) - before, len(planned))
 
-        try:
-            async with asyncio.TaskGroup() as group:
-                for task, repeat in planned:
-                    group.create_task(one(task, repeat))
-            status = "complete"
-        finally:
-            run.report = aggregate(run.trials)
-            record.status, record.finished_at, record.completed_trials = status, _now(), len(run.trials)
-            _write_json(run_dir / REPORT_FILE, run.report)
-            _write_json(run_dir / RUN_FILE, record.model_dump())
+        async with asyncio.TaskGroup() as group:
+            for task, repeat in planned:
+                group.create_task(one(task, repeat))
+
+
+def _finish(run: EvalRun, status: str) -> None:
+    run.report = aggregate(current(run.trials))
+    record = run.record
+    record.status, record.finished_at, record.completed_trials = status, _now(), len(current(run.trials))
+    _write_json(run.run_dir / REPORT_FILE, run.report)
+    _write_json(run.run_dir / RUN_FILE, record.model_dump())
+
+
+def to_retry(record: RunRecord, trials: list[Trial]) -> list[tuple[str, int]]:
+    """(task, repeat) of every trial of the run that is invalid or never finished, in the run's order."""
+    latest = {(t.task_id, t.repeat): t for t in current(trials)}
+    return [(task_id, r) for r in range(record.repeats) for task_id in record.task_ids
+            if (task_id, r) not in latest or not latest[(task_id, r)].valid]
+
+
+async def retry_invalid(world: World, run_dir: Path, tasks: dict[str, Task], agent: Agent, *, concurrency: int = 4,
+                        timeout_s: float | None = None, progress: Progress | None = None) -> EvalRun:
+    """Re-run the invalid (or never finished) trials of the run in `run_dir` with `agent`, appending to it.
+
+    Valid trials — passes and failures alike — are never re-run: a retry repairs what did not measure the agent,
+    it does not give the agent another chance."""
+    record = load_record(run_dir)
+    if agent.name != record.agent:
+        raise ValueError(f"run {record.run_id} measured '{record.agent}', not '{agent.name}'")
+    run = EvalRun(Path(run_dir), record, load_run(run_dir))
+    todo = to_retry(record, run.trials)
+    missing = sorted({task_id for task_id, _ in todo if task_id not in tasks})
+    if missing:
+        raise ValueError(f"run {record.run_id} has trials of tasks not in this taskset: {', '.join(missing[:5])}")
+    planned = [(tasks[task_id], r) for task_id, r in todo]
+    before, status = len(run.trials), "interrupted"
+    try:
+        await _run_into(run, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s, progress=progress)
+        status = "complete"
+    finally:
+        fresh = run.trials[before:]
+        record.retries.append({"at": _now(), "planned": len(planned), "ran": len(fresh),
+                               "still_invalid": sum(1 for t in fresh if not t.valid)})
+        _finish(run, status)
     return run
 
 

@@ -50,3 +50,11 @@ def distribution(values: Sequence[float]) -> dict[str, float | None]:
         "max": ordered[-1],
         "mean": round(statistics.fmean(ordered), 4),
     }
+
+
+def pass_hat_k(passes: int, n: int, k: int) -> float:
+    """The chance that k trials drawn without replacement from n (of which `passes` passed) all pass:
+    C(passes, k) / C(n, k), the unbiased pass^k estimate tau2-bench reports for an agent's reliability."""
+    if not 0 <= passes <= n or not 1 <= k <= n:
+        raise ValueError(f"pass^k needs 0 <= passes <= n and 1 <= k <= n, got passes={passes}, n={n}, k={k}")
+    return math.comb(passes, k) / math.comb(n, k)

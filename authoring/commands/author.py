@@ -3,18 +3,18 @@ committed out."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-console = Console()
-err = Console(stderr=True)
+from authoring import render
+
+console = render.console()
+err = render.console(stderr=True)
 PROJECT = Path(__file__).resolve().parents[2]
 
 
@@ -86,17 +86,24 @@ def register(app: typer.Typer) -> None:
         = True,
     ) -> None:
         """Turn a persona and its four stories into twenty certified, calibrated tasks committed with git."""
+        from rich.live import Live
+
         from authoring.failures import EndpointError
         from authoring.gitops import GitError
         from authoring.pipeline import RunOptions
+        from authoring.progress import LiveProgress
         from authoring.review import ReviewError
         from authoring.run import RunError, run_persona
         from authoring.sources import SourceError, check_name
         from certify.task import TaskFileError
         from simulator import DEFAULT_WORLD, WorldError
 
+        live = LiveProgress() if err.is_terminal else None
+        lines = render.progress_printer(err)
+
         def progress(message: str) -> None:
-            err.print(f"[dim]·[/dim] {escape(message)}", highlight=False, soft_wrap=True)
+            if live is None:
+                lines(message)
 
         try:
             check_name(persona, "--persona", "persona")
@@ -110,28 +117,35 @@ def register(app: typer.Typer) -> None:
                                  sources_root=str(sources), skills_dir=str(skills_dir),
                                  world=str(world or DEFAULT_WORLD), baseline=baseline, reference_agent=reference_agent,
                                  frontier_agent=frontier_agent, repeats=repeats, commit=not no_commit)
-            outcome = run_persona(options, drivers, driver_name=driver_label(driver, model, base_url),
-                                  checkpoint_url=checkpoint_url, force=force)
+            with Live(live.render() if live else "", console=err, transient=False, auto_refresh=False,
+                      redirect_stdout=False, redirect_stderr=False) if live else contextlib.nullcontext() as screen:
+
+                def events(event: dict) -> None:
+                    if live is not None and screen is not None:
+                        live.update(event)
+                        screen.update(live.render(), refresh=True)
+
+                outcome = run_persona(options, drivers, driver_name=driver_label(driver, model, base_url),
+                                      checkpoint_url=checkpoint_url, force=force, events=events)
         except (SourceError, RunError, WorldError, ValueError, GitError, ReviewError, TaskFileError,
                 EndpointError) as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+            render.error(err, str(exc))
             raise typer.Exit(2) from exc
         except Exception as exc:
             from authoring.factcheck import FactErrors
 
             if isinstance(exc, FactErrors):
                 for e in exc.errors:
-                    err.print(f"[red]error:[/red] {e}", soft_wrap=True)
+                    render.error(err, str(e))
                 raise typer.Exit(2) from exc
             raise
         _summary(outcome)
         if outcome.open_items or outcome.items:
             blocking = len(outcome.items)
-            console.print(f"{max(outcome.open_items, blocking)} open review item(s)"
-                          + (f", {blocking} blocking the commit" if blocking else ", none blocking")
-                          + f": taskforge review list --taskset {taskset}"
-                          + (f" --tasksets-dir {tasksets_dir}" if tasksets_dir != Path("tasksets") else ""),
-                          markup=False, soft_wrap=True)
+            render.say(console, f"{max(outcome.open_items, blocking)} open review item(s)"
+                       + (f", {blocking} blocking the commit" if blocking else ", none blocking")
+                       + f": taskforge review list --taskset {taskset}"
+                       + (f" --tasksets-dir {tasksets_dir}" if tasksets_dir != Path("tasksets") else ""))
         if outcome.status in ("committed", "up_to_date") or (outcome.status == "certified" and no_commit):
             raise typer.Exit(0)
         raise typer.Exit(1)
@@ -139,27 +153,21 @@ def register(app: typer.Typer) -> None:
 
 def _summary(outcome) -> None:
     state = outcome.state
-    if state.get("tasks"):
-        table = Table(title=f"{outcome.thread_id}")
-        for col in ("task", "level", "gates", "flags"):
-            table.add_column(col)
+    tasks = state.get("tasks") or {}
+    if tasks:
         flags = state.get("flags", {}).values()
-        for task_id in sorted(state["tasks"], key=lambda t: (t.rsplit("_level", 1)[0], t[-1])):
-            cert = state.get("certs", {}).get(task_id, {})
-            gates = "all pass" if cert.get("certified") else ", ".join(
-                k for k, v in cert.get("gates", {}).items() if not v["ok"])
-            mine = [f"{f['severity']}:{f['check']}" for f in flags if f.get("task_id") == task_id
-                    and f["status"] in ("open", "approved")]
-            table.add_row(task_id, state["tasks"][task_id]["difficulty"], gates, ", ".join(mine))
-        console.print(table)
+        ids = sorted(tasks, key=lambda t: (t.rsplit("_level", 1)[0], t[-1]))
+        rows = [(task_id, {k: g.model_dump() for k, g in tasks[task_id].cert.gates.items()}) for task_id in ids]
+        render.gate_table(console, outcome.thread_id, rows, extra=[("level", [tasks[t].raw["difficulty"] for t in ids])])
+        render.bullets(console, "flags", [(task_id, ", ".join(mine)) for task_id in ids if (mine := [
+            f"{f.severity}:{f.check}" for f in flags if f.task_id == task_id and f.status in ("open", "approved")])])
     calibration = state.get("calibration")
-    if calibration:
-        rates = "  ".join(f"{s['level']}: {(s['pass_rate'] or 0):.0%}" for s in calibration["levels"])
-        console.print(f"staircase ({calibration['agent']} x{calibration['repeats']}): {rates} — "
-                      f"{'holds' if calibration['holds'] else 'INVERTED'}")
+    if calibration is not None:
+        rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
+        render.say(console, f"{rates} — {'holds' if calibration.holds else 'INVERTED'}",
+                   prefix=f"staircase ({calibration.agent} x{calibration.repeats}): ")
     for item in outcome.items:
-        console.print(f"[yellow]review[/yellow] {item['id']} {escape(item['kind'])} "
-                      f"{escape(str(item.get('task_id') or item.get('story')))}: {escape(item['reason'])}",
-                      soft_wrap=True)
-    console.print(outcome.summary)
+        render.say(console, f"{item['kind']} {item.get('task_id') or item.get('story')}: {item['reason']}",
+                   prefix=f"review {item['id']} ", prefix_style="yellow", indent=2)
+    render.say(console, outcome.summary)
     sys.stdout.flush()

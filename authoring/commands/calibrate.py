@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-console = Console()
-err = Console(stderr=True)
+from authoring import render
+
+console = render.console()
+err = render.console(stderr=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -39,7 +40,6 @@ def register(app: typer.Typer) -> None:
             load_trials,
             probe_dead_rungs,
             regrade,
-            render_markdown,
             write_record,
         )
         from certify.evaluate import build_agent, evaluate, load_run, select_tasks
@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
             w = TaskSet.load(taskset).world(world)
             tasks = select_tasks(taskset, persona)
         except (TaskFileError, WorldError) as exc:
-            err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            render.error(err, str(exc))
             raise typer.Exit(2) from exc
         folder = out or Path(".taskforge") / "calibrate" / taskset.resolve().name / persona
         moved: list[dict] = []
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
                 trials = load_run(source) if (source / "trials.jsonl").is_file() and (source / "run.json").is_file() \
                     else load_trials(source)
             except (FileNotFoundError, ValueError) as exc:
-                err.print(f"[red]error:[/red] {exc}")
+                render.error(err, str(exc))
                 raise typer.Exit(2) from exc
             trials, moved = regrade(w, {t.id: t for t in tasks}, trials)
             name = trials[0].agent if trials else agent
@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
                 reference = build_agent(agent)
                 frontier = build_agent(frontier_agent) if frontier_agent else None
             except ValueError as exc:
-                err.print(f"[red]error:[/red] {exc}")
+                render.error(err, str(exc))
                 raise typer.Exit(2) from exc
             run = asyncio.run(evaluate(w, tasks, reference, repeats=repeats, concurrency=concurrency,
                                        runs_dir=runs_dir, taskset=str(taskset), options={"persona": persona}))
@@ -80,15 +80,45 @@ def register(app: typer.Typer) -> None:
                              repeats=repeats)
             if frontier is not None and record.probes:
                 asyncio.run(probe_dead_rungs(w, record, tasks, trials, frontier))
-            err.print(f"transcripts: {run.run_dir}")
+            render.say(err, str(run.run_dir), prefix="transcripts: ")
         paths = write_record(folder, record, trials)
         if as_json:
             sys.stdout.write(json.dumps({**record.model_dump(), "moved": moved}, indent=2) + "\n")
         else:
-            console.print(render_markdown(record), soft_wrap=True, markup=False)
+            render_record(console, record)
             if regrade_run is not None:
-                console.print(f"re-graded {len(trials)} stored trial(s): "
-                              + (f"{len(moved)} verdict(s) moved: {moved}" if moved else "no verdict moved"),
-                              soft_wrap=True)
-            console.print(f"wrote {', '.join(str(p) for p in paths)}", markup=False, soft_wrap=True)
+                render.say(console, f"re-graded {len(trials)} stored trial(s): "
+                           + (f"{len(moved)} verdict(s) moved: {moved}" if moved else "no verdict moved"))
+            render.say(console, ", ".join(str(p) for p in paths), prefix="wrote ")
         raise typer.Exit(0 if record.holds else 1)
+
+
+def render_record(out, record) -> None:
+    """The staircase at 80 columns: one row per level (n, passes, rate, Wilson 95%, per repeat, dead rung), then
+    inversions, defects, noise, probes and shortcuts as lists."""
+    from certify.task import LEVEL_NAMES
+
+    render.say(out, f"Calibration of {record.persona} ({record.taskset}): {record.agent}, {record.repeats} "
+                    f"repeat(s), {record.trials} trials ({record.invalid} invalid, excluded); staircase "
+                    f"{'holds' if record.holds else 'INVERTED'}", style="bold")
+    table = render.table()
+    for col, justify in (("level", "left"), ("", "left"), ("n", "right"), ("pass", "right"), ("rate", "right"),
+                         ("Wilson 95%", "right"), ("per repeat", "left")):
+        table.add_column(col, justify=justify, no_wrap=True)
+    dead = {p.level: p.status for p in record.probes}
+    for s in record.levels:
+        rate = "-" if s.pass_rate is None else f"{s.pass_rate:.0%}"
+        reps = " ".join("-" if r is None else f"{r:.0%}" for r in s.per_repeat)
+        name = LEVEL_NAMES.get(s.level, "") + (" (dead)" if s.level in dead else "")
+        table.add_row(render.text(s.level), render.text(name, "red" if s.level in dead else ""), str(s.attempts),
+                      str(s.passes), rate, f"{s.ci[0]:.2f}-{s.ci[1]:.2f}" if s.attempts else "-", render.text(reps))
+    out.print(table)
+    render.bullets(out, "inversions", [(f"{i.lower} > {i.upper}", f"{i.lower} fails {i.fail_lower:.0%}, more than "
+                                        f"{i.upper} ({i.fail_upper:.0%})") for i in record.inversions])
+    render.bullets(out, "defects (same fingerprint on every attempt)",
+                   [(d.task_id, "; ".join(d.fingerprint)) for d in record.defects])
+    render.bullets(out, "noise", [(n.task_id, n.detail) for n in record.noise])
+    render.bullets(out, "dead rungs (never passed)", [(p.level, p.status + (f": {p.agent} on {p.task_id}"
+                                                                            if p.agent else ""))
+                                                      for p in record.probes])
+    render.bullets(out, "shortcuts", [(s.task_id, s.detail) for s in record.shortcuts])

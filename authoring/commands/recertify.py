@@ -8,12 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-console = Console()
-err = Console(stderr=True)
+from authoring import render
 
 
 def register(app: typer.Typer) -> None:
@@ -34,6 +30,7 @@ def register(app: typer.Typer) -> None:
         from certify.task import TaskFileError, TaskSet
         from simulator import WorldError
 
+        console, err = render.console(), render.console(stderr=True)
         root = tasksets_dir / taskset
         repo = None
         try:
@@ -44,7 +41,7 @@ def register(app: typer.Typer) -> None:
                     raise PendingEdits(pending, "recertify --commit writes the lock and review files")
             report = recertify(root, TaskSet.load(root).world(world))
         except (TaskFileError, WorldError, GitError) as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+            render.error(err, str(exc))
             raise typer.Exit(2) from exc
         sha = None
         written: list[Path] = []
@@ -66,31 +63,43 @@ def register(app: typer.Typer) -> None:
         if as_json:
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
         elif not report.stale:
-            console.print(f"nothing stale: all {report.total} certificates of {taskset} match the current grader, "
-                          "simulator, world and defaults")
+            render.say(console, f"nothing stale: all {report.total} certificates of {taskset} match the current "
+                                "grader, simulator, world and defaults")
         else:
-            table = Table(title=f"{report.stale}/{report.total} stale certificate(s) re-checked")
-            for col in ("task", "stale because", "verdict", "changed gates", "detail"):
-                table.add_column(col)
-            for t in report.tasks:
-                table.add_row(t.task_id, ", ".join(t.reasons), t.verdict, ", ".join(t.changed_gates), t.detail[:120])
-            console.print(table)
-            for c in report.calibration:
-                moved = f"{len(c.moved)} verdict(s) moved" if c.moved else "no verdict moved"
-                console.print(f"calibration {c.persona}: {c.trials} stored trial(s) re-graded, {moved}; staircase "
-                              f"{'holds' if c.holds_now else 'INVERTED' if c.holds_now is False else '-'} {c.note}")
-            if report.broken:
-                console.print(f"[red]{len(report.broken)} task(s) now fail[/red]: "
-                              + ("opened review items (taskforge review list)" if commit else
-                                 "run with --commit to record them as review items"))
+            _render(console, report, commit)
             if sha:
-                console.print(f"wrote {', '.join(str(p) for p in written)}; committed {sha[:10]}", markup=False)
+                render.say(console, f"wrote {', '.join(str(p) for p in written)}; committed {sha[:10]}")
             elif commit:
                 console.print("the lock is unchanged; nothing to commit")
             else:
-                console.print(f"dry run: nothing written; --commit writes {root / 'certificates.json'} (and review "
-                              "items for broken tasks) and commits them", markup=False)
+                render.say(console, f"dry run: nothing written; --commit writes {root / 'certificates.json'} (and "
+                                    "review items for broken tasks) and commits them")
         raise typer.Exit(1 if report.broken else 0)
+
+
+def _render(console, report, commit: bool) -> None:
+    """Ids in full, short columns; what changed and why listed under the table."""
+    render.say(console, f"{report.stale}/{report.total} stale certificate(s) re-checked", style="bold")
+    table = render.table()
+    table.add_column("task", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("stale because")
+    table.add_column("changed gates")
+    for t in report.tasks:
+        style = "red" if t.verdict == "broken" else ""
+        table.add_row(render.text(t.task_id), render.text(t.verdict, style), render.text(", ".join(t.reasons)),
+                      render.text(", ".join(t.changed_gates) or "-"))
+    console.print(table)
+    render.bullets(console, "details", [(t.task_id, t.detail) for t in report.tasks if t.detail])
+    for c in report.calibration:
+        moved = f"{len(c.moved)} verdict(s) moved" if c.moved else "no verdict moved"
+        staircase = "holds" if c.holds_now else "INVERTED" if c.holds_now is False else "-"
+        render.say(console, f"{c.trials} stored trial(s) re-graded, {moved}; staircase {staircase} {c.note}".rstrip(),
+                   prefix=f"calibration {c.persona}: ")
+    if report.broken:
+        render.say(console, f"{len(report.broken)} task(s) now fail: " + (
+            "opened review items (taskforge review list)" if commit else
+            "run with --commit to record them as review items"), style="red")
 
 
 def _broken_items(report, taskset: str) -> dict[str, list]:

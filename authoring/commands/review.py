@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-console = Console()
-err = Console(stderr=True)
+from authoring import render
+
+console = render.console()
+err = render.console(stderr=True)
 review_app = typer.Typer(help="Review flagged tasks: list, show, approve, reject, send to the fixer.",
                          no_args_is_help=True)
 
@@ -26,12 +25,11 @@ DEFAULT_DB = Path(".taskforge") / "checkpoints.sqlite"
 def _drivers():
     from authoring.commands.author import DriverChoice, make_drivers
 
-    return make_drivers(DriverChoice.rules, None, None, lambda m: err.print(f"[dim]·[/dim] {m}", soft_wrap=True,
-                                                                            markup=False))
+    return make_drivers(DriverChoice.rules, None, None, render.progress_printer(err))
 
 
 def _fail(exc: Exception, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+    render.error(err, str(exc))
     return typer.Exit(code)
 
 
@@ -59,17 +57,25 @@ def list_items(
     if not items:
         console.print("nothing waits for review")
         return
-    table = Table(title=f"{len(items)} {'' if show_all else 'open '}review item(s)", expand=True)
+    render.say(console, f"{len(items)} {'' if show_all else 'open '}review item(s)", style="bold")
+    table = render.table()
     table.add_column("id", no_wrap=True)
-    table.add_column("task / story", overflow="fold", ratio=2)
-    table.add_column("kind", no_wrap=True)
+    table.add_column("task / story", no_wrap=True)
+    table.add_column("kind", overflow="fold")
     table.add_column("blocks", no_wrap=True)
-    table.add_column("status" if show_all else "age", no_wrap=True)
-    table.add_column("reason", overflow="fold", ratio=5)
+    table.add_column("status" if show_all else "age", no_wrap=True, justify="right")
     for i in items:
-        table.add_row(i.id, escape(i.task_id or i.story or i.persona or "-"), escape(i.kind),
-                      "yes" if i.blocking else "no", i.status if show_all else i.age(), escape(i.reason))
-    console.print(table)
+        table.add_row(render.text(i.id), render.text(i.task_id or i.story or i.persona or "-"), render.text(i.kind),
+                      "yes" if i.blocking else "no", i.status if show_all else i.age())
+    if render.fits(console, table):
+        console.print(table)
+        render.bullets(console, "reasons", [(i.id, i.reason) for i in items])
+    else:
+        for i in items:
+            render.say(console, f"{i.task_id or i.story or i.persona or '-'}  {i.kind}  "
+                                f"{'blocks' if i.blocking else 'minor'}  {i.status if show_all else i.age()}",
+                       prefix=f"{i.id}  ", indent=2)
+            render.say(console, i.reason, prefix="    ")
 
 
 @review_app.command("show")
@@ -88,31 +94,30 @@ def show(item_id: Annotated[str, typer.Argument(help="Item id (a unique prefix i
                 state = _thread_state(saver, _drivers(), item.run)
     except (ReviewError, RunError) as exc:
         raise _fail(exc) from exc
-    tasks = state.get("tasks") or _tasks_on_disk(tasksets_dir, item)
-    console.print(f"[bold]{item.id}[/bold] {escape(item.kind)} ({item.severity}{', blocking' if item.blocking else ''}"
-                  f", {item.status}) — {escape(item.persona)} {escape(item.task_id or item.story or '')}",
-                  soft_wrap=True)
+    tasks = {tid: a.raw for tid, a in state.get("tasks", {}).items()} or _tasks_on_disk(tasksets_dir, item)
+    render.say(console, f"{item.kind} ({item.severity}{', blocking' if item.blocking else ''}, {item.status}) — "
+                        f"{item.persona} {item.task_id or item.story or ''}", prefix=f"{item.id} ", style="bold")
     if item.superseded_by:
-        console.print(f"superseded by run {escape(item.superseded_by)}", soft_wrap=True)
-    console.print(f"reason: {escape(item.reason)}", soft_wrap=True)
+        render.say(console, f"superseded by run {item.superseded_by}")
+    render.say(console, item.reason, prefix="reason: ")
     if item.evidence:
-        console.print(f"evidence: {escape(item.evidence)}", soft_wrap=True)
+        render.say(console, item.evidence, prefix="evidence: ")
     if item.decision:
         d = item.decision
-        console.print(f"decision: {d.verdict} by {escape(d.by)} at {d.at} {escape(d.note)} {escape(d.result)}",
-                      soft_wrap=True)
+        render.say(console, f"{d.verdict} by {d.by} at {d.at} {d.note} {d.result}".rstrip(), prefix="decision: ")
     task = tasks.get(item.task_id or "")
     if task:
         _show_task(task)
-        cert = (state.get("certs") or {}).get(item.task_id) or {}
-        for name, gate in (cert.get("gates") or {}).items():
-            console.print(f"  gate {name}: {'ok' if gate['ok'] else 'FAIL'} — {escape(gate['detail'])}", soft_wrap=True)
+        authored = state.get("tasks", {}).get(item.task_id)
+        for name, gate in (authored.cert.gates if authored else {}).items():
+            render.say(console, f"{'ok' if gate.ok else 'FAIL'} — {gate.detail}", prefix=f"  gate {name}: ",
+                       indent=4)
         _show_transcript(state, item.task_id or "")
     if item.story and (item.kind == "fairness" or not task):
-        console.print("[bold]the ladder side by side[/bold]")
+        render.say(console, "the ladder side by side", style="bold")
         for tid in sorted(t for t in tasks if t.startswith(f"{item.story}_level")):
-            console.print(f"  [cyan]{tid}[/cyan] (max_turns {tasks[tid]['eval'].get('max_turns')}): "
-                          f"{escape(tasks[tid]['prompt'])}", soft_wrap=True)
+            render.say(console, f"{tid} (max_turns {tasks[tid]['eval'].get('max_turns')})", prefix="  ")
+            render.say(console, tasks[tid]["prompt"], prefix="    ")
 
 
 def _thread_state(saver: Any, drivers: Any, thread_id: str) -> dict[str, Any]:
@@ -135,38 +140,38 @@ def _tasks_on_disk(tasksets_dir: Path, item: Any) -> dict[str, Any]:
 def _show_task(task: dict[str, Any]) -> None:
     setup = task.get("setup", {})
     dash = (setup.get("initial_state") or {}).get("dashboard") or {}
-    console.print(f"[bold]prompt[/bold] ({task['difficulty']}): {task['prompt']}", soft_wrap=True)
-    console.print(f"setup: baseline {setup.get('workspace_baseline')!r}, opens {setup.get('default_selected_dashboard')!r}"
-                  f" with {len(dash.get('widgets') or [])} seeded widget(s) and "
-                  f"{len(dash.get('generated_widgets') or [])} note(s)", soft_wrap=True)
+    render.say(console, task["prompt"], prefix=f"prompt ({task['difficulty']}): ", indent=2)
+    render.say(console, f"baseline {setup.get('workspace_baseline')!r}, opens "
+                        f"{setup.get('default_selected_dashboard')!r} with {len(dash.get('widgets') or [])} seeded "
+                        f"widget(s) and {len(dash.get('generated_widgets') or [])} note(s)", prefix="setup: ")
     ev = task.get("eval", {})
     graded = [f"{s['tool']} {json.dumps({k: s['args'].get(k) for k in (s.get('graded_args') or s['args'])})}"
               for s in ev.get("required_tools", []) if not s.get("optional")]
-    console.print("graded calls: " + "; ".join(graded), soft_wrap=True)
+    render.say(console, "; ".join(graded), prefix="graded calls: ", indent=2)
     for key in ("required_widgets", "required_generated_widgets", "required_layouts", "required_widget_defs",
                 "required_app_defs", "required_tool_results"):
         if ev.get(key):
-            console.print(f"{key}: {len(ev[key])}", soft_wrap=True)
+            console.print(f"{key}: {len(ev[key])}")
     console.print(f"max_turns: {ev.get('max_turns')}")
 
 
 def _show_transcript(state: dict[str, Any], task_id: str) -> None:
-    trials = [t for t in state.get("calibration_trials") or [] if t["task_id"] == task_id]
-    failing = [t for t in trials if t.get("valid") and not t.get("passed")]
+    trials = [t for t in state.get("calibration_trials", []) if t.task_id == task_id]
+    failing = [t for t in trials if t.valid and not t.passed]
     if not failing:
         return
     last = failing[-1]
-    console.print(f"[bold]last failing attempt[/bold] ({last['agent']}, repeat {last['repeat']}): "
-                  f"{', '.join(last['failure_codes'])}", soft_wrap=True)
-    for event in last["events"]:
+    render.say(console, f"({last.agent}, repeat {last.repeat}): {', '.join(last.failure_codes)}",
+               prefix="last failing attempt ", style="bold")
+    for event in last.events:
         mark = "ok " if event["ok"] else "ERR"
         message = "" if event["ok"] else f" — {(event.get('envelope') or {}).get('message', '')}"
-        console.print(f"  {event['index']:>2} {mark} {event['tool']} {json.dumps(event['args'])[:160]}{message}",
-                      soft_wrap=True, highlight=False)
+        render.say(console, f"{event['tool']} {json.dumps(event['args'])[:160]}{message}",
+                   prefix=f"  {event['index']:>2} {mark} ", indent=9)
 
 
 def _decide(item_id: str, verdict: str, note: str, by: str, checkpoints: Path, checkpoint_url: str | None,
-            tasksets_dir: Path, no_commit: bool) -> None:
+            tasksets_dir: Path, no_commit: bool, sources: Path = Path("."), skills_dir: Path = Path("skills")) -> None:
     from authoring.decisions import NoRepair, decide
     from authoring.review import AlreadyDecided, ReviewError
     from authoring.run import RunError, checkpointer
@@ -175,13 +180,13 @@ def _decide(item_id: str, verdict: str, note: str, by: str, checkpoints: Path, c
     try:
         with checkpointer(checkpoint_url, checkpoints) as saver:
             outcome = decide(tasksets_dir, saver, _drivers(), item_id, verdict, by=by, note=note,
-                             commit=not no_commit)
+                             commit=not no_commit, sources_root=sources, skills_dir=skills_dir)
     except (AlreadyDecided, NoRepair) as exc:
         raise _fail(exc, 1) from exc
     except (ReviewError, RunError, TaskFileError) as exc:
         raise _fail(exc) from exc
-    console.print(f"{verdict}: {item_id} — " + ", ".join(f"{k}: {v}" for k, v in outcome.items() if v),
-                  soft_wrap=True, markup=False)
+    render.say(console, f"{item_id} — " + ", ".join(f"{k}: {v}" for k, v in outcome.items() if v),
+               prefix=f"{verdict}: ")
 
 
 By = Annotated[str, typer.Option("--by", help="Who decides (recorded in the lock and the review file).")]
@@ -207,6 +212,10 @@ def reject(item_id: str, reason: Annotated[str, typer.Option("--reason", help="W
 @review_app.command("fix")
 def fix(item_id: str, note: Annotated[str, typer.Option("--note")] = "", by: By = "reviewer",
         checkpoints: Checkpoints = DEFAULT_DB, checkpoint_url: CheckpointUrl = None,
-        tasksets_dir: TasksetsDir = Path("tasksets"), no_commit: NoCommit = False) -> None:
-    """Send the item to the fixer driver with its evidence (exit 1 when no repair applies)."""
-    _decide(item_id, "fix", note, by, checkpoints, checkpoint_url, tasksets_dir, no_commit)
+        tasksets_dir: TasksetsDir = Path("tasksets"), no_commit: NoCommit = False,
+        sources: Annotated[Path, typer.Option("--sources", help="Folder holding personas/ and stories/.")] = Path("."),
+        skills_dir: Annotated[Path, typer.Option("--skills-dir", help="Role skills (lessons are appended).")]
+        = Path("skills")) -> None:
+    """Send the item to the fixer with its evidence; a repair goes back through the gates, the validator,
+    ladder fairness and calibration before it is committed (exit 1 when no repair applies)."""
+    _decide(item_id, "fix", note, by, checkpoints, checkpoint_url, tasksets_dir, no_commit, sources, skills_dir)

@@ -57,9 +57,7 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.fixture
-def sources(tmp_path: Path) -> Path:
-    root = tmp_path / "sources"
+def write_sources(root: Path) -> Path:
     (root / "personas").mkdir(parents=True)
     (root / "stories" / "desk_head").mkdir(parents=True)
     (root / "personas" / "desk_head.md").write_text(PERSONA)
@@ -69,8 +67,17 @@ def sources(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def sources(tmp_path: Path) -> Path:
+    return write_sources(tmp_path / "sources")
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
+    return init_repo(tmp_path / "repo")
+
+
+def init_repo(root: Path) -> Path:
+    """A scratch git repository with the role skills committed, to author into."""
     root.mkdir()
     git(root, "init", "-q")
     git(root, "config", "user.email", "test@example.com")

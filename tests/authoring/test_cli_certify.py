@@ -73,7 +73,7 @@ def test_world_check_fails_on_a_broken_world(mini_world_path):
     (mini_world_path / "backends" / "acme.json").write_text(json.dumps(backend))
     result = runner.invoke(app, ["world", "check", "--world", str(mini_world_path)])
     assert result.exit_code == 1
-    assert "references unknown widget 'ghost'" in result.output
+    assert "references unknown widget 'ghost'" in " ".join(result.output.split())
 
 
 @needs_compat

@@ -24,9 +24,9 @@ def test_compat_persona_authors_twenty_certified_tasks(persona, tmp_path):
                          skills_dir=str(tmp_path / "skills"), world=str(COMPAT_WORLD), baseline="stark-workspace-a",
                          repeats=1, commit=False)
     config = {"configurable": {"thread_id": persona}, "recursion_limit": 500}
-    graph.invoke({"options": options.model_dump()}, config)
+    graph.invoke({"options": options}, config, context=options)
     state = graph.get_state(config).values
-    certified = [t for t, c in state["certs"].items() if c["certified"]]
+    certified = [t for t, a in state["tasks"].items() if a.cert.certified]
     assert len(state["tasks"]) == 20 and len(certified) == 20
-    assert state["result"]["status"] == "certified"
-    assert state["calibration"]["holds"] is True
+    assert state["result"].status == "certified"
+    assert state["calibration"].holds is True

@@ -2,9 +2,8 @@
 server: a competent script is certified and committed by the real `run_persona`; adversarial scripts (never
 submits, malformed JSON, wrong schema, 400/429/500, timeouts, slow) end in role failures carrying evidence, or
 succeed where a retry or patience is enough; an unreachable endpoint is a one-line error before any work.
-
-Tests marked `needs_graph` expect the run-level outcome of a role failure (a review item, the other stories go
-on), which the integrator's graph provides (issue 11, section 1); until it lands they are expected failures.
+A role failure inside a real run becomes a review item with the last reply as evidence, and the other stories go
+on.
 """
 
 from __future__ import annotations
@@ -33,11 +32,6 @@ from tests.authoring.role_player import RolePlayer, asked_task_id, contexts, rul
 from tests.model_server import ModelServer, Reply, closed_port_url, completion, error
 
 ROOT = Path(__file__).resolve().parents[2]
-needs_graph = pytest.mark.xfail(
-    reason="needs the integrator's graph: a RoleFailure becomes a review item and the "
-    "other stories go on (issue 11, section 1)",
-    strict=True,
-)
 
 
 def options(sources: Path, repo: Path, world: Path, **kw: Any) -> RunOptions:
@@ -232,7 +226,6 @@ def test_an_empty_ladder_is_flagged_without_asking_the_model(drivers):
     ] and server.requests == []
 
 
-@needs_graph
 def test_a_story_whose_author_never_submits_becomes_a_review_item(run_options, levels, drivers, tmp_path):
     player = RolePlayer(levels)
     competent = player.answers["author"]
@@ -257,7 +250,6 @@ def test_a_story_whose_author_never_submits_becomes_a_review_item(run_options, l
     )
 
 
-@needs_graph
 def test_a_validator_that_never_validates_becomes_a_review_item(run_options, levels, drivers, tmp_path):
     player = RolePlayer(levels, validator=lambda body: "APPROVE")
     with ModelServer(player) as server:
@@ -292,6 +284,7 @@ def test_an_unreachable_endpoint_is_a_one_line_error_before_any_work(
         "PYTHONPATH": str(ROOT),
         "OPENAI_BASE_URL": closed_port_url(),
         "TASKFORGE_MODEL": "m",
+        "COLUMNS": "300",
     }
     env.pop("OPENAI_API_KEY", None)
     skills = shutil.copytree(DEFAULT_SKILLS_DIR, tmp_path / "skills")

@@ -93,16 +93,17 @@ class FlaggingFairness(RuleFairness):
 def test_blockers_interrupt_and_an_approval_resumes_to_commit(sources, repo, mini_world_path):
     graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver())
     config = {"configurable": {"thread_id": "t1"}, "recursion_limit": 200}
-    graph.invoke({"options": options(sources, repo, mini_world_path).model_dump()}, config)
+    opts = options(sources, repo, mini_world_path)
+    graph.invoke({"options": opts}, config, context=opts)
     snapshot = graph.get_state(config)
     assert snapshot.next == ("review",)
     items = snapshot.tasks[0].interrupts[0].value["items"]
     assert [i["check"] for i in items] == ["constant_core"]
     assert not (repo / "tasksets" / "workspace_tasks" / "desk_head").exists()
     graph.invoke(Command(resume={items[0]["id"]: {"verdict": "approve", "by": "ana", "note": "reads fine"}}),
-                 config)
+                 config, context=opts)
     result = graph.get_state(config).values["result"]
-    assert result["status"] == "committed"
+    assert result.status == "committed"
     lock = json.loads((repo / "tasksets" / "workspace_tasks" / "certificates.json").read_text())
     reviews = lock["tasks"]["risk_repair_level1"]["reviews"]
     assert reviews[0]["verdict"] == "approve" and reviews[0]["by"] == "ana" and reviews[0]["note"] == "reads fine"
@@ -111,10 +112,12 @@ def test_blockers_interrupt_and_an_approval_resumes_to_commit(sources, repo, min
 def test_rejection_ends_without_commit(sources, repo, mini_world_path):
     graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver())
     config = {"configurable": {"thread_id": "t2"}, "recursion_limit": 200}
-    graph.invoke({"options": options(sources, repo, mini_world_path).model_dump()}, config)
+    opts = options(sources, repo, mini_world_path)
+    graph.invoke({"options": opts}, config, context=opts)
     item = graph.get_state(config).tasks[0].interrupts[0].value["items"][0]
-    graph.invoke(Command(resume={item["id"]: {"verdict": "reject", "by": "ana", "note": "wrong story"}}), config)
-    assert graph.get_state(config).values["result"]["status"] == "rejected"
+    graph.invoke(Command(resume={item["id"]: {"verdict": "reject", "by": "ana", "note": "wrong story"}}), config,
+                 context=opts)
+    assert graph.get_state(config).values["result"].status == "rejected"
     assert not (repo / "tasksets").exists()
 
 

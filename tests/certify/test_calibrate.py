@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from certify.calibrate import analyse, compact, load_record, load_trials, probe_dead_rungs, write_record
+from certify.calibrate import (
+    analyse,
+    compact,
+    load_record,
+    load_trials,
+    probe_dead_rungs,
+    staircase_figure,
+    write_record,
+)
 from certify.trial import Trial
 from tests.certify.helpers import task
 
@@ -105,3 +113,23 @@ def test_records_round_trip_with_compact_transcripts(tmp_path, mini_world):
     assert compact(real).events[1]["tool"] == real.events[1]["tool"]
     assert "| level0 | Execute |" in (tmp_path / "calibration.md").read_text()
     assert (tmp_path / "staircase.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_plot_shows_intervals_n_and_dead_rungs():
+    import matplotlib.pyplot as plt
+
+    r = record(grid({0: [True, True, False, True], 1: [True, False, False, False], 2: [False, False, False, False]},
+                    repeats=2), repeats=2)
+    fig = staircase_figure(r)
+    try:
+        (ax,) = fig.axes
+        labels = [t.get_text() for t in ax.texts]
+        assert labels[:2] == ["n=8", "n=8"] and labels[2] == "n=8\ndead (unprobed)"
+        bars = [c for c in ax.containers if c.__class__.__name__ == "ErrorbarContainer"]
+        assert len(bars) == 3
+        segments = bars[0].lines[2][0].get_segments()
+        (_, lo), (_, hi) = segments[0]
+        assert (round(lo, 4), round(hi, 4)) == tuple(r.levels[0].ci)
+        assert "dead" not in labels[0] and "holds" in ax.get_title()
+    finally:
+        plt.close(fig)

@@ -21,12 +21,17 @@ from certify.evaluate import (
     REPORT_FILE,
     RUN_FILE,
     TRIALS_FILE,
+    RunRecord,
     aggregate,
     build_agent,
+    choose_tasks,
+    current,
     evaluate,
     load_record,
     load_run,
+    reliability,
     select_tasks,
+    to_retry,
 )
 from certify.task import TaskFileError, load_task
 from certify.trial import Trial, regrade_trial
@@ -63,7 +68,7 @@ def test_aggregate_excludes_invalid_trials_from_rates():
     ]
     report = aggregate(trials)
     assert list(report) == ["levels", "invalid", "failure_codes", "tokens", "cost", "turns", "tool_calls", "parse",
-                            "trials"]
+                            "trials", "tasks", "pass_k", "consistency"]
     level0, level1, level3 = report["levels"]
     assert level0 == {"level": "level0", "attempts": 2, "passes": 2, "rate": 1.0, "ci": [0.3424, 1.0]}
     assert (level1["attempts"], level1["passes"], level1["rate"]) == (3, 1, 0.3333)
@@ -328,3 +333,84 @@ def test_cli_all_invalid_exits_1(cli, mini_world_path, taskset_dir, tmp_path, mo
     assert result.exit_code == 1, result.output
     assert json.loads(result.stdout)["invalid"] == 1
     assert "no valid trial (api_error 1)" in " ".join(result.stderr.split())
+
+
+def test_reliability_pass_k_and_consistency():
+    def t(task, repeat, passed, valid=True):
+        return Trial(task_id=task, level="level0", agent="a", repeat=repeat, passed=passed, valid=valid)
+
+    trials = [t("a", 0, True), t("a", 1, True), t("a", 2, False),
+              t("b", 0, True), t("b", 1, True), t("b", 2, True),
+              t("c", 0, False), t("c", 1, None, valid=False), t("c", 2, False)]
+    rel = reliability(trials)
+    assert [(r["task_id"], r["trials"], r["passes"], r["invalid"]) for r in rel["tasks"]] == [
+        ("a", 3, 2, 0), ("b", 3, 3, 0), ("c", 2, 0, 1)]
+    assert rel["tasks"][2]["results"] == ["fail", "invalid", "fail"]
+    assert rel["pass_k"]["1"] == {"value": round((2 / 3 + 1 + 0) / 3, 4), "tasks": 3}
+    assert rel["pass_k"]["2"] == {"value": round((1 / 3 + 1 + 0) / 3, 4), "tasks": 3}
+    assert rel["pass_k"]["3"] == {"value": 0.5, "tasks": 2}
+    assert rel["consistency"] == {"value": round(2 / 3, 4), "agree": 2, "tasks": 3}
+
+
+def test_current_keeps_the_latest_trial_of_each_repeat():
+    first = Trial(task_id="a", level="level0", agent="x", repeat=0, valid=False, invalid_reason="timeout")
+    again = Trial(task_id="a", level="level0", agent="x", repeat=0, passed=True)
+    other = Trial(task_id="a", level="level0", agent="x", repeat=1, passed=False)
+    assert current([first, other, again]) == [other, again]
+    broken = Trial(task_id="b", level="level0", agent="x", repeat=0, valid=False, invalid_reason="api_error")
+    record = RunRecord(run_id="r", agent="x", tasks=2, task_ids=["a", "b"], repeats=2, planned_trials=4,
+                       started_at="2025-01-01T00:00:00+00:00")
+    assert to_retry(record, [first, other, again, broken]) == [("b", 0), ("b", 1)]
+
+
+def test_choose_tasks_by_id_and_limit(taskset_dir):
+    tasks = select_tasks(taskset_dir)
+    assert [t.id for t in choose_tasks(tasks, ["ops_fix_level0", "desk_fix_level0"])] == ["ops_fix_level0",
+                                                                                         "desk_fix_level0"]
+    assert len(choose_tasks(tasks, None, 2)) == 2
+    with pytest.raises(ValueError, match="no task 'desk_fix_levl0' in the selection \\(did you mean 'desk_fix_level0'"):
+        choose_tasks(tasks, ["desk_fix_levl0"])
+
+
+def test_cli_task_and_limit_and_per_task_table(cli, mini_world_path, taskset_dir, tmp_path):
+    result = cli("eval", "--taskset", str(taskset_dir), "--agent", "oracle", "--task", "ops_fix_level0", "--task",
+                 "loose_level2", "--repeats", "2", "--world", str(mini_world_path), "--runs-dir", str(tmp_path / "r"))
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "ops_fix_level0" in out and "loose_level2" in out and "desk_fix_level0" not in out
+    assert "✓ ✓" in out and "2/2" in out
+    assert "pass^k: k=1 1.00  k=2 1.00" in out and "consistency: 2/2 tasks" in out
+    limited = cli("eval", "--taskset", str(taskset_dir), "--agent", "noop", "--limit", "1", "--world",
+                  str(mini_world_path), "--runs-dir", str(tmp_path / "r2"), "--json")
+    assert [r["task_id"] for r in json.loads(limited.stdout)["tasks"]] == ["desk_fix_level0"]
+    bad = cli("eval", "--taskset", str(taskset_dir), "--agent", "noop", "--task", "nope")
+    assert bad.exit_code == 2 and "no task 'nope'" in bad.stderr
+
+
+def test_cli_retry_reruns_only_the_invalid_trials(cli, stub_server, mini_world_path, taskset_dir, tmp_path,
+                                                  monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setattr(OpenAIAgent, "_backoff", lambda self, attempt, rng: 0.0)
+    runs = tmp_path / "runs"
+    first = cli("eval", "--taskset", str(taskset_dir), "--persona", "desk", "--agent", "openai:m", "--mode", "tools",
+                "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0.5", "--world", str(mini_world_path),
+                "--runs-dir", str(runs), "--json")
+    assert first.exit_code == 1 and json.loads(first.stdout)["invalid"] == 3
+    (run_dir,) = runs.iterdir()
+    record = load_record(run_dir)
+    assert len(to_retry(record, load_run(run_dir))) == 3
+    again = cli("eval", "--retry", run_dir.name, "--runs-dir", str(runs), "--base-url", stub_server, "--json")
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)
+    assert report["invalid"] == 0 and report["trials"] == 3
+    assert [lv["rate"] for lv in report["levels"]] == [1.0, 1.0, 1.0]
+    assert len(load_run(run_dir)) == 6 and list(runs.iterdir()) == [run_dir]
+    record = load_record(run_dir)
+    assert record.retries[0]["planned"] == 3 and record.retries[0]["still_invalid"] == 0
+    assert record.status == "complete" and record.completed_trials == 3
+    nothing = cli("eval", "--retry", str(run_dir), "--json")
+    assert nothing.exit_code == 0 and "no invalid or unfinished trial" in nothing.stderr
+    assert len(load_run(run_dir)) == 6
+    wrong = cli("eval", "--retry", str(run_dir), "--agent", "oracle")
+    assert wrong.exit_code == 2 and "measured 'openai:m'" in wrong.stderr

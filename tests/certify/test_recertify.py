@@ -22,8 +22,9 @@ def certified(sources, repo, mini_world_path):
     """A taskset on disk, authored and calibrated (lock, tasks, transcripts), not committed."""
     graph = build_graph(drivers(), InMemorySaver())
     config = {"configurable": {"thread_id": "r"}, "recursion_limit": 300}
-    graph.invoke({"options": options(sources, repo, mini_world_path, commit=False).model_dump()}, config)
-    assert graph.get_state(config).values["result"]["status"] == "certified"
+    opts = options(sources, repo, mini_world_path, commit=False)
+    graph.invoke({"options": opts}, config, context=opts)
+    assert graph.get_state(config).values["result"].status == "certified"
     return repo / "tasksets" / "workspace_tasks"
 
 

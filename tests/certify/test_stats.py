@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from certify.stats import distribution, percentile, wilson
+from certify.stats import distribution, pass_hat_k, percentile, wilson
 
 
 def test_wilson_reference_values():
@@ -37,3 +37,12 @@ def test_distribution():
     assert percentile([1, 2, 3], 0.0) == 1
     with pytest.raises(ValueError):
         percentile([], 0.5)
+
+
+def test_pass_hat_k_is_the_combinatorial_estimate():
+    assert pass_hat_k(3, 4, 1) == 0.75
+    assert pass_hat_k(3, 4, 2) == pytest.approx(3 / 6)
+    assert pass_hat_k(3, 4, 4) == 0.0 and pass_hat_k(4, 4, 4) == 1.0
+    assert pass_hat_k(0, 3, 1) == 0.0
+    with pytest.raises(ValueError):
+        pass_hat_k(2, 3, 4)

@@ -1,0 +1,118 @@
+"""A persona's sources checked without authoring: every story's facts against the world, every problem at once.
+
+Errors stop authoring (a fact the world contradicts would only produce tasks that cannot certify). Warnings do
+not, but an author should read them before twenty tasks are built on top: `taskforge check` prints them and
+`taskforge author` prints the same ones, both from `persona_warnings`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from simulator import World
+
+from .factcheck import FactErrors, ResolvedStory, resolve
+from .sources import (
+    STORIES_PER_PERSONA,
+    Persona,
+    SourceError,
+    Story,
+    check_name,
+    identical_facts,
+    load_persona,
+    load_story,
+    story_folder,
+    story_paths,
+)
+
+
+@dataclass(frozen=True)
+class SourceWarning:
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+
+@dataclass
+class PersonaCheck:
+    persona: str
+    errors: list[SourceError] = field(default_factory=list)
+    warnings: list[SourceWarning] = field(default_factory=list)
+    resolved: list[ResolvedStory] = field(default_factory=list)
+    source: Persona | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def to_dict(self) -> dict[str, object]:
+        return {"persona": self.persona, "ok": self.ok,
+                "errors": [{"file": e.file, "key": e.key, "message": e.message} for e in self.errors],
+                "warnings": [{"file": w.file, "message": w.message} for w in self.warnings],
+                "stories": [{"story": r.story.slug, "kind": r.kind, "carries": {r.carried_key: r.carried_value},
+                             "governance": r.governance.source, "targets": [t.widget_id for t in r.targets]}
+                            for r in self.resolved]}
+
+
+def folder_warnings(root: Path, persona: str) -> list[SourceWarning]:
+    """A story count other than four, and files in the story folder that are not read (not markdown)."""
+    folder = story_folder(root, persona)
+    if folder is None:
+        return []
+    out = []
+    count = len(story_paths(root, persona))
+    if count != STORIES_PER_PERSONA:
+        out.append(SourceWarning(str(folder), f"{count} stories; a persona has {STORIES_PER_PERSONA} (4 stories x "
+                                 "5 levels = its 20 tasks)"))
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith("."):
+            continue
+        if path.is_dir():
+            out.append(SourceWarning(str(path), "a folder inside the story folder is not read"))
+        elif path.suffix != ".md":
+            out.append(SourceWarning(str(path), "not a story: only .md files are read (rename it or move it out)"))
+    return out
+
+
+def persona_warnings(root: Path, persona: str, resolved: Iterable[ResolvedStory]) -> list[SourceWarning]:
+    """Everything an author should read before authoring: folder problems and each story's facts warnings
+    (a policy carrying the parameter's default, a find hint naming the widget, …)."""
+    return folder_warnings(root, persona) + [SourceWarning(r.story.file, w) for r in resolved for w in r.warnings]
+
+
+def check_persona(root: Path, persona: str, world: World, backends: list[str] | None = None) -> PersonaCheck:
+    """Every error of every story (one per mistake: a later fact is not blamed for an earlier one) and the
+    warnings, without authoring anything."""
+    backends = list(world.default_backends) if backends is None else backends
+    report = PersonaCheck(persona)
+    try:
+        check_name(persona, str(root), "persona")
+    except SourceError as exc:
+        report.errors.append(exc)
+        return report
+    try:
+        report.source = load_persona(root, persona)
+    except SourceError as exc:
+        report.errors.append(exc)
+    paths = story_paths(root, persona)
+    if not paths and report.source is not None:
+        folder = story_folder(root, persona) or root / "stories" / persona
+        report.errors.append(SourceError(str(folder), "(folder)", f"no stories for persona '{persona}'"))
+    stories: list[Story] = []
+    for path in paths:
+        try:
+            stories.append(load_story(path, persona))
+        except SourceError as exc:
+            report.errors.append(exc)
+    report.errors += identical_facts(stories)
+    for story in stories:
+        try:
+            report.resolved.append(resolve(world, story, backends))
+        except FactErrors as exc:
+            report.errors += exc.errors
+    report.warnings = persona_warnings(root, persona, report.resolved)
+    return report
