@@ -172,7 +172,7 @@ Word-trigram Jaccard against this story's prompt at the same level is computed f
 {{ others }}
 ```
 
-## Reply format (replaces the Output section of your instructions)
+## Reply format (as in the Output section of your instructions)
 Reply with one JSON object and nothing else:
 {"verdict": "pass" | "flag", "flags": [{"level": 0-4 or null for the whole ladder, "rule": "constant-core" |
 "signature-present" | "signature-absent-below" | "budget" | "copy-paste" | "skeleton" | "voice",

@@ -187,7 +187,7 @@ reads.
 {{ digest }}
 ```
 
-## Reply format (replaces the Output section of your instructions)
+## Reply format (as in the Output section of your instructions)
 Reply with one JSON object and nothing else:
 {"verdict": "approve" | "flag", "flags": [{"check": "reachability" | "findability" | "possibility" | "budget" |
 "single_ask", "severity": "blocker" | "minor", "reason": "...", "evidence": "...", "suggestion": "..."}]}
