@@ -87,6 +87,12 @@ def as_reply(item: Any) -> Reply:
 Script = list[Any] | Callable[[dict[str, Any], int], Any]
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the default 5 makes a burst of parallel requests wait on TCP retransmits
+    daemon_threads = True
+    block_on_close = False
+
+
 class ModelServer:
     """`with ModelServer(script) as server:` → `server.base_url`, `server.requests` (the bodies received)."""
 
@@ -105,9 +111,7 @@ class ModelServer:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.01},

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from authoring.factcheck import resolve
-from authoring.pipeline import RunOptions, taskset_defaults
+from authoring.pipeline import RunOptions, resolve_baseline, taskset_defaults
 from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.sources import load_sources
 from simulator import World
@@ -57,7 +57,7 @@ def contexts(options: RunOptions) -> dict[str, AuthorContext]:
     defaults = taskset_defaults(options)
     return {
         r.story.slug: AuthorContext(
-            world, persona, r, options.baseline or "", backends, sorted(world.skills), siblings, defaults
+            world, persona, r, resolve_baseline(options, world), backends, sorted(world.skills), siblings, defaults
         )
         for r in resolved
     }
