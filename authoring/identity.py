@@ -30,6 +30,7 @@ class RunInputs(BaseModel):
     reference_agent: str
     frontier_agent: str | None = None
     repeats: int
+    min_attempts: int = 3
 
     @property
     def sha256(self) -> str:
@@ -51,10 +52,10 @@ def sources_digest(sources_root: Path, persona: str) -> str:
 
 
 def run_inputs(*, sources_root: Path, persona: str, world: World, baseline: str, taskset: str, driver: str,
-               reference_agent: str, frontier_agent: str | None, repeats: int) -> RunInputs:
+               reference_agent: str, frontier_agent: str | None, repeats: int, min_attempts: int) -> RunInputs:
     return RunInputs(sources=sources_digest(sources_root, persona), world=world.fingerprint, baseline=baseline,
                      taskset=taskset, driver=driver, reference_agent=reference_agent, frontier_agent=frontier_agent,
-                     repeats=repeats)
+                     repeats=repeats, min_attempts=min_attempts)
 
 
 def thread_prefix(taskset: str, persona: str) -> str:

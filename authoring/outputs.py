@@ -149,7 +149,7 @@ def render_outputs(options: Any, state: dict[str, Any], world: World, defaults: 
 
     certified = sum(1 for t in tasks.values() if t.cert.certified)
     levels = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
-    verdict = "staircase holds" if record.holds else "inverted"
+    verdict = "staircase holds" if record.holds else record.verdict
     message = (f"taskforge: certify persona {persona} ({len(tasks)} tasks)\n\n"
                f"Authored by taskforge author; every task passes its certification gates.\n"
                f"Calibration with {record.agent} x{record.repeats}: {levels} ({verdict}).\n"

@@ -31,11 +31,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy, Send, interrupt
 
 from certify.agents import make_agent
-from certify.calibrate import Defect, analyse, probe_dead_rungs
+from certify.calibrate import Defect, calibrate
 from certify.gates import certify_task
 from certify.lock import now
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, parse_task
-from certify.trial import Trial, run_trial
 from simulator import World
 
 from .checks import persona_warnings
@@ -371,27 +370,15 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         return "revise" if state.get("revise") else "calibrate"
 
     # ---------------------------------------------------------------- calibration and repairs
-    def calibrate(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+    def calibrate_persona(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
         options = runtime.context
         world = env.world(options)
         tasks = [parse(options, t.raw) for t in state["tasks"].values()]
-        agent = _agent(options.reference_agent)
-        emit("calibration", "running", f"calibrating with {agent.name} x{options.repeats}")
-
-        async def run_all() -> list[Trial]:
-            semaphore = asyncio.Semaphore(8)
-
-            async def one(task: Task, repeat: int) -> Trial:
-                async with semaphore:
-                    return await run_trial(world, task, agent, repeat)
-
-            return list(await asyncio.gather(*(one(t, r) for r in range(options.repeats) for t in tasks)))
-
-        trials = asyncio.run(run_all())
-        record = analyse(trials, persona=options.persona, taskset=options.taskset, agent=agent.name,
-                         repeats=options.repeats)
-        if options.frontier_agent and record.probes:
-            asyncio.run(probe_dead_rungs(world, record, tasks, trials, _agent(options.frontier_agent)))
+        emit("calibration", "running", f"calibrating with {options.reference_agent} x{options.repeats}")
+        frontier = _agent(options.frontier_agent) if options.frontier_agent else None
+        record, trials = asyncio.run(calibrate(world, tasks, options.reference_agent, persona=options.persona,
+                                               taskset=options.taskset, repeats=options.repeats, frontier=frontier,
+                                               concurrency=8, min_attempts=options.min_attempts))
         flags: dict[str, Flag] = {}
         known = state.get("flags", {})
 
@@ -411,9 +398,21 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         for s in record.shortcuts:
             add(kind="shortcut", task_id=s.task_id, level=LEVELS.index(s.level), check="staircase", severity="minor",
                 reason=s.detail)
+        if record.verdict == "insufficient":
+            add(kind="insufficient", check="staircase", severity="blocker",
+                reason=f"calibration measured too little: fewer than {record.min_attempts} valid attempts per agent "
+                       f"at {', '.join(record.insufficient) or 'every level'}",
+                evidence=f"{record.trials} trials, {record.invalid} invalid")
+        for f in record.ladder.findings if record.ladder else []:
+            add(kind="ladder", task_id=f.task_id, level=LEVELS.index(f.level), check="ladder_criterion",
+                severity="blocker", reason=f.detail,
+                evidence=" → ".join(str(e["tool"]) + ("" if e.get("ok") else " (failed)") for e in f.events))
+        for fid, old in known.items():
+            if old.role == "calibration" and old.status == "open" and fid not in flags:
+                flags[fid] = old.model_copy(update={"status": "resolved"})
         rates = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
-        emit("calibration", "done", f"calibration with {agent.name} x{options.repeats}: {rates} — "
-                                    + ("staircase holds" if record.holds else "INVERTED"))
+        emit("calibration", record.verdict, f"calibration with {record.agent} x{record.repeats}: {rates} — "
+             + {"holds": "staircase holds", "inverted": "INVERTED", "insufficient": "INSUFFICIENT"}[record.verdict])
         return {"calibration": record, "calibration_trials": trials, "flags": flags}
 
     def route_after_calibration(state: PipelineState, runtime: Runtime[RunOptions]) -> str:
@@ -487,7 +486,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         options = runtime.context
         record = state["calibration"]
         flags = dict(state.get("flags", {}))
-        if not record.holds:
+        if record.verdict == "inverted":
             f = make_flag(role="calibration", kind="staircase", persona=options.persona, check="staircase",
                           severity="blocker", reason="the staircase is inverted after the fixer's rounds",
                           evidence="; ".join(f"{i.lower} {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}"
@@ -562,7 +561,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     graph.add_node("revise", revise, retry_policy=ROLE_RETRY)
     graph.add_node("recertify", recertify)
     graph.add_node("fairness", fairness, retry_policy=ROLE_RETRY)
-    graph.add_node("calibrate", calibrate, retry_policy=ROLE_RETRY)
+    graph.add_node("calibrate", calibrate_persona, retry_policy=ROLE_RETRY)
     graph.add_node("fix", fix, retry_policy=ROLE_RETRY, destinations=("repair", "review"))
     graph.add_node("repair", repair, destinations=("validate", "review"))
     graph.add_node("review", review, destinations=("review", "repair", "finalize", END))

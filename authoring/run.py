@@ -106,7 +106,7 @@ def prepare(options: RunOptions, world: World, driver_name: str, force: bool) ->
     inputs = run_inputs(sources_root=Path(options.sources_root), persona=options.persona, world=world,
                         baseline=baseline, taskset=options.taskset, driver=driver_name,
                         reference_agent=options.reference_agent, frontier_agent=options.frontier_agent,
-                        repeats=options.repeats)
+                        repeats=options.repeats, min_attempts=options.min_attempts)
     options.baseline = baseline
     options.inputs = inputs.model_dump()
     options.inputs_sha256 = inputs.sha256

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from certify.calibrate import CalibrationRecord
+from certify.calibrate import MIN_ATTEMPTS, CalibrationRecord
 from certify.trial import Trial
 
 from .flags import Flag
@@ -37,6 +37,8 @@ class RunOptions(_Strict):
     reference_agent: str = "heuristic"
     frontier_agent: str | None = None
     repeats: int = Field(3, ge=1)
+    min_attempts: int = Field(MIN_ATTEMPTS, ge=1, description="valid attempts per agent a level needs to be "
+                                                             "measured by calibration")
     author_rounds: int = Field(3, ge=1)
     review_rounds: int = Field(2, ge=0)
     fix_rounds: int = Field(2, ge=0)

@@ -3,10 +3,18 @@
 A reference agent runs the persona's tasks N times; the pooled failure rate must not decrease from one level
 to the next (FAIL(L0) ≤ … ≤ FAIL(L4), ties allowed). On an inversion the lower level — the one failing more than
 a harder one — is examined task by task: the same failure fingerprint on every attempt of a task is a defect
-(for the fixer, with its transcripts); scattered failures are noise (a note for review). A level the reference
-never passes must prove it is feasible: one episode of a frontier agent on its most promising task (pass: an
-honest floor; fail: flagged), or it is recorded as unprobed. The record is kept as JSON and markdown with a
-staircase plot, beside compact transcripts that let a grader change re-grade it without calling any model.
+(for the fixer, with its transcripts); scattered failures are noise (a note for review). A level above Execute
+the reference never passes must prove it is feasible: one episode of a frontier agent on its most promising
+task (pass: an honest floor; fail: flagged), or it stays "unprobed", a visible review item. The record is kept as
+JSON and markdown with a staircase plot, beside compact transcripts that let a grader change re-grade it without
+calling any model.
+
+Honesty: a deterministic agent runs once per task (its repeats would be copies, not attempts), and every
+Wilson interval counts unique tasks. A level with fewer valid attempts per agent than the minimum (default 3) is
+"insufficient": the verdict is then "insufficient" — a blocker, never "holds" — and so is a calibration whose
+trials were all invalid. The reference may be a family: `ladder` runs ladder-0 … ladder-4, pools them into the
+staircase and reports the agent × level matrix, where level k must be passed by ladder-k and failed by
+ladder-(k-1); each violation is a finding with its transcript.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simulator import World
 
@@ -29,20 +37,31 @@ from .task import LEVEL_NAMES, LEVELS, Task
 from .trial import UNPARSEABLE, Trial, regrade_trial, run_trial
 
 RECORD_JSON, RECORD_MD, PLOT_PNG, TRIALS_JSONL = "calibration.json", "calibration.md", "staircase.png", "trials.jsonl"
+# A rung measured on fewer valid attempts (per agent) than this says nothing: it is "insufficient".
+MIN_ATTEMPTS = 3
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+Verdict = Literal["holds", "inverted", "insufficient"]
+
+
 class LevelStat(_Strict):
+    """One rung. `attempts` are valid trials (a deterministic agent's repeats collapsed to one), `tasks` the
+    unique tasks among them; the Wilson interval counts tasks, each credited with the share of its attempts
+    that passed. A rung with fewer than the minimum attempts per agent is "insufficient": not measured."""
+
     level: str
     attempts: int
+    tasks: int = 0
     passes: int
     pass_rate: float | None
     fail_rate: float | None
     ci: list[float]
     per_repeat: list[float | None] = Field(default_factory=list)
+    status: Literal["measured", "insufficient"] = "measured"
 
 
 class Inversion(_Strict):
@@ -67,6 +86,9 @@ class Noise(_Strict):
 
 
 class Probe(_Strict):
+    """A rung above Execute that the reference never passed: a frontier episode settles it (an honest floor
+    when it passes, flagged when it fails); without one it stays "unprobed", a visible review item."""
+
     level: str
     status: Literal["honest_floor", "flagged", "unprobed"]
     task_id: str | None = None
@@ -81,6 +103,40 @@ class Shortcut(_Strict):
     detail: str
 
 
+class LadderCell(_Strict):
+    agent: str
+    level: str
+    tasks: int
+    passes: int
+
+
+class LadderFinding(_Strict):
+    """A task that breaks the ladder criterion, with the episode that shows it: solved by the rung below its
+    level (solvable without the level's capability), or not solved by its own rung (not solvable with it)."""
+
+    task_id: str
+    level: str
+    agent: str
+    kind: Literal["solved_below", "unsolved_at"]
+    detail: str
+    failure_codes: list[str] = Field(default_factory=list)
+    events: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class LadderReport(_Strict):
+    """The capability ladder's matrix (agent × level) and the fairness findings of its criterion: level k is
+    passed by ladder-k and failed by ladder-(k-1)."""
+
+    agents: list[str]
+    levels: list[str]
+    cells: list[LadderCell]
+    findings: list[LadderFinding] = Field(default_factory=list)
+    fair: dict[str, bool] = Field(default_factory=dict)
+
+    def cell(self, agent: str, level: str) -> LadderCell | None:
+        return next((c for c in self.cells if c.agent == agent and c.level == level), None)
+
+
 class CalibrationRecord(_Strict):
     persona: str
     taskset: str
@@ -91,42 +147,105 @@ class CalibrationRecord(_Strict):
     invalid: int
     levels: list[LevelStat]
     holds: bool
+    verdict: Verdict = "holds"
+    deterministic: bool = False
+    min_attempts: int = 1
     inversions: list[Inversion] = Field(default_factory=list)
     defects: list[Defect] = Field(default_factory=list)
     noise: list[Noise] = Field(default_factory=list)
     probes: list[Probe] = Field(default_factory=list)
     shortcuts: list[Shortcut] = Field(default_factory=list)
+    ladder: LadderReport | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_of_older_records(cls, data: Any) -> Any:
+        """Records written before verdicts existed said only whether the staircase held."""
+        if isinstance(data, dict) and "verdict" not in data and "holds" in data:
+            return {**data, "verdict": "holds" if data["holds"] else "inverted"}
+        return data
+
+    @property
+    def insufficient(self) -> list[str]:
+        return [s.level for s in self.levels if s.status == "insufficient"]
 
     def summary(self) -> dict[str, Any]:
-        return {"agent": self.agent, "repeats": self.repeats, "holds": self.holds,
-                "pass_rates": {s.level: s.pass_rate for s in self.levels},
-                "defects": len(self.defects), "noise": len(self.noise),
-                "probes": {p.level: p.status for p in self.probes}, "shortcuts": len(self.shortcuts)}
+        out = {"agent": self.agent, "repeats": self.repeats, "holds": self.holds, "verdict": self.verdict,
+               "pass_rates": {s.level: s.pass_rate for s in self.levels},
+               "insufficient": self.insufficient, "defects": len(self.defects), "noise": len(self.noise),
+               "probes": {p.level: p.status for p in self.probes}, "shortcuts": len(self.shortcuts)}
+        if self.ladder is not None:
+            out["ladder"] = {"fair": self.ladder.fair, "findings": len(self.ladder.findings),
+                             "matrix": {a: {c.level: round(c.passes / c.tasks, 4) if c.tasks else None
+                                            for c in self.ladder.cells if c.agent == a}
+                                        for a in self.ladder.agents}}
+        return out
 
 
 def _order(level: str) -> int:
     return LEVELS.index(level) if level in LEVELS else len(LEVELS)
 
 
+def is_deterministic(agent: str) -> bool:
+    """Whether trials recorded under an agent name come from a deterministic agent (unknown names are not)."""
+    from .agents.base import family, make_agent
+
+    members = family(agent) or (agent,)
+    if any(m.startswith("openai:") for m in members):
+        return False
+    try:
+        return all_deterministic([make_agent(m) for m in members])
+    except ValueError:
+        return False
+
+
+def _collapse(trials: list[Trial]) -> list[Trial]:
+    """One trial per (agent, task): the first valid repeat. A deterministic agent's repeats are copies of one
+    observation, never new attempts."""
+    kept: dict[tuple[str, str], Trial] = {}
+    for t in sorted(trials, key=lambda t: t.repeat):
+        key = (t.agent, t.task_id)
+        if key not in kept or (t.valid and not kept[key].valid):
+            kept[key] = t
+    return list(kept.values())
+
+
 def analyse(trials: list[Trial], *, persona: str, taskset: str, agent: str, repeats: int,
-            shortcut_agent: bool | None = None) -> CalibrationRecord:
-    """The staircase verdict of a set of trials (pure: no episode is run)."""
+            shortcut_agent: bool | None = None, deterministic: bool | None = None,
+            min_attempts: int = MIN_ATTEMPTS) -> CalibrationRecord:
+    """The staircase verdict of a set of trials (pure: no episode is run).
+
+    `agent` may name a family (`ladder`): its members' trials are pooled into the staircase and the ladder
+    matrix is reported beside it. The verdict is "inverted" when measured rungs invert, else "insufficient"
+    when any rung has fewer than `min_attempts` valid attempts of some agent (or nothing was measured), else
+    "holds"."""
+    deterministic = is_deterministic(agent) if deterministic is None else deterministic
+    if deterministic:
+        trials = _collapse(trials)
+        repeats = 1
     valid = [t for t in trials if t.valid]
+    agents = sorted({t.agent for t in trials}) or [agent]
     levels: list[LevelStat] = []
     for level in sorted({t.level for t in trials}, key=_order):
         attempts = [t for t in valid if t.level == level]
         passes = sum(1 for t in attempts if t.passed)
-        lo, hi = wilson(passes, len(attempts))
+        per_task: dict[str, list[bool]] = defaultdict(list)
+        for t in attempts:
+            per_task[t.task_id].append(bool(t.passed))
+        credit = sum(sum(v) / len(v) for v in per_task.values())
+        lo, hi = wilson(credit, len(per_task))
         per_repeat = []
         for r in range(repeats):
             of_repeat = [t for t in attempts if t.repeat == r]
             per_repeat.append(round(sum(1 for t in of_repeat if t.passed) / len(of_repeat), 4) if of_repeat else None)
         rate = passes / len(attempts) if attempts else None
-        levels.append(LevelStat(level=level, attempts=len(attempts), passes=passes,
+        fewest = min(sum(1 for t in attempts if t.agent == a) for a in agents)
+        levels.append(LevelStat(level=level, attempts=len(attempts), tasks=len(per_task), passes=passes,
                                 pass_rate=None if rate is None else round(rate, 4),
                                 fail_rate=None if rate is None else round(1 - rate, 4),
-                                ci=[round(lo, 4), round(hi, 4)], per_repeat=per_repeat))
-    measured = [s for s in levels if s.fail_rate is not None]
+                                ci=[round(lo, 4), round(hi, 4)], per_repeat=per_repeat,
+                                status="measured" if attempts and fewest >= min_attempts else "insufficient"))
+    measured = [s for s in levels if s.status == "measured" and s.fail_rate is not None]
     inversions = [Inversion(lower=a.level, upper=b.level, fail_lower=a.fail_rate, fail_upper=b.fail_rate)
                   for a, b in itertools.pairwise(measured)
                   if a.fail_rate is not None and b.fail_rate is not None and a.fail_rate > b.fail_rate + 1e-9]
@@ -152,16 +271,65 @@ def analyse(trials: list[Trial], *, persona: str, taskset: str, agent: str, repe
     shortcuts = []
     if shortcut_agent if shortcut_agent is not None else agent == "heuristic":
         for t in valid:
-            if t.passed and t.level in ("level2", "level3"):
+            if t.passed and _order(t.level) >= 1 and t.level in LEVEL_NAMES:
                 shortcuts.append(Shortcut(task_id=t.task_id, level=t.level, detail=(
                     f"the {agent} baseline solved a {LEVEL_NAMES[t.level]} task: its hidden value is probably "
-                    "reachable without the reasoning the level asks for")))
+                    "reachable without the capability the level asks for")))
         shortcuts = list({s.task_id: s for s in shortcuts}.values())
-    probes = [Probe(level=s.level, status="unprobed") for s in levels if s.attempts and s.passes == 0]
+    probes = [Probe(level=s.level, status="unprobed") for s in levels
+              if _order(s.level) >= 1 and s.attempts and s.passes == 0]
+    if inversions:
+        verdict: Verdict = "inverted"
+    elif not measured or len(measured) < len(levels):
+        verdict = "insufficient"
+    else:
+        verdict = "holds"
     return CalibrationRecord(persona=persona, taskset=taskset, agent=agent, repeats=repeats,
                              created_at=datetime.now(UTC).isoformat(timespec="seconds"), trials=len(trials),
-                             invalid=len(trials) - len(valid), levels=levels, holds=not inversions,
-                             inversions=inversions, defects=defects, noise=noise, probes=probes, shortcuts=shortcuts)
+                             invalid=len(trials) - len(valid), levels=levels, holds=verdict == "holds",
+                             verdict=verdict, deterministic=deterministic, min_attempts=min_attempts,
+                             inversions=inversions, defects=defects, noise=noise, probes=probes, shortcuts=shortcuts,
+                             ladder=ladder_report(trials, agent))
+
+
+def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
+    """The matrix and the criterion's findings when `agent` names the capability ladder; None otherwise."""
+    from .agents.base import family
+    from .agents.ladder import CAPABILITIES as CAPABILITY
+
+    members = family(agent)
+    if not members or not all(m.rsplit("-", 1)[-1].isdigit() for m in members):
+        return None
+    rung = {m: int(m.rsplit("-", 1)[-1]) for m in members}
+    valid = [t for t in trials if t.valid and t.agent in rung]
+    levels = sorted({t.level for t in valid}, key=_order)
+    cells = []
+    for m in members:
+        for level in levels:
+            mine = {t.task_id: t for t in valid if t.agent == m and t.level == level}
+            cells.append(LadderCell(agent=m, level=level, tasks=len(mine),
+                                    passes=sum(1 for t in mine.values() if t.passed)))
+    findings = []
+    for t in sorted(valid, key=lambda t: (_order(t.level), t.task_id, rung[t.agent])):
+        k = _order(t.level)
+        if rung[t.agent] == k - 1 and t.passed:
+            findings.append(LadderFinding(
+                task_id=t.task_id, level=t.level, agent=t.agent, kind="solved_below", events=_trace(t),
+                detail=f"{t.agent} ({CAPABILITY[k - 1]}) solved this {LEVEL_NAMES.get(t.level, t.level)} task: "
+                       f"it does not need the capability its level adds ({CAPABILITY[k]})"))
+        elif rung[t.agent] == k and not t.passed:
+            findings.append(LadderFinding(
+                task_id=t.task_id, level=t.level, agent=t.agent, kind="unsolved_at", events=_trace(t),
+                failure_codes=t.failure_codes,
+                detail=f"{t.agent} ({CAPABILITY[k]}) failed this {LEVEL_NAMES.get(t.level, t.level)} task: it is "
+                       f"not solvable with the capabilities its level allows ({'; '.join(t.fingerprint[:3])})"))
+    fair = {level: not any(f.level == level for f in findings) for level in levels}
+    return LadderReport(agents=list(members), levels=levels, cells=cells, findings=findings, fair=fair)
+
+
+def _trace(trial: Trial) -> list[dict[str, Any]]:
+    return [{"tool": e.get("tool"), "args": e.get("args"), "ok": e.get("ok"),
+             "error": (e.get("envelope") or {}).get("error")} for e in trial.events]
 
 
 async def probe_dead_rungs(world: World, record: CalibrationRecord, tasks: list[Task], trials: list[Trial],
@@ -189,19 +357,44 @@ async def probe_dead_rungs(world: World, record: CalibrationRecord, tasks: list[
     return probe_trials
 
 
-async def calibrate(world: World, tasks: list[Task], agent: Agent, *, persona: str, taskset: str, repeats: int = 3,
-                    frontier: Agent | None = None, concurrency: int = 4,
-                    registry: dict[str, CheckFn] | None = None) -> tuple[CalibrationRecord, list[Trial]]:
+def reference_agents(name: str) -> list[Agent]:
+    """The agents a reference name stands for: the members of a family (`ladder`), else the one agent."""
+    from .agents.base import family
+    from .evaluate import build_agent
+
+    members = family(name)
+    return [build_agent(m) for m in members] if members else [build_agent(name)]
+
+
+def all_deterministic(agents: list[Agent]) -> bool:
+    return all(getattr(a, "deterministic", False) for a in agents)
+
+
+def repeats_for(agents: list[Agent], repeats: int) -> int:
+    """How many times each task is run: once for deterministic agents (their repeats would be copies)."""
+    return 1 if all_deterministic(agents) else repeats
+
+
+async def calibrate(world: World, tasks: list[Task], agent: Agent | str, *, persona: str, taskset: str,
+                    repeats: int = 3, frontier: Agent | None = None, concurrency: int = 4,
+                    registry: dict[str, CheckFn] | None = None,
+                    min_attempts: int = MIN_ATTEMPTS) -> tuple[CalibrationRecord, list[Trial]]:
+    """Run the reference (an agent, or a name that may stand for a family) over the tasks and analyse the
+    trials; probe dead rungs with `frontier` when given."""
     import asyncio
 
+    agents = reference_agents(agent) if isinstance(agent, str) else [agent]
+    name = agent if isinstance(agent, str) else agent.name
+    runs = repeats_for(agents, repeats)
     semaphore = asyncio.Semaphore(concurrency)
 
-    async def one(task: Task, repeat: int) -> Trial:
+    async def one(member: Agent, task: Task, repeat: int) -> Trial:
         async with semaphore:
-            return await run_trial(world, task, agent, repeat, registry=registry)
+            return await run_trial(world, task, member, repeat, registry=registry)
 
-    trials = list(await asyncio.gather(*(one(t, r) for r in range(repeats) for t in tasks)))
-    record = analyse(trials, persona=persona, taskset=taskset, agent=agent.name, repeats=repeats)
+    trials = list(await asyncio.gather(*(one(a, t, r) for a in agents for r in range(runs) for t in tasks)))
+    record = analyse(trials, persona=persona, taskset=taskset, agent=name, repeats=runs,
+                     deterministic=all_deterministic(agents), min_attempts=min_attempts)
     if frontier is not None and record.probes:
         await probe_dead_rungs(world, record, tasks, trials, frontier, registry)
     return record, trials
@@ -269,18 +462,46 @@ def load_record(folder: Path) -> CalibrationRecord:
     return CalibrationRecord.model_validate_json((folder / RECORD_JSON).read_text(encoding="utf-8"))
 
 
+def render_matrix(ladder: LadderReport) -> list[str]:
+    """The ladder's agent × level matrix as markdown rows: passes/tasks per cell; a level passes the criterion
+    when its own rung passes every task and the rung below passes none."""
+    head = "| agent | " + " | ".join(f"{lv} {LEVEL_NAMES.get(lv, '')}".strip() for lv in ladder.levels) + " |"
+    lines = [head, "|---|" + "---|" * len(ladder.levels)]
+    for agent in ladder.agents:
+        row = []
+        for level in ladder.levels:
+            c = ladder.cell(agent, level)
+            row.append("—" if c is None or not c.tasks else f"{c.passes}/{c.tasks} ({c.passes / c.tasks:.0%})")
+        lines.append(f"| {agent} | " + " | ".join(row) + " |")
+    lines.append("| criterion | " + " | ".join("fair" if ladder.fair.get(lv) else "VIOLATED" for lv in ladder.levels)
+                 + " |")
+    return lines
+
+
+def _finding_line(f: LadderFinding) -> str:
+    calls = " → ".join(str(e["tool"]) + ("" if e.get("ok") else "✗") for e in f.events) or "no call"
+    return f"{f.task_id} [{f.kind}, {f.agent}]: {f.detail}. Trace: {calls}"
+
+
 def render_markdown(record: CalibrationRecord) -> str:
+    verdict = {"holds": "holds", "inverted": "INVERTED", "insufficient": "INSUFFICIENT"}[record.verdict]
     lines = [f"# Calibration — {record.persona} ({record.taskset})", "",
-             f"Reference agent `{record.agent}`, {record.repeats} repeat(s), {record.trials} trials "
-             f"({record.invalid} invalid, excluded). Staircase: **{'holds' if record.holds else 'INVERTED'}**.", "",
-             "| level | name | attempts | passes | pass rate | fail rate | Wilson 95% | per repeat |",
-             "|---|---|---|---|---|---|---|---|"]
+             f"Reference agent `{record.agent}`, {record.repeats} repeat(s)"
+             + (" (deterministic: one run per task)" if record.deterministic else "")
+             + f", {record.trials} trials ({record.invalid} invalid, excluded). Staircase: **{verdict}**"
+             + (f" (rungs with fewer than {record.min_attempts} valid attempts per agent: "
+                f"{', '.join(record.insufficient)})" if record.insufficient else "") + ".", "",
+             "| level | name | attempts | tasks | passes | pass rate | fail rate | Wilson 95% (tasks) | per repeat |"
+             " status |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in record.levels:
         rate = "—" if s.pass_rate is None else f"{s.pass_rate:.0%}"
         fail = "—" if s.fail_rate is None else f"{s.fail_rate:.0%}"
         reps = " ".join("—" if r is None else f"{r:.0%}" for r in s.per_repeat)
-        lines.append(f"| {s.level} | {LEVEL_NAMES.get(s.level, '')} | {s.attempts} | {s.passes} | {rate} | {fail} | "
-                     f"{s.ci[0]:.2f}–{s.ci[1]:.2f} | {reps} |")
+        lines.append(f"| {s.level} | {LEVEL_NAMES.get(s.level, '')} | {s.attempts} | {s.tasks} | {s.passes} | {rate} "
+                     f"| {fail} | {s.ci[0]:.2f}–{s.ci[1]:.2f} | {reps} | {s.status} |")
+    if record.ladder is not None:
+        lines += ["", "## Capability ladder", "", *render_matrix(record.ladder)]
     for title, items in (("Inversions", [f"{i.lower} fails {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}"
                                          for i in record.inversions]),
                          ("Defects (same fingerprint on every attempt)",
@@ -288,7 +509,9 @@ def render_markdown(record: CalibrationRecord) -> str:
                          ("Noise", [f"{n.task_id}: {n.detail}" for n in record.noise]),
                          ("Dead rungs", [f"{p.level}: {p.status}" + (f" ({p.agent} on {p.task_id})" if p.agent else "")
                                          for p in record.probes]),
-                         ("Shortcuts", [f"{s.task_id}: {s.detail}" for s in record.shortcuts])):
+                         ("Shortcuts", [f"{s.task_id}: {s.detail}" for s in record.shortcuts]),
+                         ("Ladder findings", [_finding_line(f) for f in record.ladder.findings]
+                          if record.ladder else [])):
         if items:
             lines += ["", f"## {title}", "", *[f"- {x}" for x in items]]
     return "\n".join(lines) + "\n"
@@ -334,7 +557,7 @@ def staircase_figure(record: CalibrationRecord) -> Any:
     ax.set_ylim(0, 1.25)
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     ax.set_ylabel("pass rate (Wilson 95%)")
-    ax.set_title(f"{record.persona}: {record.agent} x{record.repeats} ({'holds' if record.holds else 'inverted'})",
+    ax.set_title(f"{record.persona}: {record.agent} x{record.repeats} ({record.verdict})",
                  fontsize=9)
     fig.tight_layout()
     return fig

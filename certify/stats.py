@@ -14,8 +14,12 @@ from collections.abc import Sequence
 Z95 = 1.959963984540054
 
 
-def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for `passes` successes out of `n`; (0.0, 0.0) when there are no attempts."""
+def wilson(passes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for `passes` successes out of `n`; (0.0, 0.0) when there are no attempts.
+
+    `passes` may be fractional: a calibration counts each unique task once (n = tasks) and credits it with the
+    share of its attempts that passed, so repeats of one task never narrow the interval as if they were new
+    tasks."""
     if n < 0 or passes < 0 or passes > n:
         raise ValueError(f"wilson needs 0 <= passes <= n, got passes={passes}, n={n}")
     if n == 0:

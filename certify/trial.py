@@ -1,7 +1,9 @@
 """Trials: one agent attempting one task, with everything needed to explain and re-grade the result.
 
 A trial whose result does not describe the agent (its API failed after retries, it was rate limited or timed
-out, the harness itself broke) is *invalid*: it is kept and counted apart, and never scored as a failure.
+out, the harness itself broke) is *invalid*: it is kept and counted apart, and never scored as a failure. A
+model that refuses the request for its own limits (context overflow, a refused parameter) has failed: the trial
+is valid, graded on what it left, and failed with that reason first among its codes.
 Stored trials carry their full trace, so a grader or simulator change re-grades them by replaying the recorded
 calls through the (deterministic) simulator, without calling any model.
 """
@@ -17,12 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from simulator import World
 
-from .agents.base import Agent, AgentUnavailable, TaskView
+from .agents.base import Agent, AgentRefused, AgentUnavailable, TaskView
 from .episode import Episode, TraceEvent, start_episode
 from .grader import CheckFn, GradeResult, grade
 from .task import Task
 
 UNPARSEABLE = "__unparseable__"
+# How an episode ends when the model refused the request for its own limits (see AgentRefused).
+REFUSALS = ("context_overflow", "parameter_refused")
 # A task without a turn budget still gets one: an agent that never stops must not hold a trial forever.
 DEFAULT_MAX_TURNS = 100
 
@@ -63,6 +67,17 @@ class Trial(BaseModel):
         self.share = round(result.share, 4)
         self.failure_codes = result.failure_codes
         self.fingerprint = list(result.fingerprint())
+        if self.ended_by in REFUSALS:
+            self.refused()
+
+    def refused(self) -> None:
+        """Fail a trial the model ended by refusing the request, with that reason first (what it left behind
+        is still graded, so the other codes say how far it got)."""
+        reason = str(self.ended_by)
+        self.passed = False
+        self.failure_codes = [reason, *(c for c in self.failure_codes if c != reason)]
+        if not self.fingerprint or not self.fingerprint[0].startswith(f"{reason}:"):
+            self.fingerprint = [f"{reason}:{self.error or 'refused'}", *self.fingerprint]
 
 
 def _record_unparseable(episode: Episode, raw: str | None, error: str) -> dict[str, Any]:
@@ -104,9 +119,11 @@ async def run_trial(world: World, task: Task, agent: Agent, repeat: int = 0, *, 
         if not episode.budget:
             episode.budget = DEFAULT_MAX_TURNS
         holder: dict[str, Any] = {}
-
         try:
             await asyncio.wait_for(_drive(episode, agent, task, holder), timeout=timeout_s)
+        except AgentRefused as exc:
+            episode.ended_by = trial.ended_by = exc.reason
+            trial.error = str(exc)
         finally:
             session = holder.get("session")
         trial.apply_grade(grade(task, episode, registry))

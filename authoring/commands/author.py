@@ -60,9 +60,13 @@ def register(app: typer.Typer) -> None:
         driver: Annotated[DriverChoice, typer.Option("--driver", help="Role drivers.")] = DriverChoice.rules,
         model: Annotated[str | None, typer.Option("--model", help="Model for the LLM drivers.")] = None,
         base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
-        reference_agent: Annotated[str, typer.Option("--reference-agent", help="Calibration agent.")] = "heuristic",
+        reference_agent: Annotated[str, typer.Option("--reference-agent", help="Calibration agent, or `ladder` for "
+                                                     "the capability ladder ladder-0 … ladder-4.")] = "heuristic",
         frontier_agent: Annotated[str | None, typer.Option("--frontier-agent", help="Probe for dead rungs.")] = None,
-        repeats: Annotated[int, typer.Option("--repeats", min=1, help="Calibration repeats.")] = 3,
+        repeats: Annotated[int, typer.Option("--repeats", min=1, help="Calibration repeats (deterministic agents "
+                                                                      "run once).")] = 3,
+        min_attempts: Annotated[int | None, typer.Option("--min-attempts", min=1, help="Valid calibration attempts "
+                                                         "per agent a level needs (default 3).")] = None,
         baseline: Annotated[str | None, typer.Option("--baseline", help="Workspace baseline of the tasks.")] = None,
         no_commit: Annotated[bool, typer.Option("--no-commit", help="Certify and write, do not commit.")] = False,
         force: Annotated[bool, typer.Option("--force", help="Re-author even when up to date.")] = False,
@@ -116,7 +120,8 @@ def register(app: typer.Typer) -> None:
             options = RunOptions(persona=persona, taskset=taskset, tasksets_dir=str(tasksets_dir),
                                  sources_root=str(sources), skills_dir=str(skills_dir),
                                  world=str(world or DEFAULT_WORLD), baseline=baseline, reference_agent=reference_agent,
-                                 frontier_agent=frontier_agent, repeats=repeats, commit=not no_commit)
+                                 frontier_agent=frontier_agent, repeats=repeats, commit=not no_commit,
+                                 **({} if min_attempts is None else {"min_attempts": min_attempts}))
             with Live(live.render() if live else "", console=err, transient=False, auto_refresh=False,
                       redirect_stdout=False, redirect_stderr=False) if live else contextlib.nullcontext() as screen:
 
@@ -163,9 +168,13 @@ def _summary(outcome) -> None:
             f"{f.severity}:{f.check}" for f in flags if f.task_id == task_id and f.status in ("open", "approved")])])
     calibration = state.get("calibration")
     if calibration is not None:
+        from certify.calibrate import render_matrix
+
         rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
-        render.say(console, f"{rates} — {'holds' if calibration.holds else 'INVERTED'}",
+        render.say(console, f"{rates} — {calibration.verdict.upper()}",
                    prefix=f"staircase ({calibration.agent} x{calibration.repeats}): ")
+        if calibration.ladder is not None:
+            console.print("\n".join(render_matrix(calibration.ladder)), markup=False, soft_wrap=True)
     for item in outcome.items:
         render.say(console, f"{item['kind']} {item.get('task_id') or item.get('story')}: {item['reason']}",
                    prefix=f"review {item['id']} ", prefix_style="yellow", indent=2)

@@ -1,4 +1,5 @@
-"""`taskforge calibrate`: the staircase gate of one persona's tasks with a reference agent."""
+"""`taskforge calibrate`: the staircase gate of one persona's tasks with a reference agent, or with a family of
+reference agents (`ladder`: ladder-0 … ladder-4, reported as an agent × level matrix)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,14 @@ def register(app: typer.Typer) -> None:
     @app.command("calibrate")
     def calibrate_cmd(
         taskset: Annotated[Path, typer.Option("--taskset", help="Taskset folder.")],
-        persona: Annotated[str, typer.Option("--persona", help="Persona whose tasks to calibrate.")],
-        agent: Annotated[str, typer.Option("--agent", help="Reference agent.")] = "heuristic",
-        repeats: Annotated[int, typer.Option("--repeats", min=1)] = 3,
+        persona: Annotated[str | None, typer.Option("--persona", help="Persona whose tasks to calibrate (default: "
+                                                                      "every task of the taskset).")] = None,
+        agent: Annotated[str, typer.Option("--agent", help="Reference agent, or `ladder` for the capability "
+                                                          "ladder ladder-0 … ladder-4.")] = "heuristic",
+        repeats: Annotated[int, typer.Option("--repeats", min=1, help="Runs per task (deterministic agents run "
+                                                                      "once).")] = 3,
+        min_attempts: Annotated[int | None, typer.Option("--min-attempts", min=1, help="Valid attempts per agent "
+                                                         "a level needs to be measured (default 3).")] = None,
         frontier_agent: Annotated[str | None, typer.Option("--frontier-agent", help="Probe for dead rungs.")] = None,
         world: Annotated[Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")]
         = None,
@@ -34,53 +40,65 @@ def register(app: typer.Typer) -> None:
         runs_dir: Annotated[Path, typer.Option("--runs-dir")] = Path(".taskforge/runs"),
         as_json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
     ) -> None:
-        """Run the reference agent N times over a persona's tasks; exit 0 iff the staircase holds."""
+        """Run the reference over a persona's tasks; exit 0 iff the staircase holds (1 when it is inverted or a
+        level has too few valid attempts to be measured)."""
         from certify.calibrate import (
+            MIN_ATTEMPTS,
+            all_deterministic,
             analyse,
+            load_record,
             load_trials,
             probe_dead_rungs,
+            reference_agents,
             regrade,
+            repeats_for,
             write_record,
         )
         from certify.evaluate import build_agent, evaluate, load_run, select_tasks
         from certify.task import TaskFileError, TaskSet
         from simulator import WorldError
 
+        floor = MIN_ATTEMPTS if min_attempts is None else min_attempts
         try:
             w = TaskSet.load(taskset).world(world)
             tasks = select_tasks(taskset, persona)
         except (TaskFileError, WorldError) as exc:
             render.error(err, str(exc))
             raise typer.Exit(2) from exc
-        folder = out or Path(".taskforge") / "calibrate" / taskset.resolve().name / persona
+        label = persona or "all"
+        folder = out or Path(".taskforge") / "calibrate" / taskset.resolve().name / label
         moved: list[dict] = []
         if regrade_run is not None:
             source = regrade_run
             try:
                 trials = load_run(source) if (source / "trials.jsonl").is_file() and (source / "run.json").is_file() \
                     else load_trials(source)
+                stored = load_record(source) if (source / "calibration.json").is_file() else None
             except (FileNotFoundError, ValueError) as exc:
                 render.error(err, str(exc))
                 raise typer.Exit(2) from exc
             trials, moved = regrade(w, {t.id: t for t in tasks}, trials)
-            name = trials[0].agent if trials else agent
-            record = analyse(trials, persona=persona, taskset=taskset.resolve().name, agent=name,
-                             repeats=max((t.repeat for t in trials), default=0) + 1)
+            name = stored.agent if stored else (trials[0].agent if trials else agent)
+            record = analyse(trials, persona=label, taskset=taskset.resolve().name, agent=name,
+                             repeats=max((t.repeat for t in trials), default=0) + 1, min_attempts=floor)
         else:
             try:
-                reference = build_agent(agent)
+                reference = reference_agents(agent)
                 frontier = build_agent(frontier_agent) if frontier_agent else None
             except ValueError as exc:
                 render.error(err, str(exc))
                 raise typer.Exit(2) from exc
-            run = asyncio.run(evaluate(w, tasks, reference, repeats=repeats, concurrency=concurrency,
-                                       runs_dir=runs_dir, taskset=str(taskset), options={"persona": persona}))
-            trials = run.trials
-            record = analyse(trials, persona=persona, taskset=taskset.resolve().name, agent=reference.name,
-                             repeats=repeats)
+            runs = repeats_for(reference, repeats)
+            trials = []
+            for member in reference:
+                run = asyncio.run(evaluate(w, tasks, member, repeats=runs, concurrency=concurrency,
+                                           runs_dir=runs_dir, taskset=str(taskset), options={"persona": persona}))
+                trials += run.trials
+                err.print(f"transcripts ({member.name}): {run.run_dir}")
+            record = analyse(trials, persona=label, taskset=taskset.resolve().name, agent=agent, repeats=runs,
+                             deterministic=all_deterministic(reference), min_attempts=floor)
             if frontier is not None and record.probes:
                 asyncio.run(probe_dead_rungs(w, record, tasks, trials, frontier))
-            render.say(err, str(run.run_dir), prefix="transcripts: ")
         paths = write_record(folder, record, trials)
         if as_json:
             sys.stdout.write(json.dumps({**record.model_dump(), "moved": moved}, indent=2) + "\n")
@@ -90,7 +108,7 @@ def register(app: typer.Typer) -> None:
                 render.say(console, f"re-graded {len(trials)} stored trial(s): "
                            + (f"{len(moved)} verdict(s) moved: {moved}" if moved else "no verdict moved"))
             render.say(console, ", ".join(str(p) for p in paths), prefix="wrote ")
-        raise typer.Exit(0 if record.holds else 1)
+        raise typer.Exit(0 if record.verdict == "holds" else 1)
 
 
 def render_record(out, record) -> None:
@@ -100,7 +118,7 @@ def render_record(out, record) -> None:
 
     render.say(out, f"Calibration of {record.persona} ({record.taskset}): {record.agent}, {record.repeats} "
                     f"repeat(s), {record.trials} trials ({record.invalid} invalid, excluded); staircase "
-                    f"{'holds' if record.holds else 'INVERTED'}", style="bold")
+                    f"{record.verdict.upper() if record.verdict != 'holds' else 'holds'}", style="bold")
     table = render.table()
     for col, justify in (("level", "left"), ("", "left"), ("n", "right"), ("pass", "right"), ("rate", "right"),
                          ("Wilson 95%", "right"), ("per repeat", "left")):
@@ -122,3 +140,12 @@ def render_record(out, record) -> None:
                                                                             if p.agent else ""))
                                                       for p in record.probes])
     render.bullets(out, "shortcuts", [(s.task_id, s.detail) for s in record.shortcuts])
+    if record.verdict == "insufficient":
+        render.say(out, f"fewer than {record.min_attempts} valid attempts per agent at "
+                        f"{', '.join(record.insufficient) or 'every level'}", prefix="insufficient: ")
+    if record.ladder is not None:
+        from certify.calibrate import render_matrix
+
+        render.say(out, "capability ladder", style="bold")
+        out.print("\n".join(render_matrix(record.ladder)), markup=False, soft_wrap=True)
+        render.bullets(out, "ladder findings", [(f.task_id, f.detail) for f in record.ladder.findings])

@@ -59,9 +59,11 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     async def trials():
         return [await run_trial(world, t, heuristic) for t in tasks]
 
-    record = analyse(asyncio.run(trials()), persona=report.persona, taskset="check", agent="heuristic", repeats=1)
+    record = analyse(asyncio.run(trials()), persona=report.persona, taskset="check", agent="heuristic", repeats=1,
+                     min_attempts=1)
     rates = "  ".join(f"{s.level} {'-' if s.pass_rate is None else f'{s.pass_rate:.0%}'}" for s in record.levels)
-    render.say(out, f"{rates}: {'holds' if record.holds else 'INVERTED'}", prefix="heuristic staircase: ")
+    render.say(out, f"{rates}: {record.verdict if record.holds else record.verdict.upper()}",
+               prefix="heuristic staircase (one attempt per task): ")
     for d in record.defects:
         render.say(out, f"{d.task_id}: {'; '.join(d.fingerprint)}", prefix="defect: ")
     for s in record.shortcuts:

@@ -2,15 +2,18 @@
 
 from .base import (
     AGENTS,
+    FAMILIES,
     Action,
     Agent,
+    AgentRefused,
     AgentSession,
     AgentUnavailable,
     TaskView,
     Usage,
+    family,
     make_agent,
     register_agent,
 )
 
-__all__ = ["AGENTS", "Action", "Agent", "AgentSession", "AgentUnavailable", "TaskView", "Usage", "make_agent",
-           "register_agent"]
+__all__ = ["AGENTS", "FAMILIES", "Action", "Agent", "AgentRefused", "AgentSession", "AgentUnavailable", "TaskView",
+           "Usage", "family", "make_agent", "register_agent"]

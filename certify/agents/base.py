@@ -78,6 +78,16 @@ class AgentUnavailable(Exception):
         self.reason = reason
 
 
+class AgentRefused(Exception):
+    """The model refused the request for a reason that is its own limit (its context window overflowed, it does
+    not accept a parameter the harness needs). The trial describes the agent: it is a failure with this reason,
+    never an invalid trial."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 @runtime_checkable
 class AgentSession(Protocol):
     usage: Usage
@@ -93,14 +103,20 @@ class AgentSession(Protocol):
 
 @runtime_checkable
 class Agent(Protocol):
+    """`deterministic` agents act the same way every time on the same task: calibration runs them once per
+    task, since repeating them would count one observation several times."""
+
     name: str
     privileged: bool
+    deterministic: bool
 
     def session(self, view: TaskView, task: Task | None = None) -> AgentSession: ...
 
 
 AgentFactory = Callable[[str], Agent]
 AGENTS: dict[str, AgentFactory] = {}
+# Names that stand for a population of agents, e.g. `ladder` for ladder-0 … ladder-4.
+FAMILIES: dict[str, tuple[str, ...]] = {}
 
 
 def register_agent(prefix: str) -> Callable[[AgentFactory], AgentFactory]:
@@ -113,12 +129,27 @@ def register_agent(prefix: str) -> Callable[[AgentFactory], AgentFactory]:
     return register
 
 
-def make_agent(name: str) -> Agent:
-    """An agent by name: `oracle`, `noop`, `heuristic`, `openai:<model>`."""
-    from . import heuristic, llm, oracle  # noqa: F401  (registration)
+def register_family(name: str, members: tuple[str, ...]) -> None:
+    FAMILIES[name] = members
 
+
+def _register_all() -> None:
+    from . import heuristic, ladder, llm, oracle  # noqa: F401  (registration)
+
+
+def make_agent(name: str) -> Agent:
+    """An agent by name: `oracle`, `noop`, `heuristic`, `ladder-0` … `ladder-4`, `openai:<model>`."""
+    _register_all()
     prefix = name.split(":", 1)[0]
     factory = AGENTS.get(prefix)
     if factory is None:
-        raise ValueError(f"unknown agent '{name}'; known: {', '.join(sorted(AGENTS))} (openai:<model> for a model)")
+        hint = f"; '{name}' is a family, use it where a population is expected" if name in FAMILIES else ""
+        raise ValueError(f"unknown agent '{name}'; known: {', '.join(sorted(AGENTS))} (openai:<model> for a "
+                         f"model){hint}")
     return factory(name)
+
+
+def family(name: str) -> tuple[str, ...] | None:
+    """The members of a family name (`ladder`), or None when `name` is a single agent."""
+    _register_all()
+    return FAMILIES.get(name)

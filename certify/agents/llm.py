@@ -9,7 +9,13 @@ the final answer.
 Only failures that say something about the model become part of its score. Rate limits, server errors,
 connection failures and timeouts are retried here (the client's own retries are disabled so the bound and the
 waits are ours and visible in Usage), and when the retries run out the session raises AgentUnavailable, which
-makes the trial invalid instead of failed.
+makes the trial invalid instead of failed. A 400 that is the model's own limit — its context window overflowed,
+or it refuses a parameter the episode needs — raises AgentRefused: a failure with its reason.
+
+Reasoning models refuse a temperature other than their default and the old `max_tokens`: temperature is left
+out for the model families known to refuse it, the output cap is sent as `max_completion_tokens`, and a 400
+naming either parameter adapts the request once (dropping temperature, or switching the cap's name for servers
+that only know `max_tokens`) instead of ending the trial.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -28,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..pricing import PriceTable
 from ..task import Task
-from .base import Action, AgentUnavailable, TaskView, Usage, register_agent
+from .base import Action, AgentRefused, AgentUnavailable, TaskView, Usage, register_agent
 from .parsing import ParseKind, ParseMode, parse_arguments, parse_reply
 
 if TYPE_CHECKING:
@@ -37,6 +44,13 @@ if TYPE_CHECKING:
 
 FINAL_ANSWER = "final_answer"
 PLACEHOLDER_KEY = "sk-no-key-required"
+# Model families that accept only their default temperature (OpenAI's reasoning models).
+FIXED_TEMPERATURE = re.compile(r"^(?:openai/)?(?:o\d|gpt-5)", re.I)
+_CONTEXT = re.compile(r"context (?:length|window)|maximum context|too many tokens|prompt is too long|"
+                      r"context_length_exceeded", re.I)
+TOKEN_CAPS = ("max_completion_tokens", "max_tokens")
+_UNKNOWN_PARAM = re.compile(r"unrecognized|unknown (?:parameter|field|argument)|extra (?:fields|inputs)|"
+                            r"not permitted", re.I)
 
 JSON_SYSTEM_PROMPT = """\
 You operate a financial analyst workspace through tools. Each tool is listed with its description and the JSON \
@@ -68,8 +82,9 @@ class LLMConfig(BaseModel):
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     temperature: float | None = Field(default=0.0, description="None leaves it out (models that accept only "
-                                                                  "their default)")
-    max_tokens: int | None = Field(default=None, gt=0)
+                                                                  "their default); left out anyway for models "
+                                                                  "known to refuse it")
+    max_tokens: int | None = Field(default=None, gt=0, description="output cap, sent as max_completion_tokens")
     request_timeout_s: float = Field(default=60.0, gt=0)
     max_attempts: int = Field(default=4, ge=1, description="HTTP attempts per model request, retries included")
     timeout_attempts: int = Field(default=2, ge=1, description="of which at most this many may time out")
@@ -139,6 +154,27 @@ def _error_code(exc: Exception) -> str | None:
     return None
 
 
+def _error_param(exc: Exception) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("param"), str):
+            return inner["param"]
+    return None
+
+
+def refusal(exc: Exception) -> str | None:
+    """Why a 400 is the model's own limit ("context_overflow", "parameter_refused"), or None when it is not
+    (a malformed request is the harness's fault)."""
+    code, detail = _error_code(exc) or "", _error_detail(exc)
+    if code == "context_length_exceeded" or _CONTEXT.search(detail):
+        return "context_overflow"
+    if code in ("unsupported_parameter", "unsupported_value") or re.search(r"unsupported (?:parameter|value)|"
+                                                                          r"is not supported", detail, re.I):
+        return "parameter_refused"
+    return None
+
+
 def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -153,6 +189,7 @@ class OpenAIAgent:
     shared by all the sessions of a run; tests inject `client` or `http_client`."""
 
     privileged = False
+    deterministic = False
 
     def __init__(self, config: LLMConfig, *, client: openai.AsyncOpenAI | None = None,
                  http_client: httpx2.AsyncClient | None = None, prices: PriceTable | None = None,
@@ -170,6 +207,8 @@ class OpenAIAgent:
         self.prices = prices if prices is not None else PriceTable.load()
         note = self.prices.note(config.model)
         self.notes: list[str] = [note] if note else []
+        self.send_temperature = config.temperature is not None and not FIXED_TEMPERATURE.search(config.model)
+        self.token_cap = TOKEN_CAPS[0]
         self._sleep = sleep or asyncio.sleep
         self._clock = clock or time.time
 
@@ -221,6 +260,7 @@ class OpenAIAgent:
 
         cfg = self.config
         attempts = timeouts = 0
+        tried: set[str] = set()
         while True:
             attempts += 1
             usage.requests += 1
@@ -242,6 +282,12 @@ class OpenAIAgent:
                     give_up = _error_code(exc) == "insufficient_quota"
                 elif status >= 500 or status in (408, 409):
                     reason = "api_error"
+                elif status == 400 and (adapted := self._adapt(body, exc, tried)) is not None:
+                    body = adapted
+                    usage.retries += 1
+                    continue
+                elif status == 400 and (why := refusal(exc)) is not None:
+                    raise AgentRefused(why, f"{self.name}: the model refused the request ({detail})") from exc
                 else:
                     raise AgentUnavailable("api_error", f"{self.name} at {self.endpoint}: the request was refused "
                                                         f"({detail}); not retried") from exc
@@ -257,6 +303,28 @@ class OpenAIAgent:
                                                f"than max_retry_after_s={cfg.max_retry_after_s:g}")
             usage.retries += 1
             await self._sleep(wait if wait is not None else self._backoff(attempts, rng))
+
+
+    def _adapt(self, body: dict[str, Any], exc: Exception, tried: set[str]) -> dict[str, Any] | None:
+        """The request again without what the model refused: its temperature, or the output cap under the
+        other name (each at most once per request). The change holds for the rest of the agent's sessions;
+        None when the 400 is not such a refusal."""
+        param, detail = _error_param(exc) or "", _error_detail(exc)
+        if refusal(exc) != "parameter_refused" and not _UNKNOWN_PARAM.search(detail):
+            return None
+        if "temperature" in body and "temperature" not in tried and (param == "temperature"
+                                                                     or "temperature" in detail.lower()):
+            tried.add("temperature")
+            self.send_temperature = False
+            self.notes.append(f"{self.config.model} refuses temperature; it is left out")
+            return {k: v for k, v in body.items() if k != "temperature"}
+        for cap, other in (TOKEN_CAPS, TOKEN_CAPS[::-1]):
+            if cap in body and "cap" not in tried and (param == cap or cap in detail) and other not in body:
+                tried.add("cap")
+                self.token_cap = other
+                self.notes.append(f"{self.endpoint} refuses {cap}; the output cap is sent as {other}")
+                return {**{k: v for k, v in body.items() if k != cap}, other: body[cap]}
+        return None
 
 
 class OpenAISession:
@@ -300,10 +368,10 @@ class OpenAISession:
     async def _complete(self) -> Any:
         cfg = self.agent.config
         body: dict[str, Any] = {"model": cfg.model, "messages": list(self._messages)}
-        if cfg.temperature is not None:
+        if cfg.temperature is not None and self.agent.send_temperature:
             body["temperature"] = cfg.temperature
         if cfg.max_tokens is not None:
-            body["max_tokens"] = cfg.max_tokens
+            body[self.agent.token_cap] = cfg.max_tokens
         if self._tools is not None:
             body["tools"] = self._tools
         response = await self.agent.request(body, self.usage, self._rng)

@@ -26,6 +26,7 @@ class _ListSession:
 class OracleAgent:
     name = "oracle"
     privileged = True
+    deterministic = True
 
     def session(self, view: TaskView, task: Task | None = None) -> AgentSession:
         if task is None:
@@ -39,6 +40,7 @@ class OracleAgent:
 class NoopAgent:
     name = "noop"
     privileged = False
+    deterministic = True
 
     def session(self, view: TaskView, task: Task | None = None) -> AgentSession:
         return _ListSession([])

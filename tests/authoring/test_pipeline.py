@@ -20,7 +20,8 @@ from tests.authoring.conftest import git
 
 
 def options(sources: Path, repo: Path, world: Path, **kw) -> RunOptions:
-    kw = {"baseline": "lived", "repeats": 1, **kw}
+    """The fixture persona has two stories, so each level has two tasks: calibration measures a level on two."""
+    kw = {"baseline": "lived", "repeats": 1, "min_attempts": 2, **kw}
     return RunOptions(persona="desk_head", tasksets_dir=str(repo / "tasksets"), sources_root=str(sources),
                       skills_dir=str(repo / "skills"), world=str(world), **kw)
 
@@ -131,3 +132,29 @@ def test_bad_facts_stop_before_authoring(sources, repo, mini_world_path, tmp_pat
                     checkpoint_path=tmp_path / "cp.sqlite")
     assert "risk_repair.md: facts.params.status" in str(info.value)
     assert not (repo / "tasksets").exists()
+
+
+def test_the_ladder_family_calibrates_a_persona_and_its_findings_wait_for_review(sources, repo, mini_world_path,
+                                                                                 tmp_path):
+    from authoring.decisions import decide
+    from authoring.run import checkpointer
+    from certify.calibrate import load_record
+
+    db = tmp_path / "cp.sqlite"
+    outcome = run_persona(options(sources, repo, mini_world_path, reference_agent="ladder"), drivers(),
+                          driver_name="rules", checkpoint_path=db)
+    record = outcome.state["calibration"].model_dump()
+    assert record["agent"] == "ladder" and record["deterministic"] and record["repeats"] == 1
+    assert [row for row in record["ladder"]["agents"]] == ["ladder-0", "ladder-1", "ladder-2", "ladder-3", "ladder-4"]
+    findings = record["ladder"]["findings"]
+    ladder_items = [i for i in outcome.items if i["kind"] == "ladder"]
+    assert len(ladder_items) == len(findings) > 0 and outcome.status == "needs_review"
+    for item in outcome.items:
+        with checkpointer(None, db) as saver:
+            result = decide(repo / "tasksets", saver, drivers(), item["id"], "approve", by="ana",
+                            note="the world does not define this level's knowledge yet")
+    assert result["run"] == "committed"
+    stored = load_record(repo / "tasksets" / "workspace_tasks" / "calibration" / "desk_head")
+    assert stored.ladder is not None and len(stored.ladder.cells) == 25
+    lock = json.loads((repo / "tasksets" / "workspace_tasks" / "certificates.json").read_text())
+    assert set(lock["personas"]["desk_head"]["calibration"]["ladder"]["matrix"]) == set(stored.ladder.agents)

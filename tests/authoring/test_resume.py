@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def author_cmd(sources: Path, repo: Path, world: Path) -> list[str]:
     return [sys.executable, "-m", "authoring", "author", "--persona", "desk_head", "--world", str(world),
             "--sources", str(sources), "--tasksets-dir", str(repo / "tasksets"), "--skills-dir",
-            str(repo / "skills"), "--baseline", "lived", "--repeats", "2"]
+            str(repo / "skills"), "--baseline", "lived", "--repeats", "2", "--min-attempts", "2"]
 
 
 def env() -> dict[str, str]:

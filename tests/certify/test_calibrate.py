@@ -1,25 +1,34 @@
-"""The staircase gate on synthetic trials: monotone, ties, inversions (defect vs noise), dead rungs, probes."""
+"""The staircase gate on synthetic trials: monotone, ties, inversions (defect vs noise), dead rungs, probes;
+honesty (too few attempts is "insufficient", deterministic repeats are not attempts, intervals count tasks);
+the capability ladder's matrix and findings; the calibration service on the ladder family."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from certify.calibrate import (
     analyse,
+    calibrate,
     compact,
     load_record,
     load_trials,
     probe_dead_rungs,
+    render_markdown,
     staircase_figure,
     write_record,
 )
+from certify.stats import wilson
 from certify.trial import Trial
+from simulator import World
 from tests.certify.helpers import task
+from tests.certify.ladder_tasks import ladder_task, ladder_world
 
 
 def trial(task_id: str, level: int, passed: bool, repeat: int = 0, codes: tuple[str, ...] = ("missing_widget",),
-          valid: bool = True) -> Trial:
-    return Trial(task_id=task_id, level=f"level{level}", agent="ref", repeat=repeat, valid=valid,
+          valid: bool = True, agent: str = "ref") -> Trial:
+    return Trial(task_id=task_id, level=f"level{level}", agent=agent, repeat=repeat, valid=valid,
                  passed=passed if valid else None, failure_codes=[] if passed else list(codes),
                  fingerprint=[] if passed else [f"{c}:x" for c in codes], share=1.0 if passed else 0.5)
 
@@ -33,6 +42,8 @@ def grid(rates: dict[int, list[bool]], repeats: int = 1) -> list[Trial]:
 
 
 def record(trials, repeats=1, **kw):
+    """The shape tests below use a handful of tasks per level: they measure a level on one attempt."""
+    kw.setdefault("min_attempts", 1)
     return analyse(trials, persona="p", taskset="t", agent=kw.pop("agent", "ref"), repeats=repeats, **kw)
 
 
@@ -82,6 +93,11 @@ def test_dead_rungs_unprobed_without_a_frontier_agent():
     assert [(p.level, p.status) for p in r.probes] == [("level1", "unprobed"), ("level2", "unprobed")]
 
 
+def test_a_dead_execute_rung_is_not_a_probe_item():
+    r = record(grid({0: [False], 1: [False]}))
+    assert [p.level for p in r.probes] == ["level1"]
+
+
 def test_dead_rung_probe_passes_and_fails(mini_world):
     good, hard = task(id="good_level1", difficulty="level1"), task(id="hard_level2", difficulty="level2")
     hard.eval.required_generated_widgets[0].data_contains = ["0.9999"]  # not even the reference can write this
@@ -94,9 +110,114 @@ def test_dead_rung_probe_passes_and_fails(mini_world):
     assert r.probes[0].agent == "oracle" and r.probes[1].failure_codes == ["missing_generated_widget"]
 
 
-def test_shortcuts_are_reported_for_the_heuristic_baseline():
-    r = record(grid({0: [True], 1: [False], 2: [True], 3: [False]}), agent="heuristic")
-    assert [s.task_id for s in r.shortcuts] == ["s0_level2"]
+def test_shortcuts_are_reported_for_the_heuristic_baseline_from_level_one():
+    r = record(grid({0: [True], 1: [True], 2: [True], 3: [False]}), agent="heuristic")
+    assert [s.task_id for s in r.shortcuts] == ["s0_level1", "s0_level2"]
+
+
+# ---------------------------------------------------------------------------------------------- verdicts
+def test_verdict_holds_with_enough_attempts_per_level():
+    r = analyse(grid({0: [True] * 4, 1: [True, True, False, False], 2: [False] * 4}), persona="p", taskset="t",
+                agent="ref", repeats=1)
+    assert (r.verdict, r.holds, r.min_attempts) == ("holds", True, 3)
+    assert [s.status for s in r.levels] == ["measured"] * 3
+
+
+def test_verdict_inverted():
+    r = analyse(grid({0: [True] * 3, 1: [False] * 3, 2: [True] * 3}), persona="p", taskset="t", agent="ref",
+                repeats=1)
+    assert (r.verdict, r.holds) == ("inverted", False)
+    assert [(i.lower, i.upper) for i in r.inversions] == [("level1", "level2")]
+
+
+def test_verdict_insufficient_is_never_holds():
+    r = analyse(grid({0: [True] * 3, 1: [True, False], 2: [False] * 3}), persona="p", taskset="t", agent="ref",
+                repeats=1)
+    assert (r.verdict, r.holds) == ("insufficient", False)
+    assert r.insufficient == ["level1"] and r.levels[1].status == "insufficient"
+    assert r.inversions == [], "an unmeasured rung takes no part in the staircase"
+    assert "INSUFFICIENT" in render_markdown(r) and "fewer than 3 valid attempts" in render_markdown(r)
+
+
+def test_a_calibration_whose_trials_are_all_invalid_does_not_hold():
+    trials = [trial(f"s{i}_level{lv}", lv, False, valid=False) for lv in range(5) for i in range(4)]
+    r = analyse(trials, persona="p", taskset="t", agent="ref", repeats=1)
+    assert (r.verdict, r.holds, r.invalid) == ("insufficient", False, 20)
+    assert all(s.status == "insufficient" and s.attempts == 0 for s in r.levels) and r.probes == []
+
+
+def test_verdict_probed_dead_rung(mini_world):
+    trials = [trial(f"s{i}_level0", 0, True) for i in range(3)] + [trial(f"g{i}_level1", 1, False) for i in range(3)]
+    r = analyse(trials, persona="p", taskset="t", agent="ref", repeats=1)
+    assert [(p.level, p.status) for p in r.probes] == [("level1", "unprobed")]
+    tasks = [task(id=f"g{i}_level1", difficulty="level1") for i in range(3)]
+    from certify.agents import make_agent
+
+    asyncio.run(probe_dead_rungs(mini_world, r, tasks, trials, make_agent("oracle")))
+    assert [(p.level, p.status, p.passed) for p in r.probes] == [("level1", "honest_floor", True)]
+
+
+# ---------------------------------------------------------------------------------------------- honesty
+def test_deterministic_repeats_are_one_attempt_and_intervals_count_tasks():
+    trials = grid({0: [True, True, True, False]}, repeats=3)
+    r = analyse([t.model_copy(update={"agent": "heuristic"}) for t in trials], persona="p", taskset="t",
+                agent="heuristic", repeats=3)
+    assert r.deterministic and r.repeats == 1
+    assert (r.levels[0].attempts, r.levels[0].tasks, r.levels[0].passes) == (4, 4, 3)
+    assert r.levels[0].ci == [round(x, 4) for x in wilson(3, 4)]
+
+
+def test_a_stochastic_agents_repeats_are_attempts_but_the_interval_counts_tasks():
+    trials = grid({0: [True, True, True, False]}, repeats=3)
+    r = analyse(trials, persona="p", taskset="t", agent="openai:some-model", repeats=3)
+    level = r.levels[0]
+    assert not r.deterministic and (level.attempts, level.tasks, level.passes) == (12, 4, 9)
+    assert level.ci == [round(x, 4) for x in wilson(3, 4)]
+    assert level.ci[1] - level.ci[0] > wilson(9, 12)[1] - wilson(9, 12)[0]
+
+
+# ---------------------------------------------------------------------------------------------- the ladder
+def ladder_grid(passes: dict[int, set[int]]) -> list[Trial]:
+    """Three tasks per level; `passes[k]` is the set of rungs that pass level k."""
+    return [trial(f"s{i}_level{lv}", lv, rung in passes[lv], agent=f"ladder-{rung}")
+            for lv in passes for i in range(3) for rung in range(5)]
+
+
+def test_a_fair_ladder_gives_a_strictly_decreasing_pooled_staircase():
+    r = analyse(ladder_grid({lv: set(range(lv, 5)) for lv in range(5)}), persona="p", taskset="t", agent="ladder",
+                repeats=3)
+    assert r.verdict == "holds" and r.deterministic and r.repeats == 1
+    assert [s.pass_rate for s in r.levels] == [1.0, 0.8, 0.6, 0.4, 0.2]
+    assert r.ladder is not None and r.ladder.findings == [] and all(r.ladder.fair.values())
+    assert r.ladder.cell("ladder-2", "level3").passes == 0 and r.ladder.cell("ladder-3", "level3").passes == 3
+    assert r.summary()["ladder"]["matrix"]["ladder-1"] == {"level0": 1.0, "level1": 1.0, "level2": 0.0,
+                                                          "level3": 0.0, "level4": 0.0}
+
+
+def test_ladder_violations_are_findings_with_their_transcript():
+    trials = ladder_grid({0: set(range(5)), 1: set(range(5)), 2: {3, 4}, 3: {3, 4}, 4: {4}})
+    for t in trials:
+        t.events = [{"index": 1, "tool": "get_workspace_snapshot", "args": {}, "ok": True, "envelope": {}}]
+    r = analyse(trials, persona="p", taskset="t", agent="ladder", repeats=1)
+    kinds = {(f.level, f.kind, f.agent) for f in r.ladder.findings}
+    assert kinds == {("level1", "solved_below", "ladder-0"), ("level2", "unsolved_at", "ladder-2")}
+    assert len(r.ladder.findings) == 6
+    assert r.ladder.fair == {"level0": True, "level1": False, "level2": False, "level3": True, "level4": True}
+    assert all(f.events[0]["tool"] == "get_workspace_snapshot" for f in r.ladder.findings)
+    md = render_markdown(r)
+    assert "## Capability ladder" in md and "| ladder-0 | 3/3 (100%) | 3/3 (100%) | 0/3 (0%)" in md
+    assert "| criterion | fair | VIOLATED | VIOLATED | fair | fair |" in md
+
+
+def test_the_calibration_service_runs_the_ladder_family_once_per_task(tmp_path):
+    world = World.load(ladder_world(tmp_path / "world"))
+    tasks = [ladder_task(lv) for lv in range(5)]
+    r, trials = asyncio.run(calibrate(world, tasks, "ladder", persona="p", taskset="t", repeats=3, min_attempts=1))
+    assert len(trials) == 25 and {t.repeat for t in trials} == {0}
+    assert r.verdict == "holds" and r.ladder is not None and r.ladder.findings == []
+    assert [s.pass_rate for s in r.levels] == [1.0, 0.8, 0.6, 0.4, 0.2]
+    with pytest.raises(ValueError, match="unknown agent"):
+        asyncio.run(calibrate(world, tasks, "wizard", persona="p", taskset="t"))
 
 
 def test_records_round_trip_with_compact_transcripts(tmp_path, mini_world):
@@ -133,3 +254,15 @@ def test_the_plot_shows_intervals_n_and_dead_rungs():
         assert "dead" not in labels[0] and "holds" in ax.get_title()
     finally:
         plt.close(fig)
+
+
+def test_records_written_before_verdicts_load_with_the_verdict_they_meant():
+    old = record(grid({0: [True], 1: [False]})).model_dump()
+    for key in ("verdict", "deterministic", "min_attempts", "ladder"):
+        old.pop(key)
+    for level in old["levels"]:
+        level.pop("tasks"), level.pop("status")
+    from certify.calibrate import CalibrationRecord
+
+    assert CalibrationRecord.model_validate({**old, "holds": False}).verdict == "inverted"
+    assert CalibrationRecord.model_validate({**old, "holds": True}).verdict == "holds"

@@ -285,3 +285,73 @@ def test_price_table_overrides(tmp_path, monkeypatch):
     prices.write_text(json.dumps({"m": {"input": 1, "outptu": 2}}))
     with pytest.raises(ValueError, match=r"prices.json: m\.outptu: unknown key"):
         PriceTable.load()
+
+
+# ---------------------------------------------------------------------------------------------- reasoning models
+def error(status: int, message: str, code: str | None = None, param: str | None = None) -> httpx2.Response:
+    return httpx2.Response(status, json={"error": {"message": message, "type": "invalid_request_error",
+                                                   "param": param, "code": code}})
+
+
+def model_agent(model: FakeModel, name: str, **config: Any) -> OpenAIAgent:
+    cfg = LLMConfig(model=name, api_key="test-key", base_url="http://fake.test/v1", **config)
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(model.handler))
+    return OpenAIAgent(cfg, http_client=http, prices=PriceTable.load({name: {"input": 1.0, "output": 2.0}}),
+                       sleep=model.sleep)
+
+
+def test_reasoning_models_get_no_temperature_and_a_completion_token_cap(mini_world):
+    model = FakeModel([action_json(*FINAL)])
+    trial = run(mini_world, model_agent(model, "o4-mini", max_tokens=512))
+    assert trial.valid
+    body = model.requests[0]
+    assert "temperature" not in body and body["max_completion_tokens"] == 512 and "max_tokens" not in body
+
+
+def test_a_refused_temperature_is_left_out_from_then_on(mini_world):
+    refused = error(400, "Unsupported value: 'temperature' does not support 0.0 with this model. Only the default "
+                         "(1) value is supported.", code="unsupported_value", param="temperature")
+    model = FakeModel([refused, action_json(*UPDATE), action_json(*NOTE), action_json(*FINAL)])
+    agent = model.agent()
+    trial = run(mini_world, agent)
+    assert trial.valid and trial.passed, trial.failure_codes
+    assert model.requests[0]["temperature"] == 0
+    assert all("temperature" not in r for r in model.requests[1:]) and len(model.requests) == 4
+    assert trial.retries == 1 and model.sleeps == []
+    assert any("refuses temperature" in n for n in agent.notes)
+
+
+def test_a_server_that_only_knows_max_tokens_gets_it(mini_world):
+    refused = error(400, "Unrecognized request argument supplied: max_completion_tokens")
+    model = FakeModel([refused, action_json(*FINAL)])
+    trial = run(mini_world, model.agent(max_tokens=256))
+    assert trial.valid
+    assert model.requests[0]["max_completion_tokens"] == 256
+    assert model.requests[1]["max_tokens"] == 256 and "max_completion_tokens" not in model.requests[1]
+
+
+def test_an_overflowing_context_is_a_failure_with_its_reason(mini_world):
+    overflow = error(400, "This model's maximum context length is 128000 tokens. However, your messages resulted "
+                          "in 131072 tokens.", code="context_length_exceeded", param="messages")
+    model = FakeModel([action_json(*UPDATE), overflow])
+    t = task()
+    trial = run(mini_world, model.agent(), t)
+    assert trial.valid and trial.passed is False and trial.invalid_reason is None
+    assert trial.ended_by == "context_overflow" and trial.failure_codes[0] == "context_overflow"
+    assert "maximum context length" in trial.error and trial.fingerprint[0].startswith("context_overflow:")
+    assert [e["tool"] for e in trial.events] == ["update_widget"]
+    from certify.trial import regrade_trial
+
+    assert regrade_trial(mini_world, t, trial).passed is False
+
+
+def test_a_refused_parameter_is_a_failure_not_an_invalid_trial(mini_world):
+    refused = error(400, "Unsupported parameter: 'tools' is not supported with this model.",
+                    code="unsupported_parameter", param="tools")
+    trial = run(mini_world, FakeModel([refused]).agent(mode="tools"))
+    assert trial.valid and trial.passed is False and trial.failure_codes[0] == "parameter_refused"
+
+
+def test_a_malformed_request_is_still_the_harness_fault(mini_world):
+    trial = run(mini_world, FakeModel([error(400, "We could not parse the JSON body of your request.")]).agent())
+    assert (trial.valid, trial.invalid_reason) == (False, "api_error")

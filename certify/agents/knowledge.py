@@ -1,0 +1,274 @@
+"""The workspace's documents as an agent finds and reads them: which ones exist (skills and notes from the
+snapshot, resources from the index resource, the workspace prompts from the tool schema), how to read each one,
+where a policy phrase is defined and which value it assigns, and which part of a document a question asks about.
+
+Only what tool results show is used: nothing here knows how the world is laid out on disk.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .reading import Mention, option_mentions
+from .retrieval import BM25, terms
+
+URI = re.compile(r"openbb://[\w./-]*[\w/]")
+_STEP = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+", re.M)
+_ORDINALS = {
+    "first": 0,
+    "second": 1,
+    "third": 2,
+    "fourth": 3,
+    "fifth": 4,
+    "sixth": 5,
+    "seventh": 6,
+    "eighth": 7,
+    "ninth": 8,
+    "tenth": 9,
+}
+# Proper names a question quotes ("Share Buybacks"): the piece that carries them verbatim is the one it means.
+_NAMED = re.compile(r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)+")
+# The main clause of a question is what it asks; what follows "before …" only situates it.
+_SUBORDINATE = re.compile(r"\b(?:before|after|when|while|once|so that|in order to)\b", re.I)
+_XREF = re.compile(
+    r"\b(?:see|refer to|as (?:set out|defined|listed|given) in|defined in|listed in|per)\b", re.I
+)
+
+
+@dataclass
+class Document:
+    """A document the agent can read: the call that reads it, what is known of it before reading, its text
+    once read."""
+
+    kind: str
+    key: str
+    title: str
+    summary: str
+    text: str | None = None
+
+    @property
+    def call(self) -> tuple[str, dict[str, Any]]:
+        if self.kind == "skill":
+            return "get_skill_content", {"slug": self.key}
+        if self.kind == "prompt":
+            return "get_workspace_prompt", {"name": self.key}
+        return "read_workspace_resource", {"uri": self.key}
+
+
+def envelope_text(envelope: dict[str, Any] | None) -> str | None:
+    """The readable text of a knowledge tool's result (skill content, resource or prompt text)."""
+    if not envelope or not envelope.get("ok") or not isinstance(envelope.get("data"), dict):
+        return None
+    data = envelope["data"]
+    for key in ("content", "text"):
+        if isinstance(data.get(key), str):
+            head = " ".join(
+                str(data[k]) for k in ("name", "title", "description") if isinstance(data.get(k), str)
+            )
+            return f"{head}\n{data[key]}" if head else data[key]
+    return None
+
+
+def skills(snapshot: dict[str, Any]) -> list[Document]:
+    return [
+        Document(
+            "skill",
+            str(s["slug"]),
+            str(s.get("name") or s["slug"]),
+            f"{s.get('name', '')} {s.get('description', '')}",
+        )
+        for s in snapshot.get("skills") or []
+        if isinstance(s, dict) and s.get("slug")
+    ]
+
+
+def notes(snapshot: dict[str, Any]) -> list[Document]:
+    """The notes on the open dashboard: already read, since the snapshot shows their text."""
+    out = []
+    for w in (snapshot.get("dashboard_composition") or {}).get("widgets") or []:
+        if w.get("generated") and isinstance(w.get("generated_data"), str):
+            name = str(w.get("name") or "note")
+            out.append(
+                Document("note", str(w.get("widget_uuid")), name, name, f"{name}\n{w['generated_data']}")
+            )
+    return out
+
+
+def prompts(tools: list[dict[str, Any]]) -> list[Document]:
+    """The workspace prompts, named by the enum of get_workspace_prompt's schema when the tool is allowed."""
+    tool = next((t for t in tools if t.get("name") == "get_workspace_prompt"), None)
+    names = (((tool or {}).get("parameters") or {}).get("properties") or {}).get("name", {}).get("enum") or []
+    return [Document("prompt", str(n), str(n), str(n).replace("_", " ")) for n in names]
+
+
+def index_uri(tools: list[dict[str, Any]]) -> str | None:
+    """Where the resources are listed: the URI the read_workspace_resource tool says to start at."""
+    tool = next((t for t in tools if t.get("name") == "read_workspace_resource"), None)
+    found = URI.search(str((tool or {}).get("description") or ""))
+    return found.group(0) if found else None
+
+
+def resources(index_text: str) -> list[Document]:
+    """The resources an index lists: every URI with the words of its line."""
+    out, seen = [], set()
+    for line in index_text.splitlines():
+        for uri in URI.findall(line):
+            if uri not in seen:
+                seen.add(uri)
+                words = URI.sub(" ", line).replace("|", " ")
+                out.append(
+                    Document(
+                        "resource",
+                        uri,
+                        uri.rsplit("/", 1)[-1],
+                        f"{words} {uri.rsplit('/', 1)[-1].replace('-', ' ')}",
+                    )
+                )
+    return out
+
+
+def rank(documents: list[Document], query: str) -> list[Document]:
+    """Documents by how well what is known of them matches the query; ones sharing no word are left out."""
+    if not documents:
+        return []
+    return [documents[i] for i, _ in BM25([d.summary for d in documents]).rank(query)]
+
+
+def _stated(text: str, param: dict[str, Any]) -> list[Mention]:
+    """Options of `param` that `text` states as the catalog writes them."""
+    return option_mentions(text, param, as_written=True)
+
+
+def phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """A phrase matched across case, hyphens and apostrophes ("pulled-orders rule" ≡ "Pulled orders rule")."""
+    tokens = [t for t in re.split(r"[^A-Za-z0-9]+", phrase) if t]
+    if tokens and tokens[0].lower() == "the":
+        tokens = tokens[1:]
+    return re.compile(
+        r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9\n]{1,3}".join(map(re.escape, tokens)) + r"(?![A-Za-z0-9])", re.I
+    )
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    out, start = [], 0
+    for line in text.split("\n"):
+        out.append((start, start + len(line)))
+        start += len(line) + 1
+    return out
+
+
+def policy_value(text: str, phrase: str, param: dict[str, Any], others: list[str]) -> Mention | None:
+    """The option of `param` that `text` assigns to the policy `phrase`: stated after the phrase on its line (up
+    to where another policy starts), else before it on the same line, else on the next line (a heading
+    followed by its rule). `others` are the phrases of other policies, which bound the search."""
+    pattern = phrase_pattern(phrase)
+    fences = [phrase_pattern(o) for o in others if o.lower() != phrase.lower()]
+    spans = _lines(text)
+    for m in pattern.finditer(text):
+        line = next(((a, b) for a, b in spans if a <= m.start() <= b), (0, len(text)))
+        index = spans.index(line) if line in spans else -1
+        stops = sorted(f.start() for p in fences for f in p.finditer(text, m.end(), line[1]))
+        after = [x for x in _stated(text[m.end() : stops[0] if stops else line[1]], param)]
+        if after:
+            first = after[0]
+            return Mention(first.start + m.end(), first.end + m.end(), first.value, first.text)
+        starts = [f.end() for p in fences for f in p.finditer(text, line[0], m.start())]
+        floor = max(starts, default=line[0])
+        before = _stated(text[floor : m.start()], param)
+        if before:
+            last = before[-1]
+            return Mention(last.start + floor, last.end + floor, last.value, last.text)
+        if 0 <= index < len(spans) - 1:
+            a, b = spans[index + 1]
+            below = _stated(text[a:b], param)
+            if below and not any(p.search(text, a, b) for p in fences):
+                return Mention(below[0].start + a, below[0].end + a, below[0].value, below[0].text)
+    return None
+
+
+def defines(text: str, phrase: str) -> bool:
+    return phrase_pattern(phrase).search(text) is not None
+
+
+def units(text: str) -> list[str]:
+    """A document cut into the pieces a question can point at: its numbered or bulleted steps when it has
+    them, else its non-empty lines, else its sentences."""
+    steps = [m for m in _STEP.finditer(text)]
+    if len(steps) >= 2:
+        out = []
+        for i, m in enumerate(steps):
+            end = steps[i + 1].start() if i + 1 < len(steps) else len(text)
+            piece = text[m.end() : end].strip().split("\n\n", 1)[0]
+            out.append(" ".join(piece.split()))
+        return [u for u in out if u]
+    lines = [ln.strip(" |#") for ln in text.splitlines() if ln.strip(" |#-")]
+    if len(lines) >= 2:
+        return lines
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+
+
+def position_asked(question: str) -> int | None:
+    """The step a question points at by position: the last or final one, the first, the Nth."""
+    low = question.lower()
+    if re.search(r"\b(last|final)\b", low):
+        return -1
+    m = re.search(r"\bstep\s+(\d+)\b", low)
+    if m:
+        return int(m.group(1)) - 1
+    for word, index in _ORDINALS.items():
+        if re.search(rf"\b{word}\b", low):
+            return index
+    return None
+
+
+def asked_unit(text: str, question: str) -> str | None:
+    """The part of a document a question asks about: the step it points at by position, else the piece whose
+    words best match it."""
+    pieces = units(text)
+    if not pieces:
+        return None
+    index = position_asked(question)
+    if index is not None and -len(pieces) <= index < len(pieces):
+        return pieces[index]
+    ranker = BM25(pieces)
+    head = _SUBORDINATE.split(question, maxsplit=1)[0]
+    for query in (head, question) if len(terms(head)) >= 2 else (question,):
+        names = [n for n in _NAMED.findall(query) if " " in n]
+        scores = ranker.scores(query)
+        best = max(
+            range(len(pieces)),
+            key=lambda i: (sum(1 for n in names if n.lower() in pieces[i].lower()), scores[i], -i),
+        )
+        if scores[best] > 0:
+            return pieces[best]
+    return None
+
+
+def cross_reference(unit: str, known: list[Document]) -> Document | None:
+    """The document a piece of text sends the reader to ("see openbb://…", "as set out in the X skill"), if any
+    is among the known documents."""
+    if not _XREF.search(unit):
+        return None
+    for uri in URI.findall(unit):
+        found = next((d for d in known if d.key == uri), None)
+        if found is not None:
+            return found
+    low = unit.lower()
+    for d in sorted(known, key=lambda d: -len(d.title)):
+        if d.kind in ("skill", "resource") and len(terms(d.title)) >= 2 and d.title.lower() in low:
+            return d
+    return None
+
+
+def value_in(text: str, param: dict[str, Any], question: str) -> Any | None:
+    """The option of `param` a document gives in the piece the question asks about (else the only option the
+    whole document names)."""
+    unit = asked_unit(text, question)
+    if unit:
+        said = _stated(unit, param)
+        if said:
+            return said[0].value
+    values = {str(m.value): m.value for m in _stated(text, param)}
+    return next(iter(values.values())) if len(values) == 1 else None

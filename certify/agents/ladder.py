@@ -1,0 +1,485 @@
+"""`ladder-0` … `ladder-4`: the capability ladder, the offline reference population of calibration.
+
+Five deterministic agents that see only what any agent sees (the prompt, the tool schemas, the envelopes), each
+adding exactly one capability to the one below it:
+
+- `ladder-0` Execute: does what is literally stated — widgets named by their catalog name, values stated for
+  their parameters, the note it is asked for; it reads what it is told to read, and leaves fenced-off twins be.
+- `ladder-1` Find: + finds a widget the request only describes (BM25 over the catalog's names and descriptions).
+- `ladder-2` Derive: + resolves a policy phrase ("status per the pulled-orders rule") through the workspace's
+  documents (notes on the dashboard, resources, skills, prompts) and takes the value it assigns.
+- `ladder-3` Ground: + reads the named (or the relevant) skill, resource or prompt and extracts the fact asked
+  for — into the note, or into a parameter the request ties to it.
+- `ladder-4` Compose: + builds the backend and app a request asks for, instantiates it and uses what it built.
+
+A fair ladder has level k passed by `ladder-k` and failed by `ladder-(k-1)`. The name `ladder` stands for the
+whole family (see `FAMILIES`): calibration runs every member and reports the agent × level matrix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..task import Task
+from . import knowledge
+from .base import Action, AgentSession, TaskView, Usage, register_agent, register_family
+from .building import BuildSpec, build_spec
+from .reading import find, note_name
+from .request import (
+    QUESTION,
+    Op,
+    Request,
+    Target,
+    find_described,
+    named_targets,
+    operations,
+    read_request,
+    stale_values,
+    stated_values,
+    twin_signatures,
+)
+
+CAPABILITIES = (
+    "execute what is stated",
+    "find from a description",
+    "derive through documents",
+    "ground in a knowledge source",
+    "compose what it builds",
+)
+FIND, DERIVE, GROUND, COMPOSE = range(1, 5)
+LADDER = tuple(f"ladder-{k}" for k in range(len(CAPABILITIES)))
+# Documents a rung may open while looking for what a policy phrase means (the resource index included).
+POLICY_READS = 3
+NOTE_ROWS = 10
+
+Script = Generator[Action, dict[str, Any] | None, None]
+
+
+def _data(envelope: dict[str, Any] | None) -> dict[str, Any]:
+    if envelope and envelope.get("ok") and isinstance(envelope.get("data"), dict):
+        return envelope["data"]
+    return {}
+
+
+@dataclass
+class Work:
+    """What a session has learnt so far: the reading of its request, what the workspace showed, the operations
+    it will perform and the documents it has read."""
+
+    request: Request
+    snapshot: dict[str, Any]
+    placed: dict[str, list[dict[str, Any]]]
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ops: list[Op] = field(default_factory=list)
+    documents: list[knowledge.Document] = field(default_factory=list)
+    named: list[knowledge.Document] = field(default_factory=list)
+    read: dict[str, knowledge.Document] = field(default_factory=dict)
+    rows: list[Any] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+
+    def params(self, op: Op) -> list[dict[str, Any]]:
+        return [
+            p for p in self.schemas.get(op.target.widget_id, {}).get("params") or [] if isinstance(p, dict)
+        ]
+
+
+class LadderSession:
+    """One episode of a rung: a script that yields one action at a time and receives its envelope back."""
+
+    def __init__(self, view: TaskView, rung: int) -> None:
+        self.view = view
+        self.rung = rung
+        self.prompt = view.prompt
+        self.usage = Usage()
+        self._log: list[dict[str, Any]] = []
+        self._script = self._run()
+        self._started = False
+
+    def transcript(self) -> list[dict[str, Any]]:
+        return list(self._log)
+
+    async def next_action(self, observation: dict[str, Any] | None) -> Action | None:
+        try:
+            action = self._script.send(observation) if self._started else next(self._script)
+        except StopIteration:
+            action = None
+        self._started = True
+        move = None if action is None else {"tool": action.tool, "args": action.args}
+        self._log.append({"rung": self.rung, "action": move})
+        return action
+
+    def _allowed(self, tool: str) -> bool:
+        return tool in self.view.tool_names
+
+    def _note(self, what: str) -> None:
+        self._log.append({"rung": self.rung, "reasoning": what})
+
+    # ------------------------------------------------------------------------------------------- the script
+    def _run(self) -> Script:
+        snapshot = _data((yield Action("get_workspace_snapshot", {})))
+        catalog = list(_data((yield Action("list_available_widgets", {}))).get("widgets") or [])
+        work = self._read_request(snapshot, catalog)
+        for t in _distinct([op.target for op in work.ops]):
+            envelope = yield Action("get_widget_schema", {"origin": t.origin, "widget_id": t.widget_id})
+            work.schemas[t.widget_id] = _data(envelope).get("schema") or {}
+        targets = [op.target for op in work.ops]
+        for op in work.ops:
+            op.args = stated_values(work.request, op, work.schemas.get(op.target.widget_id, {}), targets)
+        for doc in work.named:
+            yield from self._read(doc, work)
+        if self.rung >= DERIVE:
+            yield from self._derive(work)
+        if self.rung >= GROUND:
+            yield from self._ground(work)
+        build = build_spec(self.prompt)
+        if self.rung >= COMPOSE and build is not None:
+            yield from self._compose(build)
+        yield from self._act(work)
+        name = note_name(self.prompt)
+        if name is not None:
+            yield Action(
+                "add_generative_widget", {"widget_type": "note", "name": name, "data": _note_text(work)}
+            )
+        if QUESTION.search(self.prompt):
+            yield Action("final_answer", {"text": _note_text(work)})
+
+    def _read_request(self, snapshot: dict[str, Any], catalog: list[dict[str, Any]]) -> Work:
+        """The literal reading (every rung) and, from Find up, the widgets the request only describes."""
+        request = read_request(self.prompt)
+        request.name(
+            [
+                *(str(w.get(k) or "") for w in catalog for k in ("name", "category", "origin")),
+                *(str(d.get("name") or "") for d in snapshot.get("dashboards") or []),
+                *(str(s.get("name") or "") for s in snapshot.get("skills") or []),
+            ]
+        )
+        placed: dict[str, list[dict[str, Any]]] = {}
+        for w in (snapshot.get("dashboard_composition") or {}).get("widgets") or []:
+            if not w.get("generated"):
+                placed.setdefault(str(w.get("widget_id")), []).append(w)
+        work = Work(
+            request,
+            snapshot,
+            placed,
+            documents=knowledge.skills(snapshot) + knowledge.prompts(self.view.tools),
+        )
+        work.named = self._named_sources(request, work.documents)
+        titles = [(p, p + len(d.title)) for d in work.named for p in find(self.prompt, d.title)]
+        build = build_spec(self.prompt)
+        targets = [
+            t
+            for t in named_targets(request, catalog, titles)
+            if build is None or str(t.widget.get("name")).lower() != build.widget.lower()
+        ]
+        if self.rung >= FIND:
+            found = find_described(request, catalog, targets, set(placed))
+            for t in found:
+                self._note(f"found {t.widget_id} from the description '{t.described}'")
+            targets += found
+        work.ops = operations(request, targets, placed)
+        return work
+
+    def _act(self, work: Work) -> Script:
+        for op in work.ops:
+            where = {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": op.args}
+            if op.kind == "read":
+                work.rows += list(_data((yield Action("get_widget_data", where))).get("data") or [])
+                continue
+            instance = self._instance(work, op) if op.kind == "update" else None
+            if instance is not None:
+                yield Action("update_widget", {"widget_uuid": instance["widget_uuid"], "data_args": op.args})
+            else:
+                yield Action("create_widget", where)
+
+    # ------------------------------------------------------------------------------------------- capabilities
+    def _read(self, doc: knowledge.Document, work: Work) -> Script:
+        if doc.key in work.read or doc.text is not None:
+            work.read.setdefault(doc.key, doc)
+            return
+        tool, args = doc.call
+        if not self._allowed(tool):
+            return
+        doc.text = knowledge.envelope_text((yield Action(tool, args)))
+        work.read[doc.key] = doc
+
+    def _named_sources(
+        self, request: Request, documents: list[knowledge.Document]
+    ) -> list[knowledge.Document]:
+        """The documents the prompt names (a skill by its name or slug, a workspace prompt by its name), in the
+        order the prompt names them: every rung reads what it is told to read."""
+        hits = []
+        for doc in documents:
+            positions = request.live([*find(self.prompt, doc.title), *find(self.prompt, doc.key)])
+            if positions and len(doc.title) > 3:
+                hits.append((min(positions), doc))
+        return [d for _, d in sorted(hits, key=lambda h: h[0])]
+
+    def _derive(self, work: Work) -> Script:
+        """Each policy phrase decides one parameter (the one named just before it) of the widgets its sentence
+        is about; its value is what the document defining the phrase assigns to that parameter."""
+        request = work.request
+        pending = []
+        for policy in request.policies:
+            sentence = request.sentence_of(policy.start)
+            affected = [
+                op for op in work.ops if any(request.sentence_of(p) == sentence for p in op.target.positions)
+            ]
+            param = _param_before(self.prompt, policy.start, sentence[0], affected, work)
+            if param is not None and not all(param["paramName"] in op.args for op in affected):
+                pending.append((policy, param, affected))
+        if not pending:
+            return
+        notes = knowledge.notes(work.snapshot)
+        budget = POLICY_READS
+        candidates: list[knowledge.Document] | None = None
+        for policy, param, affected in pending:
+            value = _policy_in([*notes, *work.read.values()], policy.phrase, param)
+            while value is None and budget > 0:
+                if candidates is None:
+                    candidates = list(work.documents)
+                    uri = knowledge.index_uri(self.view.tools)
+                    if uri and self._allowed("read_workspace_resource"):
+                        budget -= 1
+                        index = yield Action("read_workspace_resource", {"uri": uri})
+                        candidates += knowledge.resources(knowledge.envelope_text(index) or "")
+                query = f"{policy.phrase} {param.get('label') or ''} {param.get('paramName')} policy rule convention"
+                unread = [d for d in knowledge.rank(candidates, query) if d.key not in work.read]
+                if not unread or budget <= 0:
+                    break
+                budget -= 1
+                yield from self._read(unread[0], work)
+                value = _policy_in([*notes, *work.read.values()], policy.phrase, param)
+            if value is None:
+                self._note(f"no document defines '{policy.phrase}'")
+                continue
+            self._note(f"'{policy.phrase}' sets {param['paramName']} = {value}")
+            for op in affected:
+                if any(p.get("paramName") == param["paramName"] for p in work.params(op)):
+                    op.args[str(param["paramName"])] = value
+
+    def _ground(self, work: Work) -> Script:
+        """The fact each named source is asked for: the step the question points at (or the piece its words
+        match), followed once through a cross-reference; written into the note, and set on a parameter the
+        question's sentence names when that parameter is still open."""
+        sources = list(work.named)
+        if not sources:
+            relevant = _relevant_source(self.prompt, work.documents)
+            if relevant is not None:
+                yield from self._read(relevant, work)
+                sources = [relevant]
+        for doc in sources:
+            if not doc.text:
+                continue
+            question = _question(self.prompt, work.request, doc)
+            unit = knowledge.asked_unit(_body(doc.text), question)
+            text = doc.text
+            if unit is not None:
+                hop = knowledge.cross_reference(
+                    unit, [d for d in [*work.documents, *work.read.values()] if d is not doc]
+                )
+                if hop is not None:
+                    yield from self._read(hop, work)
+                    if hop.text:
+                        text = hop.text
+                        unit = knowledge.asked_unit(_body(hop.text), _without_position(question)) or unit
+            if unit is not None:
+                work.facts.append(f"Per the {doc.title}: {unit}")
+                self._note(f"{doc.title} answers '{question}' with '{unit}'")
+            for op in work.ops:
+                for param in work.params(op):
+                    key = str(param.get("paramName"))
+                    if key not in op.args and _mentions_param(question, param):
+                        value = knowledge.value_in(_body(text), param, question)
+                        if value is not None:
+                            op.args[key] = value
+
+    def _compose(self, build: BuildSpec) -> Script:
+        """Build what the request asks for: the backend with its widget, the app on its tab, an instance of the
+        app (left in the background so the open dashboard stays open), and the built widget placed."""
+        added = yield Action(
+            "manage_backends",
+            {
+                "operation": "add",
+                "name": build.backend,
+                "url": f"http://127.0.0.1:{9400 + len(build.backend)}",
+                "widgets_json": build.widgets_json(),
+                "apps_json": build.apps_json(),
+            },
+        )
+        backend_id = _data(added).get("backend_id")
+        if backend_id and build.app and self._allowed("manage_apps"):
+            yield Action(
+                "manage_apps",
+                {
+                    "operation": "instantiate",
+                    "backend_id": backend_id,
+                    "app_name": build.app,
+                    "dashboard_name": build.app,
+                    "activate": False,
+                },
+            )
+        if backend_id and build.place:
+            yield Action("create_widget", {"origin": build.backend, "widget_id": build.widget_id})
+
+    def _instance(self, work: Work, op: Op) -> dict[str, Any] | None:
+        """The placed instance a repair is about: never one a fencing clause protects; the one showing the values
+        the prompt says it currently shows, else one that differs from what is wanted."""
+        schema = work.schemas.get(op.target.widget_id, {})
+        twins = twin_signatures(work.request, schema)
+        candidates = [
+            w
+            for w in work.placed.get(op.target.widget_id, [])
+            if not any(
+                all(str((w.get("data_args") or {}).get(k)) == str(v) for k, v in sig.items()) for sig in twins
+            )
+        ]
+        if not candidates:
+            return None
+        stale = stale_values(work.request, op, schema)
+
+        def score(w: dict[str, Any]) -> tuple[int, int]:
+            args = w.get("data_args") or {}
+            return (
+                sum(1 for k, v in stale.items() if str(args.get(k)) == str(v)),
+                sum(1 for k, v in op.args.items() if str(args.get(k)) != str(v)),
+            )
+
+        return max(candidates, key=score)
+
+
+def _policy_in(docs: list[knowledge.Document], phrase: str, param: dict[str, Any]) -> Any | None:
+    """The value the first document defining `phrase` assigns to `param`, bounded by the other policies that
+    document defines."""
+    for doc in docs:
+        if doc.text and knowledge.defines(doc.text, phrase):
+            others = [p.phrase for p in read_request(doc.text).policies]
+            found = knowledge.policy_value(doc.text, phrase, param, others)
+            if found is not None:
+                return found.value
+    return None
+
+
+def _distinct(targets: list[Target]) -> list[Target]:
+    seen, out = set(), []
+    for t in targets:
+        if t.widget_id not in seen:
+            seen.add(t.widget_id)
+            out.append(t)
+    return out
+
+
+def _param_before(prompt: str, position: int, floor: int, ops: list[Op], work: Work) -> dict[str, Any] | None:
+    """The parameter a policy phrase decides: the one whose name or label the prompt says closest before it."""
+    window = prompt[max(floor, position - 80) : position].lower()
+    best: tuple[int, dict[str, Any]] | None = None
+    for op in ops:
+        for param in work.params(op):
+            if not isinstance(param.get("options"), list):
+                continue
+            for said in {str(param.get("label") or "").lower(), str(param.get("paramName") or "").lower()} - {
+                ""
+            }:
+                at = window.rfind(said)
+                if at >= 0 and (best is None or at > best[0]):
+                    best = (at, param)
+    return best[1] if best else None
+
+
+def _body(text: str) -> str:
+    """A read document without the name/description line envelope_text puts on top."""
+    _, _, rest = text.partition("\n")
+    return rest if rest.strip() else text
+
+
+def _question(prompt: str, request: Request, doc: knowledge.Document) -> str:
+    """What the prompt asks of a source: the words after "plus" or from the first wh-word in the sentence that
+    names it (else a sentence that says what its workflow or step holds)."""
+    candidates = [request.sentence_of(p) for p in find(prompt, doc.title) + find(prompt, doc.key)]
+    candidates += [
+        s
+        for s in request.spans
+        if re.search(
+            r"\b(its|the skill's|the resource's)\s+(workflow|final|last|"
+            r"first|step)",
+            prompt[s[0] : s[1]],
+            re.I,
+        )
+    ]
+    for a, b in candidates:
+        sentence = prompt[a:b]
+        for pattern in (
+            r"\bplus,?\s+(.*)",
+            r"\b((?:what|which|how|where|when|who)\b.*)",
+            r"\b(?:recording|record|capture|write|writes|noting)\s+(.*)",
+        ):
+            m = re.search(pattern, sentence, re.I | re.S)
+            if m and (doc.title.lower() not in m.group(1).lower() or pattern.startswith(r"\bplus")):
+                return m.group(1)
+    a, b = candidates[0] if candidates else (0, len(prompt))
+    return prompt[a:b]
+
+
+def _without_position(question: str) -> str:
+    return re.sub(r"\b(last|final|first|second|third|step\s+\d+)\b", " ", question, flags=re.I)
+
+
+def _mentions_param(text: str, param: dict[str, Any]) -> bool:
+    names = {str(param.get("label") or ""), str(param.get("paramName") or "")} - {""}
+    return isinstance(param.get("options"), list) and any(find(text, n) for n in names)
+
+
+def _relevant_source(prompt: str, documents: list[knowledge.Document]) -> knowledge.Document | None:
+    """A source the prompt asks for without naming it ("the relevant skill"): the skill whose name and
+    description best match the prompt."""
+    if not re.search(
+        r"\b(?:relevant|right|matching|appropriate|applicable)\s+(?:skill|resource|guide|playbook)\b",
+        prompt,
+        re.I,
+    ):
+        return None
+    ranked = knowledge.rank([d for d in documents if d.kind == "skill"], prompt)
+    return ranked[0] if ranked else None
+
+
+def _note_text(work: Work) -> str:
+    lines = [
+        " | ".join(f"{k}: {v}" for k, v in row.items()) if isinstance(row, dict) else str(row)
+        for row in work.rows[:NOTE_ROWS]
+    ]
+    lines += work.facts
+    if not lines:
+        done = (
+            ", ".join(dict.fromkeys(str(op.target.widget.get("name")) for op in work.ops))
+            or "nothing matched"
+        )
+        lines.append(f"Worked on: {done}.")
+    return "\n".join(lines)
+
+
+class LadderAgent:
+    privileged = False
+    deterministic = True
+
+    def __init__(self, rung: int) -> None:
+        if not 0 <= rung < len(CAPABILITIES):
+            raise ValueError(f"ladder rungs are 0..{len(CAPABILITIES) - 1}, got {rung}")
+        self.rung = rung
+        self.name = f"ladder-{rung}"
+
+    def session(self, view: TaskView, task: Task | None = None) -> AgentSession:
+        return LadderSession(view, self.rung)
+
+
+def _factory(rung: int):
+    def make(name: str) -> LadderAgent:
+        return LadderAgent(rung)
+
+    return make
+
+
+for _rung in range(len(CAPABILITIES)):
+    register_agent(f"ladder-{_rung}")(_factory(_rung))
+register_family("ladder", LADDER)

@@ -1,0 +1,167 @@
+"""Reading a request the way a literal-minded agent does: where a phrase occurs, which catalog names and option
+values it states, what it asks to be done, and which sentences it fences off.
+
+Shared by the offline agents that see only what any agent sees (the heuristic baseline and the capability
+ladder), so that they read prompts alike and a change in how a prompt is read changes every one of them.
+Everything here is a pure function of text and of data the agent was shown (catalog listings, schemas).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+REPAIR_WORDS = re.compile(r"\b(repair|fix|correct|restore|reset|re-?point|switch)\b", re.I)
+ADD_WORDS = re.compile(r"\b(add|put|bring|place(?! in\b)|pin|drop|open up|get .{0,40}? up)\b", re.I)
+READ_WORDS = re.compile(r"\b(read|pull|look up|check|record|recording|as served|exactly as)\b", re.I)
+NOTE_NAME = re.compile(r"((?:[A-Z][\w&/'-]*\s+){1,6}(?:Note|Memo|Record|Log))\b")
+ANSWER_WORDS = re.compile(r"(\?|\b(tell me|report back|answer|what is|what are|which)\b)", re.I)
+STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "for",
+        "to",
+        "on",
+        "in",
+        "from",
+        "with",
+        "by",
+        "at",
+        "is",
+        "are",
+        "be",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "set",
+        "please",
+        "open",
+        "dashboard",
+        "view",
+        "widget",
+        "widgets",
+        "add",
+        "put",
+        "get",
+        "up",
+        "before",
+        "after",
+        "both",
+        "each",
+        "same",
+        "all",
+    ]
+)
+
+
+def words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP and len(w) > 2}
+
+
+def find(text: str, needle: str) -> list[int]:
+    """Positions where `needle` occurs in `text` as a whole phrase (case-insensitive)."""
+    if not needle:
+        return []
+    low, want = text.lower(), needle.lower()
+    out, start = [], 0
+    while (i := low.find(want, start)) >= 0:
+        before = low[i - 1] if i > 0 else " "
+        end = i + len(want)
+        after = low[end] if end < len(low) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            out.append(i)
+        start = i + 1
+    return out
+
+
+def named_widgets(prompt: str, catalog: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:
+    """Catalog entries whose name the prompt states, in prompt order: the longest name wins an overlap, an entry
+    of an app (category) the prompt names wins over a namesake elsewhere, and each name counts once."""
+    apps = {str(w.get("category")) for w in catalog if w.get("category") and find(prompt, str(w["category"]))}
+    hits: list[tuple[int, int, dict[str, Any]]] = []
+    for w in catalog:
+        positions = find(prompt, str(w.get("name") or ""))
+        if positions:
+            in_app = 0 if not apps or w.get("category") in apps else 1
+            hits.append((in_app, positions[0], w))
+    chosen: list[dict[str, Any]] = []
+    taken: list[tuple[int, int]] = []
+    for _in_app, pos, w in sorted(hits, key=lambda h: (h[0], -len(str(h[2].get("name"))), h[1])):
+        span = (pos, pos + len(str(w.get("name"))))
+        if any(a <= span[0] < b or a < span[1] <= b for a, b in taken):
+            continue
+        if any(c["name"] == w["name"] for c in chosen):
+            continue
+        taken.append(span)
+        chosen.append(w)
+    order = {id(w): find(prompt, str(w.get("name")))[:1] or [10**6] for w in chosen}
+    return sorted(chosen, key=lambda w: order[id(w)])[:limit]
+
+
+def blank_names(prompt: str, names: Iterable[str]) -> str:
+    """The prompt with the given names blanked, so a verb inside a widget's name ("Record Date Holdings") is
+    not read as an instruction."""
+    ordered = sorted(set(names) - {""}, key=len, reverse=True)
+    if not ordered:
+        return prompt
+    pattern = re.compile(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in ordered) + r")(?![\w])", re.I)
+    return pattern.sub(" ", prompt)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One place where a text states an option of a parameter."""
+
+    start: int
+    end: int
+    value: Any
+    text: str
+
+
+def option_mentions(text: str, param: dict[str, Any], as_written: bool = False) -> list[Mention]:
+    """Every statement of one of `param`'s options (by value or by label) in `text`, in order. An option said
+    inside a longer option ("Filled" in "Partially Filled") is not said; with `as_written`, neither is one whose
+    case differs from how the catalog writes it ("Open" is a status, "the open dashboard" is not)."""
+    options = param.get("options")
+    if not isinstance(options, list):
+        return []
+    spans: list[Mention] = []
+    for opt in options:
+        value = opt.get("value") if isinstance(opt, dict) else opt
+        label = opt.get("label") if isinstance(opt, dict) else None
+        for said in {str(value), str(label) if label else str(value)}:
+            spans += [
+                Mention(pos, pos + len(said), value, said)
+                for pos in find(text, said)
+                if not as_written or said == said.lower() or text[pos : pos + len(said)] == said
+            ]
+    kept = [
+        m
+        for m in spans
+        if not any(
+            o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start) for o in spans
+        )
+    ]
+    return sorted(set(kept), key=lambda m: (m.start, -m.end))
+
+
+def note_name(prompt: str) -> str | None:
+    """The name of the note a prompt asks for ("… in a Basket Cost Review Note", "a Filing Room Governance
+    note"), or None when it asks for none."""
+    if not re.search(r"\bnote\b", prompt, re.I):
+        return None
+    names = NOTE_NAME.findall(prompt)
+    if names:
+        return names[-1].strip()
+    lowered = re.findall(r"((?:[A-Z][\w&/'-]*\s+){1,6})note\b", prompt)
+    return lowered[-1].strip() if lowered else "Note"

@@ -1,0 +1,423 @@
+"""What a request asks, read literally: which widgets it names or describes, what to do with each (add, repair,
+read), with which stated values, which instances it fences off, which policy phrases stand in for a value,
+which knowledge sources it names, and which note it wants.
+
+Pure functions of the prompt and of what the agent was shown (snapshot, catalog listing, schemas). The
+capability ladder composes them: a rung decides which of these readings it is allowed to act on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .reading import Mention, find, named_widgets, option_mentions
+from .retrieval import BM25, terms
+
+OpKind = Literal["create", "update", "read"]
+
+_ABBREVIATION_WORDS = "St Mr Mrs Ms Dr No Inc Co Ltd vs etc e.g i.e approx"
+_ABBREVIATIONS = tuple(_ABBREVIATION_WORDS.split())
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9])")
+
+# A clause that fences off a twin: another instance the request must leave as it is.
+TWIN = re.compile(
+    r"\b(?:the|a)\s+(?:other|second|separate)\b|\bthere is also\b|\bbelongs to\b|\bserves another\b"
+    r"|\b(?:do not|don't|never)\s+(?:touch|change|modify|alter|edit)\b"
+    r"|\bleave\s+(?:the|that|this|it|them|those)\b[^.;]{0,120}?\balone\b"
+    r"|\bmust not (?:be )?chang|\bmust stay\b|\b(?:is|are) (?:already )?(?:right|correct)\b"
+    r"|\bstays? (?:as it is|as is|untouched)\b",
+    re.I,
+)
+
+_VERBS: dict[OpKind, re.Pattern[str]] = {
+    "update": re.compile(
+        r"\b(repair|fix|correct|rectify|restore|reset|re-?point|re-?cut|switch|flip|misconfigured"
+        r"|set up wrong|wrong|set(?! up| down| to| by))\b",
+        re.I,
+    ),
+    "create": re.compile(
+        r"\b(add|put(?: up)?|bring(?: up| in)?|place|pin|drop|open up|need|show|display|stand up"
+        r"|set up(?! wrong))\b",
+        re.I,
+    ),
+    "read": re.compile(r"\b(read(?: off)?|pull(?: up)?|look up|check|inspect|consult)\b", re.I),
+}
+_NOT_A_READ = re.compile(r"\b(?:should|it|to|must|would)\s+read\b", re.I)
+# Words after which a stated value is the one to leave behind, not the one asked for.
+_STALE = re.compile(
+    r"\b(currently shows|currently reads|is showing|shows|showing|that has|has parameters|"
+    r"from parameters?|instead of|stale|was set to|is set to|left at)\b",
+    re.I,
+)
+_TARGET = re.compile(
+    r"\b(to|with|using|for|setting|set|should read|read|cut|so that|back|is|are)\b|[=:]", re.I
+)
+RECORD_SERVED = re.compile(
+    r"\b(as served|as the view serves|as it serves|exactly as served|as returned|the returned"
+    r"|as shown|as displayed)\b",
+    re.I,
+)
+_THEN_READ = re.compile(r"\bthen read (?:it|them)\b", re.I)
+QUESTION = re.compile(r"\?|\b(tell me|report back|let me know|reply with|answer with)\b", re.I)
+
+# The nouns a policy phrase ends with ("the pulled-orders rule", "the evaluated-bond-pricing vendor").
+_POLICY_NOUN_WORDS = (
+    "rule policy convention standard limit case guideline guidelines practice mandate vendor window principle "
+    "regime playbook protocol procedure stance approach rulebook norm requirement"
+)
+_POLICY_NOUNS = tuple(_POLICY_NOUN_WORDS.split())
+_PHRASE_WORD = r"(?:(?!the\b|and\b|with\b|for\b|to\b|of the\b)[\w'’&/+-]+)"
+_TRAILED = re.compile(
+    r"\bthe\s+((?:" + _PHRASE_WORD + r"\s+){0,6}?" + _PHRASE_WORD + r")\s+"
+    r"(?:says|sets it|sets|calls for|requires|dictates|gives|specifies|prescribes|demands|mandates|"
+    r"lays down|asks for)\b",
+    re.I,
+)
+_ASKED = re.compile(r"\b(?:what|which|how|where|when|who|whom)\s+$", re.I)
+_LED = re.compile(
+    r"\b(?:per|as|whatever|follows|following|under|by|according to|in line with|configured under)"
+    r"\s+the\s+((?:" + _PHRASE_WORD + r"\s+){0,6}?(?:" + "|".join(_POLICY_NOUNS) + r"))\b",
+    re.I,
+)
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence; a period after a common abbreviation ("St. Brennan") does not end one."""
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        before = text[start : m.start()]
+        if any(before.endswith(f" {a}.") or before == f"{a}." for a in _ABBREVIATIONS):
+            continue
+        out.append((start, m.start()))
+        start = m.end()
+    out.append((start, len(text)))
+    return [(a, b) for a, b in out if text[a:b].strip()]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A phrase that stands in for a value ("the pulled-orders rule"), where it occurs, and the words around it
+    that say which parameter it sets."""
+
+    phrase: str
+    start: int
+    end: int
+
+
+def policies(text: str) -> list[Policy]:
+    found: dict[int, Policy] = {}
+    for pattern in (_TRAILED, _LED):
+        for m in pattern.finditer(text):
+            phrase = m.group(1).strip()
+            if (
+                len(terms(phrase)) < 1
+                or m.start(1) in found
+                or _ASKED.search(text[max(0, m.start() - 12) : m.start()])
+            ):
+                continue
+            if any(p.start <= m.start(1) < p.end for p in found.values()):
+                continue
+            found[m.start(1)] = Policy(phrase, m.start(1), m.start(1) + len(phrase))
+    return sorted(found.values(), key=lambda p: p.start)
+
+
+@dataclass
+class Target:
+    """A catalog widget the request is about, and where the request talks about it."""
+
+    widget: dict[str, Any]
+    positions: list[int]
+    described: str | None = None
+
+    @property
+    def widget_id(self) -> str:
+        return str(self.widget["widget_id"])
+
+    @property
+    def origin(self) -> str:
+        return str(self.widget["origin"])
+
+
+@dataclass
+class Op:
+    """One thing to do to a target: what, where the prompt asks it, and with which values (filled as they are
+    read, derived or grounded)."""
+
+    kind: OpKind
+    target: Target
+    position: int
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Request:
+    """The literal reading of a prompt against what the agent was shown."""
+
+    prompt: str
+    spans: list[tuple[int, int]]
+    twins: list[tuple[int, int]]
+    policies: list[Policy]
+    names: list[tuple[int, int]] = field(default_factory=list)
+
+    def name(self, names: list[str]) -> None:
+        """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
+        option value inside a name ("Working" in "Working Orders") is not a stated value."""
+        for n in names:
+            self.names += [(p, p + len(n)) for p in find(self.prompt, n)]
+
+    def sentence_of(self, position: int) -> tuple[int, int]:
+        return next((s for s in self.spans if s[0] <= position < s[1]), (0, len(self.prompt)))
+
+    def in_twin(self, position: int) -> bool:
+        return any(a <= position < b for a, b in self.twins)
+
+    def live(self, positions: list[int]) -> list[int]:
+        return [p for p in positions if not self.in_twin(p)]
+
+
+def read_request(prompt: str) -> Request:
+    spans = sentences(prompt)
+    twins = [s for s in spans if TWIN.search(prompt[s[0] : s[1]])]
+    return Request(prompt, spans, twins, policies(prompt))
+
+
+def named_targets(
+    request: Request, catalog: list[dict[str, Any]], other_names: list[tuple[int, int]] = ()
+) -> list[Target]:
+    """Catalog widgets the prompt names outside the clauses that fence off twins and outside the names of other
+    things (a skill called "Daloopa Capital Allocation" does not name the widget "Capital Allocation")."""
+    text = _masked(request.prompt, [*request.twins, *other_names])
+    out = []
+    for w in named_widgets(text, catalog, limit=6):
+        positions = request.live(find(text, str(w["name"])))
+        if positions:
+            out.append(Target(w, positions))
+    return out
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    chars = list(text)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    return "".join(chars)
+
+
+_BOUNDARY = re.compile(r"[.;:!?—–()]|\b(?:along with|as well as|plus|then|and then)\b")
+
+
+def described_spans(
+    request: Request, origins: list[str], apps: list[str], named: list[Target]
+) -> list[tuple[int, int, str, list[str]]]:
+    """Phrases that stand for a widget without naming it: the words before "from <origin or app>" back to the
+    verb or punctuation that opens them, less the names of widgets already named there. Returns (start, end,
+    description, the origins/apps the phrase says it comes from)."""
+    prompt = request.prompt
+    out = []
+    for m in re.finditer(r"\bfrom\s+(?:the\s+)?", prompt, re.I):
+        tail = re.split(r"[.;:,!?]", prompt[m.end() : m.end() + 60], maxsplit=1)[0]
+        sources = [s for s in origins if s and find(tail, s)]
+        rest = prompt[m.end() :].lower()
+        for origin in sources:
+            if rest.startswith(origin.lower() + "'s "):
+                rest = rest[len(origin) + 3 :]
+        sources += [
+            a
+            for a in apps
+            if a and rest.startswith(a.lower()) and not (len(rest) > len(a) and (rest[len(a)].isalnum()))
+        ]
+        if not sources or request.in_twin(m.start()):
+            continue
+        start = m.start()
+        head = prompt[request.sentence_of(m.start())[0] : m.start()]
+        cut = 0
+        for pattern in (*_VERBS.values(), _BOUNDARY):
+            for v in pattern.finditer(head):
+                cut = max(cut, v.end())
+        begin = request.sentence_of(m.start())[0] + cut
+        phrase = prompt[begin:start]
+        for t in named:
+            for pos in t.positions:
+                if begin <= pos < start:
+                    name = str(t.widget["name"])
+                    phrase = phrase.replace(prompt[pos : pos + len(name)], " ")
+        phrase = re.sub(r"\b(?:and|both|also|the built)\b", " ", phrase, flags=re.I)
+        if len(terms(phrase)) >= 2:
+            out.append((begin, start, " ".join(phrase.split()), sources))
+    return out
+
+
+def find_described(
+    request: Request, catalog: list[dict[str, Any]], named: list[Target], on_dashboard: set[str]
+) -> list[Target]:
+    """Widgets found from their description: BM25 over the names and descriptions of the catalog entries of the
+    origin or app the phrase names (the ones on the open dashboard first when the phrase asks for a repair)."""
+    origins = sorted({str(w.get("origin")) for w in catalog if w.get("origin")})
+    apps = sorted({str(w.get("category")) for w in catalog if w.get("category")})
+    taken = {t.widget_id for t in named}
+    out: list[Target] = []
+    for begin, end, phrase, sources in described_spans(request, origins, apps, named):
+        pool = [w for w in catalog if w.get("origin") in sources or w.get("category") in sources]
+        narrowed = [w for w in pool if w.get("category") in sources]
+        pool = [w for w in (narrowed or pool) if str(w["widget_id"]) not in taken]
+        if op_kind(request, begin, end) == "update":
+            placed = [w for w in pool if str(w["widget_id"]) in on_dashboard]
+            pool = placed or pool
+        if not pool:
+            continue
+        ranked = BM25([f"{w.get('name')} {w.get('description')}" for w in pool]).rank(phrase)
+        if ranked:
+            widget = pool[ranked[0][0]]
+            taken.add(str(widget["widget_id"]))
+            out.append(Target(widget, [begin], described=phrase))
+    return out
+
+
+def op_kind(request: Request, position: int, end: int | None = None) -> OpKind | None:
+    """What the sentence around a mention asks for it: the verb closest before the mention, else the first
+    after it."""
+    a, b = request.sentence_of(position)
+    text = request.prompt
+    best: tuple[int, OpKind] | None = None
+    after: tuple[int, OpKind] | None = None
+    for kind, pattern in _VERBS.items():
+        for m in pattern.finditer(text, a, b):
+            if kind == "read" and _NOT_A_READ.search(text[max(a, m.start() - 10) : m.end()]):
+                continue
+            if m.end() <= position and (best is None or m.start() > best[0]):
+                best = (m.start(), kind)
+            elif m.start() >= (end or position) and (after is None or m.start() < after[0]):
+                after = (m.start(), kind)
+    if best is not None:
+        return best[1]
+    return after[1] if after is not None else None
+
+
+def operations(request: Request, targets: list[Target], placed: dict[str, list[dict[str, Any]]]) -> list[Op]:
+    """One operation per live mention of a target, in prompt order: what its sentence asks (a repair of an
+    instance that is there, an addition, a read); a mention whose sentence asks nothing repairs an instance when
+    there is one to repair and adds one otherwise. A read follows when the served values are to be recorded."""
+    ops: list[Op] = []
+    seen: set[tuple[str, tuple[int, int], OpKind]] = set()
+    for target in targets:
+        for pos in target.positions:
+            kind = op_kind(request, pos, pos + len(str(target.widget.get("name") or "")))
+            if kind is None:
+                kind = "update" if placed.get(target.widget_id) else "create"
+            if kind == "update" and not placed.get(target.widget_id):
+                if any(o.kind == "create" and o.target is target for o in ops):
+                    continue
+                kind = "create"
+            key = (target.widget_id, request.sentence_of(pos), kind)
+            if key not in seen:
+                seen.add(key)
+                ops.append(Op(kind, target, pos))
+    if RECORD_SERVED.search(request.prompt):
+        for target in targets:
+            if not any(o.kind == "read" and o.target is target for o in ops):
+                first = min(target.positions)
+                ops.append(Op("read", target, first))
+    for m in _THEN_READ.finditer(request.prompt):
+        before = [o for o in ops if o.position < m.start() and o.kind == "create"]
+        if before and not any(o.kind == "read" and o.target is before[-1].target for o in ops):
+            ops.append(Op("read", before[-1].target, before[-1].position))
+    order = {"update": 0, "create": 1, "read": 2}
+    return sorted(ops, key=lambda o: (o.position, order[o.kind]))
+
+
+def _scope(request: Request, op: Op, targets: list[Target]) -> tuple[int, int]:
+    """Where the values of an operation are stated: its "for <name> …" segment when the sentence gives each
+    widget its own, else its sentence."""
+    a, b = request.sentence_of(op.position)
+    text = request.prompt
+    heads = []
+    for t in targets:
+        for pos in t.positions:
+            if a <= pos < b and re.search(r"\bfor\s+(?:the\s+)?$", text[max(a, pos - 10) : pos], re.I):
+                heads.append((pos, t))
+    if len(heads) < 2:
+        return a, b
+    heads.sort(key=lambda h: h[0])
+    for i, (pos, t) in enumerate(heads):
+        if t is op.target:
+            end = heads[i + 1][0] if i + 1 < len(heads) else b
+            return pos + len(str(t.widget.get("name") or "")), end
+    return a, b
+
+
+def stated_values(request: Request, op: Op, schema: dict[str, Any], targets: list[Target]) -> dict[str, Any]:
+    """The values the prompt states for an operation's widget: looked for in the operation's own scope first,
+    then in the rest of the prompt; never inside a clause that fences off a twin or a policy phrase, and never
+    a value said as what the widget currently shows."""
+    scope = _scope(request, op, targets)
+    out: dict[str, Any] = {}
+    for param in schema.get("params") or []:
+        if not isinstance(param, dict) or not param.get("paramName"):
+            continue
+        for a, b in (scope, request.sentence_of(op.position), (0, len(request.prompt))):
+            pick = _pick(request, param, a, b)
+            if pick is not None:
+                out[str(param["paramName"])] = pick.value
+                break
+    return out
+
+
+def _pick(request: Request, param: dict[str, Any], a: int, b: int) -> Mention | None:
+    text = request.prompt
+    lowered = text.lower()
+    names = {str(param.get("paramName") or "").lower(), str(param.get("label") or "").lower()} - {""}
+    best: tuple[int, int, Mention] | None = None
+    for m in option_mentions(text, param, as_written=True):
+        if not (a <= m.start < b) or request.in_twin(m.start):
+            continue
+        if any(p.start <= m.start < p.end for p in request.policies):
+            continue
+        if any(x <= m.start and m.end <= y and y - x > m.end - m.start for x, y in request.names):
+            continue
+        if _is_stale(text, m.start, a):
+            continue
+        before = lowered[max(a, m.start - 28) : m.start]
+        named = 1 if any(n in before for n in names) or re.search(r"\bto\s+$", before) else 0
+        if best is None or (named, m.start) > best[:2]:
+            best = (named, m.start, m)
+    return best[2] if best else None
+
+
+def _is_stale(text: str, position: int, floor: int) -> bool:
+    """True when the closest marker before `position` (in its sentence) says "currently shows" rather than
+    "set to"."""
+    window = text[floor:position]
+    stale = max((m.end() for m in _STALE.finditer(window)), default=-1)
+    target = max((m.end() for m in _TARGET.finditer(window)), default=-1)
+    return stale >= 0 and stale >= target
+
+
+def twin_signatures(request: Request, schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """For each fencing clause, the values it states: the instance showing them is to be left alone."""
+    out = []
+    for a, b in request.twins:
+        values = {}
+        for param in schema.get("params") or []:
+            if isinstance(param, dict) and param.get("paramName"):
+                said = [
+                    m for m in option_mentions(request.prompt, param, as_written=True) if a <= m.start < b
+                ]
+                if said:
+                    values[str(param["paramName"])] = said[0].value
+        if values:
+            out.append(values)
+    return out
+
+
+def stale_values(request: Request, op: Op, schema: dict[str, Any]) -> dict[str, Any]:
+    """The values the operation's sentence says its widget currently shows (the instance to repair)."""
+    a, b = request.sentence_of(op.position)
+    out: dict[str, Any] = {}
+    for param in schema.get("params") or []:
+        if not isinstance(param, dict) or not param.get("paramName"):
+            continue
+        for m in option_mentions(request.prompt, param, as_written=True):
+            if a <= m.start < b and _is_stale(request.prompt, m.start, a):
+                out.setdefault(str(param["paramName"]), m.value)
+    return out

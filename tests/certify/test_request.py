@@ -1,0 +1,207 @@
+"""How the offline agents read: a request's sentences, fenced-off twins, stated vs stale values, policy phrases,
+described widgets; a document's policy values, asked steps and cross-references; a build; BM25 ranking."""
+
+from __future__ import annotations
+
+from certify.agents import knowledge
+from certify.agents.building import build_spec
+from certify.agents.request import (
+    Op,
+    Target,
+    find_described,
+    named_targets,
+    policies,
+    read_request,
+    sentences,
+    stale_values,
+    stated_values,
+)
+from certify.agents.retrieval import BM25, stem, terms
+
+STATUS = {
+    "paramName": "status",
+    "label": "Status",
+    "options": [{"label": v, "value": v} for v in ("Open", "Working", "Cancelled", "Closed")],
+}
+DESK = {
+    "paramName": "desk",
+    "label": "Desk",
+    "options": [{"label": v, "value": v} for v in ("Credit Flow", "Cash Equities", "Listed Derivatives")],
+}
+LIMIT = {
+    "paramName": "limit_type",
+    "label": "Limit Type",
+    "options": [{"label": v, "value": v} for v in ("Leverage", "Liquidity", "Issuer")],
+}
+CATALOG = [
+    {
+        "origin": "Tide",
+        "widget_id": "orders",
+        "name": "Working Orders",
+        "category": "Blotter",
+        "description": "Orders on the desk with side, size and the limit price.",
+    },
+    {
+        "origin": "Tide",
+        "widget_id": "fills",
+        "name": "Fill Log",
+        "category": "Blotter",
+        "description": "Every execution with quantity, price and venue.",
+    },
+    {
+        "origin": "Tide",
+        "widget_id": "limits",
+        "name": "Desk Limit Usage",
+        "category": "Limits",
+        "description": "Each desk limit and how much of it is used.",
+    },
+]
+
+
+def op_for(request, name: str) -> Op:
+    widget = next(w for w in CATALOG if w["name"] == name)
+    target = Target(widget, request.live([request.prompt.find(name)]))
+    return Op("update", target, target.positions[0])
+
+
+def test_sentences_keep_abbreviations_together():
+    text = "Cut to client St. Brennan Endowment. Then leave a note."
+    assert [text[a:b] for a, b in sentences(text)] == [
+        "Cut to client St. Brennan Endowment.",
+        "Then leave a note.",
+    ]
+
+
+def test_twin_clauses_are_fenced_off_but_a_note_about_leaving_things_alone_is_not():
+    r = read_request(
+        "Add Working Orders with status Cancelled. Do not touch the second Working Orders (status "
+        "Working): that one is right. Leave a Desk Note recording what a sweep must leave alone."
+    )
+    assert len(r.twins) == 1 and "second" in r.prompt[r.twins[0][0] : r.twins[0][1]]
+    targets = named_targets(r, CATALOG)
+    assert [t.widget_id for t in targets] == ["orders"] and len(targets[0].positions) == 1
+
+
+def test_stated_values_skip_what_the_widget_currently_shows():
+    r = read_request(
+        "Reset the Desk Limit Usage from Tide that currently shows desk Credit Flow, limit type "
+        "Leverage by setting desk to Credit Flow and limit type to Liquidity."
+    )
+    op = op_for(r, "Desk Limit Usage")
+    schema = {"params": [DESK, LIMIT]}
+    assert stated_values(r, op, schema, [op.target]) == {"desk": "Credit Flow", "limit_type": "Liquidity"}
+    assert stale_values(r, op, schema) == {"desk": "Credit Flow", "limit_type": "Leverage"}
+
+
+def test_an_option_inside_a_name_or_in_lower_case_prose_is_not_stated():
+    r = read_request(
+        "On the open Blotter dashboard, add Working Orders from Tide with desk set to Listed "
+        "Derivatives and status per the pulled-orders rule."
+    )
+    r.name([w["name"] for w in CATALOG])
+    op = op_for(r, "Working Orders")
+    assert stated_values(r, op, {"params": [DESK, STATUS]}, [op.target]) == {"desk": "Listed Derivatives"}
+
+
+def test_policy_phrases_are_found_but_a_question_is_not_a_policy():
+    found = policies(
+        "switch it back to desk Credit Flow, the limit type the exit-horizon limit calls for; status "
+        "per the pulled-orders rule, and region: whatever the London-session rule says. Record what "
+        "the last step of its workflow says."
+    )
+    assert [p.phrase for p in found] == ["exit-horizon limit", "pulled-orders rule", "London-session rule"]
+
+
+def test_a_described_widget_is_found_by_its_description():
+    r = read_request(
+        "On the open board, put up the orders on the desk with their limit price from Tide's Blotter "
+        "with status Working."
+    )
+    found = find_described(r, CATALOG, [], set())
+    assert [t.widget_id for t in found] == ["orders"] and "limit price" in found[0].described
+
+
+def test_policy_value_takes_the_phrase_s_own_value_not_its_neighbour_s():
+    text = (
+        "Under the pulled-orders rule, working-order views show status Cancelled; under the live-orders rule "
+        "they show status Working.\n| Rule | Status |\n| closed-book rule | Closed |"
+    )
+    others = [p.phrase for p in policies(text)]
+    assert knowledge.policy_value(text, "the pulled-orders rule", STATUS, others).value == "Cancelled"
+    assert knowledge.policy_value(text, "live-orders rule", STATUS, others).value == "Working"
+    assert knowledge.policy_value(text, "Closed-book rule", STATUS, others).value == "Closed"
+    assert knowledge.policy_value(text, "the open-book rule", STATUS, others) is None
+    heading = "## The quiet-book rule\nViews use status Open."
+    assert knowledge.policy_value(heading, "quiet-book rule", STATUS, []).value == "Open"
+
+
+SKILL = (
+    "Capital allocation workflow.\n1. Pull fundamentals for the ticker.\n"
+    "2. For each quarter, add Share Buybacks and Dividends Paid together into a total.\n"
+    "3. Compare that total against Free Cash Flow for the same quarter.\n"
+    "4. Use share count drift as buyback evidence: a falling count corroborates the buyback line.\n"
+    "5. Cite every figure via the Desk Conventions resource, see openbb://workspace/desk/conventions."
+)
+
+
+def test_the_asked_step_by_position_or_by_the_words_of_the_question():
+    assert knowledge.asked_unit(SKILL, "what the last step of its workflow says").startswith(
+        "Cite every figure"
+    )
+    assert knowledge.asked_unit(SKILL, "what its first step says") == "Pull fundamentals for the ticker."
+    assert knowledge.asked_unit(SKILL, "step 3").startswith("Compare that total")
+    unit = knowledge.asked_unit(
+        SKILL,
+        "which payout line its comparison adds to Share Buybacks before testing the "
+        "total against Free Cash Flow",
+    )
+    assert "Dividends Paid" in unit
+
+
+def test_cross_references_lead_to_a_known_document():
+    docs = [
+        knowledge.Document(
+            "resource", "openbb://workspace/desk/conventions", "conventions", "desk conventions"
+        ),
+        knowledge.Document("skill", "close-checklist", "Close Checklist", "Close Checklist"),
+    ]
+    last = knowledge.units(SKILL)[-1]
+    assert knowledge.cross_reference(last, docs) is docs[0]
+    assert knowledge.cross_reference("Sign off with the amber ledger stamp.", docs) is None
+    assert [d.key for d in knowledge.resources("| Desk | openbb://workspace/desk/conventions. |")] == [
+        "openbb://workspace/desk/conventions"
+    ]
+
+
+def test_build_specs_in_the_forms_prompts_use():
+    for prompt in (
+        "Add a Kill Check Service backend serving a Pulled Order Tracker table, publish Kill Check App "
+        "with Pulled Order Tracker on its Pulled tab, and instantiate the app. Add the built Pulled Order "
+        "Tracker to the blotter.",
+        "Register Kill Check Service (serving a Pulled Order Tracker table), publish Kill Check App with "
+        "Pulled Order Tracker on a Pulled tab, instantiate it, and pin the built Pulled Order Tracker.",
+    ):
+        spec = build_spec(prompt)
+        assert spec is not None and (spec.backend, spec.widget, spec.widget_type, spec.app, spec.tab) == (
+            "Kill Check Service",
+            "Pulled Order Tracker",
+            "table",
+            "Kill Check App",
+            "Pulled",
+        )
+        assert spec.place and spec.widget_id == "pulled_order_tracker" and spec.tab_id == "pulled"
+        assert spec.apps_json()[0]["tabs"]["pulled"]["layout"][0]["i"] == "pulled_order_tracker"
+    assert build_spec("Add Working Orders to the board.") is None
+
+
+def test_bm25_ranks_by_shared_stemmed_words():
+    assert stem("flags") == "flag" and stem("citations") == stem("cited") and stem("ss") == "ss"
+    assert terms("The Venue's flags") == ["venue", "flag"]
+    ranking = BM25(
+        [
+            "Venue Toxicity Flags: venues where prices move against us",
+            "Fill Log: every execution",
+            "Venue Mix: where the desk trades",
+        ]
+    ).rank("toxic venue flags")
+    assert [i for i, _ in ranking] == [0, 2]
