@@ -41,7 +41,7 @@ def options(sources: Path, repo: Path, world: Path, **kw: Any) -> RunOptions:
         sources_root=str(sources),
         skills_dir=str(repo / "skills"),
         world=str(world),
-        **{"baseline": "lived", "repeats": 1, **kw},
+        **{"baseline": "lived", "repeats": 1, "min_attempts": 2, **kw},
     )
 
 
