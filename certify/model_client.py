@@ -406,17 +406,23 @@ class ModelClient:
         tool_choice: str | None = None,
         reply: type[BaseModel] | None = None,
     ) -> Completion:
-        """One chat completion (from the cache when this very request was answered before)."""
+        """One chat completion (from the cache when this very request was answered before).
+
+        The body is plain JSON already, so it goes through the SDK's `post` (its retries, timeouts, auth and error
+        types) rather than `chat.completions.create`, which re-walks every message and tool schema on each request
+        (milliseconds of CPU per request, which caps how many episodes one process keeps in flight). The raw
+        response header asks the SDK for the response with the number of retries it took."""
+        from openai.types.chat import ChatCompletion
+
         body = self.body(messages, tools=tools, tool_choice=tool_choice, reply=reply)
         key = self.cache.key(self.endpoint, body) if self.cache is not None else None
         if key is not None and (stored := self.cache.get(key)) is not None:
-            from openai.types.chat import ChatCompletion
-
             return self._completion(ChatCompletion.model_validate(stored), retries=0, cached=True)
         tried: set[str] = set()
         while True:
             try:
-                raw = await self.sdk.chat.completions.with_raw_response.create(**body)
+                raw = await self.sdk.post("/chat/completions", cast_to=ChatCompletion, body=body,
+                                          options={"headers": {"X-Stainless-Raw-Response": "true"}})
             except Exception as exc:
                 adapted = self._adapt(body, exc, tried, tools=tools, tool_choice=tool_choice, reply=reply)
                 if adapted is None:
@@ -433,7 +439,7 @@ class ModelClient:
                 )
             if key is not None:
                 self.cache.put(key, response.model_dump(mode="json", exclude_unset=True))
-            return self._completion(response, retries=raw.retries_taken, cached=False)
+            return self._completion(response, retries=raw.retries_taken + len(tried), cached=False)
 
     def _completion(self, response: Any, *, retries: int, cached: bool) -> Completion:
         usage = getattr(response, "usage", None)

@@ -99,6 +99,9 @@ def register(app: typer.Typer) -> None:
         from authoring.review import ReviewError
         from authoring.run import RunError, run_persona
         from authoring.sources import SourceError, check_name
+        from certify.agents.llm import check_agents
+        from certify.evaluate import build_agent
+        from certify.model_client import EndpointUnusable
         from certify.task import TaskFileError
         from simulator import DEFAULT_WORLD, WorldError
 
@@ -117,6 +120,8 @@ def register(app: typer.Typer) -> None:
                                    max_cost_per_level=max_cost_per_level, max_calls_per_run=max_calls,
                                    max_tokens_per_run=max_tokens, max_cost_per_run=max_cost,
                                    **({} if model_cache else {"cache_dir": None}))
+            check_agents([build_agent(name) for name in (reference_agent, frontier_agent)
+                          if name and name.startswith("openai:")])
             options = RunOptions(persona=persona, taskset=taskset, tasksets_dir=str(tasksets_dir),
                                  sources_root=str(sources), skills_dir=str(skills_dir),
                                  world=str(world or DEFAULT_WORLD), baseline=baseline, reference_agent=reference_agent,
@@ -133,7 +138,7 @@ def register(app: typer.Typer) -> None:
                 outcome = run_persona(options, drivers, driver_name=driver_label(driver, model, base_url),
                                       checkpoint_url=checkpoint_url, force=force, events=events)
         except (SourceError, RunError, WorldError, ValueError, GitError, ReviewError, TaskFileError,
-                EndpointError) as exc:
+                EndpointError, EndpointUnusable) as exc:
             render.error(err, str(exc))
             raise typer.Exit(2) from exc
         except Exception as exc:
