@@ -320,3 +320,58 @@ def test_an_unreachable_endpoint_is_a_one_line_error_before_any_work(
     assert len(lines) == 1 and lines[0].startswith("error: cannot reach the model endpoint http://127.0.0.1:")
     assert "Traceback" not in done.stderr and done.stdout == ""
     assert not (tmp_path / ".taskforge").exists() and not (repo / "tasksets").exists()
+
+
+def test_a_model_reference_agent_is_checked_before_authoring(
+    sources, repo, mini_world_path, tmp_path, monkeypatch
+):
+    from typer.testing import CliRunner
+
+    from authoring.cli import app
+
+    monkeypatch.setenv("OPENAI_BASE_URL", closed_port_url())
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        app,
+        [
+            "author",
+            "--persona",
+            "desk_head",
+            "--world",
+            str(mini_world_path),
+            "--sources",
+            str(sources),
+            "--tasksets-dir",
+            str(repo / "tasksets"),
+            "--baseline",
+            "lived",
+            "--reference-agent",
+            "openai:m",
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert "cannot reach the model endpoint" in " ".join(result.output.split())
+    assert not (repo / "tasksets").exists() and not (tmp_path / ".taskforge").exists()
+
+
+def test_a_rerun_is_answered_from_the_response_cache(run_options, levels, drivers, tmp_path):
+    player = RolePlayer(levels)
+    cache = tmp_path / "model-cache"
+    with ModelServer(player) as server:
+        first = run_persona(
+            run_options,
+            drivers(server, cache_dir=cache),
+            driver_name="llm",
+            checkpoint_path=tmp_path / "cp.sqlite",
+            force=True,
+        )
+        paid = len(server.requests)
+        again = run_persona(
+            run_options,
+            drivers(server, cache_dir=cache),
+            driver_name="llm",
+            checkpoint_path=tmp_path / "cp.sqlite",
+            force=True,
+        )
+    assert first.status == again.status == "committed"
+    assert paid == 22 and len(server.requests) == paid
