@@ -59,18 +59,18 @@ EVIDENCE = 2000
 M = TypeVar("M", bound=BaseModel)
 
 
-class LLMConfig(BaseModel):
-    """How the authoring roles reach their model, and what they may spend. `api_key` stays out of reprs."""
+class LLMConfig(ModelConfig):
+    """How the authoring roles reach their model (the model client's generation config, with the roles'
+    defaults), how they work, and what they may spend. `api_key` stays out of reprs."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = Field(min_length=1)
-    base_url: str | None = None
-    api_key: str | None = Field(default=None, repr=False)
-    timeout: float = Field(default=180.0, gt=0, description="seconds per HTTP attempt")
+    timeout_s: float = Field(default=180.0, gt=0, description="seconds per HTTP attempt")
     max_retries: int = Field(
         default=3, ge=0, description="the SDK's retries of one request (429, 5xx, timeouts)"
     )
+    context_tokens: int | None = Field(
+        default=120_000, gt=0, description="old tool results are trimmed beyond it"
+    )
+    cache_dir: Path | None = Field(default=DEFAULT_CACHE_DIR, description="response cache; None disables it")
     max_tool_rounds: int = Field(default=12, ge=1, description="model requests per author draft")
     max_nudges: int = Field(
         default=2,
@@ -79,14 +79,6 @@ class LLMConfig(BaseModel):
     )
     max_repairs: int = Field(default=2, ge=0, description="re-asks after a reply that does not validate")
     skills_dir: Path = DEFAULT_SKILLS_DIR
-    temperature: float | None = Field(
-        default=0.0, description="None leaves it to the server; never sent to reasoning models"
-    )
-    max_completion_tokens: int | None = Field(default=None, gt=0)
-    context_tokens: int | None = Field(
-        default=120_000, gt=0, description="old tool results are trimmed beyond it"
-    )
-    cache_dir: Path | None = Field(default=DEFAULT_CACHE_DIR, description="response cache; None disables it")
     max_calls_per_level: int = Field(default=40, ge=1)
     max_tokens_per_level: int | None = Field(default=1_500_000, ge=1)
     max_cost_per_level: float | None = Field(default=3.0, gt=0, description="USD")
@@ -126,19 +118,6 @@ class LLMConfig(BaseModel):
         if problems:
             raise ValueError("the LLM authoring drivers are not configured: " + "; ".join(problems))
         return cls(model=name, base_url=base, api_key=key, **settings)
-
-    def client_config(self) -> ModelConfig:
-        return ModelConfig(
-            model=self.model,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            timeout_s=self.timeout,
-            max_retries=self.max_retries,
-            temperature=self.temperature,
-            max_completion_tokens=self.max_completion_tokens,
-            context_tokens=self.context_tokens,
-            cache_dir=self.cache_dir,
-        )
 
 
 @dataclass
@@ -201,9 +180,7 @@ class Endpoint:
         progress: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
-        self.client = BlockingClient(
-            ModelClient(config.client_config(), client=client, http_client=http_client)
-        )
+        self.client = BlockingClient(ModelClient(config, client=client, http_client=http_client))
         self.budget = Budget(config)
         self.usage = Usage()
         self._usage_lock = threading.Lock()

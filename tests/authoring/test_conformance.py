@@ -67,7 +67,7 @@ def drivers(tmp_path):
             base_url=server.base_url,
             api_key="k",
             skills_dir=skills,
-            **{"cache_dir": None, "timeout": 5.0, "max_retries": 2, **config},
+            **{"cache_dir": None, "timeout_s": 5.0, "max_retries": 2, **config},
         )
         messages: list[str] = []
         built = llm_drivers(cfg, messages.append, preflight=True)
@@ -78,6 +78,44 @@ def drivers(tmp_path):
     yield build
     for built in made:
         built.author.endpoint.close()
+
+
+def author_argv(sources: Path, repo: Path, world: Path, *extra: str) -> list[str]:
+    return [
+        "author",
+        "--persona",
+        "desk_head",
+        "--world",
+        str(world),
+        "--sources",
+        str(sources),
+        "--tasksets-dir",
+        str(repo / "tasksets"),
+        "--baseline",
+        "lived",
+        *extra,
+    ]
+
+
+def run_llm(
+    run_options: RunOptions,
+    player: RolePlayer,
+    drivers,
+    tmp_path: Path,
+    *,
+    force: bool = False,
+    **config: Any,
+) -> tuple[Any, ModelServer]:
+    """`run_persona` with LLM drivers against a model server playing `player`; the outcome and the server."""
+    with ModelServer(player) as server:
+        outcome = run_persona(
+            run_options,
+            drivers(server, **config),
+            driver_name="llm",
+            checkpoint_path=tmp_path / "cp.sqlite",
+            force=force,
+        )
+    return outcome, server
 
 
 def ctx_of(run_options: RunOptions, story: str = "morning_positions"):
@@ -91,13 +129,7 @@ def parsed(raw: dict[str, Any]):
 # ------------------------------------------------------------------------------------------------ competent
 def test_a_competent_model_is_certified_and_committed(run_options, levels, drivers, repo, tmp_path):
     player = RolePlayer(levels)
-    with ModelServer(player) as server:
-        outcome = run_persona(
-            run_options,
-            drivers(server),
-            driver_name=f"llm:stub-model@{server.base_url}",
-            checkpoint_path=tmp_path / "cp.sqlite",
-        )
+    outcome, server = run_llm(run_options, player, drivers, tmp_path)
     assert outcome.status == "committed", outcome.summary
     assert player.calls == {"author": 10, "validator": 10, "fairness": 2}
     written = {
@@ -198,7 +230,7 @@ def test_a_refused_request_is_a_role_failure_at_once(run_options, levels, driver
 def test_an_endpoint_that_keeps_failing_is_role_unavailable(run_options, levels, drivers, failure):
     task = parsed(levels["morning_positions_level0"])
     with ModelServer([failure]) as server, pytest.raises(RoleUnavailable) as caught:
-        drivers(server, timeout=0.3, max_retries=1).validator.review(
+        drivers(server, timeout_s=0.3, max_retries=1).validator.review(
             task, ctx_of(run_options).world, "desk_head"
         )
     assert len(server.requests) == 2 and caught.value.evidence
@@ -213,7 +245,7 @@ def test_transient_failures_and_a_slow_model_are_waited_out(run_options, levels,
         Reply(**{**completion(approve).__dict__, "delay": 0.4}),
     ]
     with ModelServer(script) as server:
-        built = drivers(server, timeout=3.0)
+        built = drivers(server, timeout_s=3.0)
         assert built.validator.review(task, ctx_of(run_options).world, "desk_head") == []
     assert len(server.requests) == 3 and built.validator.endpoint.usage.retries == 2
 
@@ -232,13 +264,7 @@ def test_a_story_whose_author_never_submits_becomes_a_review_item(run_options, l
     player.answers["author"] = lambda body: (
         "I would rather not." if asked_task_id(body).startswith("risk_repair") else competent(body)
     )
-    with ModelServer(player) as server:
-        outcome = run_persona(
-            run_options,
-            drivers(server),
-            driver_name=f"llm:stub-model@{server.base_url}",
-            checkpoint_path=tmp_path / "cp.sqlite",
-        )
+    outcome, _ = run_llm(run_options, player, drivers, tmp_path)
     assert outcome.status == "needs_review"
     items = [i for i in outcome.items if i.get("story") == "risk_repair"]
     assert items and any("I would rather not." in i.get("evidence", "") for i in items)
@@ -252,13 +278,7 @@ def test_a_story_whose_author_never_submits_becomes_a_review_item(run_options, l
 
 def test_a_validator_that_never_validates_becomes_a_review_item(run_options, levels, drivers, tmp_path):
     player = RolePlayer(levels, validator=lambda body: "APPROVE")
-    with ModelServer(player) as server:
-        outcome = run_persona(
-            run_options,
-            drivers(server, max_repairs=0),
-            driver_name=f"llm:stub-model@{server.base_url}",
-            checkpoint_path=tmp_path / "cp.sqlite",
-        )
+    outcome, _ = run_llm(run_options, player, drivers, tmp_path, max_repairs=0)
     assert outcome.status == "needs_review"
     assert any(i.get("evidence") == "APPROVE" for i in outcome.items)
 
@@ -293,21 +313,7 @@ def test_an_unreachable_endpoint_is_a_one_line_error_before_any_work(
             sys.executable,
             "-m",
             "authoring",
-            "author",
-            "--persona",
-            "desk_head",
-            "--driver",
-            "llm",
-            "--world",
-            str(mini_world_path),
-            "--sources",
-            str(sources),
-            "--tasksets-dir",
-            str(repo / "tasksets"),
-            "--baseline",
-            "lived",
-            "--skills-dir",
-            str(skills),
+            *author_argv(sources, repo, mini_world_path, "--driver", "llm", "--skills-dir", str(skills)),
         ],
         cwd=tmp_path,
         env=env,
@@ -333,21 +339,7 @@ def test_a_model_reference_agent_is_checked_before_authoring(
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(
         app,
-        [
-            "author",
-            "--persona",
-            "desk_head",
-            "--world",
-            str(mini_world_path),
-            "--sources",
-            str(sources),
-            "--tasksets-dir",
-            str(repo / "tasksets"),
-            "--baseline",
-            "lived",
-            "--reference-agent",
-            "openai:m",
-        ],
+        author_argv(sources, repo, mini_world_path, "--reference-agent", "openai:m"),
     )
     assert result.exit_code == 2, result.output
     assert "cannot reach the model endpoint" in " ".join(result.output.split())
@@ -363,7 +355,6 @@ def test_a_rerun_is_answered_from_the_response_cache(run_options, levels, driver
             drivers(server, cache_dir=cache),
             driver_name="llm",
             checkpoint_path=tmp_path / "cp.sqlite",
-            force=True,
         )
         paid = len(server.requests)
         again = run_persona(
