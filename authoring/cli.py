@@ -30,7 +30,7 @@ def _version(value: bool) -> None:
 
 
 def _register_commands() -> None:
-    from .commands import author, calibrate, evaluate, recertify, report, review, sources, world
+    from .commands import author, calibrate, evaluate, recertify, report, review, serve, sources, world
 
     world.register(world_app)
     sources.register(app)
@@ -40,6 +40,7 @@ def _register_commands() -> None:
     calibrate.register(app)
     review.register(app)
     recertify.register(app)
+    serve.register(app)
 
 console = render.console()
 err_console = render.console(stderr=True)

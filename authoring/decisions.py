@@ -187,6 +187,7 @@ def _fix_finished(saver: Any, drivers: Drivers, item: ReviewItem, decision: Deci
                          sources_root=str(sources_root), skills_dir=str(skills_dir), world=str(world.path),
                          baseline=inputs.get("baseline"), reference_agent=inputs.get("reference_agent", "heuristic"),
                          frontier_agent=inputs.get("frontier_agent"), repeats=inputs.get("repeats", 3),
+                         min_attempts=inputs.get("min_attempts", 3),
                          commit=commit, inputs_sha256=record.inputs_sha256, inputs=inputs, run_id=item.run)
     tasks = {}
     for task_id in record.tasks:

@@ -200,6 +200,38 @@ def _write_json(path: Path, obj: Any) -> None:
     tmp.replace(path)
 
 
+class RunWriter:
+    """A run folder being written: each trial appended to trials.jsonl and flushed the moment it is added (a
+    killed process keeps every finished trial), report.json and the final run.json on close. Shared by every
+    producer of trials (`evaluate`, `retry_invalid`, the MCP server), so their runs read the same."""
+
+    def __init__(self, run: EvalRun) -> None:
+        self.run = run
+        self._sink = (run.run_dir / TRIALS_FILE).open("a", encoding="utf-8")
+
+    @classmethod
+    def create(cls, runs_dir: Path, record: RunRecord) -> RunWriter:
+        """A new run folder, with run.json written first."""
+        run_dir = Path(runs_dir) / record.run_id
+        run_dir.mkdir(parents=True, exist_ok=False)
+        _write_json(run_dir / RUN_FILE, record.model_dump())
+        return cls(EvalRun(run_dir, record))
+
+    def add(self, trial: Trial) -> None:
+        self._sink.write(trial.model_dump_json() + "\n")
+        self._sink.flush()
+        self.run.trials.append(trial)
+
+    def close(self, status: str) -> EvalRun:
+        self._sink.close()
+        run, record = self.run, self.run.record
+        run.report = aggregate(current(run.trials))
+        record.status, record.finished_at, record.completed_trials = status, _now(), len(current(run.trials))
+        _write_json(run.run_dir / REPORT_FILE, run.report)
+        _write_json(run.run_dir / RUN_FILE, record.model_dump())
+        return run
+
+
 async def evaluate(world: World, tasks: list[Task], agent: Agent, *, repeats: int = 1, concurrency: int = 4,
                    timeout_s: float | None = None, runs_dir: Path = DEFAULT_RUNS_DIR, run_id: str | None = None,
                    taskset: str | None = None, world_label: str | None = None,
@@ -215,53 +247,39 @@ async def evaluate(world: World, tasks: list[Task], agent: Agent, *, repeats: in
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    run_id = run_id or new_run_id()
-    run_dir = Path(runs_dir) / run_id
-    run_dir.mkdir(parents=True, exist_ok=False)
     planned = [(task, r) for r in range(repeats) for task in tasks]
-    record = RunRecord(run_id=run_id, agent=agent.name, taskset=taskset, world=world_label, tasks=len(tasks),
-                       task_ids=[t.id for t in tasks], repeats=repeats, planned_trials=len(planned), started_at=_now(),
+    record = RunRecord(run_id=run_id or new_run_id(), agent=agent.name, taskset=taskset, world=world_label,
+                       tasks=len(tasks), task_ids=[t.id for t in tasks], repeats=repeats,
+                       planned_trials=len(planned), started_at=_now(),
                        options={"concurrency": concurrency, "timeout_s": timeout_s, **(options or {})},
                        notes=list(notes or []))
-    _write_json(run_dir / RUN_FILE, record.model_dump())
-    run = EvalRun(run_dir, record)
+    writer = RunWriter.create(runs_dir, record)
     status = "interrupted"
     try:
-        await _run_into(run, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s, progress=progress)
+        await _run_into(writer, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s,
+                        progress=progress)
         status = "complete"
     finally:
-        _finish(run, status)
+        run = writer.close(status)
     return run
 
 
-async def _run_into(run: EvalRun, world: World, planned: list[tuple[Task, int]], agent: Agent, *, concurrency: int,
-                    timeout_s: float | None, progress: Progress | None) -> None:
-    """Run `planned` trials at most `concurrency` at once, appending each to the run's trials.jsonl (flushed)
-    and to run.trials the moment it finishes."""
+async def _run_into(writer: RunWriter, world: World, planned: list[tuple[Task, int]], agent: Agent, *,
+                    concurrency: int, timeout_s: float | None, progress: Progress | None) -> None:
+    """Run `planned` trials at most `concurrency` at once, each written to the run the moment it finishes."""
     semaphore = asyncio.Semaphore(concurrency)
-    before = len(run.trials)
-    with (run.run_dir / TRIALS_FILE).open("a", encoding="utf-8") as sink:
+    before = len(writer.run.trials)
 
-        async def one(task: Task, repeat: int) -> None:
-            async with semaphore:
-                trial = await run_trial(world, task, agent, repeat, timeout_s=timeout_s)
-            sink.write(trial.model_dump_json() + "\n")
-            sink.flush()
-            run.trials.append(trial)
-            if progress is not None:
-                progress(trial, len(run.trials) - before, len(planned))
+    async def one(task: Task, repeat: int) -> None:
+        async with semaphore:
+            trial = await run_trial(world, task, agent, repeat, timeout_s=timeout_s)
+        writer.add(trial)
+        if progress is not None:
+            progress(trial, len(writer.run.trials) - before, len(planned))
 
-        async with asyncio.TaskGroup() as group:
-            for task, repeat in planned:
-                group.create_task(one(task, repeat))
-
-
-def _finish(run: EvalRun, status: str) -> None:
-    run.report = aggregate(current(run.trials))
-    record = run.record
-    record.status, record.finished_at, record.completed_trials = status, _now(), len(current(run.trials))
-    _write_json(run.run_dir / REPORT_FILE, run.report)
-    _write_json(run.run_dir / RUN_FILE, record.model_dump())
+    async with asyncio.TaskGroup() as group:
+        for task, repeat in planned:
+            group.create_task(one(task, repeat))
 
 
 def to_retry(record: RunRecord, trials: list[Trial]) -> list[tuple[str, int]]:
@@ -287,14 +305,16 @@ async def retry_invalid(world: World, run_dir: Path, tasks: dict[str, Task], age
         raise ValueError(f"run {record.run_id} has trials of tasks not in this taskset: {', '.join(missing[:5])}")
     planned = [(tasks[task_id], r) for task_id, r in todo]
     before, status = len(run.trials), "interrupted"
+    writer = RunWriter(run)
     try:
-        await _run_into(run, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s, progress=progress)
+        await _run_into(writer, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s,
+                        progress=progress)
         status = "complete"
     finally:
         fresh = run.trials[before:]
         record.retries.append({"at": _now(), "planned": len(planned), "ran": len(fresh),
                                "still_invalid": sum(1 for t in fresh if not t.valid)})
-        _finish(run, status)
+        writer.close(status)
     return run
 
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from simulator import World
 
 from .agents.base import Agent, AgentRefused, AgentUnavailable, TaskView
-from .episode import DEFAULT_MAX_TURNS, NO_ACTION, Episode, TraceEvent, start_episode
+from .episode import DEFAULT_MAX_TURNS, FINAL_ANSWER, NO_ACTION, Episode, TraceEvent, start_episode
 from .grader import CheckFn, GradeResult, grade
 from .task import Task
 
@@ -78,27 +78,53 @@ class Trial(BaseModel):
             self.fingerprint = [f"{reason}:{self.error or 'refused'}", *self.fingerprint]
 
 
-def _record_unparseable(episode: Episode, raw: str | None, error: str) -> dict[str, Any]:
+def record_unparseable(episode: Episode, raw: str | None, error: str) -> dict[str, Any]:
+    """Record something the agent produced that never became a call (a reply that is not an action, or a call
+    its own harness refused before our workspace saw it) as an invalid call."""
     envelope = {"ok": False, "command": UNPARSEABLE, "request_id": None, "message": error, "data": None,
                 "error": {"code": "unparseable_action", "message": error, "retryable": True}}
     episode.events.append(TraceEvent(len(episode.events) + 1, UNPARSEABLE, {"raw": raw}, False, envelope))
     return envelope
 
 
+def open_episode(world: World, task: Task) -> Episode:
+    """An episode under the harness's rules: a task without a turn budget gets DEFAULT_MAX_TURNS."""
+    episode = start_episode(world, task)
+    if not episode.budget:
+        episode.budget = DEFAULT_MAX_TURNS
+    return episode
+
+
+def end_if_out_of_turns(episode: Episode) -> None:
+    """The harness's turn rule: once the budget's worth of turns is taken, the episode is over."""
+    if not episode.done and episode.budget and len(episode.events) >= episode.budget:
+        episode.stop("max_turns")
+
+
+def record_episode(trial: Trial, episode: Episode) -> None:
+    """Copy what the agent did in `episode` onto `trial` (its grade is applied separately)."""
+    trial.ended_by = episode.ended_by
+    trial.turns = episode.turns
+    trial.tool_calls = sum(1 for e in episode.events if e.tool not in (FINAL_ANSWER, UNPARSEABLE, NO_ACTION))
+    trial.invalid_calls = episode.invalid_calls
+    trial.final_answer = episode.final_answer
+    trial.events = [e.to_dict() for e in episode.events]
+
+
 async def _drive(episode: Episode, agent: Agent, task: Task, holder: dict[str, Any]) -> None:
     session = holder["session"] = agent.session(TaskView.of(task), task if agent.privileged else None)
     observation: dict[str, Any] | None = None
     try:
-        while not episode.done:
-            if episode.budget and len(episode.events) >= episode.budget:
-                episode.stop("max_turns")
+        while True:
+            end_if_out_of_turns(episode)
+            if episode.done:
                 break
             action = await session.next_action(observation)
             if action is None:
                 episode.stop("agent_stopped")
                 break
             if action.parse_error is not None:
-                observation = _record_unparseable(episode, action.raw, action.parse_error)
+                observation = record_unparseable(episode, action.raw, action.parse_error)
                 continue
             if action.tool == NO_ACTION:
                 observation = episode.idle(action.raw)
@@ -116,9 +142,7 @@ async def run_trial(world: World, task: Task, agent: Agent, repeat: int = 0, *, 
     episode: Episode | None = None
     session = None
     try:
-        episode = start_episode(world, task)
-        if not episode.budget:
-            episode.budget = DEFAULT_MAX_TURNS
+        episode = open_episode(world, task)
         holder: dict[str, Any] = {}
         try:
             await asyncio.wait_for(_drive(episode, agent, task, holder), timeout=timeout_s)
@@ -139,13 +163,7 @@ async def run_trial(world: World, task: Task, agent: Agent, repeat: int = 0, *, 
     finally:
         trial.duration_s = round(time.perf_counter() - start, 4)
         if episode is not None:
-            trial.ended_by = episode.ended_by
-            trial.turns = episode.turns
-            trial.tool_calls = sum(1 for e in episode.events if e.tool not in ("final_answer", UNPARSEABLE,
-                                                                                NO_ACTION))
-            trial.invalid_calls = episode.invalid_calls
-            trial.final_answer = episode.final_answer
-            trial.events = [e.to_dict() for e in episode.events]
+            record_episode(trial, episode)
         if session is not None:
             usage = session.usage
             trial.tokens_in, trial.tokens_out, trial.cost = usage.tokens_in, usage.tokens_out, round(usage.cost, 6)
@@ -163,7 +181,7 @@ def replay_trial(world: World, task: Task, trial: Trial) -> Episode:
         if episode.done:
             break
         if event["tool"] == UNPARSEABLE:
-            _record_unparseable(episode, (event.get("args") or {}).get("raw"), event["envelope"]["message"])
+            record_unparseable(episode, (event.get("args") or {}).get("raw"), event["envelope"]["message"])
         elif event["tool"] == NO_ACTION:
             episode.idle((event.get("args") or {}).get("text"))
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -250,8 +251,132 @@ def bench_harness() -> dict[str, float]:
     return out
 
 
+class _ServeProcess:
+    """`taskforge serve --transport http` on the shipped taskset in its own process (so its work does not share
+    the client's interpreter), on a free port; the base URL is read from what it announces."""
+
+    def __init__(self, runs_dir: Path) -> None:
+        import re
+        import subprocess
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "authoring", "serve", "--taskset", str(ROOT / "tasksets" / "workspace_tasks"),
+             "--transport", "http", "--port", "0", "--runs-dir", str(runs_dir)],
+            cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "300"})
+        for line in self.proc.stderr:
+            found = re.search(r"(http://[^/\s]+)/tasks/", line)
+            if found:
+                self.base = found.group(1)
+                return
+        raise RuntimeError("taskforge serve exited before it served: " + str(self.proc.wait()))
+
+    def close(self) -> None:
+        import signal
+
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(timeout=30)
+
+
+def bench_serve(episodes: int = 96, concurrency: int = 16, runs: int = 3) -> dict[str, float]:
+    """`taskforge serve` over Streamable HTTP: episodes per second with `concurrency` sessions at once, each the
+    reference of a shipped task replayed by the MCP SDK's client (one shared HTTP client, handshake mode), and
+    the wall time of one tool call through MCP (HTTP and stdio) against the same call in-process (Episode.act,
+    what our own harness pays). Client and server share the machine's cores."""
+    import asyncio
+    import tempfile
+
+    import httpx2
+    from mcp import Client, StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from certify.episode import reference_calls
+    from certify.evaluate import select_tasks
+    from certify.task import TaskSet
+    from certify.trial import open_episode
+
+    taskset = ROOT / "tasksets" / "workspace_tasks"
+    tasks = select_tasks(taskset)
+    world = TaskSet.load(taskset).world()
+    probe = tasks[:20]
+
+    def inproc_call_ms() -> float:
+        samples = []
+        for _ in range(runs):
+            for task in probe:
+                episode = open_episode(world, task)
+                for tool, args in reference_calls(task):
+                    start = time.perf_counter()
+                    episode.act(tool, args)
+                    samples.append(time.perf_counter() - start)
+        return statistics.median(samples) * 1000
+
+    async def replay(client: Client, task, timings: list[float] | None = None) -> None:
+        for tool, args in reference_calls(task):
+            start = time.perf_counter()
+            await client.call_tool(tool, args)
+            if timings is not None:
+                timings.append(time.perf_counter() - start)
+        await client.call_tool("final_answer", {"text": task.eval.reference_answer or "Done."})
+
+    async def throughput(base: str) -> list[float]:
+        rates = []
+        async with httpx2.AsyncClient(limits=httpx2.Limits(max_connections=concurrency * 2)) as http:
+            gate = asyncio.Semaphore(concurrency)
+
+            async def episode(task) -> None:
+                async with gate, Client(streamable_http_client(f"{base}/tasks/{task.id}/mcp", http_client=http),
+                                        mode="legacy") as client:
+                    await replay(client, task)
+
+            for _ in range(runs):
+                start = time.perf_counter()
+                await asyncio.gather(*(episode(tasks[i % len(tasks)]) for i in range(episodes)))
+                rates.append(episodes / (time.perf_counter() - start))
+        return rates
+
+    async def http_call_ms(base: str) -> float:
+        timings: list[float] = []
+        async with httpx2.AsyncClient() as http:
+            for _ in range(runs):
+                for task in probe:
+                    async with Client(streamable_http_client(f"{base}/tasks/{task.id}/mcp", http_client=http),
+                                      mode="legacy") as client:
+                        await replay(client, task, timings)
+        return statistics.median(timings) * 1000
+
+    async def stdio_call_ms(runs_dir: Path) -> float:
+        timings: list[float] = []
+        for task in probe[:5]:
+            params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
+                "-m", "authoring", "serve", "--taskset", str(taskset), "--task", task.id, "--runs-dir", str(runs_dir)])
+            with open(os.devnull, "w") as quiet:  # the server's trial lines are not ours to print
+                async with Client(stdio_client(params, errlog=quiet), mode="legacy") as client:
+                    await replay(client, task, timings)
+        return statistics.median(timings) * 1000
+
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        server = _ServeProcess(Path(tmp) / "runs")
+        try:
+            asyncio.run(http_call_ms(server.base))  # warm-up
+            rates = asyncio.run(throughput(server.base))
+            http_ms = asyncio.run(http_call_ms(server.base))
+        finally:
+            server.close()
+        stdio_ms = asyncio.run(stdio_call_ms(Path(tmp) / "stdio-runs"))
+    inproc_ms = inproc_call_ms()
+    out[f"serve_http_c{concurrency}_episodes_per_s"] = statistics.median(rates)
+    out["tool_call_inprocess_ms"] = inproc_ms
+    out["tool_call_mcp_http_ms"] = http_ms
+    out["tool_call_mcp_stdio_ms"] = stdio_ms
+    out["tool_call_overhead_http_ms"] = http_ms - inproc_ms
+    out["tool_call_overhead_stdio_ms"] = stdio_ms - inproc_ms
+    return out
+
+
 SUITES = {"simulator": bench_simulator, "certify": bench_certify, "recertify": bench_recertify,
-          "authoring": bench_authoring, "llm_authoring": bench_llm_authoring, "harness": bench_harness}
+          "authoring": bench_authoring, "llm_authoring": bench_llm_authoring, "harness": bench_harness,
+          "serve": bench_serve}
 
 
 def main() -> None:

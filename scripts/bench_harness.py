@@ -147,12 +147,11 @@ async def _bare(url: str, body: dict, requests: int, concurrency: int) -> float:
 
 def _first_request(task) -> dict:
     from certify.agents.base import TaskView
-    from certify.agents.llm import TOOLS_SYSTEM_PROMPT
+    from certify.agents.llm import system_prompt
 
     view = TaskView.of(task)
     return {"model": "bench-stub", "temperature": 0,
-            "messages": [{"role": "system", "content": TOOLS_SYSTEM_PROMPT.format(
-                rules="\n".join(f"- {rule}" for rule in view.rules))}, {"role": "user", "content": view.prompt}],
+            "messages": [{"role": "system", "content": system_prompt(view)}, {"role": "user", "content": view.prompt}],
             "tools": [{"type": "function", "function": t} for t in view.tools]}
 
 

@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     import httpx2
     import openai
 
-__all__ = ["PLACEHOLDER_KEY", "LLMConfig", "OpenAIAgent", "OpenAISession", "check_agents", "resolve_endpoint"]
+__all__ = ["PLACEHOLDER_KEY", "LLMConfig", "OpenAIAgent", "OpenAISession", "check_agents", "resolve_endpoint",
+           "system_prompt"]
 
 FINAL_ANSWER = "final_answer"
 TRUNCATED = "…[truncated: {shown} of {total} characters shown]"
@@ -132,8 +133,12 @@ def _tool_catalogue(tools: list[dict[str, Any]]) -> str:
                      for t in tools)
 
 
-def _rules(view: TaskView) -> str:
-    return "\n".join(f"- {rule}" for rule in view.rules) or "- (none stated)"
+def system_prompt(view: TaskView, mode: Literal["json", "tools"] = "tools") -> str:
+    """The system prompt of an episode: how to act in `mode`, and the episode's rules."""
+    rules = "\n".join(f"- {rule}" for rule in view.rules) or "- (none stated)"
+    if mode == "json":
+        return JSON_SYSTEM_PROMPT.format(tools=_tool_catalogue(view.tools), rules=rules)
+    return TOOLS_SYSTEM_PROMPT.format(rules=rules)
 
 
 class OpenAIAgent:
@@ -216,11 +221,10 @@ class OpenAISession:
         self._parse: ParseMode = agent.config.parse
         self._replies = 0
         self._idle = 0
+        system = system_prompt(view, self._mode)
         if self._mode == "json":
-            system = JSON_SYSTEM_PROMPT.format(tools=_tool_catalogue(view.tools), rules=_rules(view))
             self._tools: list[dict[str, Any]] | None = None
         else:
-            system = TOOLS_SYSTEM_PROMPT.format(rules=_rules(view))
             self._tools = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
                                                              "parameters": t["parameters"]}} for t in view.tools]
         self._messages: list[dict[str, Any]] = [{"role": "system", "content": system},

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -90,3 +94,27 @@ def init_repo(root: Path) -> Path:
     git(root, "add", "skills")
     git(root, "commit", "-q", "-m", "skills")
     return root
+
+
+@pytest.fixture
+def postgres_database() -> Iterator[Callable[[], str]]:
+    """Makes fresh databases on the suite's PostgreSQL server (a run's thread id is derived from its inputs, so
+    two runs of one persona sharing a database would share a thread) and drops them afterwards; skips, saying
+    why, when there is no server."""
+    url = os.environ.get("TASKFORGE_TEST_PG_URL")
+    if not url:
+        pytest.skip("no PostgreSQL server: set TASKFORGE_TEST_PG_URL, or run the suite under scripts/with-postgres")
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[postgres]')")
+    made: list[str] = []
+
+    def new() -> str:
+        name = f"taskforge_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        made.append(name)
+        return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+    yield new
+    with psycopg.connect(url, autocommit=True) as conn:
+        for name in made:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -10,6 +10,7 @@ from authoring.roles.author import RuleAuthor
 from authoring.roles.fairness import RuleFairness
 from authoring.roles.fixer import RuleFixer
 from authoring.roles.validator import RuleValidator
+from authoring.state import serializer
 from tests.conftest import COMPAT, COMPAT_WORLD, needs_compat
 
 TEMPLATES = COMPAT / "task_templates"
@@ -19,7 +20,7 @@ PERSONAS = sorted(p.name for p in TEMPLATES.iterdir() if (p / "README.md").is_fi
 @needs_compat
 @pytest.mark.parametrize("persona", PERSONAS)
 def test_compat_persona_authors_twenty_certified_tasks(persona, tmp_path):
-    graph = build_graph(Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer()), InMemorySaver())
+    graph = build_graph(Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer()), InMemorySaver(serde=serializer()))
     options = RunOptions(persona=persona, tasksets_dir=str(tmp_path / "tasksets"), sources_root=str(TEMPLATES),
                          skills_dir=str(tmp_path / "skills"), world=str(COMPAT_WORLD), baseline="stark-workspace-a",
                          repeats=1, commit=False)

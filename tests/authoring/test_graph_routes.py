@@ -17,6 +17,7 @@ from authoring.roles.fairness import RuleFairness
 from authoring.roles.fixer import FixResult
 from authoring.roles.validator import RuleValidator
 from authoring.run import invoke
+from authoring.state import serializer
 from certify.agents.base import AGENTS, register_agent
 from certify.agents.oracle import OracleAgent, _ListSession
 from tests.authoring.conftest import git
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def start(d, opts, thread: str = "t"):
-    graph = build_graph(d, InMemorySaver())
+    graph = build_graph(d, InMemorySaver(serde=serializer()))
     config = {"configurable": {"thread_id": thread}, "recursion_limit": 500}
     invoke(graph, {"options": opts}, config, opts)
     return graph, config, graph.get_state(config)
@@ -306,3 +307,30 @@ def test_the_live_display_shows_each_story_level_role_and_round():
     assert "risk_repair" in text and "1 Find" in text and "author" in text and "2" in text
     assert "morning_positions" in text and "4 Compose" in text and "certified" in text
     assert "calibration: calibrating with heuristic x3" in text
+
+
+def test_a_calibration_that_measured_too_little_is_a_blocker_not_a_pass(sources, repo, mini_world_path):
+    _, _, snap = start(drivers(), options(sources, repo, mini_world_path, min_attempts=3))
+    assert snap.values["calibration"].verdict == "insufficient"
+    assert snap.next == ("review",)
+    items = snap.tasks[0].interrupts[0].value["items"]
+    assert [i["kind"] for i in items] == ["insufficient"]
+    assert "fewer than 3 valid attempts" in items[0]["reason"]
+    assert not (repo / "tasksets").exists()
+
+
+def test_publishing_the_same_outputs_twice_commits_once(sources, repo, mini_world_path):
+    from authoring.pipeline import commit_outputs
+
+    _, _, snap = start(drivers(), options(sources, repo, mini_world_path))
+    first = snap.values["result"]
+    assert first.status == "committed"
+    again = commit_outputs(snap.values["options"], snap.values, graph_world(mini_world_path))
+    assert again.status == "committed" and again.commit == first.commit
+    assert git(repo, "rev-parse", "HEAD").strip() == first.commit
+
+
+def graph_world(path):
+    from simulator import World
+
+    return World.load(path)

@@ -16,6 +16,7 @@ from authoring.roles.fairness import RuleFairness
 from authoring.roles.fixer import RuleFixer
 from authoring.roles.validator import RuleValidator
 from authoring.run import RunError, run_persona
+from authoring.state import serializer
 from tests.authoring.conftest import git
 
 
@@ -92,7 +93,7 @@ class FlaggingFairness(RuleFairness):
 
 
 def test_blockers_interrupt_and_an_approval_resumes_to_commit(sources, repo, mini_world_path):
-    graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver())
+    graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver(serde=serializer()))
     config = {"configurable": {"thread_id": "t1"}, "recursion_limit": 200}
     opts = options(sources, repo, mini_world_path)
     graph.invoke({"options": opts}, config, context=opts)
@@ -111,7 +112,7 @@ def test_blockers_interrupt_and_an_approval_resumes_to_commit(sources, repo, min
 
 
 def test_rejection_ends_without_commit(sources, repo, mini_world_path):
-    graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver())
+    graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver(serde=serializer()))
     config = {"configurable": {"thread_id": "t2"}, "recursion_limit": 200}
     opts = options(sources, repo, mini_world_path)
     graph.invoke({"options": opts}, config, context=opts)

@@ -14,7 +14,7 @@ from authoring.flags import make_flag
 from authoring.review import AlreadyDecided, Claims, ReviewError, all_items, find_item
 from authoring.run import checkpointer, run_persona
 from tests.authoring.conftest import git
-from tests.authoring.test_pipeline import FlaggingFairness, RuleFairness, drivers, options
+from tests.authoring.test_pipeline import FlaggingFairness, RuleFairness, RuleValidator, drivers, options
 
 LOCK = Path("tasksets") / "workspace_tasks" / "certificates.json"
 REVIEWS = Path("tasksets") / "workspace_tasks" / "reviews" / "desk_head.json"
@@ -147,3 +147,43 @@ def test_two_reviewers_cannot_both_claim_one_item(tmp_path):
         assert claims.claim("item:x1", "late") is False
         claims.release("item:x1")
         assert claims.claim("item:x1", "late") is True
+
+
+class MinorRemark(RuleValidator):
+    """Leaves one non-blocking remark on one task: an item of the finished run."""
+
+    def review(self, task, world, persona):
+        flags = super().review(task, world, persona)
+        if task.id == "risk_repair_level0":
+            flags.append(make_flag(role="validator", kind="validator", persona=persona, story="risk_repair",
+                                   task_id=task.id, level=0, check="deadline", severity="minor",
+                                   reason="the prompt never says when it is needed"))
+        return flags
+
+
+def test_fixing_an_item_of_a_finished_run_takes_the_whole_repair_path(sources, repo, mini_world_path, tmp_path):
+    from tests.authoring.test_graph_routes import MARK, CountingValidator, MarkingFixer
+
+    db = tmp_path / "cp.sqlite"
+    done = run_persona(options(sources, repo, mini_world_path), drivers(validator=MinorRemark()), driver_name="rules",
+                       checkpoint_path=db)
+    assert done.status == "committed"
+    item = next(i for i in all_items(repo / "tasksets") if i.check == "deadline")
+    assert item.source == "run" and item.status == "open"
+    messages: list[str] = []
+    validator = CountingValidator()
+    with checkpointer(None, db) as saver:
+        result = decide(repo / "tasksets", saver, drivers(messages, fixer=MarkingFixer(), validator=validator),
+                        item.id, "fix", by="ana", sources_root=sources, skills_dir=repo / "skills")
+    assert result["run"] == "committed" and result["flag_status"] == "fixed", (result, messages)
+    task = json.loads(git(repo, "show", "HEAD:tasksets/workspace_tasks/desk_head/risk_repair_level0.json"))
+    assert task["prompt"].endswith(MARK)
+    assert validator.seen == {"risk_repair_level0": 1}, "the repaired task went back to a validator"
+    assert any(m.startswith("ladder fairness") for m in messages) and any(m.startswith("calibration with")
+                                                                          for m in messages)
+    lock = json.loads(git(repo, "show", f"HEAD:{LOCK}"))
+    assert lock["tasks"]["risk_repair_level0"]["reviews"][0]["verdict"] == "fix"
+    fixed = find_item(repo / "tasksets", item.id)
+    assert fixed.status == "fixed" and fixed.decision.result == "marked the prompt"
+    assert "mark level-0 prompts" in git(repo, "show", "HEAD:skills/task-author.md")
+    assert git(repo, "status", "--porcelain", "--", "tasksets") == ""

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from authoring.cli import app
 from authoring.pipeline import build_graph
 from authoring.review import all_items
+from authoring.state import serializer
 from certify.grader import CHECKS, CheckResult
 from certify.recertify import recertify
 from simulator import World
@@ -20,7 +21,7 @@ from tests.authoring.test_pipeline import drivers, options
 @pytest.fixture
 def certified(sources, repo, mini_world_path):
     """A taskset on disk, authored and calibrated (lock, tasks, transcripts), not committed."""
-    graph = build_graph(drivers(), InMemorySaver())
+    graph = build_graph(drivers(), InMemorySaver(serde=serializer()))
     config = {"configurable": {"thread_id": "r"}, "recursion_limit": 300}
     opts = options(sources, repo, mini_world_path, commit=False)
     graph.invoke({"options": opts}, config, context=opts)

@@ -1,0 +1,145 @@
+"""`taskforge serve`: a taskset's tasks as an MCP server, one episode per session (see certify/mcp_server.py).
+
+stdio serves one task to the client that launched the process (its stdout is the protocol: everything this
+command says goes to stderr); http serves every task of the taskset (or only --task) at /tasks/<id>/mcp until
+interrupted. Usage errors exit 2 before anything is served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from authoring import render
+
+err = render.console(stderr=True)
+
+
+def say(message: str) -> None:
+    """One line on stderr (in stdio mode stdout is the protocol), never wrapped."""
+    err.print(message, highlight=False, soft_wrap=True)
+
+
+class Transport(StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+def serve_cmd(
+    taskset: Annotated[
+        Path, typer.Option("--taskset", help="Taskset folder (holds taskset.json).", show_default=False)
+    ],
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--task", help="Task id; required for stdio. With http, serve only this task (default: all)."
+        ),
+    ] = None,
+    world: Annotated[
+        Path | None,
+        typer.Option(
+            "--world", help="World directory (default: the taskset's, else the built-in default world)."
+        ),
+    ] = None,
+    transport: Annotated[
+        Transport,
+        typer.Option(
+            "--transport", help="stdio (the client launches this command) or http (Streamable HTTP)."
+        ),
+    ] = Transport.stdio,
+    host: Annotated[str, typer.Option("--host", help="http: address to bind.")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="http: port (0 picks a free one).")
+    ] = 8000,
+    reveal: Annotated[
+        bool,
+        typer.Option(
+            "--reveal", help="final_answer's result states the verdict (pass/fail, share, failing codes)."
+        ),
+    ] = False,
+    runs_dir: Annotated[
+        Path | None, typer.Option("--runs-dir", help="Where the run folder goes (default .taskforge/runs).")
+    ] = None,
+) -> None:
+    """Serve tasks over MCP: the task's tools with our schemas, its prompt as the MCP prompt 'task'; each session
+    is one episode, graded when it ends and stored as a trial like `taskforge eval`'s."""
+    from certify.evaluate import DEFAULT_RUNS_DIR, select_tasks
+    from certify.task import TaskFileError, TaskSet
+    from simulator import DEFAULT_WORLD, WorldError
+
+    def usage_error(message: str) -> typer.Exit:
+        say(f"[red]error:[/red] {message}")
+        return typer.Exit(2)
+
+    try:
+        from certify import mcp_server
+    except ImportError as exc:
+        raise usage_error(
+            f"taskforge serve needs the MCP SDK ({exc.name} is missing): pip install -e '.[mcp]'"
+        ) from exc
+    if not (taskset / "taskset.json").is_file():
+        what = "no such folder" if not taskset.is_dir() else "no taskset.json in it"
+        raise usage_error(f"--taskset {taskset}: {what}")
+    try:
+        loaded = TaskSet.load(taskset)
+        tasks = select_tasks(taskset)
+        w = loaded.world(world)
+    except (TaskFileError, WorldError) as exc:
+        raise usage_error(str(exc)) from exc
+    if task is not None:
+        chosen = [t for t in tasks if t.id == task]
+        if not chosen:
+            known = ", ".join(t.id for t in tasks[:5]) + (", …" if len(tasks) > 5 else "")
+            raise usage_error(f"--task {task}: no such task in {taskset} (tasks: {known or 'none'})")
+        tasks = chosen
+    elif transport is Transport.stdio:
+        raise usage_error("--task is required with --transport stdio (one process serves one task)")
+    if not tasks:
+        raise usage_error(f"--taskset {taskset}: no task files found")
+
+    def on_trial(trial) -> None:
+        verdict = "invalid" if not trial.valid else ("pass" if trial.passed else "fail")
+        say(
+            f"trial {trial.task_id} ({trial.agent}): {verdict}, {trial.turns} turn(s), {trial.invalid_calls} invalid, ended by {trial.ended_by}"
+        )
+
+    try:
+        episodes = mcp_server.EpisodeHost(
+            w,
+            tasks,
+            runs_dir=runs_dir or DEFAULT_RUNS_DIR,
+            reveal=reveal,
+            taskset=loaded.manifest.taskset_id,
+            world_label=str(world or loaded.manifest.world or DEFAULT_WORLD),
+            transport=transport.value,
+            on_trial=on_trial,
+        )
+    except ValueError as exc:
+        raise usage_error(str(exc)) from exc
+
+    def announce(base: str) -> None:
+        shown = tasks if len(tasks) <= 3 else tasks[:2]
+        for t in shown:
+            say(f"serving {t.id} at {base}{mcp_server.HTTP_PATH.format(task_id=t.id)}")
+        if len(shown) < len(tasks):
+            say(f"… and {len(tasks) - len(shown)} more (index: {base}/tasks)")
+        say(f"trials go to {episodes.run_dir}; Ctrl-C stops")
+
+    try:
+        if transport is Transport.stdio:
+            asyncio.run(mcp_server.serve_stdio(episodes, tasks[0].id))
+        else:
+            asyncio.run(mcp_server.serve_http(episodes, bind_host=host, port=port, announce=announce))
+    except KeyboardInterrupt:
+        pass
+    except mcp_server.ServeError as exc:
+        raise usage_error(str(exc)) from exc
+    say(f"run folder: {episodes.run_dir}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve_cmd)
