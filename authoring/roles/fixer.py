@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import jsonpatch
-import jsonpointer
 from pydantic import ConfigDict, Field, model_validator
 
 from certify.calibrate import Defect
@@ -100,7 +99,7 @@ def apply_patch(task: dict[str, Any], patch: list[JsonPatchOp]) -> dict[str, Any
                                     f"patchable paths are {', '.join(PATCHABLE)}")
     try:
         return jsonpatch.apply_patch(task, [op.rfc() for op in patch], in_place=False)
-    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
         raise PatchRejected(f"the patch does not apply to the task: {exc}") from exc
 
 
