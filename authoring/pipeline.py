@@ -37,13 +37,14 @@ from certify.lock import now
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, parse_task
 from simulator import World
 
-from .author import AuthorContext, AuthorDriver, AuthoringError
 from .checks import persona_warnings
 from .factcheck import resolve
 from .failures import RoleFailure
-from .fairness import FairnessDriver
-from .fixer import FixerDriver, FixResult
 from .flags import Flag, make_flag
+from .roles.author import AuthorContext, AuthorDriver, AuthoringError
+from .roles.fairness import FairnessDriver
+from .roles.fixer import FixerDriver, FixResult
+from .roles.validator import ValidatorDriver
 from .sources import load_sources
 from .state import (
     AuthoredTask,
@@ -57,7 +58,6 @@ from .state import (
     RunOptions,
     RunResult,
 )
-from .validator import ValidatorDriver
 
 STANDARD_DEFAULTS: dict[str, Any] = {
     "category": "story",

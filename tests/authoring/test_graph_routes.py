@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from authoring.author import RuleAuthor
 from authoring.failures import RoleFailure
-from authoring.fairness import RuleFairness
-from authoring.fixer import FixResult
 from authoring.flags import make_flag
 from authoring.pipeline import build_graph, node_names
+from authoring.roles.author import RuleAuthor
+from authoring.roles.fairness import RuleFairness
+from authoring.roles.fixer import FixResult
+from authoring.roles.validator import RuleValidator
 from authoring.run import invoke
 from authoring.state import serializer
-from authoring.validator import RuleValidator
 from certify.agents.base import AGENTS, register_agent
 from certify.agents.oracle import OracleAgent, _ListSession
 from tests.authoring.conftest import git
