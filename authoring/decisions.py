@@ -16,6 +16,7 @@ from langgraph.types import Command
 
 from certify.lock import LOCK_FILE, CertificateLock, Review, now
 
+from .failures import RoleUnavailable
 from .gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
 from .outputs import persona_paths
 from .pipeline import Drivers, RunOptions, build_graph, split_task_id
@@ -32,7 +33,7 @@ from .review import (
     read_file,
     reviews_path,
 )
-from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune
+from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune, run_config
 from .state import AuthoredTask, Certification, GateOutcome, Repair
 
 
@@ -77,7 +78,7 @@ def decide(tasksets_dir: Path, saver: Any, drivers: Drivers, item_id: str, verdi
 
 def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, root: Path) -> dict[str, Any]:
     graph = build_graph(drivers, saver)
-    config = {"configurable": {"thread_id": item.run}, "recursion_limit": 1000}
+    config = run_config(item.run)
     snapshot = graph.get_state(config)
     if not snapshot.values:
         raise ReviewError(f"the run {item.run} that raised {item.id} is not in the checkpoint store (was .taskforge/ "
@@ -95,6 +96,9 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
         invoke(graph, Command(resume={item.id: decision.model_dump()}), config, options)
     except (PendingEdits, GitError) as exc:
         raise ReviewError(str(exc)) from exc
+    except RoleUnavailable as exc:
+        raise ReviewError(f"the model endpoint kept failing ({exc}); the run is checkpointed: decide again or run "
+                          "`taskforge author` to resume it") from exc
     after = graph.get_state(config)
     outcome = _outcome(item.run, after)
     found = (after.values or {}).get("flags", {}).get(item.id)
@@ -204,13 +208,16 @@ def _fix_finished(saver: Any, drivers: Drivers, item: ReviewItem, decision: Deci
     seed = {"options": options, "stories": sorted({t.story for t in tasks.values()}), "tasks": tasks, "flags": flags,
             "repairs": [repair], "rounds": {}, "done": {}}
     graph = build_graph(drivers, saver)
-    config = {"configurable": {"thread_id": item.run}, "recursion_limit": 1000}
+    config = run_config(item.run)
     if graph.get_state(config).values:
         raise ReviewError(f"the run {item.run} is still in the checkpoint store; finish it first")
     try:
         invoke(graph, seed, config, options)
     except (PendingEdits, GitError) as exc:
         raise ReviewError(str(exc)) from exc
+    except RoleUnavailable as exc:
+        raise ReviewError(f"the model endpoint kept failing ({exc}); the run is checkpointed: decide again or run "
+                          "`taskforge author` to resume it") from exc
     after = graph.get_state(config)
     outcome = _outcome(item.run, after)
     found = (after.values or {}).get("flags", {}).get(item.id)
