@@ -356,7 +356,7 @@ def test_an_endpoint_that_stays_down_is_retried_then_stops_the_run_which_resumes
     from authoring.run import RunError, run_persona
 
     author, db = DownEndpoint(), tmp_path / "cp.sqlite"
-    with pytest.raises(RunError, match="kept failing .*run the same command again"):
+    with pytest.raises(RunError, match=r"kept failing .*run the same command again"):
         run_persona(options(sources, repo, mini_world_path), drivers(author=author), driver_name="rules",
                     checkpoint_path=db)
     assert author.attempts == 3, "the node was retried by its RetryPolicy"
