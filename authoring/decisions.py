@@ -16,6 +16,7 @@ from langgraph.types import Command
 
 from certify.lock import LOCK_FILE, CertificateLock, Review, now
 
+from .failures import RoleUnavailable
 from .gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
 from .outputs import persona_paths
 from .pipeline import Drivers, RunOptions, build_graph, split_task_id
@@ -32,7 +33,7 @@ from .review import (
     read_file,
     reviews_path,
 )
-from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune
+from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune, run_config
 from .state import AuthoredTask, Certification, GateOutcome, Repair
 
 
@@ -77,7 +78,7 @@ def decide(tasksets_dir: Path, saver: Any, drivers: Drivers, item_id: str, verdi
 
 def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, root: Path) -> dict[str, Any]:
     graph = build_graph(drivers, saver)
-    config = {"configurable": {"thread_id": item.run}, "recursion_limit": 1000}
+    config = run_config(item.run)
     snapshot = graph.get_state(config)
     if not snapshot.values:
         raise ReviewError(f"the run {item.run} that raised {item.id} is not in the checkpoint store (was .taskforge/ "
@@ -91,26 +92,37 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
         pending = dirty_paths(repo, persona_paths(root, item.persona))
         if pending:
             raise ReviewError(str(PendingEdits(pending, "resuming the run may commit these paths")))
-    try:
-        invoke(graph, Command(resume={item.id: decision.model_dump()}), config, options)
-    except (PendingEdits, GitError) as exc:
-        raise ReviewError(str(exc)) from exc
-    after = graph.get_state(config)
-    outcome = _outcome(item.run, after)
+    after, outcome = _run_on(graph, Command(resume={item.id: decision.model_dump()}), config, options, repo, saver)
     found = (after.values or {}).get("flags", {}).get(item.id)
     flag = found.model_dump() if found is not None else {}
-    if outcome.status == "needs_review":
-        _record_pause(options, after, repo)
-    elif outcome.status == "rejected":
-        _record_pause(options, after, repo, finished=True)
-    elif outcome.status in ("committed", "certified"):
-        prune(saver, item.run)
     if decision.verdict == "fix" and flag.get("status") == "open":
         raise NoRepair(f"the fixer found no repair for {item.id}; it stays open (approve or reject it)")
     return {"flag_status": flag.get("status"), "result": (flag.get("decision") or {}).get("result"),
             "run": outcome.status if outcome.status != "needs_review" else "waiting",
             "commit": outcome.result.get("commit"), "summary": outcome.result.get("summary", ""),
             "waiting": [i["id"] for i in outcome.items]}
+
+
+def _run_on(graph: Any, value: Any, config: dict[str, Any], options: RunOptions, repo: Any,
+            saver: Any) -> tuple[Any, Any]:
+    """Run (or resume) a persona's graph for a decision, then record what it came to: the review file of a run
+    that waits again or ended rejected, the pruned checkpoints of a run that finished."""
+    try:
+        invoke(graph, value, config, options)
+    except (PendingEdits, GitError) as exc:
+        raise ReviewError(str(exc)) from exc
+    except RoleUnavailable as exc:
+        raise ReviewError(f"the model endpoint kept failing ({exc}); the run is checkpointed: decide again or run "
+                          "`taskforge author` to resume it") from exc
+    after = graph.get_state(config)
+    outcome = _outcome(options.run_id, after)
+    if outcome.status == "needs_review":
+        _record_pause(options, after, repo)
+    elif outcome.status == "rejected":
+        _record_pause(options, after, repo, finished=True)
+    elif outcome.status in ("committed", "certified"):
+        prune(saver, options.run_id)
+    return after, outcome
 
 
 def _record(item: ReviewItem, decision: Decision, root: Path, commit: bool) -> dict[str, Any]:
@@ -204,20 +216,11 @@ def _fix_finished(saver: Any, drivers: Drivers, item: ReviewItem, decision: Deci
     seed = {"options": options, "stories": sorted({t.story for t in tasks.values()}), "tasks": tasks, "flags": flags,
             "repairs": [repair], "rounds": {}, "done": {}}
     graph = build_graph(drivers, saver)
-    config = {"configurable": {"thread_id": item.run}, "recursion_limit": 1000}
+    config = run_config(item.run)
     if graph.get_state(config).values:
         raise ReviewError(f"the run {item.run} is still in the checkpoint store; finish it first")
-    try:
-        invoke(graph, seed, config, options)
-    except (PendingEdits, GitError) as exc:
-        raise ReviewError(str(exc)) from exc
-    after = graph.get_state(config)
-    outcome = _outcome(item.run, after)
+    after, outcome = _run_on(graph, seed, config, options, repo, saver)
     found = (after.values or {}).get("flags", {}).get(item.id)
-    if outcome.status == "needs_review":
-        _record_pause(options, after, repo)
-    elif outcome.status in ("committed", "certified"):
-        prune(saver, item.run)
     if found is None or found.status != "fixed":
         raise NoRepair(f"the fixer's repair of {item.id} ({result.repaired}) did not certify; it stays open")
     return {"flag_status": found.status, "result": result.repaired,

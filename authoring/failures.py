@@ -19,5 +19,10 @@ class RoleFailure(Exception):
         super().__init__(f"{role}: {reason}")
 
 
+class RoleUnavailable(RoleFailure):
+    """The role's model endpoint kept failing (rate limits, server errors, timeouts) after the client's retries:
+    no fault of the role's replies, so a retry later may succeed."""
+
+
 class EndpointError(Exception):
     """The model endpoint cannot be used at all (unreachable, refused key, unknown model): exit 2 before work."""

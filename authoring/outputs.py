@@ -29,7 +29,6 @@ from certify.lock import (
 )
 from simulator import World
 
-from .fixer import with_lesson
 from .gitops import (
     PendingEdits,
     commit_paths,
@@ -41,6 +40,7 @@ from .gitops import (
 )
 from .gitops import top as repo_top
 from .review import ReviewFile, file_lock, merge_run, read_file, reviews_path, run_items
+from .roles.fixer import with_lesson
 
 Reader = Callable[[Path], bytes | None]
 Lister = Callable[[Path], list[str]]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,17 +34,18 @@ from langgraph.types import Command, RetryPolicy, Send, interrupt
 from certify.agents import make_agent
 from certify.calibrate import Defect, calibrate
 from certify.gates import certify_task
-from certify.lock import now
+from certify.lock import now, task_content_hash
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, parse_task
 from simulator import World
 
-from .author import AuthorContext, AuthorDriver, AuthoringError
 from .checks import persona_warnings
 from .factcheck import resolve
-from .failures import RoleFailure
-from .fairness import FairnessDriver
-from .fixer import FixerDriver, FixResult
+from .failures import RoleFailure, RoleUnavailable
 from .flags import Flag, make_flag
+from .roles.author import AuthorContext, AuthorDriver, AuthoringError
+from .roles.fairness import FairnessDriver
+from .roles.fixer import FixerDriver, FixResult
+from .roles.validator import ValidatorDriver
 from .sources import load_sources
 from .state import (
     AuthoredTask,
@@ -57,7 +59,6 @@ from .state import (
     RunOptions,
     RunResult,
 )
-from .validator import ValidatorDriver
 
 STANDARD_DEFAULTS: dict[str, Any] = {
     "category": "story",
@@ -71,12 +72,14 @@ LEVEL_COUNT = len(LEVELS)
 
 
 def _transient(exc: BaseException) -> bool:
-    """Faults worth re-running a role step for, after the SDK's own retries gave up."""
-    return isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
-                            openai.InternalServerError))
+    """Faults worth re-running a role step for, after the SDK's own retries gave up: an endpoint that stopped
+    answering is infrastructure, not the task's fault, so it is retried here and, if it persists, stops the run
+    (which resumes at this step when run again) instead of becoming a review item."""
+    return isinstance(exc, (RoleUnavailable, openai.APIConnectionError, openai.APITimeoutError,
+                            openai.RateLimitError, openai.InternalServerError))
 
 
-ROLE_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=_transient)
+ROLE_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_transient)
 
 
 @dataclass
@@ -94,6 +97,7 @@ class _Env:
     def __init__(self) -> None:
         self._worlds: dict[str, World] = {}
         self.contexts: dict[tuple[Any, ...], dict[str, AuthorContext]] = {}
+        self.certs: dict[tuple[str, str, str], Certification] = {}
 
     def world(self, options: RunOptions) -> World:
         if options.world not in self._worlds:
@@ -158,14 +162,21 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         return parse_task(raw, f"{options.taskset}/{options.persona}/{raw.get('id')}.json", taskset_defaults(options))
 
     def certify(options: RunOptions, raw: dict[str, Any]) -> Certification:
+        """The gates on one draft. A task's certification depends on its own content, the world and the
+        defaults only, so within a process the same draft is gated once (re-gating the set together after a
+        change costs nothing for the levels that did not change)."""
+        key = (options.world, task_content_hash(raw), task_content_hash(taskset_defaults(options)))
+        if key in env.certs:
+            return env.certs[key]
         try:
             task = parse(options, raw)
         except Exception as exc:  # a draft that does not even parse is gate feedback, not a crash
             return Certification(certified=False, gates={"schema": GateOutcome(ok=False, detail=str(exc))})
         cert = certify_task(env.world(options), task, f"{task.id}.json")
-        return Certification(certified=cert.certified,
-                             gates={k: GateOutcome(ok=v.ok, detail=v.detail) for k, v in cert.gates.items()},
-                             notes={k: v for k, v in cert.notes.items() if k == "dead_checks"})
+        env.certs[key] = Certification(certified=cert.certified,
+                                       gates={k: GateOutcome(ok=v.ok, detail=v.detail) for k, v in cert.gates.items()},
+                                       notes={k: v for k, v in cert.notes.items() if k == "dead_checks"})
+        return env.certs[key]
 
     def emit(role: str, status: str, message: str, *, story: str | None = None, level: int | None = None,
              round_: int | None = None) -> None:
@@ -213,6 +224,8 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         update: dict[str, Any] = {}
         try:
             raw = drivers.author.draft(contexts(options)[slug], level, cursor.feedback, history).task
+        except RoleUnavailable:
+            raise
         except RoleFailure as failure:
             f = role_flag(options, failure, story=slug, task_id=task_id, level=level)
             emit("author", "failed", f"{slug} level{level} ({name}): the author gave no usable reply; the story "
@@ -269,6 +282,8 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         task = parse(options, payload["raw"])
         try:
             flags = drivers.validator.review(task, env.world(options), options.persona)
+        except RoleUnavailable:
+            raise
         except RoleFailure as failure:
             story, level = split_task_id(payload["task_id"])
             flags = [role_flag(options, failure, story=story, task_id=payload["task_id"], level=level)]
@@ -305,6 +320,8 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             emit("author", "revising", f"revising {task_id}: {len(raised)} flag(s)", story=slug, level=level)
             try:
                 raw = drivers.author.draft(ctxs[slug], level, feedback, history).task
+            except RoleUnavailable:
+                raise
             except RoleFailure as failure:
                 f = role_flag(options, failure, story=slug, task_id=task_id, level=level)
                 flags[f.id] = f
@@ -349,14 +366,19 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         parsed = {tid: parse(options, t.raw) for tid, t in state.get("tasks", {}).items()}
         everything = list(parsed.values())
         flags: dict[str, Flag] = {}
-        for slug in state["stories"]:
+
+        def one(slug: str) -> list[Flag]:
             levels = sorted((t for t in everything if t.meta and t.meta.story == slug), key=lambda t: t.level)
             try:
-                for f in drivers.fairness.review(slug, levels, everything, options.persona):
-                    flags[f.id] = f
+                return drivers.fairness.review(slug, levels, everything, options.persona)
+            except RoleUnavailable:
+                raise
             except RoleFailure as failure:
-                f = role_flag(options, failure, story=slug)
-                flags[f.id] = f
+                return [role_flag(options, failure, story=slug)]
+
+        with ThreadPoolExecutor(max_workers=max(1, len(state["stories"]))) as pool:  # one reviewer per story
+            for found in pool.map(one, state["stories"]):
+                flags.update({f.id: f for f in found})
         merged = {**state.get("flags", {}), **flags}
         blockers = [f for f in merged.values() if f.role == "fairness" and f.kind != "role_failure" and f.blocking]
         n = state.get("rounds", {}).get("fairness", 0)
@@ -432,6 +454,8 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             authored = state["tasks"][defect.task_id]
             try:
                 result = drivers.fixer.repair(authored.raw, defect, trials, world)
+            except RoleUnavailable:
+                raise
             except RoleFailure as failure:
                 result = FixResult(None, escalate=f"the fixer gave no usable reply: {failure.reason}")
             if result.task is not None:
@@ -530,6 +554,8 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                                 fingerprint=[flag.reason, flag.evidence], attempts=0, repeats=[])
                 try:
                     result = drivers.fixer.repair(authored.raw, defect, [], env.world(options))
+                except RoleUnavailable:
+                    raise
                 except RoleFailure:
                     continue
                 if result.task is not None:

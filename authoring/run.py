@@ -22,6 +22,7 @@ from certify.lock import LOCK_FILE, fingerprints
 from simulator import World
 
 from .destination import holding, tree_holding
+from .failures import RoleUnavailable
 from .gitops import (
     GitError,
     PendingEdits,
@@ -100,6 +101,12 @@ def pending_items(snapshot: Any) -> list[dict[str, Any]]:
     return items
 
 
+def run_config(thread: str) -> dict[str, Any]:
+    """A run's graph config: its thread, room for long runs, and enough workers that every story, validator
+    and reviewer of a persona waits for its model at the same time."""
+    return {"configurable": {"thread_id": thread}, "recursion_limit": 1000, "max_concurrency": 32}
+
+
 def prepare(options: RunOptions, world: World, driver_name: str, force: bool) -> RunInputs:
     """Fix the run's identity into `options` (inputs, their hash, the thread id)."""
     baseline = resolve_baseline(options, world)
@@ -135,7 +142,7 @@ def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, chec
         if done is not None:
             done.open_items = _open_count(options)
             return done
-    config = {"configurable": {"thread_id": tid}, "recursion_limit": 1000}
+    config = run_config(tid)
     with checkpointer(checkpoint_url, checkpoint_path) as saver:
         graph = build_graph(drivers, saver)
         snapshot = graph.get_state(config)
@@ -203,6 +210,9 @@ def _invoke(graph: Any, value: Any, config: dict[str, Any], options: RunOptions,
         raise RunError(str(exc)) from exc
     except GitError as exc:
         raise RunError(str(exc)) from exc
+    except RoleUnavailable as exc:
+        raise RunError(f"the model endpoint kept failing ({exc}); the run is checkpointed: run the same command "
+                       "again to resume it") from exc
 
 
 def _already_done(options: RunOptions, inputs: RunInputs, current: Any, repo: Any) -> Outcome | None:

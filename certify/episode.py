@@ -1,7 +1,8 @@
 """One episode: a task's workspace, the calls made in it, and the rules of the harness around them.
 
-The turn budget, the end of an episode on a final answer and the shape of the recorded trace are enforced
-here, in one place, for every kind of actor (oracle replay, gates' mutants, heuristic and LLM agents).
+The turn budget, the end of an episode on a final answer, a reply that calls no tool, and the shape of the
+recorded trace are enforced here, in one place, for every kind of actor (oracle replay, gates' mutants,
+heuristic and LLM agents); and the rules are stated here, as the agent under test is told them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ from simulator import Workspace, World
 from .task import Task
 
 FINAL_ANSWER = "final_answer"
+# A reply that calls no tool: recorded as a turn (never an invalid call) and answered with NUDGE.
+NO_ACTION = "__no_action__"
+NUDGE = ("Your reply called no tool, so nothing was done. Continue with a tool call, or call final_answer with your "
+         "answer if the work is done.")
+# A task without a turn budget still gets one: an agent that never stops must not hold a trial forever.
+DEFAULT_MAX_TURNS = 100
 
 
 @dataclass(slots=True)
@@ -86,6 +93,19 @@ class Episode:
         self.events.append(TraceEvent(index, tool, args, envelope["ok"], envelope))
         return envelope
 
+    def idle(self, text: str | None) -> dict[str, Any]:
+        """A reply that called no tool: a turn (the budget counts it), not a call; the envelope carries the
+        nudge to continue or finish."""
+        if self.done:
+            return _harness_refusal(NO_ACTION, "episode_completed", "The episode is complete.")
+        if self.budget is not None and self.budget > 0 and len(self.events) >= self.budget:
+            self.ended_by = "max_turns"
+            return _harness_refusal(NO_ACTION, "turn_budget_exhausted", "The episode's turn budget is exhausted.")
+        envelope = {"ok": True, "command": NO_ACTION, "request_id": None, "message": NUDGE, "data": None,
+                    "error": None}
+        self.events.append(TraceEvent(len(self.events) + 1, NO_ACTION, {"text": text or ""}, True, envelope))
+        return envelope
+
     def stop(self, reason: str = "agent_stopped") -> None:
         if not self.done:
             self.ended_by = reason
@@ -94,6 +114,31 @@ class Episode:
 def _harness_refusal(tool: str, code: str, message: str, retryable: bool = False) -> dict[str, Any]:
     return {"ok": False, "command": tool, "request_id": None, "message": message, "data": None,
             "error": {"code": code, "message": message, "retryable": retryable}}
+
+
+def episode_rules(task: Task) -> list[str]:
+    """The episode's rules as the agent under test is told them: its turn and invalid-call budgets and the
+    standing checks (list before use, schema before create, other dashboards untouched). Never the eval block's
+    expectations, and never a hidden value."""
+    ev = task.eval
+    budget = ev.turn_budget or DEFAULT_MAX_TURNS
+    invalid = ev.trace_checks.max_invalid_tool_calls
+    rules = [f"You have at most {budget} turns: every tool call is one, and so is a reply that calls no tool. The "
+             "episode ends when they run out.",
+             "Every call must succeed: one failed call (an unknown tool, arguments that do not fit its schema, an "
+             "error result) fails the task." if invalid == 0 else
+             f"At most {invalid} of your calls may fail (an unknown tool, arguments that do not fit its schema, an "
+             "error result); one more fails the task."]
+    if ev.trace_checks.forbid_invented_widget_ids:
+        rules.append("Use only widget ids you have seen listed (list_available_widgets, a widget schema or the "
+                     "workspace snapshot); never guess an id.")
+    if ev.trace_checks.must_call_schema_before_create:
+        rules.append("Read a widget's schema (get_widget_schema) before you create it.")
+    if ev.workspace_checks.preserve_other_dashboards:
+        rules.append("Leave every other dashboard that exists when you start exactly as it is; change only the "
+                     "one the request is about.")
+    rules.append("When the work is done, call final_answer with your answer; that ends the episode.")
+    return rules
 
 
 def start_episode(world: World, task: Task) -> Episode:

@@ -33,7 +33,7 @@ from inspect_ai.tool import ToolDef, ToolParams
 
 # absolute imports: `inspect eval certify/inspect_task.py@...` loads this file as a module of its own
 from certify.agents.base import TaskView
-from certify.agents.llm import TOOLS_SYSTEM_PROMPT
+from certify.agents.llm import system_prompt
 from certify.episode import FINAL_ANSWER, Episode
 from certify.evaluate import select_tasks
 from certify.grader import grade
@@ -168,7 +168,7 @@ def taskset_task(path: str | Path, world: str | Path | None = None, persona: str
         (final_answer, turn budget) or the model replies without a tool call."""
 
         async def solve(state: TaskState, generate: Generate) -> TaskState:
-            state.messages.insert(0, ChatMessageSystem(content=TOOLS_SYSTEM_PROMPT))
+            state.messages.insert(0, ChatMessageSystem(content=system_prompt(TaskView.of(forge_task(state)))))
             sample = live[state.uuid]
             while not sample.episode.done:
                 state = await generate(state, tool_calls="single")

@@ -20,15 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from simulator import World
 
 from .agents.base import Agent, AgentRefused, AgentUnavailable, TaskView
-from .episode import FINAL_ANSWER, Episode, TraceEvent, start_episode
+from .episode import DEFAULT_MAX_TURNS, FINAL_ANSWER, NO_ACTION, Episode, TraceEvent, start_episode
 from .grader import CheckFn, GradeResult, grade
 from .task import Task
 
 UNPARSEABLE = "__unparseable__"
 # How an episode ends when the model refused the request for its own limits (see AgentRefused).
 REFUSALS = ("context_overflow", "parameter_refused")
-# A task without a turn budget still gets one: an agent that never stops must not hold a trial forever.
-DEFAULT_MAX_TURNS = 100
 
 
 class Trial(BaseModel):
@@ -107,7 +105,7 @@ def record_episode(trial: Trial, episode: Episode) -> None:
     """Copy what the agent did in `episode` onto `trial` (its grade is applied separately)."""
     trial.ended_by = episode.ended_by
     trial.turns = episode.turns
-    trial.tool_calls = sum(1 for e in episode.events if e.tool not in (FINAL_ANSWER, UNPARSEABLE))
+    trial.tool_calls = sum(1 for e in episode.events if e.tool not in (FINAL_ANSWER, UNPARSEABLE, NO_ACTION))
     trial.invalid_calls = episode.invalid_calls
     trial.final_answer = episode.final_answer
     trial.events = [e.to_dict() for e in episode.events]
@@ -127,6 +125,9 @@ async def _drive(episode: Episode, agent: Agent, task: Task, holder: dict[str, A
                 break
             if action.parse_error is not None:
                 observation = record_unparseable(episode, action.raw, action.parse_error)
+                continue
+            if action.tool == NO_ACTION:
+                observation = episode.idle(action.raw)
                 continue
             observation = episode.act(action.tool, action.args)
     finally:
@@ -181,6 +182,8 @@ def replay_trial(world: World, task: Task, trial: Trial) -> Episode:
             break
         if event["tool"] == UNPARSEABLE:
             record_unparseable(episode, (event.get("args") or {}).get("raw"), event["envelope"]["message"])
+        elif event["tool"] == NO_ACTION:
+            episode.idle((event.get("args") or {}).get("text"))
         else:
             episode.act(event["tool"], event["args"])
     episode.stop(trial.ended_by or "replay_end")

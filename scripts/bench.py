@@ -194,6 +194,80 @@ def bench_authoring() -> dict[str, float]:
     return out
 
 
+def bench_llm_authoring(latency: float = 0.2, persona: str = "portfolio_manager", runs: int = 2) -> dict[str, float]:
+    """LLM authoring of one shipped persona against the competent role-player of the conformance suite (it
+    submits the rule author's levels, approves, passes), served over HTTP with `latency` seconds per reply,
+    heuristic calibration at 1 repeat, into a scratch repository. Next to it, the same run with the rule
+    drivers: the work that is not waiting for the model.
+
+    The bound is 1.5 x (model calls on the longest story's critical path x latency): with stories fanned out
+    and validators in parallel, a story's path is its author calls in order, one validator round, and its
+    fairness review. The wall time includes the gates and calibration, so it only meets the bound when that
+    CPU work is small next to the waiting. Medians of `runs` runs each, after one unmeasured warm-up run."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from authoring.roles.drivers import llm_drivers, rule_drivers
+    from authoring.roles.llm import DEFAULT_SKILLS_DIR, LLMConfig
+    from authoring.run import run_persona
+    from authoring.state import RunOptions
+    from simulator import DEFAULT_WORLD
+    from tests.authoring.role_player import RolePlayer, rule_levels
+    from tests.model_server import ModelServer
+
+    def options(scratch: Path) -> RunOptions:
+        return RunOptions(persona=persona, sources_root=str(ROOT), tasksets_dir=str(scratch / "tasksets"),
+                          skills_dir=str(scratch / "skills"), world=str(DEFAULT_WORLD), repeats=1, commit=False)
+
+    def timed(make_drivers, label: str) -> float:
+        with tempfile.TemporaryDirectory() as tmp:
+            scratch = Path(tmp)
+            subprocess.run(["git", "init", "-q"], cwd=scratch, check=True)
+            shutil.copytree(DEFAULT_SKILLS_DIR, scratch / "skills")
+            drivers = make_drivers(scratch)
+            start = time.perf_counter()
+            outcome = run_persona(options(scratch), drivers, driver_name=label,
+                                  checkpoint_path=scratch / "cp.sqlite")
+            elapsed = time.perf_counter() - start
+            if outcome.status != "certified":
+                raise SystemExit(f"bench llm_authoring: the {label} run ended {outcome.status}: {outcome.summary}")
+            return elapsed
+
+    timed(lambda scratch: rule_drivers(lambda m: None), "rules")  # warm-up: imports, world and baseline caches
+    rules = statistics.median(timed(lambda scratch: rule_drivers(lambda m: None), "rules") for _ in range(runs))
+    with tempfile.TemporaryDirectory() as tmp:
+        levels = rule_levels(options(Path(tmp)))
+    walls = []
+    for _ in range(runs):
+        player = RolePlayer(levels)
+        with ModelServer(player, latency=latency) as server:
+            config = LLMConfig(model="stub-model", base_url=server.base_url, api_key="k", cache_dir=None)
+            made = []
+
+            def llm(scratch: Path, config: LLMConfig = config, made: list = made):
+                made.append(llm_drivers(config.model_copy(update={"skills_dir": scratch / "skills"}),
+                                        lambda m: None, preflight=True))
+                return made[-1]
+
+            walls.append(timed(llm, "llm"))
+            for drivers in made:
+                drivers.author.endpoint.close()
+    wall = statistics.median(walls)
+    stories: dict[str, dict[str, int]] = {}
+    for role, subject in player.log:
+        story = subject.rsplit("_level", 1)[0]
+        stories.setdefault(story, {}).setdefault(role, 0)
+        stories[story][role] += 1
+    critical = max(c.get("author", 0) + (1 if c.get("validator") else 0) + c.get("fairness", 0)
+                   for c in stories.values())
+    calls = len(player.log)
+    return {"llm_author_wall_s": wall, "llm_author_model_calls": calls,
+            "llm_author_critical_path_calls": critical, "llm_author_bound_s": 1.5 * critical * latency,
+            "llm_author_calls_x_latency_s": calls * latency, "rules_author_wall_s": rules,
+            "llm_author_wall_minus_rules_s": wall - rules}
+
+
 def bench_recertify() -> dict[str, float]:
     """Cost of `taskforge recertify` on the shipped 120-task taskset after a grader change that breaks nothing:
     every certificate is stale, every gate re-runs and every stored calibration transcript is re-graded."""
@@ -356,7 +430,8 @@ def bench_serve(episodes: int = 96, concurrency: int = 16, runs: int = 3) -> dic
 
 
 SUITES = {"simulator": bench_simulator, "certify": bench_certify, "recertify": bench_recertify,
-          "authoring": bench_authoring, "harness": bench_harness, "serve": bench_serve}
+          "authoring": bench_authoring, "llm_authoring": bench_llm_authoring, "harness": bench_harness,
+          "serve": bench_serve}
 
 
 def main() -> None:

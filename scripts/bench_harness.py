@@ -2,7 +2,7 @@
 
 A stub OpenAI-compatible server (its own process, so its work does not share our interpreter) answers
 /v1/chat/completions after a fixed latency with a scripted tool-call conversation that solves the mini-world
-desk task: one reply with two tool calls, then a text final answer. `evaluate` runs N such tasks at several
+desk task: one reply with two tool calls, then a final_answer call. `evaluate` runs N such tasks at several
 concurrency levels through the real `openai:` agent (tools mode). The ideal wall time is
 model requests × latency / concurrency; we report ideal/actual (1.0 = no overhead; target ≥ 0.9 at 32),
 medians over runs, next to the same figure for a bare httpx2 client sending the same number of same-sized
@@ -37,12 +37,10 @@ SOLVE = [
 
 
 def _reply(model: bytes, answered: bool) -> bytes:
-    if answered:
-        message = {"role": "assistant", "content": "Positions set to Gamma QTD; the note records 5.24%."}
-    else:
-        message = {"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-            for i, (n, a) in enumerate(SOLVE)]}
+    calls = [("final_answer", {"text": "Positions set to Gamma QTD; the note records 5.24%."})] if answered else SOLVE
+    message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+        for i, (n, a) in enumerate(calls)]}
     payload = json.dumps({
         "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": model.decode(),
         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
@@ -122,7 +120,7 @@ async def _run(world, tasks, url: str, concurrency: int, runs_dir: Path):
     from certify.evaluate import evaluate
 
     agent = _agent(url)
-    agent.client  # noqa: B018  (build it now)
+    agent.model.sdk  # noqa: B018  (build it now)
     try:
         start = time.perf_counter()
         run = await evaluate(world, tasks, agent, concurrency=concurrency, runs_dir=runs_dir)
@@ -149,11 +147,11 @@ async def _bare(url: str, body: dict, requests: int, concurrency: int) -> float:
 
 def _first_request(task) -> dict:
     from certify.agents.base import TaskView
-    from certify.agents.llm import TOOLS_SYSTEM_PROMPT
+    from certify.agents.llm import system_prompt
 
     view = TaskView.of(task)
     return {"model": "bench-stub", "temperature": 0,
-            "messages": [{"role": "system", "content": TOOLS_SYSTEM_PROMPT}, {"role": "user", "content": view.prompt}],
+            "messages": [{"role": "system", "content": system_prompt(view)}, {"role": "user", "content": view.prompt}],
             "tools": [{"type": "function", "function": t} for t in view.tools]}
 
 

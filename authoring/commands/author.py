@@ -23,20 +23,19 @@ class DriverChoice(StrEnum):
     llm = "llm"
 
 
-def make_drivers(driver: DriverChoice, model: str | None, base_url: str | None, progress, skills_dir=None):
-    from authoring.author import RuleAuthor
-    from authoring.fairness import RuleFairness
-    from authoring.fixer import RuleFixer
-    from authoring.pipeline import Drivers
-    from authoring.validator import RuleValidator
+def make_drivers(driver: DriverChoice, model: str | None, base_url: str | None, progress, skills_dir=None,
+                 **limits):
+    """The role drivers; the LLM drivers' endpoint is checked first (EndpointError: nothing else has run).
+    `limits` are LLMConfig budget fields; None keeps a default."""
+    from authoring.roles.drivers import llm_drivers, rule_drivers
 
     if driver == DriverChoice.rules:
-        return Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer(), progress)
-    from authoring.llm_roles import LLMConfig, llm_drivers
+        return rule_drivers(progress)
+    from authoring.roles.llm import LLMConfig
 
-    config = LLMConfig.from_env(model=model, base_url=base_url, skills_dir=skills_dir) if skills_dir else \
-        LLMConfig.from_env(model=model, base_url=base_url)
-    return llm_drivers(config, progress)
+    settings = {k: v for k, v in {**limits, "skills_dir": skills_dir}.items() if v is not None or k == "cache_dir"}
+    config = LLMConfig.from_env(model=model, base_url=base_url, **settings)
+    return llm_drivers(config, progress, preflight=True)
 
 
 def driver_label(driver: DriverChoice, model: str | None, base_url: str | None) -> str:
@@ -73,16 +72,36 @@ def register(app: typer.Typer) -> None:
         force: Annotated[bool, typer.Option("--force", help="Re-author even when up to date.")] = False,
         checkpoint_url: Annotated[str | None, typer.Option("--checkpoint-url", help="postgresql://… checkpoints.")]
         = None,
+        max_calls_per_level: Annotated[int | None, typer.Option(
+            "--max-calls-per-level", min=1, help="LLM drivers: model calls per level (default 40).")] = None,
+        max_tokens_per_level: Annotated[int | None, typer.Option(
+            "--max-tokens-per-level", min=1, help="LLM drivers: tokens per level (default 1.5M).")] = None,
+        max_cost_per_level: Annotated[float | None, typer.Option(
+            "--max-cost-per-level", min=0.0, help="LLM drivers: USD per level (default 3).")] = None,
+        max_calls: Annotated[int | None, typer.Option(
+            "--max-calls", min=1, help="LLM drivers: model calls per run (default 600).")] = None,
+        max_tokens: Annotated[int | None, typer.Option(
+            "--max-tokens", min=1, help="LLM drivers: tokens per run (default 15M).")] = None,
+        max_cost: Annotated[float | None, typer.Option(
+            "--max-cost", min=0.0, help="LLM drivers: USD per run (default 30).")] = None,
+        model_cache: Annotated[bool, typer.Option(
+            "--model-cache/--no-model-cache", help="LLM drivers: reuse replies to identical requests from "
+                                                   ".taskforge/model-cache (a resumed run does not pay twice).")]
+        = True,
     ) -> None:
         """Turn a persona and its four stories into twenty certified, calibrated tasks committed with git."""
         from rich.live import Live
 
+        from authoring.failures import EndpointError
         from authoring.gitops import GitError
         from authoring.pipeline import RunOptions
         from authoring.progress import LiveProgress
         from authoring.review import ReviewError
         from authoring.run import RunError, run_persona
         from authoring.sources import SourceError, check_name
+        from certify.agents.llm import check_agents
+        from certify.evaluate import build_agent
+        from certify.model_client import EndpointUnusable
         from certify.task import TaskFileError
         from simulator import DEFAULT_WORLD, WorldError
 
@@ -96,7 +115,13 @@ def register(app: typer.Typer) -> None:
         try:
             check_name(persona, "--persona", "persona")
             check_name(taskset, "--taskset", "taskset")
-            drivers = make_drivers(driver, model, base_url, progress, skills_dir)
+            drivers = make_drivers(driver, model, base_url, progress, skills_dir,
+                                   max_calls_per_level=max_calls_per_level, max_tokens_per_level=max_tokens_per_level,
+                                   max_cost_per_level=max_cost_per_level, max_calls_per_run=max_calls,
+                                   max_tokens_per_run=max_tokens, max_cost_per_run=max_cost,
+                                   **({} if model_cache else {"cache_dir": None}))
+            check_agents([build_agent(name) for name in (reference_agent, frontier_agent)
+                          if name and name.startswith("openai:")])
             options = RunOptions(persona=persona, taskset=taskset, tasksets_dir=str(tasksets_dir),
                                  sources_root=str(sources), skills_dir=str(skills_dir),
                                  world=str(world or DEFAULT_WORLD), baseline=baseline, reference_agent=reference_agent,
@@ -112,7 +137,8 @@ def register(app: typer.Typer) -> None:
 
                 outcome = run_persona(options, drivers, driver_name=driver_label(driver, model, base_url),
                                       checkpoint_url=checkpoint_url, force=force, events=events)
-        except (SourceError, RunError, WorldError, ValueError, GitError, ReviewError, TaskFileError) as exc:
+        except (SourceError, RunError, WorldError, ValueError, GitError, ReviewError, TaskFileError,
+                EndpointError, EndpointUnusable) as exc:
             render.error(err, str(exc))
             raise typer.Exit(2) from exc
         except Exception as exc:

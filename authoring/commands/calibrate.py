@@ -82,10 +82,14 @@ def register(app: typer.Typer) -> None:
             record = analyse(trials, persona=label, taskset=taskset.resolve().name, agent=name,
                              repeats=max((t.repeat for t in trials), default=0) + 1, min_attempts=floor)
         else:
+            from certify.agents.llm import check_agents
+            from certify.model_client import EndpointUnusable
+
             try:
                 reference = reference_agents(agent)
                 frontier = build_agent(frontier_agent) if frontier_agent else None
-            except ValueError as exc:
+                check_agents([*reference, *([frontier] if frontier else [])])
+            except (ValueError, EndpointUnusable) as exc:
                 render.error(err, str(exc))
                 raise typer.Exit(2) from exc
             runs = repeats_for(reference, repeats)

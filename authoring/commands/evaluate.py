@@ -244,6 +244,14 @@ def eval_cmd(
         planned = len(to_retry(record, load_run(run_dir)))
         if not planned:
             render.say(err, f"run {record.run_id}: no invalid or unfinished trial to retry")
+    if planned:
+        from certify.agents.llm import check_agents
+        from certify.model_client import EndpointUnusable
+
+        try:
+            check_agents([chosen])
+        except EndpointUnusable as exc:
+            raise usage_error(str(exc)) from exc
 
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=err, transient=False) as bar:

@@ -1,9 +1,10 @@
 """What acts in an episode: one interface for every agent, selected by name.
 
 An agent opens a session per episode and is asked for one action at a time, given the envelope its previous
-action produced. Agents under test see only a `TaskView` (the prompt and the tool schemas): never the eval
-block, never the turn budget, never the initial state. Reference agents (the oracle) are `privileged` and also
-receive the task itself.
+action produced. Agents under test see only a `TaskView`: the prompt, the tool schemas and the episode's rules
+(its turn and invalid-call budgets and standing checks, as certify.episode.episode_rules states them); never the
+eval block's expectations, never a hidden value, never the initial state. Reference agents (the oracle) are
+`privileged` and also receive the task itself.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from simulator import tool_schemas
 
+from ..episode import episode_rules
 from ..task import Task
 
 FINAL_ANSWER_SCHEMA: dict[str, Any] = {
@@ -31,11 +33,13 @@ class TaskView:
     task_id: str
     prompt: str
     tools: list[dict[str, Any]]
+    rules: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, task: Task) -> TaskView:
         allowed = task.setup.allowed_tools
-        return cls(task.id, task.prompt, [*tool_schemas(list(allowed) if allowed else None), FINAL_ANSWER_SCHEMA])
+        return cls(task.id, task.prompt, [*tool_schemas(list(allowed) if allowed else None), FINAL_ANSWER_SCHEMA],
+                   tuple(episode_rules(task)))
 
     @property
     def tool_names(self) -> list[str]:

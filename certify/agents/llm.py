@@ -3,36 +3,38 @@
 Two ways to act. `json` is the plain loop of the source benchmark: the tools and their schemas are listed in the
 system prompt, the model answers each turn with one JSON action as text, and the envelope comes back as the next
 user message; it works with any chat endpoint and measures format discipline (strict vs lenient parsing).
-`tools` uses the endpoint's native tool calling; a reply without tool calls ends the episode with its text as
-the final answer.
+`tools` uses the endpoint's native tool calling. Either way the system prompt states the episode's rules (its
+turn and invalid-call budgets and standing checks, never the eval block). In `tools` mode a reply that calls no
+tool does not end the episode: it is a turn, and the model is told to continue or call final_answer; after
+`max_idle_replies` such replies in a row the session stops.
 
-Only failures that say something about the model become part of its score. Rate limits, server errors,
-connection failures and timeouts are retried here (the client's own retries are disabled so the bound and the
-waits are ours and visible in Usage), and when the retries run out the session raises AgentUnavailable, which
-makes the trial invalid instead of failed. A 400 that is the model's own limit — its context window overflowed,
-or it refuses a parameter the episode needs — raises AgentRefused: a failure with its reason.
-
-Reasoning models refuse a temperature other than their default and the old `max_tokens`: temperature is left
-out for the model families known to refuse it, the output cap is sent as `max_completion_tokens`, and a 400
-naming either parameter adapts the request once (dropping temperature, or switching the cap's name for servers
-that only know `max_tokens`) instead of ending the trial.
+Requests go through the one model client (certify/model_client.py): the SDK's retries and Retry-After, the
+per-model quirks (no temperature for reasoning models, the output cap's name, a refused parameter dropped and
+remembered). Only failures that say something about the model become part of its score: infrastructure that
+still fails after the retries raises AgentUnavailable (the trial is invalid, not failed); a refusal that is the
+model's own limit — its context window overflowed, a parameter it will not take — raises AgentRefused (a failure
+with that reason); any other refused request is the harness's fault (invalid).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import random
-import re
-import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..episode import NO_ACTION
+from ..model_client import (
+    PLACEHOLDER_KEY,
+    Completion,
+    ModelClient,
+    ModelConfig,
+    ModelRefused,
+    ModelRequestError,
+    ModelUnavailable,
+    resolve_endpoint,
+)
 from ..pricing import PriceTable
 from ..task import Task
 from .base import Action, AgentRefused, AgentUnavailable, TaskView, Usage, register_agent
@@ -42,15 +44,13 @@ if TYPE_CHECKING:
     import httpx2
     import openai
 
+__all__ = ["PLACEHOLDER_KEY", "LLMConfig", "OpenAIAgent", "OpenAISession", "check_agents", "resolve_endpoint",
+           "system_prompt"]
+
 FINAL_ANSWER = "final_answer"
-PLACEHOLDER_KEY = "sk-no-key-required"
-# Model families that accept only their default temperature (OpenAI's reasoning models).
-FIXED_TEMPERATURE = re.compile(r"^(?:openai/)?(?:o\d|gpt-5)", re.I)
-_CONTEXT = re.compile(r"context (?:length|window)|maximum context|too many tokens|prompt is too long|"
-                      r"context_length_exceeded", re.I)
-TOKEN_CAPS = ("max_completion_tokens", "max_tokens")
-_UNKNOWN_PARAM = re.compile(r"unrecognized|unknown (?:parameter|field|argument)|extra (?:fields|inputs)|"
-                            r"not permitted", re.I)
+TRUNCATED = "…[truncated: {shown} of {total} characters shown]"
+# Retry settings of older run records, now the SDK's: max_attempts becomes max_retries, the rest is dropped.
+_OBSOLETE = ("timeout_attempts", "backoff_base_s", "backoff_max_s", "max_retry_after_s")
 
 JSON_SYSTEM_PROMPT = """\
 You operate a financial analyst workspace through tools. Each tool is listed with its description and the JSON \
@@ -58,16 +58,22 @@ Schema of its arguments.
 
 {tools}
 
-Rules:
+How to act:
 - Reply with exactly one JSON object per turn and nothing else: {{"tool": NAME, "args": {{...}}}}
 - After each action you receive the tool's result envelope as JSON (ok, message, data, error).
 - When the work is done, finish with {{"tool": "final_answer", "args": {{"text": "your answer"}}}}.
+
+Rules of this episode:
+{rules}
 """
 
 TOOLS_SYSTEM_PROMPT = """\
 You operate a financial analyst workspace through the tools provided. Work with tool calls; each call returns \
-the tool's result envelope as JSON (ok, message, data, error). When the work is done, call final_answer with \
-your answer, or reply with plain text, which is taken as your final answer and ends the session.
+the tool's result envelope as JSON (ok, message, data, error). A reply without a tool call does nothing and \
+does not end the episode: call final_answer with your answer when the work is done.
+
+Rules of this episode:
+{rules}
 """
 
 
@@ -85,94 +91,37 @@ class LLMConfig(BaseModel):
                                                                   "their default); left out anyway for models "
                                                                   "known to refuse it")
     max_tokens: int | None = Field(default=None, gt=0, description="output cap, sent as max_completion_tokens")
-    request_timeout_s: float = Field(default=60.0, gt=0)
-    max_attempts: int = Field(default=4, ge=1, description="HTTP attempts per model request, retries included")
-    timeout_attempts: int = Field(default=2, ge=1, description="of which at most this many may time out")
-    backoff_base_s: float = Field(default=1.0, ge=0)
-    backoff_max_s: float = Field(default=30.0, ge=0)
-    max_retry_after_s: float = Field(default=120.0, ge=0,
-                                     description="a server asking for a longer wait ends the trial instead")
+    request_timeout_s: float = Field(default=60.0, gt=0, description="seconds per HTTP attempt")
+    max_retries: int = Field(default=3, ge=0, description="the SDK's retries of a request (429, 5xx, timeouts, "
+                                                          "connection errors), honouring Retry-After")
     max_requests: int = Field(default=200, ge=1,
                               description="model requests per episode; a safety stop when a task sets no budget")
+    max_idle_replies: int = Field(default=2, ge=0, description="replies without a tool call in a row that are "
+                                                               "nudged; one more stops the session (tools mode)")
+    max_tool_output_chars: int | None = Field(default=None, gt=0, description="cap on each result the model is "
+                                                                              "sent, with a truncation marker; "
+                                                                              "None sends results whole")
+    context_tokens: int | None = Field(default=None, gt=0, description="trim old tool results beyond this "
+                                                                        "request size; None keeps everything")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_records(cls, data: Any) -> Any:
+        if isinstance(data, dict) and any(k in data for k in ("max_attempts", *_OBSOLETE)):
+            data = {k: v for k, v in data.items() if k not in _OBSOLETE}
+            if "max_attempts" in data:
+                attempts = data.pop("max_attempts")
+                data.setdefault("max_retries", max(0, int(attempts) - 1))
+        return data
 
     def public(self) -> dict[str, Any]:
         return self.model_dump(exclude={"api_key"})
 
-
-def resolve_endpoint(base_url: str | None, api_key: str | None,
-                     env: Mapping[str, str] | None = None) -> tuple[str | None, str]:
-    """The base URL (None = api.openai.com) and key to use; local servers accept any key."""
-    env = os.environ if env is None else env
-    base = base_url or env.get("OPENAI_BASE_URL") or None
-    key = api_key or env.get("OPENAI_API_KEY") or None
-    if key is None and base is None:
-        raise ValueError("openai:<model> has no endpoint configured: set OPENAI_API_KEY for api.openai.com, or "
-                         "OPENAI_BASE_URL (or --base-url) for an OpenAI-compatible server such as Ollama "
-                         "(http://localhost:11434/v1), vLLM or llama.cpp")
-    return base, key or PLACEHOLDER_KEY
-
-
-def retry_after(headers: Mapping[str, str] | None, now: float) -> float | None:
-    """Seconds the server asked us to wait: retry-after-ms, or Retry-After in seconds or as an HTTP date."""
-    if not headers:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - now)
-
-
-def _error_detail(exc: Exception) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
-    return str(exc) or type(exc).__name__
-
-
-def _error_code(exc: Exception) -> str | None:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            return inner.get("code") or inner.get("type")
-    return None
-
-
-def _error_param(exc: Exception) -> str | None:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("param"), str):
-            return inner["param"]
-    return None
-
-
-def refusal(exc: Exception) -> str | None:
-    """Why a 400 is the model's own limit ("context_overflow", "parameter_refused"), or None when it is not
-    (a malformed request is the harness's fault)."""
-    code, detail = _error_code(exc) or "", _error_detail(exc)
-    if code == "context_length_exceeded" or _CONTEXT.search(detail):
-        return "context_overflow"
-    if code in ("unsupported_parameter", "unsupported_value") or re.search(r"unsupported (?:parameter|value)|"
-                                                                          r"is not supported", detail, re.I):
-        return "parameter_refused"
-    return None
+    def client_config(self) -> ModelConfig:
+        return ModelConfig(model=self.model, base_url=self.base_url, api_key=self.api_key,
+                           timeout_s=self.request_timeout_s, max_retries=self.max_retries,
+                           temperature=self.temperature, max_completion_tokens=self.max_tokens,
+                           context_tokens=self.context_tokens)
 
 
 def _dump(obj: Any) -> str:
@@ -184,33 +133,28 @@ def _tool_catalogue(tools: list[dict[str, Any]]) -> str:
                      for t in tools)
 
 
+def system_prompt(view: TaskView, mode: Literal["json", "tools"] = "tools") -> str:
+    """The system prompt of an episode: how to act in `mode`, and the episode's rules."""
+    rules = "\n".join(f"- {rule}" for rule in view.rules) or "- (none stated)"
+    if mode == "json":
+        return JSON_SYSTEM_PROMPT.format(tools=_tool_catalogue(view.tools), rules=rules)
+    return TOOLS_SYSTEM_PROMPT.format(rules=rules)
+
+
 class OpenAIAgent:
-    """One configured model. It owns its client (created on first use, inside the running event loop) and is
-    shared by all the sessions of a run; tests inject `client` or `http_client`."""
+    """One configured model over one ModelClient, shared by all the sessions of a run; tests inject `client`
+    or `http_client`. The SDK client is created inside the running event loop on first use."""
 
     privileged = False
     deterministic = False
 
     def __init__(self, config: LLMConfig, *, client: openai.AsyncOpenAI | None = None,
-                 http_client: httpx2.AsyncClient | None = None, prices: PriceTable | None = None,
-                 sleep: Callable[[float], Awaitable[Any]] | None = None,
-                 clock: Callable[[], float] | None = None) -> None:
+                 http_client: httpx2.AsyncClient | None = None, prices: PriceTable | None = None) -> None:
         self.config = config
         self.name = f"openai:{config.model}"
-        self._client = client
-        self._owns_client = client is None
-        self._http_client = http_client
-        self._base_url: str | None = None
-        self._api_key = ""
-        if client is None:
-            self._base_url, self._api_key = resolve_endpoint(config.base_url, config.api_key)
-        self.prices = prices if prices is not None else PriceTable.load()
-        note = self.prices.note(config.model)
-        self.notes: list[str] = [note] if note else []
-        self.send_temperature = config.temperature is not None and not FIXED_TEMPERATURE.search(config.model)
-        self.token_cap = TOKEN_CAPS[0]
-        self._sleep = sleep or asyncio.sleep
-        self._clock = clock or time.time
+        self.model = ModelClient(config.client_config(), client=client, http_client=http_client, prices=prices)
+        note = self.model.prices.note(config.model)
+        self._notes: list[str] = [note] if note else []
 
     @classmethod
     def from_name(cls, name: str, **config: Any) -> OpenAIAgent:
@@ -222,109 +166,49 @@ class OpenAIAgent:
 
     @property
     def endpoint(self) -> str:
-        return self._base_url or "https://api.openai.com/v1"
+        return self.model.endpoint
 
     @property
-    def client(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            import openai
+    def notes(self) -> list[str]:
+        """What a run record should say about this agent: an unknown price, parameters the model refused."""
+        return [*self._notes, *self.model.notes]
 
-            self._client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0,
-                                              timeout=self.config.request_timeout_s, http_client=self._http_client)
-        return self._client
+    async def check(self) -> None:
+        """The preflight (EndpointUnusable when the endpoint cannot be used); leaves no client behind, so the
+        run that follows opens its own in its own event loop."""
+        try:
+            await self.model.check()
+        finally:
+            await self.aclose()
 
     async def aclose(self) -> None:
         """Close a client this agent created (an injected one belongs to the caller)."""
-        if self._owns_client and self._client is not None:
-            if self._http_client is None:
-                await self._client.close()
-            self._client = None
+        await self.model.aclose()
 
     def session(self, view: TaskView, task: Task | None = None) -> OpenAISession:
         return OpenAISession(self, view)
 
-    def _backoff(self, attempt: int, rng: random.Random) -> float:
-        cfg = self.config
-        return min(cfg.backoff_max_s, cfg.backoff_base_s * 2 ** (attempt - 1)) * (0.5 + rng.random() / 2)
-
-    async def request(self, body: dict[str, Any], usage: Usage, rng: random.Random) -> Any:
-        """One chat completion, with our retries; AgentUnavailable when they are exhausted.
-
-        The body goes through the client's raw `post` rather than `chat.completions.create`: it is plain JSON
-        already, and create() re-walks every message and tool schema on each request (about 8 ms of CPU per
-        request here), which caps how many episodes one process can keep in flight. Auth, error types and
-        timeouts are the same.
-        """
-        import openai
-        from openai.types.chat import ChatCompletion
-
-        cfg = self.config
-        attempts = timeouts = 0
-        tried: set[str] = set()
-        while True:
-            attempts += 1
+    async def complete(self, messages: list[dict[str, Any]], usage: Usage,
+                       tools: list[dict[str, Any]] | None = None) -> Completion:
+        """One reply, its cost added to `usage`; failures sorted into AgentUnavailable and AgentRefused."""
+        try:
+            completion = await self.model.complete(messages, tools=tools)
+        except ModelUnavailable as exc:
+            usage.requests += 1 + self.config.max_retries
+            usage.retries += self.config.max_retries
+            raise AgentUnavailable(exc.reason, f"{self.name}: {exc}") from exc
+        except ModelRefused as exc:
             usage.requests += 1
-            wait: float | None = None
-            give_up = False
-            try:
-                async with asyncio.timeout(cfg.request_timeout_s):
-                    return await self.client.post("/chat/completions", cast_to=ChatCompletion, body=body,
-                                                  options={"timeout": cfg.request_timeout_s})
-            except (TimeoutError, openai.APITimeoutError):
-                timeouts += 1
-                reason, detail = "timeout", f"no reply within {cfg.request_timeout_s:g} s"
-                give_up = timeouts >= cfg.timeout_attempts
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                detail = f"HTTP {status}: {_error_detail(exc)}"
-                if status == 429:
-                    reason = "rate_limited"
-                    give_up = _error_code(exc) == "insufficient_quota"
-                elif status >= 500 or status in (408, 409):
-                    reason = "api_error"
-                elif status == 400 and (adapted := self._adapt(body, exc, tried)) is not None:
-                    body = adapted
-                    usage.retries += 1
-                    continue
-                elif status == 400 and (why := refusal(exc)) is not None:
-                    raise AgentRefused(why, f"{self.name}: the model refused the request ({detail})") from exc
-                else:
-                    raise AgentUnavailable("api_error", f"{self.name} at {self.endpoint}: the request was refused "
-                                                        f"({detail}); not retried") from exc
-                wait = retry_after(exc.response.headers, self._clock())
-            except openai.APIConnectionError as exc:
-                reason, detail = "api_error", f"cannot reach {self.endpoint}: {_error_detail(exc)}"
-            except openai.APIError as exc:
-                reason, detail = "api_error", f"unusable reply from {self.endpoint}: {_error_detail(exc)}"
-            if give_up or attempts >= cfg.max_attempts:
-                raise AgentUnavailable(reason, f"{self.name}: {detail} (gave up after {attempts} attempt(s))")
-            if wait is not None and wait > cfg.max_retry_after_s:
-                raise AgentUnavailable(reason, f"{self.name}: {detail}; the server asked to wait {wait:g} s, more "
-                                               f"than max_retry_after_s={cfg.max_retry_after_s:g}")
-            usage.retries += 1
-            await self._sleep(wait if wait is not None else self._backoff(attempts, rng))
-
-
-    def _adapt(self, body: dict[str, Any], exc: Exception, tried: set[str]) -> dict[str, Any] | None:
-        """The request again without what the model refused: its temperature, or the output cap under the
-        other name (each at most once per request). The change holds for the rest of the agent's sessions;
-        None when the 400 is not such a refusal."""
-        param, detail = _error_param(exc) or "", _error_detail(exc)
-        if refusal(exc) != "parameter_refused" and not _UNKNOWN_PARAM.search(detail):
-            return None
-        if "temperature" in body and "temperature" not in tried and (param == "temperature"
-                                                                     or "temperature" in detail.lower()):
-            tried.add("temperature")
-            self.send_temperature = False
-            self.notes.append(f"{self.config.model} refuses temperature; it is left out")
-            return {k: v for k, v in body.items() if k != "temperature"}
-        for cap, other in (TOKEN_CAPS, TOKEN_CAPS[::-1]):
-            if cap in body and "cap" not in tried and (param == cap or cap in detail) and other not in body:
-                tried.add("cap")
-                self.token_cap = other
-                self.notes.append(f"{self.endpoint} refuses {cap}; the output cap is sent as {other}")
-                return {**{k: v for k, v in body.items() if k != cap}, other: body[cap]}
-        return None
+            raise AgentRefused(exc.reason, f"{self.name}: {exc}") from exc
+        except ModelRequestError as exc:
+            usage.requests += 1
+            raise AgentUnavailable("api_error", f"{self.name}: {exc}; not retried") from exc
+        usage.requests += 1 + completion.retries
+        usage.retries += completion.retries
+        usage.tokens_in += completion.tokens_in
+        usage.tokens_out += completion.tokens_out
+        usage.cost += completion.cost
+        return completion
 
 
 class OpenAISession:
@@ -335,19 +219,19 @@ class OpenAISession:
         self.usage = Usage()
         self._mode = agent.config.mode
         self._parse: ParseMode = agent.config.parse
-        self._rng = random.Random(view.task_id)
         self._replies = 0
+        self._idle = 0
+        system = system_prompt(view, self._mode)
         if self._mode == "json":
-            system = JSON_SYSTEM_PROMPT.format(tools=_tool_catalogue(view.tools))
             self._tools: list[dict[str, Any]] | None = None
         else:
-            system = TOOLS_SYSTEM_PROMPT
             self._tools = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
                                                              "parameters": t["parameters"]}} for t in view.tools]
         self._messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                                 {"role": "user", "content": view.prompt}]
         self._queue: deque[tuple[str, Action]] = deque()
         self._awaiting: str | None = None
+        self._nudged = False
 
     def transcript(self) -> list[dict[str, Any]]:
         return [dict(m) for m in self._messages]
@@ -365,34 +249,25 @@ class OpenAISession:
         else:
             self.usage.failed_parses += 1
 
-    async def _complete(self) -> Any:
-        cfg = self.agent.config
-        body: dict[str, Any] = {"model": cfg.model, "messages": list(self._messages)}
-        if cfg.temperature is not None and self.agent.send_temperature:
-            body["temperature"] = cfg.temperature
-        if cfg.max_tokens is not None:
-            body[self.agent.token_cap] = cfg.max_tokens
-        if self._tools is not None:
-            body["tools"] = self._tools
-        response = await self.agent.request(body, self.usage, self._rng)
+    def _observed(self, observation: dict[str, Any]) -> str:
+        """A result as the model is sent it: whole, or cut at the configured cap with a marker saying so."""
+        text = _dump(observation)
+        cap = self.agent.config.max_tool_output_chars
+        if cap is None or len(text) <= cap:
+            return text
+        return text[:cap] + TRUNCATED.format(shown=cap, total=len(text))
+
+    async def _complete(self) -> Completion:
+        completion = await self.agent.complete(self._messages, self.usage, self._tools)
         self._replies += 1
-        usage = getattr(response, "usage", None)
-        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
-        self.usage.tokens_in += tokens_in
-        self.usage.tokens_out += tokens_out
-        self.usage.cost += self.agent.prices.cost(cfg.model, tokens_in, tokens_out)
-        if not getattr(response, "choices", None):
-            raise AgentUnavailable("api_error", f"{self.agent.name}: the endpoint returned a reply with no choices")
-        return response.choices[0].message
+        return completion
 
     async def _next_json(self, observation: dict[str, Any] | None) -> Action | None:
         if observation is not None:
-            self._messages.append({"role": "user", "content": _dump(observation)})
+            self._messages.append({"role": "user", "content": self._observed(observation)})
         if self._replies >= self.agent.config.max_requests:
             return None
-        message = await self._complete()
-        text = message.content or message.refusal or ""
+        text = (await self._complete()).text
         self._messages.append({"role": "assistant", "content": text})
         parsed = parse_reply(text, self._parse)
         self._count(parsed.kind)
@@ -400,18 +275,26 @@ class OpenAISession:
 
     async def _next_tools(self, observation: dict[str, Any] | None) -> Action | None:
         if observation is not None and self._awaiting is not None:
-            self._messages.append({"role": "tool", "tool_call_id": self._awaiting, "content": _dump(observation)})
+            self._messages.append({"role": "tool", "tool_call_id": self._awaiting,
+                                   "content": self._observed(observation)})
             self._awaiting = None
+        elif observation is not None and self._nudged:
+            self._messages.append({"role": "user", "content": str(observation.get("message") or "")})
+        self._nudged = False
         if not self._queue:
             if self._replies >= self.agent.config.max_requests:
                 return None
-            message = await self._complete()
-            calls = [c for c in (message.tool_calls or []) if getattr(c, "type", None) == "function"]
-            assistant: dict[str, Any] = {"role": "assistant", "content": message.content}
+            completion = await self._complete()
+            calls = completion.tool_calls
+            assistant: dict[str, Any] = {"role": "assistant", "content": completion.message.content}
             if not calls:
                 self._messages.append(assistant)
-                text = (message.content or "").strip()
-                return Action(FINAL_ANSWER, {"text": text}) if text else None
+                self._idle += 1
+                if self._idle > self.agent.config.max_idle_replies:
+                    return None
+                self._nudged = True
+                return Action(NO_ACTION, raw=completion.text)
+            self._idle = 0
             records = []
             for n, call in enumerate(calls):
                 call_id = call.id or f"call_{self._replies}_{n}"
@@ -424,6 +307,16 @@ class OpenAISession:
             self._messages.append(assistant)
         self._awaiting, action = self._queue.popleft()
         return action
+
+
+def check_agents(agents: Any) -> None:
+    """The preflight of every model agent among `agents`, before any episode: EndpointUnusable (one line) when
+    an endpoint is unreachable, refuses the key or does not know the model."""
+    import asyncio
+
+    for agent in agents:
+        if isinstance(agent, OpenAIAgent):
+            asyncio.run(agent.check())
 
 
 @register_agent("openai")

@@ -9,7 +9,7 @@ import functools
 
 import pytest
 
-from authoring.author import AuthorContext, RuleAuthor
+from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.checks import check_persona
 from authoring.grammar import problems
 from authoring.pipeline import STANDARD_DEFAULTS

@@ -78,3 +78,14 @@ def test_unknown_reference_agent_is_a_usage_error(tmp_path):
     ts, world = ladder_taskset(tmp_path)
     result = calibrate(ts, world, tmp_path, "--agent", "wizard")
     assert result.exit_code == 2 and "unknown agent 'wizard'" in result.output
+
+
+def test_a_model_reference_whose_endpoint_is_unreachable_stops_before_any_episode(tmp_path, monkeypatch):
+    from tests.model_server import closed_port_url
+
+    monkeypatch.setenv("OPENAI_BASE_URL", closed_port_url())
+    ts, world = ladder_taskset(tmp_path)
+    result = calibrate(ts, world, tmp_path, "--persona", "desk", "--agent", "openai:m")
+    assert result.exit_code == 2, result.output
+    assert "cannot reach the model endpoint" in " ".join(result.output.split())
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "out").exists()

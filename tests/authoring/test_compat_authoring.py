@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from authoring.author import RuleAuthor
-from authoring.fairness import RuleFairness
-from authoring.fixer import RuleFixer
 from authoring.pipeline import Drivers, RunOptions, build_graph
+from authoring.roles.author import RuleAuthor
+from authoring.roles.fairness import RuleFairness
+from authoring.roles.fixer import RuleFixer
+from authoring.roles.validator import RuleValidator
 from authoring.state import serializer
-from authoring.validator import RuleValidator
 from tests.conftest import COMPAT, COMPAT_WORLD, needs_compat
 
 TEMPLATES = COMPAT / "task_templates"

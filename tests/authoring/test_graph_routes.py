@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from authoring.author import RuleAuthor
 from authoring.failures import RoleFailure
-from authoring.fairness import RuleFairness
-from authoring.fixer import FixResult
 from authoring.flags import make_flag
 from authoring.pipeline import build_graph, node_names
+from authoring.roles.author import RuleAuthor
+from authoring.roles.fairness import RuleFairness
+from authoring.roles.fixer import FixResult
+from authoring.roles.validator import RuleValidator
 from authoring.run import invoke
 from authoring.state import serializer
-from authoring.validator import RuleValidator
 from certify.agents.base import AGENTS, register_agent
 from certify.agents.oracle import OracleAgent, _ListSession
 from tests.authoring.conftest import git
@@ -334,3 +334,36 @@ def graph_world(path):
     from simulator import World
 
     return World.load(path)
+
+
+class DownEndpoint(RuleAuthor):
+    """An endpoint that stops answering on one story's level 1 until it is switched back on."""
+
+    def __init__(self) -> None:
+        self.down, self.attempts = True, 0
+
+    def draft(self, ctx, level, feedback, history):
+        from authoring.failures import RoleUnavailable
+
+        if ctx.story.story.slug == "risk_repair" and level == 1 and self.down:
+            self.attempts += 1
+            raise RoleUnavailable("author", "the endpoint answered 503 after the SDK's retries")
+        return super().draft(ctx, level, feedback, history)
+
+
+def test_an_endpoint_that_stays_down_is_retried_then_stops_the_run_which_resumes(sources, repo, mini_world_path,
+                                                                                tmp_path):
+    from authoring.run import RunError, run_persona
+
+    author, db = DownEndpoint(), tmp_path / "cp.sqlite"
+    with pytest.raises(RunError, match=r"kept failing .*run the same command again"):
+        run_persona(options(sources, repo, mini_world_path), drivers(author=author), driver_name="rules",
+                    checkpoint_path=db)
+    assert author.attempts == 3, "the node was retried by its RetryPolicy"
+    assert not (repo / "tasksets").exists()
+    author.down = False
+    messages: list[str] = []
+    done = run_persona(options(sources, repo, mini_world_path), drivers(messages, author=author),
+                       driver_name="rules", checkpoint_path=db)
+    assert done.status == "committed" and any(m.startswith("resuming") for m in messages)
+    assert not any("morning_positions level0" in m for m in messages), "finished levels are not authored again"

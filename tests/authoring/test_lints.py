@@ -9,7 +9,7 @@ import pytest
 
 from authoring.grammar import problems
 from authoring.lints import find_giveaways, incoherences
-from authoring.validator import RuleValidator
+from authoring.roles.validator import RuleValidator
 from certify.task import parse_task
 from simulator import World
 

@@ -1,6 +1,7 @@
 """The LLM authoring drivers against a scripted fake model behind the real openai client (httpx2.MockTransport):
-the author's tool loop against the real gates, structured replies for the reviewers and the fixer, repairs of
-malformed replies, and configuration that fails loudly instead of falling back to the rule drivers."""
+the author's tool loop against the real gates, structured replies for the reviewers, the fixer's JSON Patch,
+repairs of malformed replies, role failures with their evidence, budgets, and configuration that fails loudly
+instead of falling back to the rule drivers."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ import httpx2
 import openai
 import pytest
 
-from authoring.author import AuthorContext, AuthoringError, RuleAuthor
 from authoring.factcheck import resolve
-from authoring.fixer import append_lesson
-from authoring.llm_roles import DEFAULT_SKILLS_DIR, LLMConfig, LLMReplyError, llm_drivers
+from authoring.failures import RoleFailure, RoleUnavailable
 from authoring.pipeline import STANDARD_DEFAULTS, Drivers
+from authoring.roles.author import AuthorContext, RuleAuthor
+from authoring.roles.drivers import llm_drivers
+from authoring.roles.fixer import append_lesson
+from authoring.roles.llm import DEFAULT_SKILLS_DIR, LLMConfig
 from authoring.sources import load_persona, load_story
 from certify.calibrate import Defect
 from certify.gates import certify_task
@@ -93,10 +96,10 @@ def llm(skills: Path):
     def build(script: list[Any], **config: Any) -> Harness:
         model = FakeModel(script)
         http = httpx2.AsyncClient(transport=httpx2.MockTransport(model.handler))
-        client = openai.AsyncOpenAI(api_key="test-key", base_url="http://fake.test/v1", max_retries=0,
-                                    http_client=http)
+        client = openai.AsyncOpenAI(api_key="test-key", base_url="http://fake.test/v1",
+                                    max_retries=config.get("max_retries", 3), http_client=http)
         cfg = LLMConfig(model="fake-model", base_url="http://fake.test/v1", api_key="test-key", skills_dir=skills,
-                        **config)
+                        **{"cache_dir": None, **config})
         progress: list[str] = []
         harness = Harness(model, llm_drivers(cfg, progress.append, client=client), progress)
         made.append(harness)
@@ -180,14 +183,38 @@ def test_the_next_level_continues_the_same_session(llm, ctx):
     assert f'"id": "{SLUG}_level1"' in users[1] and "tidy the wording" in users[1]
 
 
-def test_author_without_a_submission_is_an_authoring_error(llm, ctx):
-    h = llm(["I think the level is clear enough."], max_tool_rounds=2)
+def test_a_reply_without_a_tool_call_forces_submit_level_then_is_a_role_failure(llm, ctx):
+    h = llm(["I think the level is clear enough."])
     history: list[dict[str, Any]] = []
-    with pytest.raises(AuthoringError, match=rf"{SLUG}_level0: the LLM author submitted no task in 2"):
+    with pytest.raises(RoleFailure) as caught:
         h.drivers.author.draft(ctx, 0, [], history)
-    assert len(h.model.requests) == 2
+    failure = caught.value
+    assert failure.role == "author" and f"{SLUG}_level0: no level was submitted (3 replies" in failure.reason
+    assert failure.evidence == "I think the level is clear enough."
+    assert len(h.model.requests) == 3
+    first, second, third = h.model.requests
+    assert "tool_choice" not in first
+    forced = {"type": "function", "function": {"name": "submit_level"}}
+    assert second["tool_choice"] == forced and third["tool_choice"] == forced
     assert "Call submit_level" in h.last_message(1)["content"]
-    assert history[-1] == {"draft": {"level": 0, "task": None, "certified": False, "rounds": 2, "submissions": 0}}
+    assert history[-1] == {"draft": {"level": 0, "task": None, "certified": False, "rounds": 3, "submissions": 0}}
+
+
+def test_submit_level_takes_the_task_schema(llm, ctx):
+    h = llm([[("submit_level", {"task": rule_level(ctx, 0)})]])
+    h.drivers.author.draft(ctx, 0, [], [])
+    submit = next(t["function"] for t in h.model.requests[0]["tools"] if t["function"]["name"] == "submit_level")
+    task = submit["parameters"]["properties"]["task"]
+    assert task["required"] == ["id", "difficulty", "prompt"] and "eval" in task["properties"]
+    assert task["properties"]["eval"] == {"$ref": "#/$defs/Eval"} and "RequiredWidget" in submit["parameters"]["$defs"]
+
+
+def test_the_last_round_forces_a_submission(llm, ctx):
+    level = rule_level(ctx, 0)
+    h = llm([[("search_catalog", {"query": "positions"})], [("submit_level", {"task": level})]], max_tool_rounds=2)
+    assert h.drivers.author.draft(ctx, 0, [], []).task == level
+    assert "tool_choice" not in h.model.requests[0]
+    assert h.model.requests[1]["tool_choice"]["function"]["name"] == "submit_level"
 
 
 def test_author_out_of_rounds_hands_back_its_last_submission(llm, ctx):
@@ -219,7 +246,10 @@ def test_validator_flag(llm, ctx, skills):
         "validator", "budget", "blocker", f"{SLUG}_level0", SLUG, 0)
     assert flag.suggestion == "max_turns = 6" and flag.blocking
     request = h.model.requests[0]
-    assert request["response_format"] == {"type": "json_object"} and "tools" not in request
+    schema = request["response_format"]["json_schema"]
+    assert request["response_format"]["type"] == "json_schema" and "tools" not in request
+    assert (schema["name"], schema["strict"]) == ("ValidatorReply", True)
+    assert schema["schema"]["required"] == ["verdict", "flags"]
     assert request["messages"][0]["content"] == (skills / "task-validator.md").read_text()
     user = h.user(0)
     assert '"max_turns": 2' in user and '"weight": 0.0524' in user and '"Desk App"' in user
@@ -257,45 +287,65 @@ def failing_trial(task_id: str, *, passed: bool = False) -> Trial:
 def test_fixer_patch_and_its_lesson(llm, ctx, skills):
     task = rule_level(ctx, 0)
     task["eval"]["max_turns"] = 2
-    patched = copy.deepcopy(task)
-    patched["eval"]["max_turns"] = 6
     lesson = "a budget below the reference ran every attempt out of turns → max_turns = reference length + 3"
-    h = llm([json.dumps({"action": "patch", "task": patched, "repaired": "max_turns 2 -> 6", "lesson": lesson,
+    patch = [{"op": "replace", "path": "/eval/max_turns", "value": 6}]
+    h = llm([json.dumps({"action": "patch", "patch": patch, "repaired": "max_turns 2 -> 6", "lesson": lesson,
                          "skill": "task-author"})])
     defect = Defect(task_id=task["id"], level="level0", fingerprint=["missing_widget: Positions"], attempts=3,
                     repeats=[0, 1, 2])
     trials = [failing_trial(task["id"]), failing_trial("other_level0"), failing_trial(task["id"], passed=True)]
     result = h.drivers.fixer.repair(task, defect, trials, ctx.world)
 
-    assert result.task == patched and result.escalate is None
+    assert result.escalate is None and [op.rfc() for op in result.patch] == patch
+    assert result.task == {**task, "eval": {**task["eval"], "max_turns": 6}} and task["eval"]["max_turns"] == 2
     assert (result.repaired, result.skill) == ("max_turns 2 -> 6", "task-author")
     assert certify_task(ctx.world, parsed(result.task)).certified
     user = h.user(0)
     assert "Unknown widget 'positions' of Acme Data" in user and '"attempts": 3' in user
-    assert user.count('"repeat"') == 1 and "other_level0" not in user
-    assert h.model.requests[0]["messages"][0]["content"] == (skills / "task-fixer.md").read_text()
+    assert user.count('"repeat"') == 1 and "other_level0" not in user and "/eval/max_turns" in user
+    request = h.model.requests[0]
+    assert request["messages"][0]["content"] == (skills / "task-fixer.md").read_text()
+    assert request["response_format"]["json_schema"]["name"] == "FixerReply"
+    assert request["response_format"]["json_schema"]["strict"] is False
 
     path = append_lesson(skills, result.skill, SLUG, "level0", result.lesson)
     assert path == skills / "task-author.md"
     assert path.read_text().rstrip().splitlines()[-1].endswith(f"{SLUG}/level0: {lesson}")
 
 
-def test_fixer_patch_that_weakens_the_task_is_sent_back_then_escalated(llm, ctx):
+def test_fixer_patch_outside_the_allowlist_or_weakening_is_sent_back_then_escalated(llm, ctx):
     task = rule_level(ctx, 0)
-    renamed = {**copy.deepcopy(task), "id": "something_else"}
-    gutted = copy.deepcopy(task)
-    gutted["eval"]["required_tools"] = [s for s in gutted["eval"]["required_tools"] if s.get("optional")]
+    graded = [i for i, s in enumerate(task["eval"]["required_tools"]) if not s.get("optional")]
 
-    def patch(body: dict[str, Any]) -> str:
-        return json.dumps({"action": "patch", "task": body, "repaired": "r", "lesson": "l", "skill": "task-author"})
+    def reply(*ops: dict[str, Any]) -> str:
+        return json.dumps({"action": "patch", "patch": list(ops), "repaired": "r", "lesson": "l",
+                           "skill": "task-author"})
 
-    h = llm([patch(renamed), patch(gutted)], max_repairs=1)
+    h = llm([reply({"op": "replace", "path": "/id", "value": "something_else"}),
+             reply({"op": "replace", "path": "/eval/trace_checks", "value": {"max_invalid_tool_calls": 9}}),
+             reply({"op": "remove", "path": "/eval/required_tools/99"}),
+             reply(*({"op": "remove", "path": f"/eval/required_tools/{i}"} for i in reversed(graded)))],
+            max_repairs=3)
     defect = Defect(task_id=task["id"], level="level0", fingerprint=["x"], attempts=3, repeats=[0, 1, 2])
     result = h.drivers.fixer.repair(task, defect, [], ctx.world)
 
     assert result.task is None and "weakens the task" in result.escalate
-    assert "graded (non-optional) required_tools steps 1 -> 0" in result.escalate
-    assert f"keep '{task['id']}'" in h.last_message(1)["content"]
+    assert f"graded (non-optional) required_tools steps {len(graded)} -> 0" in result.escalate
+    assert "operation 0 (replace /id) is outside what a repair may change" in h.last_message(1)["content"]
+    assert "(replace /eval/trace_checks) is outside" in h.last_message(2)["content"]
+    assert "does not apply to the task" in h.last_message(3)["content"]
+
+
+def test_rule_fixer_returns_its_repair_as_a_patch(ctx):
+    from authoring.roles.fixer import RuleFixer
+
+    task = rule_level(ctx, 0)
+    task["eval"]["max_turns"] = 2
+    defect = Defect(task_id=task["id"], level="level0", fingerprint=["x"], attempts=1, repeats=[0])
+    result = RuleFixer().repair(task, defect, [failing_trial(task["id"])], ctx.world)
+    steps = len(task["eval"]["required_tools"])
+    assert [op.rfc() for op in result.patch] == [{"op": "replace", "path": "/eval/max_turns", "value": steps + 3}]
+    assert result.task["eval"]["max_turns"] == steps + 3 and task["eval"]["max_turns"] == 2
 
 
 # ------------------------------------------------------------------------------------------------ repairs
@@ -311,19 +361,42 @@ def test_malformed_reply_is_retried_with_the_error_then_accepted(llm, ctx):
     assert "verdict: Input should be 'approve' or 'flag'" in third
 
 
-def test_a_reply_that_never_validates_is_an_error(llm, ctx):
-    h = llm([json.dumps({"verdict": "flag", "flags": []})], max_repairs=1)
-    with pytest.raises(LLMReplyError, match=r"validator \(fake-model\): no usable reply after 2 attempt\(s\).*"
-                                            r"verdict 'flag' needs at least one flag"):
+def test_a_reply_that_never_validates_is_a_role_failure_with_the_reply_as_evidence(llm, ctx):
+    bad = json.dumps({"verdict": "flag", "flags": []})
+    h = llm([bad], max_repairs=1)
+    with pytest.raises(RoleFailure, match=rf"validator: {SLUG}_level0: no usable reply after 2 attempt\(s\).*"
+                                          r"verdict 'flag' needs at least one flag") as caught:
         h.drivers.validator.review(parsed(rule_level(ctx, 0)), ctx.world, "desk_lead")
+    assert caught.value.evidence == bad and len(h.model.requests) == 2
 
 
-def test_rate_limit_is_retried_by_the_shared_client_code(llm, ctx):
-    limited = httpx2.Response(429, headers={"Retry-After": "0"}, json={"error": {"message": "slow down"}})
+def test_rate_limit_is_retried_by_the_sdk(llm, ctx):
+    limited = httpx2.Response(429, headers={"retry-after-ms": "1"}, json={"error": {"message": "slow down"}})
     h = llm([limited, json.dumps({"verdict": "approve", "flags": []})])
     assert h.drivers.validator.review(parsed(rule_level(ctx, 0)), ctx.world, "desk_lead") == []
     usage = h.drivers.validator.endpoint.usage
     assert (usage.requests, usage.retries, usage.tokens_in) == (2, 1, 100)
+
+
+def test_an_endpoint_that_keeps_failing_is_a_role_unavailable(llm, ctx):
+    h = llm([httpx2.Response(503, headers={"retry-after-ms": "1"}, json={"error": {"message": "overloaded"}})],
+            max_retries=2)
+    with pytest.raises(RoleUnavailable, match=r"validator: .*the model endpoint failed \(api_error\).*HTTP 503: "
+                                              r"overloaded") as caught:
+        h.drivers.validator.review(parsed(rule_level(ctx, 0)), ctx.world, "desk_lead")
+    assert len(h.model.requests) == 3 and "overloaded" in caught.value.evidence
+
+
+def test_budgets_stop_a_role_with_its_last_reply_as_evidence(llm, ctx):
+    h = llm([[("search_catalog", {"query": "positions"})]], max_calls_per_level=3)
+    with pytest.raises(RoleFailure, match=rf"author: {SLUG}_level0: the budget of {SLUG}_level0 is spent: 3 model "
+                                          r"calls \(cap 3\)") as caught:
+        h.drivers.author.draft(ctx, 0, [], [])
+    assert len(h.model.requests) == 3 and caught.value.evidence.startswith("search_catalog(")
+    h = llm([json.dumps({"verdict": "approve", "flags": []})], max_tokens_per_run=100)
+    h.drivers.validator.review(parsed(rule_level(ctx, 0)), ctx.world, "desk_lead")
+    with pytest.raises(RoleFailure, match=r"the run's budget is spent: 120 tokens \(cap 100\)"):
+        h.drivers.validator.review(parsed(rule_level(ctx, 1)), ctx.world, "desk_lead")
 
 
 # ------------------------------------------------------------------------------------------------ configuration

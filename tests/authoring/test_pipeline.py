@@ -9,14 +9,14 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from authoring.author import RuleAuthor
-from authoring.fairness import RuleFairness
-from authoring.fixer import RuleFixer
 from authoring.flags import make_flag
 from authoring.pipeline import Drivers, RunOptions, build_graph
+from authoring.roles.author import RuleAuthor
+from authoring.roles.fairness import RuleFairness
+from authoring.roles.fixer import RuleFixer
+from authoring.roles.validator import RuleValidator
 from authoring.run import RunError, run_persona
 from authoring.state import serializer
-from authoring.validator import RuleValidator
 from tests.authoring.conftest import git
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from authoring.factcheck import FactErrors, resolve
-from authoring.fixer import FixResult, RuleFixer, append_lesson
+from authoring.roles.fixer import FixResult, RuleFixer, append_lesson
 from authoring.sources import SourceError, load_persona, load_sources, load_story
 from authoring.variety import jaccard, same_level_similarity
 from certify.calibrate import Defect

@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 
 from authoring.commands.evaluate import register
 from certify.agents import Action, Usage
-from certify.agents.llm import OpenAIAgent
 from certify.agents.oracle import NoopAgent, OracleAgent
 from certify.evaluate import (
     REPORT_FILE,
@@ -269,19 +268,28 @@ def test_cli_usage_errors_exit_2(cli, taskset_dir, monkeypatch, args, message):
 
 
 class _StubHandler(BaseHTTPRequestHandler):
-    """Solves the desk task in one batch of tool calls, then answers in text."""
+    """Solves the desk task in one batch of tool calls, then calls final_answer."""
+
+    def do_GET(self) -> None:
+        payload = json.dumps({"object": "list", "data": [{"id": "stub-model", "object": "model", "created": 0,
+                                                          "owned_by": "stub"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         answered = any(m["role"] == "tool" for m in body["messages"])
         if answered:
-            message = {"role": "assistant", "content": "Done."}
+            calls = [("final_answer", {"text": "Done."})]
         else:
             calls = [("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}}),
                      ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "5.24%"})]
-            message = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-                for i, (n, a) in enumerate(calls)]}
+        message = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, (n, a) in enumerate(calls)]}
         payload = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                               "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                               "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}}).encode()
@@ -324,15 +332,34 @@ def test_cli_openai_against_a_local_endpoint(cli, stub_server, mini_world_path, 
     assert load_task(taskset_dir / "desk" / "desk_fix_level0.json").id == "desk_fix_level0"
 
 
+def failing_server():
+    """An endpoint that lists its model but answers every completion with a 500 (quickly retried)."""
+    from tests.model_server import ModelServer, error
+
+    return ModelServer([error(500, "overloaded", headers={"retry-after-ms": "1"})], models=("m",))
+
+
 def test_cli_all_invalid_exits_1(cli, mini_world_path, taskset_dir, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setattr(OpenAIAgent, "_backoff", lambda self, attempt, rng: 0.0)
-    result = cli("eval", "--taskset", str(taskset_dir), "--persona", "ops", "--agent", "openai:m",
-                 "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0.5", "--world", str(mini_world_path),
-                 "--runs-dir", str(tmp_path / "runs"), "--json")
+    with failing_server() as server:
+        result = cli("eval", "--taskset", str(taskset_dir), "--persona", "ops", "--agent", "openai:m",
+                     "--base-url", server.base_url, "--timeout", "0.5", "--world", str(mini_world_path),
+                     "--runs-dir", str(tmp_path / "runs"), "--json")
     assert result.exit_code == 1, result.output
     assert json.loads(result.stdout)["invalid"] == 1
     assert "no valid trial (api_error 1)" in " ".join(result.stderr.split())
+
+
+def test_cli_an_unreachable_endpoint_is_a_usage_error_before_any_episode(cli, mini_world_path, taskset_dir,
+                                                                          tmp_path, monkeypatch):
+    from tests.model_server import closed_port_url
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = cli("eval", "--taskset", str(taskset_dir), "--agent", "openai:m", "--base-url", closed_port_url(),
+                 "--world", str(mini_world_path), "--runs-dir", str(tmp_path / "runs"))
+    assert result.exit_code == 2, result.output
+    assert "cannot reach the model endpoint" in " ".join(result.stderr.split())
+    assert "Traceback" not in result.output and not (tmp_path / "runs").exists()
 
 
 def test_reliability_pass_k_and_consistency():
@@ -391,11 +418,11 @@ def test_cli_retry_reruns_only_the_invalid_trials(cli, stub_server, mini_world_p
                                                   monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.setattr(OpenAIAgent, "_backoff", lambda self, attempt, rng: 0.0)
     runs = tmp_path / "runs"
-    first = cli("eval", "--taskset", str(taskset_dir), "--persona", "desk", "--agent", "openai:m", "--mode", "tools",
-                "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0.5", "--world", str(mini_world_path),
-                "--runs-dir", str(runs), "--json")
+    with failing_server() as server:
+        first = cli("eval", "--taskset", str(taskset_dir), "--persona", "desk", "--agent", "openai:m", "--mode",
+                    "tools", "--base-url", server.base_url, "--timeout", "0.5", "--world", str(mini_world_path),
+                    "--runs-dir", str(runs), "--json")
     assert first.exit_code == 1 and json.loads(first.stdout)["invalid"] == 3
     (run_dir,) = runs.iterdir()
     record = load_record(run_dir)

@@ -22,7 +22,7 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput, ModelUsage, get_model
 
 from certify.agents.base import TaskView
-from certify.agents.llm import TOOLS_SYSTEM_PROMPT
+from certify.agents.llm import system_prompt
 from certify.episode import reference_calls
 from certify.evaluate import select_tasks
 from certify.inspect_task import (
@@ -98,11 +98,11 @@ def test_the_scripted_reference_passes_and_sees_only_the_prompt_and_the_tools(tm
 
     for messages, tools in seen:
         task = task_of(messages)
-        assert messages[0].role == "system" and messages[0].text == TOOLS_SYSTEM_PROMPT
+        view = TaskView.of(task)
+        assert messages[0].role == "system" and messages[0].text == system_prompt(view)
         assert messages[1].text == task.prompt and [m.role for m in messages[2:]] == ["assistant", "tool"] * (
             (len(messages) - 2) // 2
         )
-        view = TaskView.of(task)
         assert [(t.name, t.description) for t in tools] == [(t["name"], t["description"]) for t in view.tools]
         shown = json.dumps([m.model_dump() for m in messages[:2]] + [t.model_dump() for t in tools])
         for secret in ("required_widgets", "reference_answer", "hidden", task.eval.reference_answer):

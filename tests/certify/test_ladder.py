@@ -174,7 +174,7 @@ def test_a_rung_never_receives_the_eval_block_or_the_metadata(world):
     assert trial.valid and spy.tasks == [None]
     seen = json.dumps([vars(v) for v in spy.views] + spy.observations + trial.transcript, default=str)
     assert "EVAL-SENTINEL" not in seen and "META-SENTINEL" not in seen
-    assert set(vars(spy.views[0])) == {"task_id", "prompt", "tools"}
+    assert set(vars(spy.views[0])) == {"task_id", "prompt", "tools", "rules"}
     renamed = Task.model_validate({**raw, "id": "anything_else"})
     again = run(world, renamed, make_agent("ladder-4"))
     assert [(e["tool"], e["args"]) for e in again.events] == [(e["tool"], e["args"]) for e in trial.events]

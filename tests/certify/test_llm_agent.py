@@ -1,18 +1,19 @@
 """The openai:<model> agent against a scripted fake model behind the real openai client (httpx2.MockTransport):
-both action modes, parsing, retries, and which failures make a trial invalid rather than failed."""
+both action modes, parsing, the episode's rules in the system prompt, replies without a tool call, the tool-output
+cap, the SDK's retries, and which failures make a trial invalid rather than failed."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from email.utils import formatdate
 from typing import Any
 
 import httpx2
 import pytest
 
 from certify.agents import make_agent
-from certify.agents.llm import PLACEHOLDER_KEY, LLMConfig, OpenAIAgent, retry_after
+from certify.agents.llm import PLACEHOLDER_KEY, LLMConfig, OpenAIAgent
+from certify.episode import NO_ACTION, NUDGE
 from certify.pricing import PriceTable
 from certify.trial import UNPARSEABLE, run_trial
 from tests.certify.helpers import task
@@ -35,7 +36,6 @@ class FakeModel:
         self.script = list(script)
         self.usage = usage
         self.requests: list[dict[str, Any]] = []
-        self.sleeps: list[float] = []
         self._calls = 0
 
     def completion(self, item: Any) -> dict[str, Any]:
@@ -67,14 +67,11 @@ class FakeModel:
             return await item(request)
         return httpx2.Response(200, json=self.completion(item))
 
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-
-    def agent(self, clock=None, **config: Any) -> OpenAIAgent:
+    def agent(self, **config: Any) -> OpenAIAgent:
         cfg = LLMConfig(model="fake-model", api_key="test-key", base_url="http://fake.test/v1", **config)
         http = httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler))
         prices = PriceTable.load({"fake-model": {"input": 1.0, "output": 2.0}})
-        return OpenAIAgent(cfg, http_client=http, prices=prices, sleep=self.sleep, clock=clock)
+        return OpenAIAgent(cfg, http_client=http, prices=prices)
 
 
 def run(world, agent, t=None):
@@ -82,16 +79,16 @@ def run(world, agent, t=None):
 
 
 def test_tool_mode_solves_the_mini_task(mini_world):
-    model = FakeModel([[("get_workspace_snapshot", {})], [UPDATE, NOTE], "Done: Gamma QTD, note added."])
+    model = FakeModel([[("get_workspace_snapshot", {})], [UPDATE, NOTE], [FINAL]])
     trial = run(mini_world, model.agent(mode="tools"))
     assert trial.valid and trial.passed, (trial.failure_codes, trial.events)
     assert [e["tool"] for e in trial.events] == ["get_workspace_snapshot", "update_widget",
                                                  "add_generative_widget", "final_answer"]
-    assert trial.final_answer == "Done: Gamma QTD, note added."
+    assert trial.final_answer == FINAL[1]["text"]
     assert (trial.turns, trial.tool_calls, trial.invalid_calls) == (4, 3, 0)
     assert (trial.tokens_in, trial.tokens_out) == (300, 60)
     assert trial.cost == pytest.approx((300 * 1.0 + 60 * 2.0) / 1e6)
-    assert trial.strict_parses == 3
+    assert trial.strict_parses == 4
 
     first, _, third = model.requests
     assert first["temperature"] == 0
@@ -107,9 +104,67 @@ def test_tool_mode_solves_the_mini_task(mini_world):
     json.dumps(trial.transcript)
 
 
-def test_tool_mode_reply_without_text_or_calls_stops(mini_world):
-    trial = run(mini_world, FakeModel([""]).agent(mode="tools"))
-    assert trial.valid and trial.ended_by == "agent_stopped" and trial.turns == 0
+def test_tool_mode_replies_without_a_tool_call_are_nudged_turns_then_the_session_stops(mini_world):
+    model = FakeModel(["Let me think about the positions first.", ""])
+    trial = run(mini_world, model.agent(mode="tools", max_idle_replies=2))
+    assert trial.valid and trial.ended_by == "agent_stopped" and trial.final_answer is None
+    assert [e["tool"] for e in trial.events] == [NO_ACTION, NO_ACTION]
+    assert (trial.turns, trial.tool_calls, trial.invalid_calls, len(model.requests)) == (2, 0, 0, 3)
+    assert trial.events[0]["args"] == {"text": "Let me think about the positions first."}
+    second = model.requests[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": "Let me think about the positions first."}
+    assert second[-1] == {"role": "user", "content": NUDGE}
+
+
+def test_a_nudged_model_can_still_finish_the_task(mini_world):
+    model = FakeModel([[("get_workspace_snapshot", {})], "I have what I need.", [UPDATE, NOTE], [FINAL]])
+    trial = run(mini_world, model.agent(mode="tools"))
+    assert trial.valid and trial.passed, trial.failure_codes
+    assert [e["tool"] for e in trial.events] == ["get_workspace_snapshot", NO_ACTION, "update_widget",
+                                                 "add_generative_widget", "final_answer"]
+    assert trial.turns == 5 and trial.tool_calls == 3 and trial.final_answer == FINAL[1]["text"]
+    from certify.trial import regrade_trial
+
+    assert regrade_trial(mini_world, task(), trial).passed is True
+
+
+def test_a_nudge_counts_against_the_turn_budget(mini_world):
+    trial = run(mini_world, FakeModel(["thinking"]).agent(mode="tools", max_idle_replies=10),
+                task(**{"eval.max_turns": 3}))
+    assert trial.ended_by == "max_turns" and trial.turns == 3 and trial.invalid_calls == 0
+
+
+@pytest.mark.parametrize("mode", ["json", "tools"])
+def test_the_system_prompt_states_the_episode_rules_and_nothing_of_the_eval_block(mini_world, mode):
+    t = task(**{"eval.max_turns": 7, "eval.trace_checks": {"max_invalid_tool_calls": 2,
+                                                           "forbid_invented_widget_ids": True,
+                                                           "must_call_schema_before_create": True},
+                "eval.workspace_checks": {"preserve_other_dashboards": True}})
+    model = FakeModel([action_json(*FINAL) if mode == "json" else [FINAL]])
+    run(mini_world, model.agent(mode=mode), t)
+    system = model.requests[0]["messages"][0]["content"]
+    for rule in ("at most 7 turns", "At most 2 of your calls may fail", "never guess an id",
+                 "get_widget_schema) before you create it", "Leave every other dashboard", "call final_answer"):
+        assert rule in system, rule
+    evaluation = t.eval.model_dump(mode="json")
+    for secret in ("required_widgets", "Gamma", "5.24", "data_contains", str(evaluation["required_widgets"])):
+        assert secret not in system, secret
+    strict = run(mini_world, FakeModel([action_json(*FINAL)]).agent(), task(**{"eval.trace_checks": {
+        "max_invalid_tool_calls": 0}}))
+    assert strict.valid
+
+
+def test_tool_results_are_whole_by_default_and_capped_with_a_marker_when_asked(mini_world):
+    model = FakeModel([[("list_available_widgets", {})], [FINAL]])
+    run(mini_world, model.agent(mode="tools"))
+    whole = json.loads(model.requests[1]["messages"][-1]["content"])
+    assert whole["ok"] is True
+    capped = FakeModel([[("list_available_widgets", {})], [FINAL]])
+    run(mini_world, capped.agent(mode="tools", max_tool_output_chars=200))
+    content = capped.requests[1]["messages"][-1]["content"]
+    total = len(json.dumps(whole, ensure_ascii=False, separators=(",", ":")))
+    assert content.startswith(model.requests[1]["messages"][-1]["content"][:200])
+    assert content.endswith(f"…[truncated: 200 of {total} characters shown]")
 
 
 def test_json_mode_lenient_reads_prose_and_fences(mini_world):
@@ -163,50 +218,29 @@ def test_safety_stop_when_the_task_sets_no_budget(mini_world):
     assert trial.valid and trial.turns == 5 and trial.ended_by == "agent_stopped"
 
 
-def test_429_retry_after_is_honoured_then_success(mini_world):
-    limited = httpx2.Response(429, headers={"Retry-After": "7"}, json={"error": {"message": "slow down"}})
+def test_429_is_retried_by_the_sdk_honouring_retry_after_then_success(mini_world):
+    limited = httpx2.Response(429, headers={"retry-after-ms": "120"}, json={"error": {"message": "slow down"}})
     model = FakeModel([limited, action_json(*FINAL)])
-    agent = model.agent()
-    trial = run(mini_world, agent)
+    trial = run(mini_world, model.agent())
     assert trial.valid and trial.final_answer == FINAL[1]["text"]
-    assert model.sleeps == [7.0]
-    assert len(model.requests) == 2
+    assert len(model.requests) == 2 and (trial.requests, trial.retries) == (2, 1)
+    assert trial.duration_s >= 0.12
 
 
-def test_retry_after_as_http_date_and_milliseconds(mini_world):
-    now = 1_900_000_000.0
-    dated = httpx2.Response(503, headers={"Retry-After": formatdate(now + 30, usegmt=True)}, json={})
-    model = FakeModel([dated, action_json(*FINAL)])
-    trial = run(mini_world, model.agent(clock=lambda: now))
-    assert trial.valid and model.sleeps == [30.0]
-    assert retry_after({"retry-after-ms": "1500"}, now) == 1.5
-    assert retry_after({"retry-after": "soon"}, now) is None
-    assert retry_after({}, now) is None
-
-
-def test_retry_after_beyond_the_cap_gives_up_at_once(mini_world):
+def test_retry_after_beyond_two_minutes_gives_up_at_once(mini_world):
     limited = httpx2.Response(429, headers={"Retry-After": "3600"}, json={"error": {"message": "later"}})
     model = FakeModel([limited])
     trial = run(mini_world, model.agent())
-    assert not trial.valid and trial.invalid_reason == "rate_limited" and model.sleeps == []
-    assert "3600" in trial.error
-
-
-def test_exhausted_quota_is_not_retried(mini_world):
-    quota = httpx2.Response(429, json={"error": {"message": "quota", "code": "insufficient_quota"}})
-    model = FakeModel([quota])
-    trial = run(mini_world, model.agent())
-    assert (trial.valid, trial.invalid_reason, len(model.requests)) == (False, "rate_limited", 1)
+    assert not trial.valid and trial.invalid_reason == "rate_limited" and len(model.requests) == 1
+    assert "later" in trial.error
 
 
 def test_persistent_500_makes_the_trial_invalid_not_failed(mini_world):
-    model = FakeModel([httpx2.Response(500, json={"error": {"message": "boom"}})])
-    trial = run(mini_world, model.agent(max_attempts=4, backoff_base_s=1.0))
+    model = FakeModel([httpx2.Response(500, headers={"retry-after-ms": "1"}, json={"error": {"message": "boom"}})])
+    trial = run(mini_world, model.agent(max_retries=3))
     assert trial.valid is False and trial.invalid_reason == "api_error" and trial.passed is None
     assert trial.failure_codes == []
-    assert len(model.requests) == 4 and len(model.sleeps) == 3
-    assert model.sleeps[0] <= 1.0 <= model.sleeps[1] <= 2.0 <= model.sleeps[2] <= 4.0
-    assert "HTTP 500" in trial.error and "4 attempt(s)" in trial.error
+    assert len(model.requests) == 4 and "HTTP 500: boom" in trial.error and "after 3 retries" in trial.error
 
 
 def test_client_error_is_not_retried(mini_world):
@@ -216,27 +250,27 @@ def test_client_error_is_not_retried(mini_world):
     assert "bad key" in trial.error
 
 
-def test_transport_timeout_is_retried_a_bounded_number_of_times(mini_world):
-    model = FakeModel([httpx2.ReadTimeout("read timed out")])
-    trial = run(mini_world, model.agent(timeout_attempts=2))
-    assert trial.valid is False and trial.invalid_reason == "timeout"
-    assert len(model.requests) == 2 and len(model.sleeps) == 1
-
-
 def test_a_hanging_endpoint_times_out(mini_world):
-    async def hang(request):
-        await asyncio.sleep(30)
+    from tests.model_server import ModelServer, Reply, completion
 
-    model = FakeModel([hang])
-    trial = run(mini_world, model.agent(request_timeout_s=0.05, timeout_attempts=2))
+    hanging = Reply(**{**completion("too late").__dict__, "delay": 3.0})
+    with ModelServer([hanging]) as server:
+        agent = OpenAIAgent(LLMConfig(model="stub-model", base_url=server.base_url, api_key="k",
+                                      request_timeout_s=0.1, max_retries=1))
+        trial = run(mini_world, agent)
     assert trial.valid is False and trial.invalid_reason == "timeout"
-    assert trial.duration_s < 5
+    assert len(server.requests) == 2 and trial.duration_s < 2.5
 
 
 def test_connection_error_then_recovery(mini_world):
     model = FakeModel([httpx2.ConnectError("refused"), action_json(*FINAL)])
     trial = run(mini_world, model.agent())
-    assert trial.valid and len(model.requests) == 2 and len(model.sleeps) == 1
+    assert trial.valid and len(model.requests) == 2 and trial.retries == 1
+
+
+def test_older_run_records_with_hand_written_retry_settings_still_load():
+    config = LLMConfig(model="m", max_attempts=4, timeout_attempts=2, backoff_base_s=1.0, max_retry_after_s=120)
+    assert config.max_retries == 3 and "max_attempts" not in config.public()
 
 
 def test_malformed_tool_arguments_are_an_invalid_call(mini_world):
@@ -264,7 +298,7 @@ def test_endpoint_configuration(monkeypatch):
     with pytest.raises(ValueError, match="openai:<model>"):
         OpenAIAgent.from_name("openai:", base_url="http://localhost:11434/v1")
     local = OpenAIAgent.from_name("openai:llama3.1:8b", base_url="http://localhost:11434/v1")
-    assert local.config.model == "llama3.1:8b" and local._api_key == PLACEHOLDER_KEY
+    assert local.config.model == "llama3.1:8b" and local.model._api_key == PLACEHOLDER_KEY
     assert local.notes and "no price" in local.notes[0]
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
     agent = make_agent("openai:gpt-4o-mini")
@@ -296,8 +330,7 @@ def error(status: int, message: str, code: str | None = None, param: str | None 
 def model_agent(model: FakeModel, name: str, **config: Any) -> OpenAIAgent:
     cfg = LLMConfig(model=name, api_key="test-key", base_url="http://fake.test/v1", **config)
     http = httpx2.AsyncClient(transport=httpx2.MockTransport(model.handler))
-    return OpenAIAgent(cfg, http_client=http, prices=PriceTable.load({name: {"input": 1.0, "output": 2.0}}),
-                       sleep=model.sleep)
+    return OpenAIAgent(cfg, http_client=http, prices=PriceTable.load({name: {"input": 1.0, "output": 2.0}}))
 
 
 def test_reasoning_models_get_no_temperature_and_a_completion_token_cap(mini_world):
@@ -317,7 +350,7 @@ def test_a_refused_temperature_is_left_out_from_then_on(mini_world):
     assert trial.valid and trial.passed, trial.failure_codes
     assert model.requests[0]["temperature"] == 0
     assert all("temperature" not in r for r in model.requests[1:]) and len(model.requests) == 4
-    assert trial.retries == 1 and model.sleeps == []
+    assert trial.retries == 1
     assert any("refuses temperature" in n for n in agent.notes)
 
 

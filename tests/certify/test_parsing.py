@@ -75,7 +75,27 @@ def test_native_tool_arguments():
     assert parse_arguments("read_widget", fenced, "lenient").action.args == {"widget_uuid": "w_pos"}
     rejected = parse_arguments("read_widget", fenced, "strict")
     assert rejected.kind == "lenient" and "text around" in rejected.action.parse_error
-    bad = parse_arguments("read_widget", "{widget_uuid: w_pos", "lenient")
+    bad = parse_arguments("read_widget", "{widget_uuid: w_pos}", "lenient")
     assert bad.kind == "failed" and "not valid JSON" in bad.action.parse_error and bad.action.tool == "read_widget"
     listed = parse_arguments("read_widget", '["w_pos"]', "lenient")
     assert listed.kind == "failed" and "must be a JSON object" in listed.action.parse_error
+
+
+@pytest.mark.parametrize("mode", ["strict", "lenient"])
+def test_a_nested_object_is_never_taken_for_the_whole_argument_set(mode):
+    cut = '{"widget_uuid": "w_pos", "data_args": {"fund": "Beta"}'
+    parsed = parse_arguments("update_widget", cut, mode)
+    assert parsed.kind == "failed" and parsed.action.args == {}
+    assert "truncated" in parsed.action.parse_error and "update_widget" in parsed.action.parse_error
+    malformed = 'args: {widget_uuid: w_pos, "data_args": {"fund": "Beta"}} then {"widget_uuid": "w_2"}'
+    lenient = parse_arguments("update_widget", malformed, "lenient")
+    assert lenient.kind == "lenient" and lenient.action.args == {"widget_uuid": "w_2"}
+
+
+def test_a_truncated_json_action_is_named_truncated():
+    reply = '{"tool": "add_generative_widget", "args": {"widget_type": "note", "data": "Gamma QTD'
+    for mode in ("strict", "lenient"):
+        parsed = parse_reply(reply, mode)
+        assert parsed.kind == "failed" and "truncated" in parsed.action.parse_error
+    closed = parse_reply('{"tool": "read_widget", "args": {"widget_uuid": w_pos}}', "strict")
+    assert closed.kind == "failed" and "truncated" not in closed.action.parse_error

@@ -60,7 +60,13 @@ def test_agents_under_test_never_see_the_eval_block(mini_world):
     agent = Scripted([])
     run(mini_world, task(), agent)
     view = agent.seen[0]
-    assert set(vars(view)) == {"task_id", "prompt", "tools"}
+    assert set(vars(view)) == {"task_id", "prompt", "tools", "rules"}
+    assert view.rules == (
+        f"You have at most {task().eval.turn_budget} turns: every tool call is one, and so is a reply that calls no "
+        "tool. The episode ends when they run out.",
+        *view.rules[1:])
+    stated = " ".join(view.rules)
+    assert "Gamma" not in stated and "required" not in stated and "Desk Note" not in stated
     assert "final_answer" in view.tool_names and "update_widget" in view.tool_names
     assert "read_workspace_resource" not in view.tool_names  # not in the task's allowed_tools
 

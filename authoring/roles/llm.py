@@ -1,0 +1,340 @@
+"""What the LLM drivers of the four roles share: their configuration, their budgets and their endpoint.
+
+Every request goes through certify's model client (certify/model_client.py), the one client that the agents
+under test use too: the SDK's retries, structured outputs, per-model quirks, the context budget and the
+response cache live there. This module adds what only the roles need:
+
+- budgets: caps on model calls, tokens and cost per level (a task id, or a story for the ladder reviewer) and
+  per run, checked before every request;
+- role failures: a role that exhausts its budget, whose replies never validate, or whose endpoint keeps
+  failing raises `RoleFailure` with the last reply as evidence, and the graph turns it into a review item;
+- `ask`: one JSON reply validated by a pydantic model, re-asked with the validation error a bounded number of
+  times;
+- the skills: each role's instructions are its skills/*.md file, read at call time, so a lesson the fixer
+  appended earlier in the run is already in force for the next call;
+- the preflight: an unreachable endpoint, a refused key or an unknown model is an `EndpointError` before any
+  work.
+
+Nothing falls back to the rule drivers: a missing model or endpoint is an error that names what to set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from certify.agents.base import Usage
+from certify.agents.parsing import top_level_objects
+from certify.model_client import (
+    BlockingClient,
+    Completion,
+    EndpointUnusable,
+    ModelClient,
+    ModelConfig,
+    ModelError,
+    ModelUnavailable,
+    resolve_endpoint,
+)
+from certify.task import Task
+
+from ..failures import EndpointError, RoleFailure, RoleUnavailable
+
+if TYPE_CHECKING:
+    import httpx2
+    import openai
+
+DEFAULT_SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+DEFAULT_CACHE_DIR = Path(".taskforge") / "model-cache"
+SKILLS = ("task-author", "task-validator", "task-level-fairness", "task-fixer")
+TRIM = 600
+EVIDENCE = 2000
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class LLMConfig(ModelConfig):
+    """How the authoring roles reach their model (the model client's generation config, with the roles'
+    defaults), how they work, and what they may spend. `api_key` stays out of reprs."""
+
+    timeout_s: float = Field(default=180.0, gt=0, description="seconds per HTTP attempt")
+    max_retries: int = Field(
+        default=3, ge=0, description="the SDK's retries of one request (429, 5xx, timeouts)"
+    )
+    context_tokens: int | None = Field(
+        default=120_000, gt=0, description="old tool results are trimmed beyond it"
+    )
+    cache_dir: Path | None = Field(default=DEFAULT_CACHE_DIR, description="response cache; None disables it")
+    max_tool_rounds: int = Field(default=12, ge=1, description="model requests per author draft")
+    max_nudges: int = Field(
+        default=2,
+        ge=0,
+        description="replies without a tool call the author may give in a draft before it is a role failure",
+    )
+    max_repairs: int = Field(default=2, ge=0, description="re-asks after a reply that does not validate")
+    skills_dir: Path = DEFAULT_SKILLS_DIR
+    max_calls_per_level: int = Field(default=40, ge=1)
+    max_tokens_per_level: int | None = Field(default=1_500_000, ge=1)
+    max_cost_per_level: float | None = Field(default=3.0, gt=0, description="USD")
+    max_calls_per_run: int = Field(default=600, ge=1)
+    max_tokens_per_run: int | None = Field(default=15_000_000, ge=1)
+    max_cost_per_run: float | None = Field(default=30.0, gt=0, description="USD")
+
+    @classmethod
+    def from_env(
+        cls,
+        model: str | None = None,
+        base_url: str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        **settings: Any,
+    ) -> LLMConfig:
+        """Arguments win over the environment: TASKFORGE_MODEL or OPENAI_MODEL, OPENAI_BASE_URL,
+        OPENAI_API_KEY (a local server needs no key; a placeholder is sent). `settings` are further fields."""
+        env = os.environ if env is None else env
+        name = (model or env.get("TASKFORGE_MODEL") or env.get("OPENAI_MODEL") or "").strip()
+        problems = []
+        if not name:
+            problems.append(
+                "no model: pass --model or set TASKFORGE_MODEL (or OPENAI_MODEL), e.g. "
+                "TASKFORGE_MODEL=gpt-4.1"
+            )
+        base: str | None = None
+        key: str | None = None
+        try:
+            base, key = resolve_endpoint(base_url, None, env)
+        except ValueError:
+            problems.append(
+                "no endpoint: set OPENAI_API_KEY for api.openai.com, or OPENAI_BASE_URL (or "
+                "--base-url) for an OpenAI-compatible server such as Ollama "
+                "(http://localhost:11434/v1), vLLM or llama.cpp"
+            )
+        if problems:
+            raise ValueError("the LLM authoring drivers are not configured: " + "; ".join(problems))
+        return cls(model=name, base_url=base, api_key=key, **settings)
+
+
+@dataclass
+class Spend:
+    calls: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+
+    def over(self, calls: int, tokens: int | None, cost: float | None) -> str | None:
+        """What cap this spend has reached, or None."""
+        if self.calls >= calls:
+            return f"{self.calls} model calls (cap {calls})"
+        if tokens is not None and self.tokens >= tokens:
+            return f"{self.tokens} tokens (cap {tokens})"
+        if cost is not None and self.cost >= cost:
+            return f"${self.cost:.2f} (cap ${cost:.2f})"
+        return None
+
+
+class Budget:
+    """Model calls, tokens and cost spent, per level and per run; shared by threads (validators run in
+    parallel). Cached replies cost nothing and count for nothing."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.run = Spend()
+        self.levels: dict[str, Spend] = {}
+        self._lock = threading.Lock()
+
+    def exhausted(self, scope: str) -> str | None:
+        cfg = self.config
+        with self._lock:
+            run = self.run.over(cfg.max_calls_per_run, cfg.max_tokens_per_run, cfg.max_cost_per_run)
+            if run is not None:
+                return f"the run's budget is spent: {run}"
+            level = self.levels.get(scope, Spend()).over(
+                cfg.max_calls_per_level, cfg.max_tokens_per_level, cfg.max_cost_per_level
+            )
+            return f"the budget of {scope} is spent: {level}" if level is not None else None
+
+    def charge(self, scope: str, completion: Completion) -> None:
+        if completion.cached:
+            return
+        with self._lock:
+            for spend in (self.run, self.levels.setdefault(scope, Spend())):
+                spend.calls += 1
+                spend.tokens += completion.tokens_in + completion.tokens_out
+                spend.cost += completion.cost
+
+
+class Endpoint:
+    """The one model connection the roles share: client, budgets, usage and the skills they read."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.client = BlockingClient(ModelClient(config, client=client, http_client=http_client))
+        self.budget = Budget(config)
+        self.usage = Usage()
+        self._usage_lock = threading.Lock()
+        self.progress = progress or (lambda message: None)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def check(self) -> None:
+        """The preflight: EndpointError when the endpoint cannot be used at all."""
+        try:
+            self.client.check()
+        except EndpointUnusable as exc:
+            raise EndpointError(str(exc)) from exc
+
+    def complete(
+        self, role: str, scope: str, messages: list[dict[str, Any]], *, evidence: str = "", **request: Any
+    ) -> Completion:
+        """One model call charged to `scope`; RoleFailure when the budget is spent or the call fails."""
+        spent = self.budget.exhausted(scope)
+        if spent is not None:
+            raise RoleFailure(role, f"{scope}: {spent}", evidence=evidence)
+        try:
+            completion = self.client.complete(messages, **request)
+        except ModelUnavailable as exc:
+            raise RoleUnavailable(
+                role,
+                f"{scope}: the model endpoint failed ({exc.reason}): {exc}",
+                evidence=evidence or str(exc),
+            ) from exc
+        except ModelError as exc:
+            raise RoleFailure(
+                role, f"{scope}: the request was refused ({exc.reason}): {exc}", evidence=evidence or str(exc)
+            ) from exc
+        self.budget.charge(scope, completion)
+        with self._usage_lock:
+            self.usage.requests += 0 if completion.cached else 1 + completion.retries
+            self.usage.retries += completion.retries
+            self.usage.tokens_in += completion.tokens_in
+            self.usage.tokens_out += completion.tokens_out
+            self.usage.cost += completion.cost
+        return completion
+
+    def skill(self, name: str) -> str:
+        path = Path(self.config.skills_dir) / f"{name}.md"
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(
+                f"cannot read the {name} skill at {path} ({exc.strerror or exc}); the LLM drivers "
+                "use it as instructions: point skills_dir (--skills-dir) at the skills folder"
+            ) from exc
+
+    def ask(
+        self,
+        role: str,
+        scope: str,
+        system: str,
+        user: str,
+        reply_model: type[M],
+        check: Callable[[M], None] | None = None,
+    ) -> M:
+        """One JSON object validated by `reply_model` (and by `check`, which raises ValueError to reject it),
+        re-asked with the problem when it fails. RoleFailure when no reply was usable; RejectedReply when the
+        last one validated but `check` rejected its content."""
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
+        schema = json.dumps(reply_model.model_json_schema(), ensure_ascii=False)
+        problem, text, well_formed = "", "", False
+        for _attempt in range(self.config.max_repairs + 1):
+            text = self.complete(role, scope, messages, evidence=clip(text, EVIDENCE), reply=reply_model).text
+            well_formed = False
+            try:
+                reply = reply_model.model_validate(json_object(text))
+                well_formed = True
+                if check is not None:
+                    check(reply)
+                return reply
+            except ValidationError as exc:
+                problem = validation_problem(exc)
+            except ValueError as exc:
+                problem = str(exc)
+            messages += [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": REPAIR_PROMPT.format(problem=problem, schema=schema)},
+            ]
+        failure = RejectedReply if well_formed else RoleFailure
+        raise failure(
+            role,
+            f"{scope}: no usable reply after {self.config.max_repairs + 1} attempt(s); last "
+            f"problem: {problem}",
+            evidence=clip(text, EVIDENCE),
+        )
+
+
+class RejectedReply(RoleFailure):
+    """The last reply was well-formed but its content was rejected (a fixer patch that weakens the task)."""
+
+
+REPAIR_PROMPT = """\
+Your reply could not be used: {problem}
+Reply again with one JSON object and nothing else, matching this JSON Schema:
+{schema}"""
+
+
+def json_object(text: str) -> Any:
+    """The reply's JSON object: the whole text, else the first top-level object in it (fences, prose)."""
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError("the reply is empty; reply with one JSON object")
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        found = next((obj for obj in top_level_objects(stripped) if isinstance(obj, dict)), None)
+        if found is None:
+            raise ValueError(
+                f"the reply is not a JSON object ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            ) from exc
+        return found
+
+
+def validation_problem(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors()[:6]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        lines.append(f"{loc}: {err['msg']}")
+    return "; ".join(lines)
+
+
+def clip(value: Any, limit: int = TRIM) -> str:
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    )
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def task_json(task: Task) -> str:
+    """A task as a reviewer reads it: the effective file, defaults merged, default-valued noise left out."""
+    return json.dumps(task.model_dump(mode="json", exclude_defaults=True), indent=1, ensure_ascii=False)
+
+
+class RoleReply(BaseModel):
+    """A role's structured reply: closed, so a misspelt field is a validation error sent back to the model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def verdict_matches_flags(verdict: str, flags: list[Any], clean: str) -> None:
+    """A reply's verdict and its flags must say the same thing."""
+    if verdict == "flag" and not flags:
+        raise ValueError("verdict 'flag' needs at least one flag")
+    if verdict == clean and flags:
+        raise ValueError(f"verdict '{clean}' carries no flags; use 'flag' to report them")
