@@ -9,10 +9,10 @@ import functools
 
 import pytest
 
-from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.checks import check_persona
 from authoring.grammar import problems
 from authoring.pipeline import STANDARD_DEFAULTS
+from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.variety import masks_for, rotation
 from certify.gates import certify_task
 from certify.task import Task, parse_task
