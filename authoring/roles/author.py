@@ -943,14 +943,20 @@ LEVEL_DIALS = {
        "catalog name; when other targets are the same catalog widget with other parameters, they are described "
        "the same way); everything else as at Execute. meta.hidden = [{kind: target, value: <its catalog name>}].",
     2: "Derive: the policy phrase stands in for exactly one graded value (the policy's `carries` key), which the "
-       "prompt never states in any spelling; the widget is named again. meta.hidden = [{kind: carried, value}].",
-    3: "Ground: a lived-in dashboard (a twin of the target, other widgets of the same app and a prior note, all "
-       "pinned and untouched) and a graded read of the governing source; a named note records its distinctive "
-       "phrase. meta.hidden = [{kind: planted, value: <phrase>, source: skill:<slug> | resource:<uri> | "
-       "prompt:<name>}].",
-    4: "Compose: level 3 plus a build: add a custom backend serving the story's table (manage_backends add with "
-       "widgets_json and apps_json), publish and instantiate its app, and put the built widget on the dashboard. "
-       "meta.hidden as at level 3.",
+       "prompt never states in any spelling; the widget is named again. The value must be resolvable in the world: "
+       "when the story defines the policy in a note, seed that note (the policy and its distractor) on the "
+       "dashboard; when in a resource, the agent reads it there. meta.hidden = [{kind: carried, value}].",
+    3: "Ground: a lived-in dashboard (a twin of the target on another value of the grounded parameter, a second view "
+       "of the same app left on a wrong value that the prompt asks to repair, and a prior note) and a graded read of "
+       "the governing source (and of the document its step refers to, when the fact is there). When the story's "
+       "governance has `fact` and `sets`, the value (or tab title) the fact decides is not said: the prompt says "
+       "where the fact is and the agent sets it; otherwise a named note records the source's distinctive phrase. "
+       "meta.hidden = [{kind: planted, value: <phrase>, source: skill:<slug> | resource:<uri> | prompt:<name>}] "
+       "plus {kind: carried, value: <what the fact sets>} when it sets one.",
+    4: "Compose: level 3 plus a build that uses what the work found: add a custom backend serving the story's table "
+       "(manage_backends add with widgets_json and apps_json; keyed on the grounded parameter when the fact sets "
+       "one), publish and instantiate its app (its tab titled like the board's when the fact titles the tab), and "
+       "put the built widget on the dashboard set to the grounded value. meta.hidden as at level 3.",
 }
 
 
