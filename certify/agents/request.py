@@ -217,7 +217,8 @@ def described_spans(
     out = []
     for m in re.finditer(r"\bfrom\s+(?:the\s+)?", prompt, re.I):
         tail = re.split(r"[.;:,!?]", prompt[m.end() : m.end() + 60], maxsplit=1)[0]
-        sources = [s for s in origins if s and tail.lower().startswith(s.lower()) and find(tail, s)]
+        # the origin belongs to this "from" unless another "from" comes first ("… come from <widget> from <origin>")
+        sources = [s for s in origins if s and (hits := find(tail, s)) and not re.search(r"\bfrom\b", tail[: hits[0]], re.I)]
         rest = prompt[m.end() :].lower()
         for origin in sources:
             if rest.startswith(origin.lower() + "'s "):

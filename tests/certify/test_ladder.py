@@ -218,6 +218,7 @@ def test_a_fenced_off_twin_is_left_alone_and_the_stale_instance_repaired():
     [
         ("fund_operations/settlement_watch_level0.json", "ladder-0", None),
         ("client_advisor/client_review_level1.json", "ladder-1", "ladder-0"),
+        ("client_advisor/holdings_watch_level1.json", "ladder-1", "ladder-0"),
         ("client_advisor/client_review_level3.json", "ladder-3", "ladder-2"),
         ("fund_operations/nav_close_repair_level4.json", "ladder-4", "ladder-3"),
     ],
