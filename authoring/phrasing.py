@@ -34,6 +34,8 @@ ALIAS_CHANCE = 0.5
 LEAD_CHANCE = 0.35
 DEADLINE_CHANCE = 0.5
 LONG_REQUEST = 150
+# One clear ask reads in fewer words than this (the rule validator flags a longer request).
+MAX_PROMPT_WORDS = 170
 
 
 def article(noun: str) -> str:

@@ -43,7 +43,7 @@ from simulator.world import WidgetDef
 from ..factcheck import STEP, ResolvedStory, ResolvedTarget
 from ..factcheck import value_text as _value
 from ..failures import RoleFailure
-from ..phrasing import Ask, Build, Ground, Phrasing
+from ..phrasing import MAX_PROMPT_WORDS, Ask, Build, Ground, Phrasing
 from ..sources import Persona
 from .llm import EVIDENCE, Endpoint, clip
 
@@ -288,15 +288,21 @@ class _Compiler:
         return task
 
     def _phrase(self, kind: str, note_text: str, build: dict[str, Any] | None, task: dict[str, Any]) -> str:
-        """The prompt. Phrasings rotate: a rotation whose wording happens to say a hidden value ("the open
-        dashboard" when the hidden status is Open) gives way to the next one."""
+        """The prompt. A draw whose wording happens to say a hidden value ("the open dashboard" when the hidden
+        status is Open) gives way to another draw, and so does one longer than a single clear ask reads (the
+        shortest draw is kept when none fits)."""
         self.attempt = 0
         prompt = self._prompt(kind, note_text, build)
-        while self.attempt < MAX_PHRASINGS and leaked_values(self.ctx.world, parse_task(
-                {**task, "prompt": prompt}, f"{task['id']}.json", self.ctx.defaults)):
+        fits: list[str] = []
+        while self.attempt < MAX_PHRASINGS:
+            if not leaked_values(self.ctx.world, parse_task({**task, "prompt": prompt}, f"{task['id']}.json",
+                                                            self.ctx.defaults)):
+                if len(prompt.split()) <= MAX_PROMPT_WORDS:
+                    return prompt
+                fits.append(prompt)
             self.attempt += 1
             prompt = self._prompt(kind, note_text, build)
-        return prompt
+        return min(fits, key=lambda p: len(p.split())) if fits else prompt
 
     def step(self, tool: str, args: dict[str, Any], *, optional: bool = False, outcome: bool = False,
              graded: list[str] | None = None) -> dict[str, Any]:

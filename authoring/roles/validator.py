@@ -19,10 +19,10 @@ from simulator import TOOL_NAMES, SetupError, Workspace, World
 
 from ..flags import Flag, make_flag
 from ..lints import find_giveaways, incoherences, prose
+from ..phrasing import MAX_PROMPT_WORDS
 from .author import render
 from .llm import Endpoint, RoleReply, clip, task_json, verdict_matches_flags
 
-MAX_PROMPT_WORDS = 170
 MAX_ROWS = 8
 MAX_NEIGHBOURS = 25
 
