@@ -205,11 +205,14 @@ def test_shipped_tasks(task_id, passes, fails):
 
 def test_a_fenced_off_twin_is_left_alone_and_the_stale_instance_repaired():
     world, task = shipped("flow_credit_liquidity_limit_level3")
-    trial = run(world, task, make_agent("ladder-0"))
+    trial = run(world, task, make_agent("ladder-3"))
     updates = [e["args"] for e in trial.events if e["tool"] == "update_widget"]
     assert updates == [
-        {"widget_uuid": "w_1f16", "data_args": {"desk": "Credit Flow", "limit_type": "Liquidity"}}
+        {"widget_uuid": "w_1f16", "data_args": {"desk": "Credit Flow", "limit_type": "Liquidity"}},
+        {"widget_uuid": "w_1a51", "data_args": {"desk": "Credit Flow"}},  # the second view the level repairs
     ]
+    below = run(world, task, make_agent("ladder-0"))
+    assert [e["args"]["widget_uuid"] for e in below.events if e["tool"] == "update_widget"] == ["w_1f16", "w_1a51"]
 
 
 @needs_compat
