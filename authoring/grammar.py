@@ -22,16 +22,34 @@ _ABBREVIATIONS = r"(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bNo)"
 RULES = (
     Rule("repeated_word", re.compile(r"\b(\w+)\s+\1\b", re.I), "a word is repeated"),
     Rule("space_before_punctuation", re.compile(r"\s[,.;:!?)]"), "a space before punctuation"),
-    Rule("doubled_punctuation", re.compile(r"[,;:]\s*[,;:.]|\.\s*[,;:]|(?<!\.)\.\.(?!\.)"), "doubled punctuation"),
-    Rule("lowercase_sentence", re.compile(_ABBREVIATIONS + r"[.!?]\s+[a-z]"), "a sentence starts in lower case"),
-    Rule("article", re.compile(r"\ba\s+(?=[aeio][a-z])|\ban\s+(?=[b-df-gj-np-tv-z][a-z])"),
-         "'a' before a vowel or 'an' before a consonant"),
-    Rule("comma_in_phrasal_verb", re.compile(r"\b(?:it|them),\s+(?:back|up|down|out|off|over)\b"),
-         "a comma splits a verb from its particle"),
-    Rule("particle_after_pronoun", re.compile(r"\b(?:bring|put|pull|look|read|set)\s+(?:up|in|off|out)\s+(?:it|them)\b",
-                                              re.I), "the pronoun belongs before the particle ('bring it up')"),
-    Rule("dangling_predicate", re.compile(r"[;:]\s+(?:is|are|was|were|must|belongs|serves|stays|should)\b"),
-         "a clause has no subject"),
+    Rule(
+        "doubled_punctuation",
+        re.compile(r"[,;:]\s*[,;:.]|\.\s*[,;:]|(?<!\.)\.\.(?!\.)"),
+        "doubled punctuation",
+    ),
+    Rule(
+        "lowercase_sentence", re.compile(_ABBREVIATIONS + r"[.!?]\s+[a-z]"), "a sentence starts in lower case"
+    ),
+    Rule(
+        "article",
+        re.compile(r"\ba\s+(?=[aeio][a-z])|\ban\s+(?=[b-df-gj-np-tv-z][a-z])"),
+        "'a' before a vowel or 'an' before a consonant",
+    ),
+    Rule(
+        "comma_in_phrasal_verb",
+        re.compile(r"\b(?:it|them),\s+(?:back|up|down|out|off|over)\b"),
+        "a comma splits a verb from its particle",
+    ),
+    Rule(
+        "particle_after_pronoun",
+        re.compile(r"\b(?:bring|put|pull|look|read|set)\s+(?:up|in|off|out)\s+(?:it|them)\b", re.I),
+        "the pronoun belongs before the particle ('bring it up')",
+    ),
+    Rule(
+        "dangling_predicate",
+        re.compile(r"[;:]\s+(?:is|are|was|were|must|belongs|serves|stays|should)\b"),
+        "a clause has no subject",
+    ),
     Rule("empty_brackets", re.compile(r"\(\s*\)|—\s*—"), "an empty aside"),
 )
 

@@ -29,7 +29,11 @@ def _target(task: Task, world: World) -> tuple[WidgetDef, dict[str, Any], list[W
         return None
     for req in task.eval.required_widgets:
         fixture = next((f for f in world.backends.values() if f.origin == req.origin), None)
-        widget = fixture.catalog.widgets.get(req.widget_id or "") if fixture is not None and req.widget_id else None
+        widget = (
+            fixture.catalog.widgets.get(req.widget_id or "")
+            if fixture is not None and req.widget_id
+            else None
+        )
         if widget is not None and widget.name == name:
             app = widget.definition.get("category")
             siblings = [w for w in fixture.catalog.widgets.values() if w.definition.get("category") == app]
@@ -46,13 +50,22 @@ def find_giveaways(task: Task, world: World) -> list[str]:
         return []
     widget, values, siblings = found
     out = []
-    fits = [w for w in siblings if values and all((p := w.param(k)) is not None and value_allowed(p, v)
-                                                  for k, v in values.items())]
+    fits = [
+        w
+        for w in siblings
+        if values and all((p := w.param(k)) is not None and value_allowed(p, v) for k, v in values.items())
+    ]
     if values and [w.widget_id for w in fits] == [widget.widget_id]:
-        out.append(f"'{widget.name}' is the only widget of its app that takes {values}: a signature matcher finds "
-                   "it without the description")
-    seeded = [w for d in task.setup.initial_state.seeded_dashboards() if d.name == task.setup.default_selected_dashboard
-              for w in d.widgets]
+        out.append(
+            f"'{widget.name}' is the only widget of its app that takes {values}: a signature matcher finds "
+            "it without the description"
+        )
+    seeded = [
+        w
+        for d in task.setup.initial_state.seeded_dashboards()
+        if d.name == task.setup.default_selected_dashboard
+        for w in d.widgets
+    ]
     if seeded and all(w.widget_id == widget.widget_id for w in seeded):
         out.append(f"'{widget.name}' is the only widget on the dashboard: there is nothing to tell it from")
     return out
@@ -65,8 +78,10 @@ def incoherences(task: Task) -> list[str]:
     for m in _TAB_MENTION.finditer(task.prompt):
         name = m.group(1).strip()
         if tabs and name not in tabs and not name.lower().startswith(("a ", "its ")):
-            out.append(f"the request names the '{name}' tab, which the dashboard does not have (tabs: "
-                       f"{', '.join(sorted(tabs))})")
+            out.append(
+                f"the request names the '{name}' tab, which the dashboard does not have (tabs: "
+                f"{', '.join(sorted(tabs))})"
+            )
     return out
 
 

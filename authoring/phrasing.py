@@ -147,8 +147,12 @@ class Phrasing:
         parts = []
         for names, where in ask.groups:
             seen = list(dict.fromkeys(names))
-            named = [n if names.count(n) == 1 else f"{n} {'twice' if names.count(n) == 2 else f'{names.count(n)} times'}"
-                     for n in seen]
+            named = [
+                n
+                if names.count(n) == 1
+                else f"{n} {'twice' if names.count(n) == 2 else f'{names.count(n)} times'}"
+                for n in seen
+            ]
             contrast = f" ({ask.contrast})" if ask.contrast and ask.described in names else ""
             parts.append(f"{' and '.join(named)} from {where}{contrast}")
         return ", along with ".join(parts)
@@ -190,8 +194,9 @@ class Phrasing:
         targets = self.targets(ask)
         repair = ask.kind == "repair"
         if repair and ask.stale:
-            targets = self.pick("stale", targets=f"the {targets}",
-                                wrong=listing([f"{k} {v}" for k, v in ask.stale]))
+            targets = self.pick(
+                "stale", targets=f"the {targets}", wrong=listing([f"{k} {v}" for k, v in ask.stale])
+            )
         dash_ref = self.pick("dash_ref", dash=ask.dash)
         dash_subject = self.pick("dash_subject", dash=ask.dash)
         note = ""
@@ -201,8 +206,16 @@ class Phrasing:
             note = self.pick("note", name=name, fields=listing(fields), note_word=note_word)
         verb = self.verb(ask.kind)
         it = "them" if multi else "it"
-        main = self.pick(ask.kind, verb=verb, targets=targets, dash_ref=dash_ref, dash_subject=dash_subject,
-                         params=self.params(ask, repair), note=note, it=it)
+        main = self.pick(
+            ask.kind,
+            verb=verb,
+            targets=targets,
+            dash_ref=dash_ref,
+            dash_subject=dash_subject,
+            params=self.params(ask, repair),
+            note=note,
+            it=it,
+        )
         main = particle_after_pronoun(main, verb, it)
         sentences = [main]
         extras = []
@@ -213,14 +226,25 @@ class Phrasing:
         if ask.furniture is not None:
             name, wrong, right = ask.furniture
             state = self.pick("furniture_state", name=name, wrong=listing([f"{k} {v}" for k, v in wrong]))
-            action = self.pick("furniture_action", verb=self.verb("repair"),
-                               right=listing([f"{k} {v}" for k, v in right]))
-            sentence = self.pick("furniture", opening=self.pick("furniture_opening"), state=state,
-                                 joint=self.pick("furniture_joint"), action=action)
+            action = self.pick(
+                "furniture_action", verb=self.verb("repair"), right=listing([f"{k} {v}" for k, v in right])
+            )
+            sentence = self.pick(
+                "furniture",
+                opening=self.pick("furniture_opening"),
+                state=state,
+                joint=self.pick("furniture_joint"),
+                action=action,
+            )
             extras.append(_cap(sentence))
         if ask.keep:
-            extras.append(self.pick("keep", subject=self.pick("keep_subject", dash=ask.dash),
-                                    predicate=self.pick("keep_predicate")))
+            extras.append(
+                self.pick(
+                    "keep",
+                    subject=self.pick("keep_subject", dash=ask.dash),
+                    predicate=self.pick("keep_predicate"),
+                )
+            )
         self.rng.shuffle(extras)
         sentences += extras
         if ask.ground is not None:
@@ -241,8 +265,15 @@ class Phrasing:
         about = self.pick("ground_about", topic=g.topic) if g.topic else ""
         if g.label is None:
             return self.pick("ground_tab", tab=g.tab, where=g.where + hop, about=about)
-        return self.pick("ground", label=g.label, where=g.where + hop, where_short=g.where_short, hop=hop,
-                         source=g.source, about=about)
+        return self.pick(
+            "ground",
+            label=g.label,
+            where=g.where + hop,
+            where_short=g.where_short,
+            hop=hop,
+            source=g.source,
+            about=about,
+        )
 
     def build(self, ask: Ask) -> str:
         b = ask.build
@@ -250,11 +281,16 @@ class Phrasing:
         tab_phrase = self.pick("build_tab_like") if b.tab_like_board else self.pick("build_tab", tab=b.tab)
         keyed = self.pick("build_keyed", label=b.keyed) if b.keyed else ""
         place = self.pick("build_place", label=b.keyed) if b.keyed else ""
-        return self.pick("build", opening=self.pick("build_opening"),
-                         backend_part=self.pick("build_backend", backend=b.backend, table=b.table, keyed=keyed),
-                         publish_part=self.pick("build_publish", app=b.app, table=b.table), tab_phrase=tab_phrase,
-                         instantiate_part=self.pick("build_instantiate"),
-                         place_part=self.pick("build_put", table=b.table, dash=ask.dash), place=place)
+        return self.pick(
+            "build",
+            opening=self.pick("build_opening"),
+            backend_part=self.pick("build_backend", backend=b.backend, table=b.table, keyed=keyed),
+            publish_part=self.pick("build_publish", app=b.app, table=b.table),
+            tab_phrase=tab_phrase,
+            instantiate_part=self.pick("build_instantiate"),
+            place_part=self.pick("build_put", table=b.table, dash=ask.dash),
+            place=place,
+        )
 
     def lead(self, ask: Ask) -> str:
         """An opening in the persona's words: the alias of a value the request states, sometimes."""
@@ -277,8 +313,19 @@ def particle_after_pronoun(text: str, verb: str, pronoun: str) -> str:
 def tidy(text: str) -> str:
     """Spacing and punctuation a composed request can end up with: doubled stops, a space before a comma."""
     text = " ".join(text.split())
-    for bad, good in ((" ,", ","), (" .", "."), ("..", "."), (",.", "."), (";.", "."), (",,", ","), (" ;", ";"),
-                      (", ;", ";"), (",;", ";"), (":.", "."), (" :", ":")):
+    for bad, good in (
+        (" ,", ","),
+        (" .", "."),
+        ("..", "."),
+        (",.", "."),
+        (";.", "."),
+        (",,", ","),
+        (" ;", ";"),
+        (", ;", ";"),
+        (",;", ";"),
+        (":.", "."),
+        (" :", ":"),
+    ):
         while bad in text:
             text = text.replace(bad, good)
     return text

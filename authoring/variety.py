@@ -39,7 +39,7 @@ MIN_CLAUSE_WORDS = 3
 
 def trigrams(text: str) -> set[tuple[str, ...]]:
     words = re.findall(r"[a-z0-9'⟨⟩]+", text.lower())
-    return {tuple(words[i:i + 3]) for i in range(len(words) - 2)}
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
 
 
 def jaccard(a: str, b: str) -> float:
@@ -90,8 +90,11 @@ _PATTERNS: dict[frozenset[str], re.Pattern[str] | None] = {}
 def _pattern(phrases: frozenset[str]) -> re.Pattern[str] | None:
     if phrases not in _PATTERNS:
         ordered = sorted({p.strip() for p in phrases if len(p.strip()) >= 2}, key=len, reverse=True)
-        _PATTERNS[phrases] = re.compile(r"(?<![\w])(?:" + "|".join(re.escape(p) for p in ordered) + r")(?![\w])",
-                                        re.I) if ordered else None
+        _PATTERNS[phrases] = (
+            re.compile(r"(?<![\w])(?:" + "|".join(re.escape(p) for p in ordered) + r")(?![\w])", re.I)
+            if ordered
+            else None
+        )
     return _PATTERNS[phrases]
 
 
@@ -123,9 +126,11 @@ class Rotation:
         return self.nn_similarity <= SKELETON_TARGET and self.clause_max_reuse <= MAX_CLAUSE_REUSE
 
     def summary(self) -> str:
-        return (f"skeleton nearest-neighbour {self.nn_similarity:.3f} (max {self.nn_max:.3f}, target ≤ "
-                f"{SKELETON_TARGET}); clauses {self.clause_count}, most reused ×{self.clause_max_reuse} (target ≤ "
-                f"{MAX_CLAUSE_REUSE}), entropy {self.clause_entropy:.2f} bits")
+        return (
+            f"skeleton nearest-neighbour {self.nn_similarity:.3f} (max {self.nn_max:.3f}, target ≤ "
+            f"{SKELETON_TARGET}); clauses {self.clause_count}, most reused ×{self.clause_max_reuse} (target ≤ "
+            f"{MAX_CLAUSE_REUSE}), entropy {self.clause_entropy:.2f} bits"
+        )
 
 
 def rotation(prompts: Iterable[tuple[str, str, str]], masks: Masks) -> Rotation:

@@ -65,7 +65,9 @@ def _document(fields: Mapping[str, Any], planted: Sequence[Any], body: str) -> b
     return (_front_matter(fields, planted) + body.rstrip("\n") + "\n").encode("utf-8")
 
 
-def glossary_resources(glossaries: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> list[dict[str, Any]]:
+def glossary_resources(
+    glossaries: Sequence[Mapping[str, Any]], params: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """Policy glossaries as ordinary resource entries: one line per rule, "<Phrase> sets the <label> to <value>:
     <gloss>." A rule's parameter is a key of the params library and its value one of that parameter's options;
     every rule has a neighbour in its glossary that sets the same parameter to another value."""
@@ -85,27 +87,39 @@ def glossary_resources(glossaries: Sequence[Mapping[str, Any]], params: Mapping[
             if param is None:
                 raise SpecError(f"{where}: rule {phrase!r}: unknown param {rule['param']!r}")
             if rule["value"] not in param.values:
-                raise SpecError(f"{where}: rule {phrase!r}: {rule['value']!r} is not an option of {rule['param']}")
-            rivals = [r for r in glossary["rules"] if r["param"] == rule["param"] and r["value"] != rule["value"]]
+                raise SpecError(
+                    f"{where}: rule {phrase!r}: {rule['value']!r} is not an option of {rule['param']}"
+                )
+            rivals = [
+                r for r in glossary["rules"] if r["param"] == rule["param"] and r["value"] != rule["value"]
+            ]
             if not rivals:
-                raise SpecError(f"{where}: rule {phrase!r} has no neighbour setting {rule['param']} to another value")
-            lines.append(f"- **{phrase[:1].upper()}{phrase[1:]}** sets the {param.label.lower()} to {rule['value']}: "
-                         f"{rule['gloss']}")
+                raise SpecError(
+                    f"{where}: rule {phrase!r} has no neighbour setting {rule['param']} to another value"
+                )
+            lines.append(
+                f"- **{phrase[:1].upper()}{phrase[1:]}** sets the {param.label.lower()} to {rule['value']}: "
+                f"{rule['gloss']}"
+            )
         names = ", ".join(r["phrase"] for r in glossary["rules"])
-        out.append({
-            "file": glossary["file"],
-            "uri": glossary["uri"],
-            "title": glossary["title"],
-            "description": f"{glossary['description']} Defines {names}.",
-            "body": f"# {glossary['title']}\n\n{glossary['intro']}\n\n" + "\n".join(lines) + "\n",
-        })
+        out.append(
+            {
+                "file": glossary["file"],
+                "uri": glossary["uri"],
+                "title": glossary["title"],
+                "description": f"{glossary['description']} Defines {names}.",
+                "body": f"# {glossary['title']}\n\n{glossary['intro']}\n\n" + "\n".join(lines) + "\n",
+            }
+        )
     return out
 
 
 def index_body(index: Mapping[str, Any], resources: Sequence[Mapping[str, Any]]) -> str:
     """The index resource: its own text, then one row per other resource (title, what it covers, URI), so an
     agent can pick a document by what it is about before reading it."""
-    rows = [f"| {r['title']} | {r['description']} | {r['uri']} |" for r in resources if r["uri"] != index["uri"]]
+    rows = [
+        f"| {r['title']} | {r['description']} | {r['uri']} |" for r in resources if r["uri"] != index["uri"]
+    ]
     table = "| Resource | What it covers | URI |\n|---|---|---|\n" + "\n".join(rows)
     return index["body"].rstrip("\n") + "\n\n" + table + "\n"
 

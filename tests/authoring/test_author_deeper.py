@@ -38,8 +38,16 @@ def draft(persona: str, story: str, level: int) -> Task:
     report = _persona(persona)
     resolved = next(r for r in report.resolved if r.story.slug == story)
     baseline = next(b for b in sorted(world.baselines) if b.endswith("workspace-a"))
-    ctx = AuthorContext(world, report.source, resolved, baseline, list(world.default_backends), sorted(world.skills),
-                        tuple(r.story.slug for r in report.resolved), STANDARD_DEFAULTS)
+    ctx = AuthorContext(
+        world,
+        report.source,
+        resolved,
+        baseline,
+        list(world.default_backends),
+        sorted(world.skills),
+        tuple(r.story.slug for r in report.resolved),
+        STANDARD_DEFAULTS,
+    )
     raw = RuleAuthor().draft(ctx, level, [], []).task
     return parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS)
 
@@ -57,7 +65,9 @@ def test_derive_seeds_the_note_that_defines_the_policy_next_to_its_rival():
     task = draft("trading_desk", "flow_credit_liquidity_limit", 2)
     (note,) = task.setup.initial_state.dashboard.generated_widgets
     assert note.name == "Desk Shorthand" and note.data.splitlines() == [
-        "The exit-horizon limit sets the limit type to Liquidity.", "The gross-book limit sets the limit type to Leverage."]
+        "The exit-horizon limit sets the limit type to Liquidity.",
+        "The gross-book limit sets the limit type to Leverage.",
+    ]
     assert "exit-horizon limit" in task.prompt and "Liquidity" not in task.prompt
     assert failed_gates(task) == {}
 
@@ -73,7 +83,9 @@ def test_ground_hides_the_value_its_fact_sets_and_repairs_a_second_view():
     task = draft("trading_desk", "basket_desk_shortfall", 3)
     assert "Program Trading" not in task.prompt and "basket cost is always booked" not in task.prompt
     assert [(h.kind, h.value) for h in task.meta.hidden] == [
-        ("planted", "basket cost is always booked to Program Trading"), ("carried", "Program Trading")]
+        ("planted", "basket cost is always booked to Program Trading"),
+        ("carried", "Program Trading"),
+    ]
     (read,) = tools(task, "get_skill_content")
     assert read.args == {"slug": "execution-quality-review"} and read.graded_args == ["slug"]
     (fix,) = tools(task, "update_widget")
@@ -82,31 +94,49 @@ def test_ground_hides_the_value_its_fact_sets_and_repairs_a_second_view():
     assert not any("Governance" in n for n in notes), "a fact that sets a value is not copied into a note"
     widgets = {(w.widget_id, w.data_args.get("desk")) for w in task.eval.required_widgets if w.widget_id}
     assert ("cost_liquidity_lab_cost_shortfall_by_order", "Program Trading") in widgets
-    assert ("cost_liquidity_lab_cost_shortfall_by_order", "Cash Equities") in widgets  # the twin, on another desk
+    assert (
+        "cost_liquidity_lab_cost_shortfall_by_order",
+        "Cash Equities",
+    ) in widgets  # the twin, on another desk
     assert failed_gates(task) == {}
 
 
 def test_ground_follows_the_reference_of_its_source():
     task = draft("client_advisor", "brennan_calendar_year_returns", 3)
-    reads = [(s.tool, s.args, s.graded_args) for s in task.eval.required_tools
-             if s.tool in ("get_skill_content", "read_workspace_resource") and not s.optional]
-    assert reads == [("get_skill_content", {"slug": "client-review-prep"}, ["slug"]),
-                     ("read_workspace_resource", {"uri": "openbb://workspace/handbooks/client-reporting-calendar"},
-                      ["uri"])]
+    reads = [
+        (s.tool, s.args, s.graded_args)
+        for s in task.eval.required_tools
+        if s.tool in ("get_skill_content", "read_workspace_resource") and not s.optional
+    ]
+    assert reads == [
+        ("get_skill_content", {"slug": "client-review-prep"}, ["slug"]),
+        (
+            "read_workspace_resource",
+            {"uri": "openbb://workspace/handbooks/client-reporting-calendar"},
+            ["uri"],
+        ),
+    ]
     assert task.meta.hidden[0].source == "resource:openbb://workspace/handbooks/client-reporting-calendar"
-    assert "step 2 of the Client Review Prep skill's workflow" in task.prompt or "step 2 of its workflow" in task.prompt
+    assert (
+        "step 2 of the Client Review Prep skill's workflow" in task.prompt
+        or "step 2 of its workflow" in task.prompt
+    )
 
 
 def test_ground_retitles_the_tab_and_compose_titles_its_app_tab_alike():
     three = draft("trading_desk", "listed_pulled_orders", 3)
     (rename,) = tools(three, "manage_navigation_bar")
-    assert rename.args == {"operation": "rename_tabs", "rename_map": {"orders": "Pulled Clips"}} and rename.outcome
+    assert (
+        rename.args == {"operation": "rename_tabs", "rename_map": {"orders": "Pulled Clips"}}
+        and rename.outcome
+    )
     assert three.eval.required_tab_names == ["Pulled Clips"] and "Pulled Clips" not in three.prompt
     assert "Orders tab" in three.prompt
     four = draft("trading_desk", "listed_pulled_orders", 4)
     (app,) = four.eval.required_app_defs
-    assert (app.tab_names_include == ["Pulled Clips"] and "titled like the board's" in four.prompt) \
-        or "named after the board's" in four.prompt
+    assert (
+        app.tab_names_include == ["Pulled Clips"] and "titled like the board's" in four.prompt
+    ) or "named after the board's" in four.prompt
     assert failed_gates(four) == {}
 
 
@@ -144,16 +174,22 @@ def test_the_shipped_requests_read_well_and_speak_in_the_persona(persona):
 
 
 def test_the_taskset_varies_by_skeleton_and_clause():
-    tasks = [draft(p, r.story.slug, level) for p in PERSONAS for r in _persona(p).resolved for level in range(5)]
-    report = rotation([(t.meta.story, t.difficulty, t.prompt) for t in tasks],
-                      masks_for(_world(), tasks, [_persona(p).source.voice for p in PERSONAS]))
+    tasks = [
+        draft(p, r.story.slug, level) for p in PERSONAS for r in _persona(p).resolved for level in range(5)
+    ]
+    report = rotation(
+        [(t.meta.story, t.difficulty, t.prompt) for t in tasks],
+        masks_for(_world(), tasks, [_persona(p).source.voice for p in PERSONAS]),
+    )
     assert report.ok, report.summary()
     assert report.prompts == 120
 
 
 def test_phrasing_is_deterministic():
-    assert draft.__wrapped__("research_analyst", "pellston_bear_case", 3).prompt == \
-        draft("research_analyst", "pellston_bear_case", 3).prompt
+    assert (
+        draft.__wrapped__("research_analyst", "pellston_bear_case", 3).prompt
+        == draft("research_analyst", "pellston_bear_case", 3).prompt
+    )
 
 
 def test_the_authors_default_reference_agent_is_the_capability_ladder():
