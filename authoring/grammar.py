@@ -32,7 +32,7 @@ RULES = (
     ),
     Rule(
         "article",
-        re.compile(r"\ba\s+(?=[aeio][a-z])|\ban\s+(?=[b-df-gj-np-tv-z][a-z])"),
+        re.compile(r"\ba\s+(?=[aeioAEIO][a-z])|\ban\s+(?=[b-df-gj-np-tv-z][a-z])"),
         "'a' before a vowel or 'an' before a consonant",
     ),
     Rule(
