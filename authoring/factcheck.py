@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from certify.agents.knowledge import URI, policy_value, units
+from certify.agents.reading import option_mentions
 from certify.gates import states_value
 from simulator import Workspace, World
 from simulator.params import value_allowed
@@ -48,16 +50,42 @@ SOURCE_READS = {"skill": ("get_skill_content", "slug"), "resource": ("read_works
 
 
 @dataclass
+class Hop:
+    """A document the named source sends the reader to ("see openbb://…"), where the fact actually is."""
+
+    uri: str
+    title: str
+    position: str  # where in the named source the reference sits ("step 2 of its workflow")
+
+
+@dataclass
 class Governance:
     kind: str  # a key of SOURCE_READS
     ref: str  # slug, uri or prompt name
     name: str
     phrase: str
     where: str
+    sets: str | None = None  # a parameter of a target, or "tab"; None: the fact only goes into a note
+    value: Any = None  # what the fact sets: the parameter's value, or the tab's title
+    holder: str | None = None  # "<kind>:<ref>" of the document the phrase is in, when it is not the named one
+    hop: Hop | None = None
 
     @property
     def source(self) -> str:
-        return f"{self.kind}:{self.ref}"
+        """Where the planted phrase is (what the grounding gate checks it against)."""
+        return self.holder or f"{self.kind}:{self.ref}"
+
+    @property
+    def position(self) -> str:
+        """Where in the named source the request points ("the first step of its workflow")."""
+        if self.hop is not None:
+            return self.hop.position
+        return _split_where(self.where)[0]
+
+    @property
+    def topic(self) -> str:
+        """What the pointed-at piece is about ("the window the trustees read returns over"), or ""."""
+        return _split_where(self.where)[1]
 
     @property
     def mention(self) -> str:
@@ -75,6 +103,18 @@ class Governance:
 
 
 @dataclass
+class PolicyDocument:
+    """Where the Derive level's policy phrase is defined: a workspace resource, or a note seeded on the dashboard
+    (whose text the author writes: the story's policy and its distractor)."""
+
+    kind: str  # "resource" or "note"
+    ref: str  # uri or note name
+    title: str
+    text: str
+    distractor: str  # the rival policy's phrase
+
+
+@dataclass
 class ResolvedStory:
     story: Story
     kind: str
@@ -87,6 +127,7 @@ class ResolvedStory:
     tab_id: str
     tab_name: str
     warnings: list[str] = field(default_factory=list)
+    policy_doc: PolicyDocument | None = None
 
     @property
     def facts(self) -> Facts:
@@ -250,13 +291,15 @@ def _where_in(text: str, phrase: str) -> str:
     return "the convention it names"
 
 
-def _prompt_governance(world: World, file: str, name: str) -> Governance:
+def _prompt_governance(world: World, file: str, name: str, fact: str | None) -> Governance:
     key = "facts.governance.prompt"
     prompt = world.prompts.get(name)
     if prompt is None:
         raise SourceError(file, key, f"unknown workspace prompt '{name}' (world has: "
                           f"{', '.join(sorted(world.prompts)) or 'none'})")
     label = f"{prompt.name.replace('_', ' ')} prompt"
+    if fact is not None:
+        return Governance("prompt", prompt.name, label, fact, "")
     for planted in prompt.planted:
         return Governance("prompt", prompt.name, label, planted.phrase,
                           planted.where or _where_in(prompt.text, planted.phrase))
@@ -269,17 +312,203 @@ def _prompt_governance(world: World, file: str, name: str) -> Governance:
     return Governance("prompt", prompt.name, label, phrase, "the last point it makes")
 
 
+def _split_where(where: str) -> tuple[str, str]:
+    """"the first step of its workflow (the stage a build is worked on at)" → (position, topic)."""
+    match = re.match(r"(.*?)\s*\((.*)\)\s*$", where)
+    return (match.group(1), match.group(2)) if match else (where, "")
+
+
+def _find_resource(world: World, wanted: str):
+    """A resource by URI, else the one whose URI and title share the most words with `wanted` (two at least, and
+    more than any other)."""
+    resource = world.resources.get(wanted)
+    if resource is None:
+        scored = sorted(((len(_words(wanted) & _words(f"{uri} {r.title}")), uri) for uri, r in world.resources.items()),
+                        reverse=True)
+        if scored and scored[0][0] >= 2 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
+            resource = world.resources[scored[0][1]]
+    return resource
+
+
+def policy_line(phrase: str, label: str, value: Any) -> str:
+    """How a note defines a policy: the same sentence shape the world's glossaries use."""
+    return f"{phrase[:1].upper()}{phrase[1:]} sets the {label} to {value_text(value)}."
+
+
+def policy_note_text(story: Story, label: str, value: Any) -> str:
+    """The text of the note that defines a story's policy next to its distractor (in phrase order, so the
+    story's own rule is not always first)."""
+    policy = story.facts.policy
+    assert policy.distractor is not None
+    lines = sorted([(policy.phrase, value), (policy.distractor.phrase, policy.distractor.value)],
+                   key=lambda p: p[0].casefold().removeprefix("the "))
+    return "\n".join(policy_line(p, label, v) for p, v in lines)
+
+
+def _line_of(text: str, start: int) -> tuple[int, int]:
+    a = text.rfind("\n", 0, start) + 1
+    b = text.find("\n", start)
+    return a, (len(text) if b < 0 else b)
+
+
+def _resolve_policy_document(world: World, story: Story, param: dict[str, Any], carried_value: Any
+                             ) -> tuple[PolicyDocument | None, list[SourceError]]:
+    """The document that defines the story's policy: the phrase is defined there with the carried value, and
+    another line of the same document sets the same parameter to a different value (the distractor)."""
+    from certify.agents.knowledge import phrase_pattern
+
+    policy = story.facts.policy
+    file = story.file
+    hidden = value_text(carried_value)
+    if policy.note is not None:
+        key = "facts.policy.note"
+        errors = []
+        if states_value(policy.note, hidden):
+            errors.append(SourceError(file, key, f"the note name '{policy.note}' states {hidden!r}, the value the "
+                                      "policy carries; rename it"))
+        rival = policy.distractor
+        assert rival is not None
+        if not value_allowed(param, rival.value):
+            errors.append(SourceError(file, "facts.policy.distractor.value", f"{rival.value!r} is not among the "
+                                      f"options{_options_hint(param, rival.value)}"))
+        elif str(rival.value) == str(carried_value):
+            errors.append(SourceError(file, "facts.policy.distractor.value", "equals the value the policy carries; "
+                                      "a distractor sets another value"))
+        text = policy_note_text(story, _label_of(param), carried_value)
+        return (None, errors) if errors else (PolicyDocument("note", policy.note, policy.note, text,
+                                                             rival.phrase), [])
+    if policy.resource is None:
+        return None, []
+    key = "facts.policy.resource"
+    resource = _find_resource(world, policy.resource)
+    if resource is None:
+        return None, [SourceError(file, key, f"no workspace resource matches '{policy.resource}'"
+                                  f"{did_you_mean(policy.resource, [*world.resources])}")]
+    text = resource.text
+    match = phrase_pattern(policy.phrase).search(text)
+    if match is None:
+        return None, [SourceError(file, key, f"'{policy.phrase}' is not defined in {resource.uri}")]
+    found = policy_value(text, policy.phrase, param, [])
+    if found is None or str(found.value) != str(carried_value):
+        said = "no value of" if found is None else f"{found.value!r} for"
+        return None, [SourceError(file, key, f"{resource.uri} gives {said} '{param.get('paramName')}' under "
+                                  f"'{policy.phrase}', but the story carries {hidden!r}")]
+    own = _line_of(text, match.start())
+    rivals = []
+    for mention in option_mentions(text, param, as_written=True):
+        line = _line_of(text, mention.start)
+        if line != own and str(mention.value) != str(carried_value):
+            rivals.append(text[line[0]:line[1]].strip())
+    if not rivals:
+        return None, [SourceError(file, key, f"{resource.uri} defines '{policy.phrase}' with no rival policy setting "
+                                  f"'{param.get('paramName')}' to another value; the Derive level would need no "
+                                  "reading")]
+    return PolicyDocument("resource", resource.uri, resource.title or resource.uri, text, rivals[0]), []
+
+
+def _label_of(param: dict[str, Any]) -> str:
+    label = str(param.get("label") or param.get("paramName") or "")
+    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
+
+
+def _source_of(world: World, kind: str, ref: str) -> tuple[str, str, str, tuple[Any, ...]] | None:
+    """(file, title, text, planted) of a knowledge source."""
+    if kind == "skill":
+        skill = world.skills.get(ref)
+        return (skill.file, skill.name, skill.content, skill.planted) if skill else None
+    if kind == "resource":
+        res = world.resources.get(ref)
+        return (res.file, res.title or res.uri, res.text, res.planted) if res else None
+    prompt = world.prompts.get(ref)
+    return (prompt.file, prompt.name, prompt.text, prompt.planted) if prompt else None
+
+
+def _quoted(text: str) -> str | None:
+    match = re.search(r"[\"“]([^\"”]{2,40})[\"”]", text)
+    return match.group(1) if match else None
+
+
+def _ground_fact(world: World, story: Story, gov: Governance, targets: list[ResolvedTarget],
+                 seeded_wrong: dict[str, Any], kind: str) -> list[SourceError]:
+    """Resolve the fact a Ground level sets from its source: the phrase is in the named source (or in the one
+    document the source sends the reader to), nowhere else in the world, and the piece holding it states what
+    the fact sets — the target's value of that parameter (one an agent that does not read would get wrong), or
+    a quoted tab title."""
+    facts = story.facts
+    fact = facts.governance.fact or ""
+    file = story.file
+    key = "facts.governance.fact"
+    named = _source_of(world, gov.kind, gov.ref)
+    assert named is not None
+    holder_kind, holder_ref, (holder_file, _, text, planted) = gov.kind, gov.ref, named
+    if fact.casefold() not in text.casefold():
+        for piece in units(named[2]):
+            for uri in URI.findall(piece):
+                other = _source_of(world, "resource", uri)
+                if other is not None and fact.casefold() in other[2].casefold():
+                    steps = [int(n) for n, step in STEP.findall(named[2]) if uri in step]
+                    position = f"step {steps[0]} of its workflow" if steps else "the passage that refers to it"
+                    gov.hop = Hop(uri, other[1], position)
+                    holder_kind, holder_ref, (holder_file, _, text, planted) = "resource", uri, other
+        if gov.hop is None:
+            return [SourceError(file, key, f"'{fact}' is neither in {gov.source} nor in a document it refers to")]
+        gov.holder = f"{holder_kind}:{holder_ref}"
+    holders = {where for where, body in world_texts(world) if fact.casefold() in body}
+    if holders != {holder_file}:
+        elsewhere = sorted(holders - {holder_file})
+        return [SourceError(file, key, f"'{fact}' also occurs in {', '.join(elsewhere[:3])}: a Ground fact lives in "
+                            "its source and nowhere else")]
+    gov.phrase = fact
+    entry = next((p for p in planted if p.phrase.casefold() == fact.casefold()), None)
+    gov.where = entry.where if entry is not None and entry.where else _where_in(text, fact)
+    piece = next((u for u in units(text) if fact.casefold() in u.casefold()), fact)
+    sets = facts.governance.sets or ""
+    gov.sets = sets
+    if sets == "tab":
+        title = _quoted(piece)
+        if title is None:
+            return [SourceError(file, "facts.governance.sets", f"the passage holding '{fact}' quotes no tab title")]
+        if title.casefold() == (facts.tab or "").casefold():
+            return [SourceError(file, "facts.governance.sets", f"the tab is already called '{title}'")]
+        gov.value = title
+        return []
+    carrying = [t for t in targets if sets in t.params]
+    if not carrying:
+        graded = sorted({k for t in targets for k in t.params})
+        return [SourceError(file, "facts.governance.sets", f"'{sets}' is neither 'tab' nor a graded parameter of a "
+                            f"target{did_you_mean(sets, graded)} (graded: {listing(graded)})")]
+    target = carrying[0]
+    param = target.widget.param(sets) or {}
+    said = option_mentions(piece, param, as_written=True)
+    value = target.params[sets]
+    if not said or str(said[0].value) != str(value):
+        found = f"states {said[0].value!r}" if said else "states no option of it"
+        return [SourceError(file, key, f"the passage holding '{fact}' {found}, but the story sets {sets}="
+                            f"{value_text(value)!r}")]
+    if kind == "repair" and sets not in seeded_wrong:
+        return [SourceError(file, "facts.governance.sets", f"the stale widget already shows {sets}="
+                            f"{value_text(value)!r}, so the Ground level would pass without reading; seed it wrong "
+                            "(facts.seeded_wrong) or ground another parameter")]
+    if kind != "repair" and str(param.get("value")) == str(value):
+        return [SourceError(file, "facts.governance.sets", f"{value_text(value)!r} is the default of '{sets}', so an "
+                            "agent that never reads the source gets it right; ground another parameter")]
+    gov.value = value
+    return []
+
+
 def resolve_governance(world: World, story: Story) -> Governance:
     gov = story.facts.governance
     file = story.file
     if gov.prompt is not None:
-        return _prompt_governance(world, file, gov.prompt)
+        return _prompt_governance(world, file, gov.prompt, gov.fact)
     if gov.skill is not None:
         skill = world.skills.get(gov.skill)
         if skill is None:
             names = [*sorted(world.skills), *(s.name for s in world.skills.values())]
             raise SourceError(file, "facts.governance.skill", f"unknown skill '{gov.skill}'"
                               f"{did_you_mean(gov.skill, names)} (world has: {', '.join(sorted(world.skills))})")
+        if gov.fact is not None:
+            return Governance("skill", skill.slug, skill.name, gov.fact, "")
         for planted in skill.planted:
             if "last" in planted.where or "final" in planted.where:
                 return Governance("skill", skill.slug, skill.name, planted.phrase, planted.where)
@@ -293,15 +522,12 @@ def resolve_governance(world: World, story: Story) -> Governance:
                               "that occurs nowhere else in the world")
         return Governance("skill", skill.slug, skill.name, phrase, "what its workflow lists last")
     wanted = gov.resource or ""
-    resource = world.resources.get(wanted)
-    if resource is None:
-        scored = sorted(((len(_words(wanted) & _words(f"{uri} {r.title}")), uri) for uri, r in world.resources.items()),
-                        reverse=True)
-        if scored and scored[0][0] >= 2 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
-            resource = world.resources[scored[0][1]]
+    resource = _find_resource(world, wanted)
     if resource is None:
         raise SourceError(file, "facts.governance.resource", f"no workspace resource matches '{wanted}'"
                           f"{did_you_mean(wanted, [*world.resources, *(r.title for r in world.resources.values())])}")
+    if gov.fact is not None:
+        return Governance("resource", resource.uri, resource.title or resource.uri, gov.fact, "")
     for planted in resource.planted:
         return Governance("resource", resource.uri, resource.title or resource.uri, planted.phrase, planted.where or
                           "the last point it makes")
@@ -410,12 +636,18 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         errors.append(exc)
         governance = None
 
-    if errors:
-        raise FactErrors(errors)
-
     kind = facts.kind or ("repair" if seeded_wrong else "read" if READ_PROSE.search(story.prose) else "add")
     if kind == "repair" and not seeded_wrong:
-        raise FactErrors([SourceError(file, "facts.seeded_wrong", "a repair story needs the values left wrong")])
+        errors.append(SourceError(file, "facts.seeded_wrong", "a repair story needs the values left wrong"))
+    policy_doc = None
+    if not errors:
+        carried_param = targets[carried_target].widget.param(carried_key) or {}
+        policy_doc, more = _resolve_policy_document(world, story, carried_param, carried_value)
+        errors += more
+        if governance is not None and facts.governance.fact is not None:
+            errors += _ground_fact(world, story, governance, targets, seeded_wrong, kind)
+    if errors:
+        raise FactErrors(errors)
     words = facts.dashboard.split()
     tab_name = facts.tab or (words[-1] if len(words) > 1 else facts.dashboard)
     warnings = []
@@ -428,4 +660,5 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")
     return ResolvedStory(story, kind, targets, carried_key, carried_value, carried_target, seeded_wrong,
                          governance, re.sub(r"[^a-z0-9]+", "_", tab_name.lower()).strip("_") or "main",
-                         tab_name.title() if tab_name.islower() else tab_name, warnings)  # type: ignore[arg-type]
+                         tab_name.title() if tab_name.islower() else tab_name, warnings,  # type: ignore[arg-type]
+                         policy_doc)

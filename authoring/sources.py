@@ -71,24 +71,54 @@ class TargetFact(_Strict):
     params: dict[str, Any] | None = None
 
 
+class DistractorFact(_Strict):
+    """A rival policy defined next to the story's own, setting the carried parameter to another value."""
+
+    phrase: str
+    value: Any
+
+
 class PolicyFact(_Strict):
+    """The phrase the Derive level says instead of the carried value, and the document of the world that defines
+    it: a workspace resource (uri or words of its title) or a note seeded on the dashboard at Derive, which then
+    also defines the `distractor`."""
+
     phrase: str
     carries: str
     meaning: str
+    resource: str | None = None
+    note: str | None = None
+    distractor: DistractorFact | None = None
+
+    @model_validator(mode="after")
+    def _one_document(self) -> PolicyFact:
+        if self.resource is not None and self.note is not None:
+            raise ValueError("give at most one of resource or note")
+        if self.note is not None and self.distractor is None:
+            raise ValueError("a policy defined in a note needs a distractor: {phrase, value} of a rival policy")
+        if self.distractor is not None and self.distractor.phrase.casefold() == self.phrase.casefold():
+            raise ValueError("the distractor must be another policy than the story's own")
+        return self
 
 
 class GovernanceFact(_Strict):
     """The knowledge source the Ground and Compose levels read: a skill (slug), a workspace resource (uri or
-    words of its title) or a workspace prompt (name)."""
+    words of its title) or a workspace prompt (name); with `fact`, the planted phrase the level grounds in (in
+    the source, or in a document the source refers to) and what it `sets`: a parameter of a target, or "tab" for
+    the title of the dashboard's tab."""
 
     skill: str | None = None
     resource: str | None = None
     prompt: str | None = None
+    fact: str | None = None
+    sets: str | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> GovernanceFact:
         if sum(v is not None for v in (self.skill, self.resource, self.prompt)) != 1:
             raise ValueError("give exactly one of skill, resource or prompt")
+        if (self.fact is None) != (self.sets is None):
+            raise ValueError("give fact and sets together: the planted phrase and what it sets (a parameter or tab)")
         return self
 
 
@@ -302,8 +332,10 @@ def load_sources(root: Path, persona: str) -> tuple[Persona, list[Story]]:
 
 
 def identical_facts(stories: list[Story]) -> list[SourceError]:
-    """Two stories with the same facts would author the same twenty tasks twice."""
+    """Two stories with the same facts would author the same twenty tasks twice; two grounding in the same fact
+    would make their Ground levels one question asked twice."""
     seen: dict[str, Story] = {}
+    grounded: dict[str, Story] = {}
     errors = []
     for story in stories:
         key = story.facts.model_dump_json()
@@ -312,4 +344,10 @@ def identical_facts(stories: list[Story]) -> list[SourceError]:
                                       "needs its own target, parameters or policy"))
         else:
             seen[key] = story
+        fact = (story.facts.governance.fact or "").casefold()
+        if fact and fact in grounded:
+            errors.append(SourceError(story.file, "facts.governance.fact", f"{grounded[fact].file} grounds in the "
+                                      "same fact; each story grounds in its own"))
+        elif fact:
+            grounded[fact] = story
     return errors

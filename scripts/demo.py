@@ -1,6 +1,6 @@
 """`make demo`: the main job on the embedded default — no API key, no network.
 
-Authors one shipped persona with the rule drivers and the heuristic reference agent into a scratch git
+Authors one shipped persona with the rule drivers and the capability ladder (the default reference) into a scratch git
 repository under .taskforge/demo (so the project's working tree stays clean), then prints where everything went.
 Running it again reports the persona up to date.
 """

@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
         model: Annotated[str | None, typer.Option("--model", help="Model for the LLM drivers.")] = None,
         base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
         reference_agent: Annotated[str, typer.Option("--reference-agent", help="Calibration agent, or `ladder` for "
-                                                     "the capability ladder ladder-0 … ladder-4.")] = "heuristic",
+                                                     "the capability ladder ladder-0 … ladder-4.")] = "ladder",
         frontier_agent: Annotated[str | None, typer.Option("--frontier-agent", help="Probe for dead rungs.")] = None,
         repeats: Annotated[int, typer.Option("--repeats", min=1, help="Calibration repeats (deterministic agents "
                                                                       "run once).")] = 3,

@@ -25,7 +25,7 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     same-level prompt variety and the heuristic staircase: what `taskforge author` would find, in seconds."""
     from authoring.pipeline import STANDARD_DEFAULTS
     from authoring.roles.author import AuthorContext, AuthoringError, RuleAuthor
-    from authoring.variety import same_level_similarity
+    from authoring.variety import masks_for, rotation, same_level_similarity
     from certify.agents import make_agent
     from certify.calibrate import analyse
     from certify.gates import certify_task
@@ -54,6 +54,8 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     variety = same_level_similarity(prompts)
     render.say(out, "  ".join(f"{k} {v:.3f}" for k, v in variety.items()),
                prefix="same-level prompt similarity (word trigrams, lower is more varied): ")
+    rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice]))
+    render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
     heuristic = make_agent("heuristic")
 
     async def trials():

@@ -1,15 +1,19 @@
 """The author role: one story's facts and its persona in, a task for one level out.
 
 Two drivers sit behind the `AuthorDriver` protocol. The rule driver (the embedded default, deterministic, no
-network) compiles the facts into the five levels with jinja2 templates and builds each level's reference by
-planning against the simulator: it performs the reference's calls in a real episode and reads back what they
-return (the rows a note must record, the id a new backend receives). The LLM driver writes the same contract
-as one model session per story: it inspects the catalog, rows, skills and resources in fresh episodes of the
-story's setup and hands each level in with `submit_level` (whose parameter is the task file's JSON Schema),
-which runs the same parse and gates the pipeline runs, so the model sees every gate's verdict and can fix the
-task before the pipeline does. The conversation is appended to `history` as plain message dicts, so the next
-level and every feedback round continue the same session, across a checkpoint and a resume. Either way the
-gates decide, not the author.
+network) compiles the facts into the five levels and builds each level's reference by planning against the
+simulator: it performs the reference's calls in a real episode and reads back what they return (the rows a note
+must record, the id a new backend receives). Its requests are worded by authoring/phrasing.py. The levels go
+deeper than their prompts: Find seeds a look-alike a signature cannot tell from the target, Derive resolves in
+the document that defines the policy (a seeded note, or a resource), Ground sets a parameter or the tab's title
+from a fact read in its source (followed through a reference when the source points elsewhere) on a lived-in
+board with a twin to leave alone and a second view to repair, and Compose keys the table it builds on the value
+Ground found. The LLM driver writes the same contract as one model session per story: it inspects the catalog,
+rows, skills and resources in fresh episodes of the story's setup and hands each level in with `submit_level`
+(whose parameter is the task file's JSON Schema), which runs the same parse and gates the pipeline runs, so the
+model sees every gate's verdict and can fix the task before the pipeline does. The conversation is appended to
+`history` as plain message dicts, so the next level and every feedback round continue the same session, across a
+checkpoint and a resume. Either way the gates decide, not the author.
 """
 
 from __future__ import annotations
@@ -18,8 +22,6 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Protocol
 
 import jinja2
@@ -35,23 +37,20 @@ from certify.task import LEVEL_NAMES, LEVELS, Task, TaskFileError, parse_task
 from simulator import TOOL_NAMES, SetupError, Workspace, World
 from simulator.params import value_allowed
 from simulator.slug import slugify
+from simulator.workspace import INDEX_URI
 from simulator.world import WidgetDef
 
 from ..factcheck import STEP, ResolvedStory, ResolvedTarget
 from ..factcheck import value_text as _value
 from ..failures import RoleFailure
+from ..phrasing import MAX_PROMPT_WORDS, Ask, Build, Ground, Phrasing
 from ..sources import Persona
 from .llm import EVIDENCE, Endpoint, clip
 
-TEMPLATES = Path(__file__).parents[1] / "templates" / "prompts.yaml"
-DEFAULT_VERBS = {
-    "add": ["add", "put", "bring up", "place"],
-    "read": ["read", "pull", "check", "look up"],
-    "repair": ["repair", "fix", "correct", "restore"],
-}
 SLACK_TURNS = 3
 MAX_PHRASINGS = 8
 MAX_CONTRASTS = 5
+FIND_DRAWS = 3
 MAX_DISTRACTORS = 24
 SEED_W, SEED_H, NOTE_H = 20, 14, 8
 
@@ -89,11 +88,6 @@ class AuthorDriver(Protocol):
         ...
 
 
-@lru_cache(maxsize=1)
-def _templates() -> dict[str, Any]:
-    return yaml.safe_load(TEMPLATES.read_text(encoding="utf-8"))
-
-
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 _ENV.filters["ucfirst"] = lambda text: text[:1].upper() + text[1:]
 
@@ -120,11 +114,6 @@ def _label(param: dict[str, Any] | None, key: str) -> str:
     return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
 
 
-def a(noun: str) -> str:
-    """The indefinite article a noun phrase takes."""
-    return ("an " if noun[:1].lower() in "aeio" or noun[:2].lower() in ("ho", "u.") else "a ") + noun
-
-
 def where_phrase(where: str) -> str:
     """Turn a planted phrase's location ("the last step of its workflow (how the pack opens)") into what a
     person would ask to record ("what the last step of its workflow says about how the pack opens")."""
@@ -138,20 +127,11 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
-def _times(name: str, count: int) -> str:
-    """A target named once per instance the prompt asks for ("the holdings book twice")."""
-    return name if count == 1 else f"{name} {'twice' if count == 2 else f'{count} times'}"
-
-
 def _nth(name: str, index: int) -> str:
     """One of several instances of a named target, by position ("the second holdings book")."""
     ordinal = ("first", "second", "third", "fourth")[index]
     bare = re.sub(r"^(?:the|an?)\s+", "", name, flags=re.I)
     return f"the {ordinal} {bare}"
-
-
-def app_name(name: str) -> str:
-    return name if name.lower().endswith(" app") else f"{name} app"
 
 
 class RuleAuthor:
@@ -179,20 +159,10 @@ class _Compiler:
         self.evals: dict[str, Any] = {}
         self.ws: Workspace | None = None
         self.attempt = 0
+        self.draw = 0
         self.contrast = ""
 
     # -- phrasing -----------------------------------------------------------------------------------------
-    def variant(self, options: list[str], what: str) -> str:
-        """Phrasings rotate across a persona's stories (its siblings), so same-level prompts of different
-        stories never take the same phrasing of a clause while there are enough phrasings to go round."""
-        if not options:
-            return ""
-        siblings = sorted(self.ctx.siblings)
-        index = siblings.index(self.slug) if self.slug in siblings else int(
-            hashlib.sha256(self.slug.encode()).hexdigest(), 16)
-        salt = int(hashlib.sha256(f"{self.ctx.persona.slug}|{what}".encode()).hexdigest(), 16)
-        return options[(index + salt + self.level + self.attempt) % len(options)]
-
     def origin_phrase(self, t: ResolvedTarget) -> str:
         return f"{t.origin}'s {t.app}" if t.app else t.origin
 
@@ -204,35 +174,10 @@ class _Compiler:
         return [self.described() if describe and (t.origin, t.widget_id) == (t0.origin, t0.widget_id) else t.name
                 for t in self.s.targets]
 
-    def targets_clause(self, describe_first: bool) -> str:
-        names = self.target_names(describe_first)
-        groups: list[tuple[str, list[str]]] = []
-        for t, name in zip(self.s.targets, names, strict=True):
-            where = self.origin_phrase(t)
-            if groups and groups[-1][0] == where:
-                groups[-1][1].append(name)
-            else:
-                groups.append((where, [name]))
-        parts = [f"{' and '.join(_times(n, ns.count(n)) for n in dict.fromkeys(ns))} from {where}"
-                 + (f" ({self.contrast})" if self.contrast and describe_first and self.described() in ns else "")
-                 for where, ns in groups]
-        return ", along with ".join(parts)
-
     def described(self) -> str:
         """The Find level's description of the first target (its contrast follows where it comes from, so the
         description itself stays the phrase the request describes the widget by)."""
         return self.f.find_hint
-
-    def params_clause(self, target: ResolvedTarget, params: dict[str, Any], derive: bool, repair: bool) -> str:
-        if not params:
-            return ""
-        pairs = []
-        for key, value in params.items():
-            label = _label(target.widget.param(key), key)
-            pairs.append((label, _value(value), derive and key == self.s.carried_key))
-        group = "repair" if repair else "stated"
-        return render(self.variant(_templates()["params"][group], "params"), pairs=pairs,
-                      phrase=self.f.policy.phrase)
 
     def said(self, t: ResolvedTarget, level: int | None = None) -> dict[str, Any]:
         """The values the prompt states for a target (at this level, or another): all its parameters, except at a
@@ -279,19 +224,35 @@ class _Compiler:
         self.ws = Workspace.start(self.ctx.world, setup)
         self.step("get_workspace_snapshot", {}, optional=True)
         if lived:
-            tool, args = self.s.governance.read_call()
-            self.step(tool, args, graded=list(args))
+            self._read_source()
         build = self._build() if level == 4 else None
         for origin in dict.fromkeys(t.origin for t in self.s.targets):
             self.step("list_available_widgets", {"origin": origin}, optional=True)
-        if level == 1:
-            t0 = self.s.targets[0]
-            self.step("get_widget_schema", {"origin": t0.origin, "widget_id": t0.widget_id}, optional=True)
+        for t in {(t.origin, t.widget_id): t for t in self.s.targets}.values():
+            self.step("get_widget_schema", {"origin": t.origin, "widget_id": t.widget_id}, optional=True)
         if level == 2:
+            doc = self.s.policy_doc
+            if doc is not None and doc.kind == "resource":
+                # Derive resolves the phrase where the world defines it: the index, then the defining resource.
+                if INDEX_URI in self.ctx.world.resources:
+                    self.step("read_workspace_resource", {"uri": INDEX_URI}, optional=True)
+                self.step("read_workspace_resource", {"uri": doc.ref}, optional=True)
             t = self.s.targets[self.s.carried_target]
             self.step("get_params_options", {"origin": t.origin, "widget_id": t.widget_id,
                                              "param_name": self.s.carried_key}, optional=True)
+        if lived:
+            # what an agent checks before Ground's work: the options of the parameter its fact sets, and the
+            # schema of the second view it repairs
+            if self.grounded_key is not None:
+                t = next(t for t in self.s.targets if self.grounded_key in t.params)
+                self.step("get_params_options", {"origin": t.origin, "widget_id": t.widget_id,
+                                                 "param_name": self.grounded_key}, optional=True)
+            if self.fix is not None and self.furniture is not None:
+                self.step("get_widget_schema", {"origin": self.furniture[2], "widget_id": self.furniture[0]},
+                          optional=True)
         rows_by_target = self._main_actions(kind)
+        if lived:
+            self._retitle()
         note_text = self._notes(kind, rows_by_target, lived)
         if build is not None:
             self.step("manage_apps", {"operation": "instantiate", "backend_id": build["backend_id"],
@@ -315,9 +276,11 @@ class _Compiler:
                      "level_name": LEVEL_NAMES[LEVELS[level]], "hidden": hidden, "authored_by": "rules"},
         }
         # At Find, the description's contrast is a sibling a word matcher takes for the target; of the
-        # candidates, the first that leaves no shortcut agent passing is kept (the gates would refuse the others).
-        for contrast in self._contrasts() if level == 1 else [""]:
-            self.contrast = contrast
+        # candidates (each in a few wordings: the words around the description move a word matcher too), the
+        # first that leaves no shortcut agent passing is kept (the gates would refuse the others).
+        trials = [(c, d) for c in self._contrasts() for d in range(FIND_DRAWS)] if level == 1 else [("", 0)]
+        for contrast, draw in trials:
+            self.contrast, self.draw = contrast, draw
             task["prompt"] = self._phrase(kind, note_text, build, task)
             if level != 1 or not any(r.passed for r in run_battery(self.ctx.world, parse_task(
                     task, f"{task['id']}.json", self.ctx.defaults))):
@@ -325,15 +288,21 @@ class _Compiler:
         return task
 
     def _phrase(self, kind: str, note_text: str, build: dict[str, Any] | None, task: dict[str, Any]) -> str:
-        """The prompt. Phrasings rotate: a rotation whose wording happens to say a hidden value ("the open
-        dashboard" when the hidden status is Open) gives way to the next one."""
+        """The prompt. A draw whose wording happens to say a hidden value ("the open dashboard" when the hidden
+        status is Open) gives way to another draw, and so does one longer than a single clear ask reads (the
+        shortest draw is kept when none fits)."""
         self.attempt = 0
         prompt = self._prompt(kind, note_text, build)
-        while self.attempt < MAX_PHRASINGS and leaked_values(self.ctx.world, parse_task(
-                {**task, "prompt": prompt}, f"{task['id']}.json", self.ctx.defaults)):
+        fits: list[str] = []
+        while self.attempt < MAX_PHRASINGS:
+            if not leaked_values(self.ctx.world, parse_task({**task, "prompt": prompt}, f"{task['id']}.json",
+                                                            self.ctx.defaults)):
+                if len(prompt.split()) <= MAX_PROMPT_WORDS:
+                    return prompt
+                fits.append(prompt)
             self.attempt += 1
             prompt = self._prompt(kind, note_text, build)
-        return prompt
+        return min(fits, key=lambda p: len(p.split())) if fits else prompt
 
     def step(self, tool: str, args: dict[str, Any], *, optional: bool = False, outcome: bool = False,
              graded: list[str] | None = None) -> dict[str, Any]:
@@ -377,7 +346,10 @@ class _Compiler:
     def _twin_params(self) -> dict[str, Any] | None:
         t0 = self.s.targets[0]
         twin = dict(t0.params)
+        grounded = self.grounded_key
         keys = list(self.s.seeded_wrong) if self.s.kind == "repair" else [self.s.carried_key]
+        if grounded is not None and grounded in t0.params:
+            keys = [grounded, *(k for k in keys if k != grounded)]
         keys += [k for k in t0.params if k not in keys]
         changed = False
         for key in keys:
@@ -436,6 +408,35 @@ class _Compiler:
                     params[name] = other
         return definition.widget_id, t0.origin, params
 
+    @property
+    def grounded_key(self) -> str | None:
+        """The target parameter the Ground fact sets (None when it sets the tab's title, or nothing)."""
+        sets = self.s.governance.sets
+        return sets if sets not in (None, "tab") else None
+
+    def hidden_values(self) -> set[str]:
+        """Values the level must not say anywhere in its prompt."""
+        return {h["value"] for h in self._hidden() if h["kind"] != "target"}
+
+    def _furniture_fix(self) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+        """The real repair of a lived-in add or read: the furniture was left on a wrong value of one of its
+        parameters (never the one the level grounds, and never saying a hidden value); ("", wrong, right)."""
+        assert self.furniture is not None
+        wid, _, origin, params = self.furniture
+        definition = next(fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
+                          and fx.origin == origin).catalog.widgets[wid]
+        hidden = self.hidden_values()
+        for p in definition.option_params:
+            key = str(p.get("paramName"))
+            right = params.get(key, p.get("value"))
+            if key in (self.grounded_key, self.s.carried_key) or right is None or _value(right) in hidden:
+                continue
+            wrong = next((v for o in p.get("options") or [] if (v := o.get("value") if isinstance(o, dict) else o)
+                          is not None and str(v) != str(right) and _value(v) not in hidden), None)
+            if wrong is not None:
+                return "", {key: wrong}, {key: right}
+        return None
+
     def _furniture(self) -> tuple[str, str, str, dict[str, Any]] | None:
         t0 = self.s.targets[0]
         fixture = next((self.ctx.world.backend(b) for b in self.ctx.backends
@@ -454,6 +455,11 @@ class _Compiler:
         pool = [w for w in dict.fromkeys(pool) if w not in taken and w in fixture.catalog.widgets]
         if not pool:
             return None
+        if self.s.governance.sets:
+            # the furniture gets a real repair at Ground: prefer a view with a parameter Ground does not decide
+            fixable = [w for w in pool if any(str(q.get("paramName")) not in (self.grounded_key, self.s.carried_key)
+                                              for q in fixture.catalog.widgets[w].option_params)]
+            pool = fixable or pool
         widget = fixture.catalog.widgets[_pick(sorted(pool), self.slug, "furniture")]
         params: dict[str, Any] = {}
         for p in widget.option_params:
@@ -472,6 +478,9 @@ class _Compiler:
         self.furniture: tuple[str, str, str, dict[str, Any]] | None = None
         self.decoy: tuple[str, str, dict[str, Any]] | None = None
         self.prior_note: dict[str, Any] | None = None
+        self.fix: tuple[str, dict[str, Any], dict[str, Any]] | None = None
+        self.policy_note: dict[str, Any] | None = None
+        self.tab_title: str | None = None
         if self.s.kind == "repair":
             for i, t in enumerate(self.s.targets):
                 wrong = {**t.params, **(self.s.seeded_wrong if i == 0 else {})}
@@ -487,6 +496,13 @@ class _Compiler:
             if self.decoy is not None:
                 wid, origin, params = self.decoy
                 self.decoy_uuid = self._seed("decoy", None, wid, origin, params)
+        if self.level == 2 and self.s.policy_doc is not None and self.s.policy_doc.kind == "note":
+            doc = self.s.policy_doc
+            uuid = _uuid(self.ctx.persona.slug, self.slug, "policy-note")
+            layout = self._slot(len(self.seeds), NOTE_H)
+            self.generated_seeds.append({"widget_type": "note", "widget_uuid": uuid, "name": doc.ref,
+                                         "data": doc.text, "tab_id": self.tab_id, "layout": layout})
+            self.policy_note = {"uuid": uuid, "name": doc.ref, "text": doc.text, "layout": layout}
         if not lived:
             return
         t0 = self.s.targets[0]
@@ -496,7 +512,11 @@ class _Compiler:
         self.furniture = self._furniture()
         if self.furniture is not None:
             wid, _, origin, params = self.furniture
-            self._seed("furniture", None, wid, origin, params)
+            self.fix = self._furniture_fix() if self.s.governance.sets else None
+            seeded = {**params, **self.fix[1]} if self.fix else params
+            uuid = self._seed("furniture", None, wid, origin, seeded)
+            if self.fix is not None:
+                self.fix = (uuid, self.fix[1], self.fix[2])
         text = (f"Prior pass on {self.dash}: leave the {t0.name} cut to "
                 f"{', '.join(_value(v) for v in (twin or t0.params).values())} in place"
                 + (f" next to the {self.furniture[1]}" if self.furniture else "") + " until the next review.")
@@ -505,6 +525,27 @@ class _Compiler:
         self.generated_seeds.append({"widget_type": "note", "widget_uuid": uuid, "name": f"Prior {self.dash} Note",
                                      "data": text, "tab_id": self.tab_id, "layout": layout})
         self.prior_note = {"uuid": uuid, "name": f"Prior {self.dash} Note", "text": text, "layout": layout}
+
+    def _read_source(self) -> None:
+        """Ground reads its source — the method the level is about, graded as a call — and, when the fact sits in
+        a document the source refers to, that document too. A resource is found through the index first (a step
+        an agent that knows the URI may skip)."""
+        gov = self.s.governance
+        if (gov.kind == "resource" or gov.hop is not None) and INDEX_URI in self.ctx.world.resources:
+            self.step("read_workspace_resource", {"uri": INDEX_URI}, optional=True)
+        tool, args = gov.read_call()
+        self.step(tool, args, graded=list(args))
+        if gov.hop is not None:
+            self.step("read_workspace_resource", {"uri": gov.hop.uri}, graded=["uri"])
+
+    def _retitle(self) -> None:
+        """A Ground fact that names the tab: the dashboard's tab takes that title (its id stays)."""
+        gov = self.s.governance
+        if gov.sets != "tab":
+            return
+        self.tab_title = str(gov.value)
+        self.step("manage_navigation_bar", {"operation": "rename_tabs", "rename_map": {self.tab_id: self.tab_title}},
+                  outcome=True)
 
     # -- the work -----------------------------------------------------------------------------------------
     def _main_actions(self, kind: str) -> list[list[Any]]:
@@ -545,6 +586,11 @@ class _Compiler:
             pinned = {k: None for k in self.said(self.s.targets[0], level=1) if k in declared} | dict(placed.data_args)
             required_widgets.append({"origin": origin, "widget_id": wid, "data_args": pinned, "tab_id": self.tab_id,
                                      "max_count": 1})
+        if self.fix is not None and self.furniture is not None:
+            uuid, _, right = self.fix
+            wid, name, origin, params = self.furniture
+            self.step("update_widget", {"widget_uuid": uuid, "data_args": dict(right)}, outcome=True)
+            self.furniture = (wid, name, origin, {**params, **right})
         if self.level >= 3:
             if self.twin is not None:
                 required_widgets.append({"origin": self.s.targets[0].origin, "widget_id": self.s.targets[0].widget_id,
@@ -579,21 +625,25 @@ class _Compiler:
         if self.prior_note is not None:
             gens.append({"widget_type": "note", "name_contains": self.prior_note["name"],
                          "data_contains": [self.prior_note["text"]], "tab_id": self.tab_id})
+        if self.policy_note is not None:
+            gens.append({"widget_type": "note", "name_contains": self.policy_note["name"],
+                         "data_contains": self.policy_note["text"].splitlines(), "tab_id": self.tab_id})
         gov = self.s.governance
+        acts = gov.sets is not None
         note_text = ""
         if kind == "read":
             self.fields = self._record_fields(rows)
             name = self.f.note or f"{self.dash} Note"
             body = " | ".join(f"{k}: {v}" for k, v in self.fields)
             contains = [v for _, v in self.fields]
-            if lived:
+            if lived and not acts:
                 body += f". Per the {gov.name}: {gov.phrase}."
                 contains.append(gov.phrase)
             self.step("add_generative_widget", {"widget_type": "note", "name": name, "data": body}, outcome=True)
             gens.append({"widget_type": "note", "name_contains": name, "data_contains": contains,
                          "must_not_contain": self._distractors(body, lived), "tab_id": self.tab_id})
             note_text = name
-        elif lived:
+        elif lived and not acts:
             name = f"{self.dash} Governance Note"
             body = f"Per the {gov.name}: {gov.phrase}."
             self.step("add_generative_widget", {"widget_type": "note", "name": name, "data": body}, outcome=True)
@@ -604,7 +654,7 @@ class _Compiler:
             self.evals["required_generated_widgets"] = gens
         if lived:
             self.evals["required_tabs"] = [self.tab_id]
-            self.evals["required_tab_names"] = [self.tab_name]
+            self.evals["required_tab_names"] = [self.tab_title or self.tab_name]
             pins = [{"widget_uuid": s["widget_uuid"], "tab_id": self.tab_id, **s["layout"]} for s in self.seeds
                     if s["widget_uuid"] not in self.stale.values()]
             pins += [{"widget_uuid": g["widget_uuid"], "tab_id": self.tab_id, **g["layout"]}
@@ -676,14 +726,28 @@ class _Compiler:
                 and len(p.split()) >= 3][:6]
 
     def _build(self) -> dict[str, Any]:
+        """Compose builds a backend and app and uses what it built: the table is keyed on the parameter the
+        Ground fact set and placed on the dashboard with the value found, or (a fact that titles the tab) the
+        app's tab takes the board's new title."""
         b = self.f.build
+        gov = self.s.governance
         table_id = slugify(b.table).replace("-", "_")
         app = b.app or (b.backend[: -len(" Service")] if b.backend.endswith(" Service") else b.backend) + " App"
-        tab_name = b.tab or b.table.split()[-1]
+        tab_like = gov.sets == "tab"
+        tab_name = str(gov.value) if tab_like else (b.tab or b.table.split()[-1])
         tab_id = slugify(tab_name).replace("-", "_")
         port = 9000 + int(hashlib.sha256(b.backend.encode()).hexdigest(), 16) % 900
-        widgets = {table_id: {"name": b.table, "description": f"Authored {b.table.lower()} for {self.dash}.",
-                              "endpoint": f"/{slugify(b.table)}", "type": "table", "gridData": {"w": 40, "h": 10}}}
+        widget: dict[str, Any] = {"name": b.table, "description": f"Authored {b.table.lower()} for {self.dash}.",
+                                  "endpoint": f"/{slugify(b.table)}", "type": "table", "gridData": {"w": 40, "h": 10}}
+        keyed = self.grounded_key
+        placed: dict[str, Any] = {}
+        if keyed is not None:
+            target = next(t for t in self.s.targets if keyed in t.params)
+            declared = target.widget.param(keyed) or {}
+            widget["params"] = [{k: declared[k] for k in ("paramName", "type", "value", "label", "description",
+                                                          "options") if k in declared}]
+            placed = {keyed: target.params[keyed]}
+        widgets = {table_id: widget}
         apps = [{"name": app, "description": f"Authored app for the {self.dash} work.",
                  "tabs": {tab_id: {"id": tab_id, "name": tab_name, "layout": [
                      {"i": table_id, "x": 0, "y": 0, "w": 40, "h": 10}]}}}]
@@ -695,16 +759,23 @@ class _Compiler:
         backend_id = envelope["data"]["backend_id"]
         self.step("manage_apps", {"operation": "list", "backend_id": backend_id}, optional=True)
         self.step("list_available_widgets", {"origin": b.backend}, optional=True)
-        self.step("create_widget", {"origin": b.backend, "widget_id": table_id}, outcome=True)
+        create: dict[str, Any] = {"origin": b.backend, "widget_id": table_id}
+        if placed:
+            create["data_args"] = placed
+        self.step("create_widget", create, outcome=True)
         # The ids of what the agent builds are its own choice (the prompt gives names): graded by name.
-        self.evals["required_widget_defs"] = [{"backend_name": b.backend, "name": b.table, "expect": {"type": "table"}}]
+        definition: dict[str, Any] = {"backend_name": b.backend, "name": b.table, "expect": {"type": "table"}}
+        if keyed is not None:
+            definition["params_include"] = [{"paramName": keyed}]
+        self.evals["required_widget_defs"] = [definition]
         self.evals["required_app_defs"] = [{"backend_name": b.backend, "name_contains": app,
                                             "tab_names_include": [tab_name], "layout_refs_valid": True,
                                             "no_overlaps": True,
                                             "widgets_on_tab": [{"tab_name": tab_name, "widget_name": b.table}]}]
         self.evals["required_tool_results"] = [{"tool": "manage_apps", "data_contains": [app, tab_name, b.backend]}]
-        self.built = {"origin": b.backend, "name": b.table, "max_count": 1}
-        return {"backend": b.backend, "table": b.table, "app": app, "tab": tab_name, "backend_id": backend_id}
+        self.built = {"origin": b.backend, "name": b.table, "max_count": 1, **({"data_args": placed} if placed else {})}
+        return {"backend": b.backend, "table": b.table, "app": app, "tab": tab_name, "backend_id": backend_id,
+                "keyed": keyed, "tab_like": tab_like}
 
     def _contrasts(self) -> list[str]:
         """At Find, what the description is not: the catalog description of a sibling easily taken for the
@@ -745,102 +816,112 @@ class _Compiler:
             self.evals.setdefault("required_widgets", []).insert(0, {**self.built, "tab_id": self.tab_id})
 
     # -- the prompt ---------------------------------------------------------------------------------------
+    def _pairs(self, t: ResolvedTarget, params: dict[str, Any]) -> list[tuple[str, str, str]]:
+        """(label, value, how the prompt says it): the carried value at Derive through the policy phrase, the
+        grounded value at Ground and Compose not at all."""
+        out = []
+        for key, value in params.items():
+            mode = "stated"
+            if self.level == 2 and key == self.s.carried_key:
+                mode = "policy"
+            elif self.level >= 3 and key == self.grounded_key:
+                mode = "ground"
+            out.append((_label(t.widget.param(key), key), _value(value), mode))
+        return out
+
+    def _ground(self) -> Ground | None:
+        gov = self.s.governance
+        if self.level < 3 or gov.sets is None:
+            return None
+        source = gov.mention
+        position = gov.position
+        where = (position.replace(" of its ", f" of {source}'s ", 1) if " of its " in position
+                 else f"the {position[4:]} in {source}" if position.startswith("its ") else f"{position} of {source}")
+        hop_row = None
+        if gov.hop is not None:
+            held = self.ctx.world.resources.get(gov.hop.uri)
+            entry = next((pl for pl in (held.planted if held else ()) if pl.phrase == gov.phrase), None)
+            hop_position = (entry.where.split(" (")[0] if entry and entry.where else "")
+            hop_row = f"the {hop_position[4:]}" if hop_position.startswith("its ") else None
+        label = None
+        if self.grounded_key is not None:
+            t = next(t for t in self.s.targets if self.grounded_key in t.params)
+            label = _label(t.widget.param(self.grounded_key), self.grounded_key)
+        return Ground(source=source, where=where, where_short=position, topic=gov.topic, label=label,
+                      tab=self.tab_name if label is None else None, hop_row=hop_row)
+
     def _prompt(self, kind: str, note_name: str, build: dict[str, Any] | None) -> str:
         level = self.level
         lived = level >= 3
-        v = self.voice
-        verb = self.variant(getattr(v, f"{kind}_verbs") or DEFAULT_VERBS[kind], "verb")
-        targets = self.targets_clause(describe_first=level == 1)
-        shared = self.shared_params()
-        repair = kind == "repair"
-        derive = level == 2
-        if shared is not None:
-            params = self.params_clause(self.s.targets[0], shared, derive=derive, repair=repair)
-            if len(self.s.targets) > 1 and params:
-                params = ", both" + (params if params.startswith(" ") else params.lstrip(","))
-        else:
-            parts = []
-            names = self.target_names(describe=level == 1)
-            for i, t in enumerate(self.s.targets):
-                if t.params:
-                    clause = self.params_clause(t, self.said(t), derive=derive, repair=repair)
-                    name = names[i] if names.count(names[i]) == 1 else _nth(names[i], names[:i].count(names[i]))
-                    parts.append(f"for {name}{clause}")
-            params = (" — " + "; ".join(parts)) if parts else ""
-        if repair and lived:
-            wrong = {**self.s.targets[0].params, **self.s.seeded_wrong}
-            t0 = self.s.targets[0]
-            targets = f"the {targets} that currently shows " + ", ".join(
-                f"{_label(t0.widget.param(k), k)} {_value(x)}" for k, x in wrong.items())
-        note = ""
-        if kind == "read":
-            columns = {c.get("field"): c for c in (self.s.targets[0].widget.definition.get("schema_data") or {})
-                       .get("table", {}).get("columnsDefs", []) if isinstance(c, dict)}
-            labels = [_label(columns.get(k), k) for k, _ in self.fields]
-            listed = ", ".join(labels[:-1]) + (f" and {labels[-1]}" if len(labels) > 1 else labels[0])
-            note = self.variant([f"leave {a(note_name)} recording the {listed} exactly as served",
-                                 f"record the {listed}, exactly as served, in a note titled {note_name}",
-                                 f"set down the {listed} exactly as served in {a(note_name)}",
-                                 f"write up {a(note_name)} with the {listed} as the view serves them"], "note")
-            if lived:
-                gov = self.s.governance
-                note += f", plus, from {gov.mention}, {where_phrase(gov.where)}"
-        keep = ""
-        if lived:
-            t0 = self.s.targets[0]
-            twin = ""
-            if self.twin is not None:
-                twin_args = ", ".join(f"{_label(t0.widget.param(k), k)} {_value(x)}"
-                                      for k, x in self.twin["params"].items())
-                twin = self.variant([
-                    f" The other {t0.name} with {twin_args} belongs to a different cut and stays as it is.",
-                    f" Leave the separate {t0.name} showing {twin_args} alone; it is correct for its own purpose.",
-                    f" Do not touch the second {t0.name} ({twin_args}): that one is right.",
-                    f" There is also a {t0.name} on {twin_args}; it serves another review and must not change.",
-                ], "twin")
-            keep = twin + self.variant([
-                " Keep every other view and note on the dashboard exactly as it is.",
-                " Nothing else on the dashboard should move or change.",
-                " Everything else already there stays exactly where and how it is.",
-                " The rest of the board, notes included, is to be left alone.",
-                " Whatever else sits on that dashboard must survive untouched, layout and all.",
-            ], "keep")
-        ground = ""
-        if lived:
-            gov = self.s.governance
-            source = gov.mention
-            if kind == "read":
-                ground = self.variant([f" Read {source} first.", f" Work from {source}.",
-                                       f" Go through {source} before writing the note.",
-                                       f" {source[:1].upper() + source[1:]} governs this; consult it."], "ground")
+        describe = level == 1
+        names = self.target_names(describe)
+        groups: list[tuple[list[str], str]] = []
+        for t, name in zip(self.s.targets, names, strict=True):
+            where = self.origin_phrase(t)
+            if groups and groups[-1][1] == where:
+                groups[-1][0].append(name)
             else:
-                where = where_phrase(gov.where)
-                ground = self.variant([f" Read {source} and leave {a(note_name)} recording {where}.",
-                                       f" Go through {source}, then add {a(note_name)} that records {where}.",
-                                       f" Check {source} and capture {where} in {a(note_name)}.",
-                                       f" {source[:1].upper() + source[1:]} governs this work: write {where} "
-                                       f"into {a(note_name)}."], "ground")
-        build_clause = ""
+                groups.append(([name], where))
+        shared = self.shared_params()
+        if shared is not None:
+            params: list[tuple[str | None, list[tuple[str, str, str]]]] = [(None, self._pairs(self.s.targets[0],
+                                                                                               shared))]
+        else:
+            params = [(name if names.count(name) == 1 else _nth(name, names[:i].count(name)), self._pairs(t, self.said(t)))
+                      for i, (t, name) in enumerate(zip(self.s.targets, names, strict=True)) if t.params]
+        t0 = self.s.targets[0]
+        stale = None
+        if kind == "repair" and lived:
+            wrong = {**t0.params, **self.s.seeded_wrong}
+            stale = [(_label(t0.widget.param(k), k), _value(x)) for k, x in wrong.items()]
+        note = None
+        if kind == "read":
+            columns = {c.get("field"): c for c in (t0.widget.definition.get("schema_data") or {})
+                       .get("table", {}).get("columnsDefs", []) if isinstance(c, dict)}
+            note = (note_name, [_label(columns.get(k), k) for k, _ in self.fields])
+        twin = None
+        if lived and self.twin is not None:
+            twin = (t0.name, [(_label(t0.widget.param(k), k), _value(x)) for k, x in self.twin["params"].items()])
+        furniture = None
+        if self.fix is not None and self.furniture is not None:
+            definition = self.furniture
+            _, wrong, right = self.fix
+            param_of = {str(p.get("paramName")): p for p in (self._furniture_def().option_params)}
+            furniture = (definition[1], [(_label(param_of.get(k), k), _value(v)) for k, v in wrong.items()],
+                         [(_label(param_of.get(k), k), _value(v)) for k, v in right.items()])
+        ask_build = None
         if build is not None:
-            bk, tb, ap, tab = build["backend"], build["table"], build["app"], build["tab"]
-            build_clause = self.variant([
-                f"Build it first: add {a(bk)} backend serving {a(tb)} table, publish {ap} with {tb} on its {tab} "
-                f"tab, instantiate the app, and put the built {tb} on the {self.dash} dashboard. ",
-                f"Start by standing up {a(bk)} backend that serves {a(tb)} table; publish {ap} showing {tb} on "
-                f"{a(tab)} tab, instantiate it, and add the built {tb} to {self.dash}. ",
-                f"Set up the tooling too: {a(bk)} backend with {a(tb)} table, the {app_name(ap)} with {tb} on its "
-                f"{tab} tab (instantiated), and the built {tb} placed on {self.dash}. ",
-                f"This needs its own service: register {bk} (serving {a(tb)} table), publish {ap} with {tb} on "
-                f"{a(tab)} tab, instantiate it, and pin the built {tb} to {self.dash}. ",
-            ], "build")
-        opener = self.variant(v.openers, "opener")
-        deadline = self.variant(v.deadlines, "deadline")
-        signoff = self.variant(v.signoffs, "signoff")
-        skeleton = self.variant(_templates()[kind], kind)
-        text = render(skeleton, opener=f"{opener} " if opener else "", deadline=f" {deadline}" if deadline else "",
-                      signoff=f" {signoff}" if signoff else "", dash=self.dash, verb=verb, targets=targets,
-                      params=params, note=note, keep=keep, ground=ground, build=build_clause)
-        return " ".join(text.split()).replace(" .", ".").replace("..", ".")
+            label = None
+            if build["keyed"] is not None:
+                t = next(t for t in self.s.targets if build["keyed"] in t.params)
+                label = _label(t.widget.param(build["keyed"]), build["keyed"])
+            ask_build = Build(backend=build["backend"], table=build["table"], app=build["app"], tab=build["tab"],
+                              keyed=label, tab_like_board=build["tab_like"])
+        ask = Ask(kind=kind, dash=self.dash, groups=groups, params=params, phrase=self.f.policy.phrase, stale=stale,
+                  note=note, twin=twin, furniture=furniture, keep=lived, ground=self._ground(), build=ask_build,
+                  hidden=self.hidden_values(), contrast=self.contrast if describe else "",
+                  described=self.described() if describe else "")
+        # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
+        redraw = [self.attempt, self.draw] if self.attempt or self.draw else []
+        phrasing = Phrasing(self.voice, self.ctx.persona.slug, self.slug, level, *redraw)
+        prompt = phrasing.compose(ask)
+        if lived and self.s.governance.sets is None:
+            prompt += " " + self._legacy_ground(phrasing, kind, note_name)
+        return " ".join(prompt.split())
+
+    def _furniture_def(self):
+        assert self.furniture is not None
+        wid, _, origin, _ = self.furniture
+        return next(fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
+                    and fx.origin == origin).catalog.widgets[wid]
+
+    def _legacy_ground(self, phrasing: Phrasing, kind: str, note_name: str) -> str:
+        """A story whose governance names no fact: the level reads the source and writes what it plants into a
+        note (the only Ground a foreign world without planted facts allows)."""
+        gov = self.s.governance
+        what = where_phrase(gov.where)
+        family = "ground_note_read" if kind == "read" else "ground_note"
+        return phrasing.pick(family, source=gov.mention, what=what, note=note_name)
 
     def _hidden(self) -> list[dict[str, Any]]:
         if self.level == 1:
@@ -848,7 +929,11 @@ class _Compiler:
         if self.level == 2:
             return [{"kind": "carried", "value": _value(self.s.carried_value)}]
         if self.level >= 3:
-            return [{"kind": "planted", "value": self.s.governance.phrase, "source": self.s.governance.source}]
+            gov = self.s.governance
+            out = [{"kind": "planted", "value": gov.phrase, "source": gov.source}]
+            if gov.sets is not None:
+                out.append({"kind": "carried", "value": _value(gov.value)})
+            return out
         return []
 
 
@@ -864,14 +949,20 @@ LEVEL_DIALS = {
        "catalog name; when other targets are the same catalog widget with other parameters, they are described "
        "the same way); everything else as at Execute. meta.hidden = [{kind: target, value: <its catalog name>}].",
     2: "Derive: the policy phrase stands in for exactly one graded value (the policy's `carries` key), which the "
-       "prompt never states in any spelling; the widget is named again. meta.hidden = [{kind: carried, value}].",
-    3: "Ground: a lived-in dashboard (a twin of the target, other widgets of the same app and a prior note, all "
-       "pinned and untouched) and a graded read of the governing source; a named note records its distinctive "
-       "phrase. meta.hidden = [{kind: planted, value: <phrase>, source: skill:<slug> | resource:<uri> | "
-       "prompt:<name>}].",
-    4: "Compose: level 3 plus a build: add a custom backend serving the story's table (manage_backends add with "
-       "widgets_json and apps_json), publish and instantiate its app, and put the built widget on the dashboard. "
-       "meta.hidden as at level 3.",
+       "prompt never states in any spelling; the widget is named again. The value must be resolvable in the world: "
+       "when the story defines the policy in a note, seed that note (the policy and its distractor) on the "
+       "dashboard; when in a resource, the agent reads it there. meta.hidden = [{kind: carried, value}].",
+    3: "Ground: a lived-in dashboard (a twin of the target on another value of the grounded parameter, a second view "
+       "of the same app left on a wrong value that the prompt asks to repair, and a prior note) and a graded read of "
+       "the governing source (and of the document its step refers to, when the fact is there). When the story's "
+       "governance has `fact` and `sets`, the value (or tab title) the fact decides is not said: the prompt says "
+       "where the fact is and the agent sets it; otherwise a named note records the source's distinctive phrase. "
+       "meta.hidden = [{kind: planted, value: <phrase>, source: skill:<slug> | resource:<uri> | prompt:<name>}] "
+       "plus {kind: carried, value: <what the fact sets>} when it sets one.",
+    4: "Compose: level 3 plus a build that uses what the work found: add a custom backend serving the story's table "
+       "(manage_backends add with widgets_json and apps_json; keyed on the grounded parameter when the fact sets "
+       "one), publish and instantiate its app (its tab titled like the board's when the fact titles the tab), and "
+       "put the built widget on the dashboard set to the grounded value. meta.hidden as at level 3.",
 }
 
 

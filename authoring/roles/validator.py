@@ -18,10 +18,11 @@ from certify.task import Task
 from simulator import TOOL_NAMES, SetupError, Workspace, World
 
 from ..flags import Flag, make_flag
+from ..lints import find_giveaways, incoherences, prose
+from ..phrasing import MAX_PROMPT_WORDS
 from .author import render
 from .llm import Endpoint, RoleReply, clip, task_json, verdict_matches_flags
 
-MAX_PROMPT_WORDS = 170
 MAX_ROWS = 8
 MAX_NEIGHBOURS = 25
 
@@ -103,6 +104,13 @@ class RuleValidator:
                 if hidden.kind == "target" and not _findable(task, world, hidden.value):
                     flag("findability", "minor", f"the description may not lead to '{hidden.value}': other widgets "
                          "of the same origin share more of the prompt's words")
+        for reason in find_giveaways(task, world):
+            flag("findability", "blocker", reason, suggestion="describe another target of the story, or seed a "
+                 "neighbour of the same app that takes the same values")
+        for reason in incoherences(task):
+            flag("coherence", "blocker", reason)
+        for slip in prose(task):
+            flag("grammar", "minor", slip)
         return flags
 
 

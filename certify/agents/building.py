@@ -24,6 +24,11 @@ _APP = (
 )
 _TAB = re.compile(rf"\bon\s+(?:its|a|an|the)\s+({_CAP})\s+tab\b")
 _PLACE = re.compile(r"\bthe built\b", re.I)
+# "a Pulled Order Tracker table keyed on status": the built table takes that parameter of the widgets worked on.
+_KEYED = re.compile(r"\bkeyed (?:on|by) (?:the |its )?([a-z][a-z ]{1,30}?)(?=[,.;:)]|\s+(?:and|like|as|so|that)\b)",
+                    re.I)
+# "on a tab titled like the board's": the app's tab takes the title the dashboard's tab ends up with.
+_TAB_LIKE = re.compile(r"\btab (?:titled|named) (?:like|after|as) the (?:board|dashboard)(?:'s)?\b", re.I)
 
 
 def snake(name: str) -> str:
@@ -38,6 +43,8 @@ class BuildSpec:
     app: str | None
     tab: str | None
     place: bool
+    keyed: str | None = None
+    tab_like_board: bool = False
 
     @property
     def widget_id(self) -> str:
@@ -47,26 +54,33 @@ class BuildSpec:
     def tab_id(self) -> str:
         return snake(self.tab or "main")
 
-    def widgets_json(self) -> dict[str, Any]:
-        return {
-            self.widget_id: {
-                "name": self.widget,
-                "description": f"{self.widget}, served by {self.backend}.",
-                "endpoint": "/" + self.widget_id.replace("_", "-"),
-                "type": self.widget_type,
-                "gridData": {"w": 40, "h": 10},
-            }
+    def widgets_json(self, param: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The catalog entry of the built widget; `param` is a parameter it takes (declared as the widget it
+        is keyed like declares it)."""
+        entry: dict[str, Any] = {
+            "name": self.widget,
+            "description": f"{self.widget}, served by {self.backend}.",
+            "endpoint": "/" + self.widget_id.replace("_", "-"),
+            "type": self.widget_type,
+            "gridData": {"w": 40, "h": 10},
         }
+        if param is not None:
+            keep = ("paramName", "type", "value", "label", "description", "options")
+            entry["params"] = [{k: param[k] for k in keep if k in param}]
+        return {self.widget_id: entry}
 
-    def apps_json(self) -> list[dict[str, Any]]:
+    def apps_json(self, tab: str | None = None) -> list[dict[str, Any]]:
+        """The app publishing the built widget on its tab (`tab` overrides the tab's title)."""
         if self.app is None:
             return []
+        name = tab or self.tab or "Main"
+        tab_id = snake(name)
         layout = [{"i": self.widget_id, "x": 0, "y": 0, "w": 40, "h": 10}]
         return [
             {
                 "name": self.app,
-                "description": f"{self.app}: {self.widget} on its {self.tab or 'Main'} tab.",
-                "tabs": {self.tab_id: {"id": self.tab_id, "name": self.tab or "Main", "layout": layout}},
+                "description": f"{self.app}: {self.widget} on its {name} tab.",
+                "tabs": {tab_id: {"id": tab_id, "name": name, "layout": layout}},
             }
         ]
 
@@ -79,6 +93,7 @@ def build_spec(prompt: str) -> BuildSpec | None:
         return None
     app = next((m.group(1).strip() for p in _APP for m in [p.search(prompt)] if m), None)
     tab = _TAB.search(prompt)
+    keyed = _KEYED.search(prompt)
     return BuildSpec(
         backend=backend.strip(),
         widget=widget.group(1).strip(),
@@ -86,4 +101,6 @@ def build_spec(prompt: str) -> BuildSpec | None:
         app=app,
         tab=tab.group(1).strip() if tab else None,
         place=bool(_PLACE.search(prompt)),
+        keyed=keyed.group(1).strip().lower() if keyed else None,
+        tab_like_board=bool(_TAB_LIKE.search(prompt)),
     )

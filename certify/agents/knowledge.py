@@ -28,10 +28,12 @@ _ORDINALS = {
     "ninth": 8,
     "tenth": 9,
 }
-# Proper names a question quotes ("Share Buybacks"): the piece that carries them verbatim is the one it means.
-_NAMED = re.compile(r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)+")
+# Proper names a question quotes ("Share Buybacks", "VLTX"): the piece that carries them verbatim is the one it means.
+_NAMED = re.compile(r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)+|\b[A-Z]{2,}[0-9A-Z]*\b")
 # The main clause of a question is what it asks; what follows "before …" only situates it.
 _SUBORDINATE = re.compile(r"\b(?:before|after|when|while|once|so that|in order to)\b", re.I)
+# A markdown table's rule line: the line above it is the header (labels, not an answer).
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _XREF = re.compile(
     r"\b(?:see|refer to|as (?:set out|defined|listed|given) in|defined in|listed in|per)\b", re.I
 )
@@ -97,10 +99,11 @@ def notes(snapshot: dict[str, Any]) -> list[Document]:
 
 
 def prompts(tools: list[dict[str, Any]]) -> list[Document]:
-    """The workspace prompts, named by the enum of get_workspace_prompt's schema when the tool is allowed."""
+    """The workspace prompts, named by the enum of get_workspace_prompt's schema when the tool is allowed; a
+    request names one in words ("the workspace session context prompt")."""
     tool = next((t for t in tools if t.get("name") == "get_workspace_prompt"), None)
     names = (((tool or {}).get("parameters") or {}).get("properties") or {}).get("name", {}).get("enum") or []
-    return [Document("prompt", str(n), str(n), str(n).replace("_", " ")) for n in names]
+    return [Document("prompt", str(n), str(n).replace("_", " "), str(n).replace("_", " ")) for n in names]
 
 
 def index_uri(tools: list[dict[str, Any]]) -> str | None:
@@ -111,22 +114,25 @@ def index_uri(tools: list[dict[str, Any]]) -> str | None:
 
 
 def resources(index_text: str) -> list[Document]:
-    """The resources an index lists: every URI with the words of its line."""
+    """The resources an index lists: every URI with the words of its line. A table row's first cell is the
+    resource's title (how a request names it); otherwise the title is the URI's last segment."""
     out, seen = [], set()
     for line in index_text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
+        title = cells[0] if cells and cells[0] and not URI.search(cells[0]) else ""
         for uri in URI.findall(line):
             if uri not in seen:
                 seen.add(uri)
                 words = URI.sub(" ", line).replace("|", " ")
-                out.append(
-                    Document(
-                        "resource",
-                        uri,
-                        uri.rsplit("/", 1)[-1],
-                        f"{words} {uri.rsplit('/', 1)[-1].replace('-', ' ')}",
-                    )
-                )
+                tail = uri.rsplit("/", 1)[-1]
+                out.append(Document("resource", uri, title or tail, f"{words} {tail.replace('-', ' ')}"))
     return out
+
+
+def resource_at(uri: str) -> Document:
+    """A resource known only by its URI (a document another one sends the reader to)."""
+    tail = uri.rsplit("/", 1)[-1]
+    return Document("resource", uri, tail, tail.replace("-", " "))
 
 
 def rank(documents: list[Document], query: str) -> list[Document]:
@@ -203,7 +209,10 @@ def units(text: str) -> list[str]:
             piece = text[m.end() : end].strip().split("\n\n", 1)[0]
             out.append(" ".join(piece.split()))
         return [u for u in out if u]
-    lines = [ln.strip(" |#") for ln in text.splitlines() if ln.strip(" |#-")]
+    raw = text.splitlines()
+    headers = {i for i, ln in enumerate(raw[:-1]) if _TABLE_RULE.match(raw[i + 1])}
+    lines = [ln.strip(" |") for i, ln in enumerate(raw)
+             if ln.strip(" |-") and not ln.lstrip().startswith("#") and i not in headers]
     if len(lines) >= 2:
         return lines
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
@@ -235,7 +244,7 @@ def asked_unit(text: str, question: str) -> str | None:
     ranker = BM25(pieces)
     head = _SUBORDINATE.split(question, maxsplit=1)[0]
     for query in (head, question) if len(terms(head)) >= 2 else (question,):
-        names = [n for n in _NAMED.findall(query) if " " in n]
+        names = [n for n in _NAMED.findall(query) if " " in n or n.isupper()]
         scores = ranker.scores(query)
         best = max(
             range(len(pieces)),
@@ -247,14 +256,12 @@ def asked_unit(text: str, question: str) -> str | None:
 
 
 def cross_reference(unit: str, known: list[Document]) -> Document | None:
-    """The document a piece of text sends the reader to ("see openbb://…", "as set out in the X skill"), if any
-    is among the known documents."""
+    """The document a piece of text sends the reader to ("see openbb://…", "as set out in the X skill"): a
+    known document, or the resource at the URI it gives."""
     if not _XREF.search(unit):
         return None
     for uri in URI.findall(unit):
-        found = next((d for d in known if d.key == uri), None)
-        if found is not None:
-            return found
+        return next((d for d in known if d.key == uri), None) or resource_at(uri)
     low = unit.lower()
     for d in sorted(known, key=lambda d: -len(d.title)):
         if d.kind in ("skill", "resource") and len(terms(d.title)) >= 2 and d.title.lower() in low:
@@ -265,10 +272,24 @@ def cross_reference(unit: str, known: list[Document]) -> Document | None:
 def value_in(text: str, param: dict[str, Any], question: str) -> Any | None:
     """The option of `param` a document gives in the piece the question asks about (else the only option the
     whole document names)."""
-    unit = asked_unit(text, question)
-    if unit:
-        said = _stated(unit, param)
+    return value_in_piece(asked_unit(text, question), text, param)
+
+
+def value_in_piece(piece: str | None, text: str, param: dict[str, Any]) -> Any | None:
+    """The first option of `param` a piece of a document states (else the only option the whole document
+    names)."""
+    if piece:
+        said = _stated(piece, param)
         if said:
             return said[0].value
     values = {str(m.value): m.value for m in _stated(text, param)}
     return next(iter(values.values())) if len(values) == 1 else None
+
+
+_QUOTED = re.compile(r"[\"“]([^\"”\n]{2,60})[\"”]")
+
+
+def quoted(piece: str) -> str | None:
+    """The first name a piece of text quotes ('a tab titled "Pulled Clips"')."""
+    found = _QUOTED.search(piece)
+    return found.group(1).strip() if found else None

@@ -9,8 +9,11 @@ adding exactly one capability to the one below it:
 - `ladder-2` Derive: + resolves a policy phrase ("status per the pulled-orders rule") through the workspace's
   documents (notes on the dashboard, resources, skills, prompts) and takes the value it assigns.
 - `ladder-3` Ground: + reads the named (or the relevant) skill, resource or prompt and extracts the fact asked
-  for — into the note, or into a parameter the request ties to it.
-- `ladder-4` Compose: + builds the backend and app a request asks for, instantiates it and uses what it built.
+  for (following a reference to another document once) — into the note, into a parameter the request ties to
+  it, or into the title of the dashboard's tab.
+- `ladder-4` Compose: + builds the backend and app a request asks for, instantiates it and uses what it built:
+  the built table keyed on a parameter of the work and placed with the value the work found, its app's tab
+  titled like the board's.
 
 A fair ladder has level k passed by `ladder-k` and failed by `ladder-(k-1)`. The name `ladder` stands for the
 whole family (see `FAMILIES`): calibration runs every member and reports the agent × level matrix.
@@ -37,6 +40,7 @@ from .request import (
     named_targets,
     operations,
     read_request,
+    sentence_targets,
     stale_values,
     stated_values,
     twin_signatures,
@@ -54,6 +58,10 @@ LADDER = tuple(f"ladder-{k}" for k in range(len(CAPABILITIES)))
 # Documents a rung may open while looking for what a policy phrase means (the resource index included).
 POLICY_READS = 3
 NOTE_ROWS = 10
+# A request that names a workspace resource: the index is read to learn which URI carries that title.
+RESOURCE_WORD = re.compile(r"\bresources?\b", re.I)
+TAB_TITLE = re.compile(r"\btab\b.{0,60}?\b(?:title|titled|name|named|call|called|rename|retitle)\b|"
+                       r"\b(?:title|titled|name|named|call|called|rename|retitle)\b.{0,60}?\btab\b", re.I | re.S)
 
 Script = Generator[Action, dict[str, Any] | None, None]
 
@@ -79,6 +87,8 @@ class Work:
     read: dict[str, knowledge.Document] = field(default_factory=dict)
     rows: list[Any] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
+    index: list[knowledge.Document] | None = None
+    tab_title: str | None = None
 
     def params(self, op: Op) -> list[dict[str, Any]]:
         return [
@@ -121,7 +131,8 @@ class LadderSession:
     def _run(self) -> Script:
         snapshot = _data((yield Action("get_workspace_snapshot", {})))
         catalog = list(_data((yield Action("list_available_widgets", {}))).get("widgets") or [])
-        work = self._read_request(snapshot, catalog)
+        index = (yield from self._read_index()) if RESOURCE_WORD.search(self.prompt) else None
+        work = self._read_request(snapshot, catalog, index)
         for t in _distinct([op.target for op in work.ops]):
             envelope = yield Action("get_widget_schema", {"origin": t.origin, "widget_id": t.widget_id})
             work.schemas[t.widget_id] = _data(envelope).get("schema") or {}
@@ -136,8 +147,10 @@ class LadderSession:
             yield from self._ground(work)
         build = build_spec(self.prompt)
         if self.rung >= COMPOSE and build is not None:
-            yield from self._compose(build)
+            yield from self._compose(build, work)
         yield from self._act(work)
+        if work.tab_title is not None:
+            yield from self._retitle(work)
         name = note_name(self.prompt)
         if name is not None:
             yield Action(
@@ -146,7 +159,9 @@ class LadderSession:
         if QUESTION.search(self.prompt):
             yield Action("final_answer", {"text": _note_text(work)})
 
-    def _read_request(self, snapshot: dict[str, Any], catalog: list[dict[str, Any]]) -> Work:
+    def _read_request(
+        self, snapshot: dict[str, Any], catalog: list[dict[str, Any]], index: list[knowledge.Document] | None
+    ) -> Work:
         """The literal reading (every rung) and, from Find up, the widgets the request only describes."""
         request = read_request(self.prompt)
         request.name(
@@ -165,8 +180,9 @@ class LadderSession:
             snapshot,
             placed,
             documents=knowledge.skills(snapshot) + knowledge.prompts(self.view.tools),
+            index=index,
         )
-        work.named = self._named_sources(request, work.documents)
+        work.named = self._named_sources(request, [*work.documents, *(index or [])])
         titles = [(p, p + len(d.title)) for d in work.named for p in find(self.prompt, d.title)]
         build = build_spec(self.prompt)
         targets = [
@@ -205,6 +221,14 @@ class LadderSession:
         doc.text = knowledge.envelope_text((yield Action(tool, args)))
         work.read[doc.key] = doc
 
+    def _read_index(self) -> Generator[Action, dict[str, Any] | None, list[knowledge.Document]]:
+        """Read the resource index (the URI the read tool's description starts at): the resources it lists."""
+        uri = knowledge.index_uri(self.view.tools)
+        if not uri or not self._allowed("read_workspace_resource"):
+            return []
+        index = yield Action("read_workspace_resource", {"uri": uri})
+        return knowledge.resources(knowledge.envelope_text(index) or "")
+
     def _named_sources(
         self, request: Request, documents: list[knowledge.Document]
     ) -> list[knowledge.Document]:
@@ -224,9 +248,7 @@ class LadderSession:
         pending = []
         for policy in request.policies:
             sentence = request.sentence_of(policy.start)
-            affected = [
-                op for op in work.ops if any(request.sentence_of(p) == sentence for p in op.target.positions)
-            ]
+            affected = _ops_of(request, work.ops, sentence)
             param = _param_before(self.prompt, policy.start, sentence[0], affected, work)
             if param is not None and not all(param["paramName"] in op.args for op in affected):
                 pending.append((policy, param, affected))
@@ -239,12 +261,10 @@ class LadderSession:
             value = _policy_in([*notes, *work.read.values()], policy.phrase, param)
             while value is None and budget > 0:
                 if candidates is None:
-                    candidates = list(work.documents)
-                    uri = knowledge.index_uri(self.view.tools)
-                    if uri and self._allowed("read_workspace_resource"):
+                    if work.index is None:
                         budget -= 1
-                        index = yield Action("read_workspace_resource", {"uri": uri})
-                        candidates += knowledge.resources(knowledge.envelope_text(index) or "")
+                        work.index = yield from self._read_index()
+                    candidates = [*work.documents, *(work.index or [])]
                 query = f"{policy.phrase} {param.get('label') or ''} {param.get('paramName')} policy rule convention"
                 unread = [d for d in knowledge.rank(candidates, query) if d.key not in work.read]
                 if not unread or budget <= 0:
@@ -262,8 +282,9 @@ class LadderSession:
 
     def _ground(self, work: Work) -> Script:
         """The fact each named source is asked for: the step the question points at (or the piece its words
-        match), followed once through a cross-reference; written into the note, and set on a parameter the
-        question's sentence names when that parameter is still open."""
+        match), followed once through a reference to another document; written into the note, set on a parameter
+        the question's sentence names when that parameter is still open, or taken as the tab's title when the
+        question is about the tab."""
         sources = list(work.named)
         if not sources:
             relevant = _relevant_source(self.prompt, work.documents)
@@ -274,39 +295,63 @@ class LadderSession:
             if not doc.text:
                 continue
             question = _question(self.prompt, work.request, doc)
-            unit = knowledge.asked_unit(_body(doc.text), question)
-            text = doc.text
+            text = _body(doc.text)
+            unit = knowledge.asked_unit(text, question)
             if unit is not None:
                 hop = knowledge.cross_reference(
-                    unit, [d for d in [*work.documents, *work.read.values()] if d is not doc]
+                    unit, [d for d in [*work.documents, *(work.index or []), *work.read.values()] if d is not doc]
                 )
                 if hop is not None:
                     yield from self._read(hop, work)
                     if hop.text:
-                        text = hop.text
-                        unit = knowledge.asked_unit(_body(hop.text), _without_position(question)) or unit
-            if unit is not None:
-                work.facts.append(f"Per the {doc.title}: {unit}")
-                self._note(f"{doc.title} answers '{question}' with '{unit}'")
+                        text = _body(hop.text)
+                        unit = knowledge.asked_unit(text, _without_position(question)) or unit
+            if unit is None:
+                continue
+            self._note(f"{doc.title} answers '{question}' with '{unit}'")
+            acted = False
+            if TAB_TITLE.search(question) and knowledge.quoted(unit):
+                work.tab_title, acted = knowledge.quoted(unit), True
             for op in work.ops:
                 for param in work.params(op):
                     key = str(param.get("paramName"))
                     if key not in op.args and _mentions_param(question, param):
-                        value = knowledge.value_in(_body(text), param, question)
+                        value = knowledge.value_in_piece(unit, text, param)
                         if value is not None:
                             op.args[key] = value
+                            acted = True
+            if not acted:
+                # a fact that sets nothing is one the request wants written down
+                work.facts.append(f"Per the {doc.title}: {unit}")
 
-    def _compose(self, build: BuildSpec) -> Script:
-        """Build what the request asks for: the backend with its widget, the app on its tab, an instance of the
-        app (left in the background so the open dashboard stays open), and the built widget placed."""
+    def _retitle(self, work: Work) -> Script:
+        """Give the dashboard's tab the title the work found: the tab the prompt names, else the open one."""
+        composition = work.snapshot.get("dashboard_composition") or {}
+        tabs = [t for t in composition.get("tabs") or [] if isinstance(t, dict) and t.get("id")]
+        named = [t for t in tabs if t.get("name") and find(self.prompt, str(t["name"]))]
+        current = (work.snapshot.get("workspace_state") or {}).get("current_tab_id")
+        tab = (named or [t for t in tabs if t.get("id") == current] or tabs or [None])[0]
+        if tab is None or tab.get("name") == work.tab_title or not self._allowed("manage_navigation_bar"):
+            return
+        yield Action(
+            "manage_navigation_bar",
+            {"operation": "rename_tabs", "rename_map": {str(tab["id"]): work.tab_title}},
+        )
+
+    def _compose(self, build: BuildSpec, work: Work) -> Script:
+        """Build what the request asks for: the backend with its widget (keyed on a parameter of the work when
+        the request says so), the app on its tab (titled like the board's tab when asked), an instance of the app
+        (left in the background so the open dashboard stays open), and the built widget placed, set to the value
+        the work found for its key."""
+        param, value = _keyed(build, work)
         added = yield Action(
             "manage_backends",
             {
                 "operation": "add",
                 "name": build.backend,
                 "url": f"http://127.0.0.1:{9400 + len(build.backend)}",
-                "widgets_json": build.widgets_json(),
-                "apps_json": build.apps_json(),
+                "widgets_json": build.widgets_json(param),
+                "apps_json": build.apps_json(work.tab_title if build.tab_like_board else None),
             },
         )
         backend_id = _data(added).get("backend_id")
@@ -322,13 +367,16 @@ class LadderSession:
                 },
             )
         if backend_id and build.place:
-            yield Action("create_widget", {"origin": build.backend, "widget_id": build.widget_id})
+            where: dict[str, Any] = {"origin": build.backend, "widget_id": build.widget_id}
+            if param is not None and value is not None:
+                where["data_args"] = {str(param["paramName"]): value}
+            yield Action("create_widget", where)
 
     def _instance(self, work: Work, op: Op) -> dict[str, Any] | None:
         """The placed instance a repair is about: never one a fencing clause protects; the one showing the values
         the prompt says it currently shows, else one that differs from what is wanted."""
         schema = work.schemas.get(op.target.widget_id, {})
-        twins = twin_signatures(work.request, schema)
+        twins = twin_signatures(work.request, schema, str(op.target.widget.get("name") or ""))
         candidates = [
             w
             for w in work.placed.get(op.target.widget_id, [])
@@ -350,6 +398,19 @@ class LadderSession:
         return max(candidates, key=score)
 
 
+def _keyed(build: BuildSpec, work: Work) -> tuple[dict[str, Any] | None, Any]:
+    """The parameter the built table is keyed on (as the widgets worked on declare it) and the value the work
+    set for it."""
+    if build.keyed is None:
+        return None, None
+    for op in work.ops:
+        for param in work.params(op):
+            names = {str(param.get("label") or "").lower(), str(param.get("paramName") or "").lower()}
+            if build.keyed in names:
+                return param, op.args.get(str(param["paramName"]))
+    return None, None
+
+
 def _policy_in(docs: list[knowledge.Document], phrase: str, param: dict[str, Any]) -> Any | None:
     """The value the first document defining `phrase` assigns to `param`, bounded by the other policies that
     document defines."""
@@ -360,6 +421,12 @@ def _policy_in(docs: list[knowledge.Document], phrase: str, param: dict[str, Any
             if found is not None:
                 return found.value
     return None
+
+
+def _ops_of(request: Request, ops: list[Op], sentence: tuple[int, int]) -> list[Op]:
+    """The operations a sentence is about (its widgets, or those of the sentence before it that names some)."""
+    about = sentence_targets(request, [op.target for op in ops], sentence)
+    return [op for op in ops if any(op.target is t for t in about)]
 
 
 def _distinct(targets: list[Target]) -> list[Target]:

@@ -217,7 +217,8 @@ def described_spans(
     out = []
     for m in re.finditer(r"\bfrom\s+(?:the\s+)?", prompt, re.I):
         tail = re.split(r"[.;:,!?]", prompt[m.end() : m.end() + 60], maxsplit=1)[0]
-        sources = [s for s in origins if s and find(tail, s)]
+        # the origin belongs to this "from" unless another "from" comes first ("… come from <widget> from <origin>")
+        sources = [s for s in origins if s and (hits := find(tail, s)) and not re.search(r"\bfrom\b", tail[: hits[0]], re.I)]
         rest = prompt[m.end() :].lower()
         for origin in sources:
             if rest.startswith(origin.lower() + "'s "):
@@ -237,11 +238,23 @@ def described_spans(
                 cut = max(cut, v.end())
         begin = request.sentence_of(m.start())[0] + cut
         phrase = prompt[begin:start]
+        last = max((pos + len(str(t.widget["name"])) for t in named for pos in t.positions if begin <= pos < start),
+                   default=-1)
+        if last >= 0 and not prompt[last:start].strip():
+            # "from <origin>" belongs to the widget named right before it; a description can only precede that
+            # name, joined to it by "and" or a comma ("the family's flows and Redemption Notices from …")
+            first = min(pos for t in named for pos in t.positions if begin <= pos < start)
+            joined = re.search(r"(?:,|\band)\s*$", prompt[begin:first])
+            if joined is None:
+                continue
         for t in named:
             for pos in t.positions:
                 if begin <= pos < start:
                     name = str(t.widget["name"])
                     phrase = phrase.replace(prompt[pos : pos + len(name)], " ")
+        for a, b in request.names:
+            if begin <= a and b <= start:
+                phrase = phrase.replace(prompt[a:b], " ")
         phrase = re.sub(r"\b(?:and|both|also|the built)\b", " ", phrase, flags=re.I)
         if len(terms(phrase)) >= 2:
             out.append((begin, start, " ".join(phrase.split()), sources))
@@ -279,11 +292,15 @@ def op_kind(request: Request, position: int, end: int | None = None) -> OpKind |
     after it."""
     a, b = request.sentence_of(position)
     text = request.prompt
+    asides = [(x.start(), x.end()) for x in re.finditer(r"\([^()]*\)", text[a:b])]
     best: tuple[int, OpKind] | None = None
     after: tuple[int, OpKind] | None = None
     for kind, pattern in _VERBS.items():
         for m in pattern.finditer(text, a, b):
             if kind == "read" and _NOT_A_READ.search(text[max(a, m.start() - 10) : m.end()]):
+                continue
+            if any(x <= m.start() - a < y for x, y in asides):
+                # a parenthesised aside ("(not the view of … that still need …)") gives no instruction
                 continue
             if m.end() <= position and (best is None or m.start() > best[0]):
                 best = (m.start(), kind)
@@ -313,8 +330,10 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
             if key not in seen:
                 seen.add(key)
                 ops.append(Op(kind, target, pos))
-    if RECORD_SERVED.search(request.prompt):
-        for target in targets:
+    for m in RECORD_SERVED.finditer(request.prompt):
+        # the figures to record are those of the widgets the recording sentence is about (or, when it names
+        # none, the sentence before it that does); a view repaired elsewhere in the request is not read
+        for target in sentence_targets(request, targets, request.sentence_of(m.start())):
             if not any(o.kind == "read" and o.target is target for o in ops):
                 first = min(target.positions)
                 ops.append(Op("read", target, first))
@@ -324,6 +343,16 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
             ops.append(Op("read", before[-1].target, before[-1].position))
     order = {"update": 0, "create": 1, "read": 2}
     return sorted(ops, key=lambda o: (o.position, order[o.kind]))
+
+
+def sentence_targets(request: Request, targets: list[Target], sentence: tuple[int, int]) -> list[Target]:
+    """The widgets a sentence is about: those it mentions, else (a sentence that says "it", "them" or names
+    none) those of the nearest sentence before it that mentions one."""
+    for a, b in sorted((s for s in request.spans if s[0] <= sentence[0]), reverse=True):
+        mentioned = [t for t in targets if any(a <= p < b for p in t.positions)]
+        if mentioned:
+            return mentioned
+    return []
 
 
 def _scope(request: Request, op: Op, targets: list[Target]) -> tuple[int, int]:
@@ -375,7 +404,7 @@ def _pick(request: Request, param: dict[str, Any], a: int, b: int) -> Mention | 
             continue
         if any(x <= m.start and m.end <= y and y - x > m.end - m.start for x, y in request.names):
             continue
-        if _is_stale(text, m.start, a):
+        if _is_stale(_masked(text, request.names), m.start, a):
             continue
         before = lowered[max(a, m.start - 28) : m.start]
         named = 1 if any(n in before for n in names) or re.search(r"\bto\s+$", before) else 0
@@ -393,10 +422,13 @@ def _is_stale(text: str, position: int, floor: int) -> bool:
     return stale >= 0 and stale >= target
 
 
-def twin_signatures(request: Request, schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """For each fencing clause, the values it states: the instance showing them is to be left alone."""
+def twin_signatures(request: Request, schema: dict[str, Any], name: str | None = None) -> list[dict[str, Any]]:
+    """For each fencing clause about the widget (one that names it, or names nothing), the values it states: the
+    instance showing them is to be left alone. A clause that names another widget fences that one only."""
     out = []
     for a, b in request.twins:
+        if name and not find(request.prompt[a:b], name) and any(a <= x and y <= b for x, y in request.names):
+            continue
         values = {}
         for param in schema.get("params") or []:
             if isinstance(param, dict) and param.get("paramName"):
@@ -418,6 +450,6 @@ def stale_values(request: Request, op: Op, schema: dict[str, Any]) -> dict[str, 
         if not isinstance(param, dict) or not param.get("paramName"):
             continue
         for m in option_mentions(request.prompt, param, as_written=True):
-            if a <= m.start < b and _is_stale(request.prompt, m.start, a):
+            if a <= m.start < b and _is_stale(_masked(request.prompt, request.names), m.start, a):
                 out.setdefault(str(param["paramName"]), m.value)
     return out

@@ -11,7 +11,7 @@ from typing import Any
 from . import _fundamentals, _showcase
 from ._catalog import CatalogBuilder, build_param_library
 from ._common import SpecError, dump_json, load_spec, snake
-from ._knowledge import planted_phrases, prompt_files, resource_files, skill_files
+from ._knowledge import glossary_resources, planted_phrases, prompt_files, resource_files, skill_files
 from ._rows import Profile
 from ._states import PlacedApp, baseline_document
 
@@ -162,8 +162,11 @@ def build_world(spec_path: Path | None = None) -> dict[str, bytes]:
         files[path] = dump_json(baseline_document(base, desks, enterprise_apps, apps))
         baselines[base["slug"]] = path
 
+    option_lists, _ = _vocabulary(spec)
+    params = build_param_library(spec["params"], option_lists)
+    resources = list(spec["resources"]) + glossary_resources(spec.get("glossaries", []), params)
     files.update(skill_files(spec["skills"]))
-    files.update(resource_files(spec["resources"]))
+    files.update(resource_files(resources))
     files.update(prompt_files(spec["prompts"]))
     files["world.json"] = dump_json(
         {
@@ -178,7 +181,7 @@ def build_world(spec_path: Path | None = None) -> dict[str, bytes]:
             "prompts_dir": "prompts",
         }
     )
-    check_planted_unique(files, planted_phrases(spec["skills"], spec["resources"], spec["prompts"]))
+    check_planted_unique(files, planted_phrases(spec["skills"], resources, spec["prompts"]))
     return files
 
 
@@ -190,8 +193,7 @@ def knowledge_text(path: str, data: bytes) -> str:
     text = data.decode("utf-8")
     if path.startswith("skills/"):
         doc = json.loads(text)
-        doc.pop("planted", None)
-        return json.dumps(doc, ensure_ascii=False)
+        return "\n".join(str(doc.get(k, "")) for k in ("slug", "name", "description", "content"))
     if path.endswith(".md"):
         return _PLANTED_LINE.sub("", text, count=1)
     return text

@@ -101,6 +101,7 @@ def test_check_draft_authors_in_memory(sources, mini_world_path):
     assert "Draft with the rule author (10/10 certify)" in result.stdout
     assert "morning_positions_level4 ✓  ✓" in result.stdout
     assert "heuristic staircase" in result.stdout
+    assert "rotation-aware variety: skeleton nearest-neighbour" in " ".join(result.stdout.split())
     assert not list(sources.glob("**/*.json"))
 
 

@@ -129,3 +129,145 @@ def test_a_record_of_a_cut_that_serves_nothing_is_refused(mini_world, tmp_path):
     assert errors_of(mini_world, tmp_path, text) == {
         "facts.record": "'Positions' serves no rows for {'fund': 'Gamma', 'period': 'QTD'}: there is nothing to "
                         "record"}
+
+
+# --- deeper levels: where a policy is defined, and the fact a Ground level sets ---------------------------
+
+RULES = ("---\nuri: openbb://workspace/desk/rules\ntitle: Desk Rules\ndescription: The desk's rules.\n---\n"
+         "# Desk rules\n\n- **The quarterly desk policy** sets the period to QTD: the quarter so far.\n"
+         "- **The annual desk policy** sets the period to YTD: the year so far.\n")
+
+
+def _world(path, *, rules=RULES, skill_steps=None, calendar=None):
+    import json
+
+    from simulator import World
+
+    (path / "resources" / "rules.md").write_text(rules)
+    if skill_steps is not None:
+        (path / "skills" / "brief.json").write_text(json.dumps({
+            "slug": "morning-brief", "name": "Morning Brief", "description": "Briefing.", "content": skill_steps,
+            "planted": [{"phrase": "the desk reads the book over QTD",
+                         "where": "the first step of its workflow (the window the book is read over)"}]}))
+    if calendar is not None:
+        (path / "resources" / "calendar.md").write_text(
+            "---\nuri: openbb://workspace/desk/calendar\ntitle: Desk Calendar\ndescription: Windows.\n---\n"
+            + calendar)
+    return World.load(path)
+
+
+def _policy(text, extra):
+    return text.replace("meaning: quarter-to-date}", f"meaning: quarter-to-date, {extra}}}")
+
+
+def _grounded(text, fact, sets="period", source="skill: morning-brief"):
+    return text.replace("governance: {skill: close-checklist}", f"governance: {{{source}, fact: '{fact}', sets: {sets}}}")
+
+
+def test_a_policy_resolves_in_the_resource_that_defines_it_next_to_a_rival(mini_world_path, tmp_path):
+    world = _world(mini_world_path)
+    resolved = resolve(world, story(tmp_path, _policy(ADD_STORY, "resource: openbb://workspace/desk/rules")), BACKENDS)
+    doc = resolved.policy_doc
+    assert (doc.kind, doc.ref, doc.title) == ("resource", "openbb://workspace/desk/rules", "Desk Rules")
+    assert "annual desk policy" in doc.distractor
+
+
+@pytest.mark.parametrize("rules, message", [
+    (RULES.replace("- **The annual desk policy** sets the period to YTD: the year so far.\n", ""), "no rival policy"),
+    (RULES.replace("sets the period to QTD", "sets the period to MTD"), "gives 'MTD' for 'period'"),
+    (RULES.replace("quarterly desk policy", "quarterly book policy"), "is not defined in"),
+])
+def test_a_policy_resource_must_define_the_carried_value_next_to_a_rival(mini_world_path, tmp_path, rules, message):
+    world = _world(mini_world_path, rules=rules)
+    errors = errors_of(world, tmp_path, _policy(ADD_STORY, "resource: openbb://workspace/desk/rules"))
+    assert message in errors["facts.policy.resource"]
+
+
+def test_a_policy_defined_in_a_note_carries_its_distractor(mini_world, tmp_path):
+    extra = "note: Desk Shorthand, distractor: {phrase: the annual desk policy, value: YTD}"
+    doc = resolve(mini_world, story(tmp_path, _policy(ADD_STORY, extra)), BACKENDS).policy_doc
+    assert (doc.kind, doc.ref) == ("note", "Desk Shorthand")
+    assert doc.text == ("The annual desk policy sets the period to YTD.\n"
+                        "The quarterly desk policy sets the period to QTD.")
+    errors = errors_of(mini_world, tmp_path, _policy(ADD_STORY, extra.replace("Desk Shorthand", "QTD Shorthand")))
+    assert "states 'QTD'" in errors["facts.policy.note"]
+    errors = errors_of(mini_world, tmp_path, _policy(ADD_STORY, extra.replace("value: YTD", "value: QTD")))
+    assert "equals the value" in errors["facts.policy.distractor.value"]
+    with pytest.raises(SourceError) as info:
+        story(tmp_path, _policy(ADD_STORY, "note: Desk Shorthand"))
+    assert info.value.key == "facts.policy" and "needs a distractor" in info.value.message
+
+
+def test_a_ground_fact_sets_a_parameter_from_the_passage_that_holds_it(mini_world_path, tmp_path):
+    world = _world(mini_world_path, skill_steps="1. Open the book; the desk reads the book over QTD.\n2. Sign.")
+    gov = resolve(world, story(tmp_path, _grounded(ADD_STORY, "the desk reads the book over QTD")),
+                  BACKENDS).governance
+    assert (gov.sets, gov.value, gov.source) == ("period", "QTD", "skill:morning-brief")
+    assert (gov.position, gov.topic) == ("the first step of its workflow", "the window the book is read over")
+
+
+def test_a_ground_fact_is_followed_through_the_document_the_source_refers_to(mini_world_path, tmp_path):
+    world = _world(mini_world_path, skill_steps="1. Read the book over its window (see openbb://workspace/desk/calendar)."
+                   "\n2. Sign.", calendar="| Desk | Window |\n|---|---|\n| Gamma | the Gamma book is read on QTD |\n")
+    gov = resolve(world, story(tmp_path, _grounded(ADD_STORY, "the Gamma book is read on QTD")), BACKENDS).governance
+    assert gov.read_call() == ("get_skill_content", {"slug": "morning-brief"})
+    assert gov.hop.uri == "openbb://workspace/desk/calendar" and gov.position == "step 1 of its workflow"
+    assert gov.source == "resource:openbb://workspace/desk/calendar" and gov.value == "QTD"
+
+
+@pytest.mark.parametrize("steps, fact, change, key, message", [
+    ("1. The desk reads the book over QTD.", "the desk reads the book over YTD", None, "facts.governance.fact",
+     "neither in skill:morning-brief"),
+    ("1. The desk reads the book over MTD.", "the desk reads the book over MTD", None, "facts.governance.fact",
+     "states 'MTD', but the story sets period='QTD'"),
+    ("1. The desk reads the book over YTD.", "the desk reads the book over YTD", ("period: QTD", "period: YTD"),
+     "facts.governance.sets", "is the default of 'period'"),
+    ("1. The desk reads the book over QTD.", "the desk reads the book over QTD", ("sets: period", "sets: fund"),
+     "facts.governance.fact", "states no option of it"),
+    ("1. The desk reads the book over QTD.", "the desk reads the book over QTD", ("sets: period", "sets: colour"),
+     "facts.governance.sets", "neither 'tab' nor a graded parameter"),
+])
+def test_a_ground_fact_that_would_not_need_reading_is_refused(mini_world_path, tmp_path, steps, fact, change, key,
+                                                             message):
+    world = _world(mini_world_path, skill_steps=steps + "\n2. Sign.")
+    text = _grounded(ADD_STORY, fact)
+    if change is not None:
+        text = text.replace(*change)
+    errors = errors_of(world, tmp_path, text)
+    assert message in errors[key], errors
+
+
+def test_a_ground_fact_found_elsewhere_in_the_world_is_refused(mini_world_path, tmp_path):
+    world = _world(mini_world_path, skill_steps="1. The desk reads the book over QTD.\n2. Sign.",
+                   calendar="Note: the desk reads the book over QTD.\n")
+    errors = errors_of(world, tmp_path, _grounded(ADD_STORY, "the desk reads the book over QTD"))
+    assert "also occurs in resources/calendar.md" in errors["facts.governance.fact"]
+
+
+def test_a_repair_grounds_only_a_parameter_it_seeds_wrong(mini_world_path, tmp_path):
+    from tests.authoring.conftest import REPAIR_STORY
+
+    world = _world(mini_world_path, skill_steps="1. Triage alerts; the desk only works Low alerts.\n2. Sign.")
+    text = REPAIR_STORY.replace("governance: {skill: morning-brief}",
+                                "governance: {skill: morning-brief, fact: 'the desk only works Low alerts', "
+                                "sets: severity}")
+    errors = errors_of(world, tmp_path, text)
+    assert "seed it wrong" in errors["facts.governance.sets"]
+    fixed = text.replace("seeded_wrong: {status: Open}", "seeded_wrong: {status: Open, severity: High}")
+    assert resolve(world, story(tmp_path, fixed), BACKENDS).governance.value == "Low"
+
+
+def test_a_ground_fact_can_name_the_tab(mini_world_path, tmp_path):
+    world = _world(mini_world_path, skill_steps='1. Open the book; the board keeps a tab titled "Book Check".\n2. Go.')
+    gov = resolve(world, story(tmp_path, _grounded(ADD_STORY, 'the board keeps a tab titled "Book Check"', "tab")),
+                  BACKENDS).governance
+    assert (gov.sets, gov.value) == ("tab", "Book Check")
+
+
+def test_two_stories_of_a_persona_never_ground_in_the_same_fact(tmp_path):
+    from authoring.sources import identical_facts
+
+    one = story(tmp_path, _grounded(ADD_STORY, "the desk reads the book over QTD"), "one.md")
+    two = story(tmp_path, _grounded(ADD_STORY.replace("Gamma", "Beta"), "the desk reads the book over QTD"), "two.md")
+    (error,) = identical_facts([one, two])
+    assert error.key == "facts.governance.fact" and "same fact" in error.message

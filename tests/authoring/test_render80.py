@@ -161,7 +161,7 @@ def authored(sources, repo, mini_world_path, monkeypatch):
     monkeypatch.chdir(repo)
     result = run80("author", "--persona", "desk_head", "--world", str(mini_world_path), "--sources", str(sources),
                    "--tasksets-dir", "tasksets", "--skills-dir", "skills", "--baseline", "lived", "--repeats", "1",
-                   "--min-attempts", "2", "--no-commit")
+                   "--min-attempts", "2", "--no-commit", "--reference-agent", "heuristic")
     return result, repo / "tasksets" / "workspace_tasks"
 
 

@@ -66,7 +66,7 @@ def test_no_commit_then_author_commits_instead_of_claiming_up_to_date(sources, r
 def _author_argv(sources: Path, repo: Path, world: Path) -> list[str]:
     return [sys.executable, "-m", "authoring", "author", "--persona", "desk_head", "--world", str(world),
             "--sources", str(sources), "--tasksets-dir", str(repo / "tasksets"), "--skills-dir", str(repo / "skills"),
-            "--baseline", "lived", "--repeats", "1", "--min-attempts", "2"]
+            "--baseline", "lived", "--repeats", "1", "--min-attempts", "2", "--reference-agent", "heuristic"]
 
 
 def _hold_commits(repo: Path, marker: Path) -> Path:
@@ -170,7 +170,7 @@ def test_a_second_destination_gets_its_own_commit(sources, repo, mini_world_path
 def _args(sources, repo, world, *extra) -> list[str]:
     return ["author", "--persona", "desk_head", "--world", str(world), "--sources", str(sources), "--tasksets-dir",
             str(repo / "tasksets"), "--skills-dir", str(repo / "skills"), "--baseline", "lived", "--repeats", "1",
-            "--min-attempts", "2", *extra]
+            "--min-attempts", "2", "--reference-agent", "heuristic", *extra]
 
 
 def one_line_error(code: int, err: str) -> None:

@@ -205,11 +205,14 @@ def test_shipped_tasks(task_id, passes, fails):
 
 def test_a_fenced_off_twin_is_left_alone_and_the_stale_instance_repaired():
     world, task = shipped("flow_credit_liquidity_limit_level3")
-    trial = run(world, task, make_agent("ladder-0"))
+    trial = run(world, task, make_agent("ladder-3"))
     updates = [e["args"] for e in trial.events if e["tool"] == "update_widget"]
     assert updates == [
-        {"widget_uuid": "w_1f16", "data_args": {"desk": "Credit Flow", "limit_type": "Liquidity"}}
+        {"widget_uuid": "w_1f16", "data_args": {"desk": "Credit Flow", "limit_type": "Liquidity"}},
+        {"widget_uuid": "w_1a51", "data_args": {"desk": "Credit Flow"}},  # the second view the level repairs
     ]
+    below = run(world, task, make_agent("ladder-0"))
+    assert [e["args"]["widget_uuid"] for e in below.events if e["tool"] == "update_widget"] == ["w_1f16", "w_1a51"]
 
 
 @needs_compat
@@ -218,6 +221,7 @@ def test_a_fenced_off_twin_is_left_alone_and_the_stale_instance_repaired():
     [
         ("fund_operations/settlement_watch_level0.json", "ladder-0", None),
         ("client_advisor/client_review_level1.json", "ladder-1", "ladder-0"),
+        ("client_advisor/holdings_watch_level1.json", "ladder-1", "ladder-0"),
         ("client_advisor/client_review_level3.json", "ladder-3", "ladder-2"),
         ("fund_operations/nav_close_repair_level4.json", "ladder-4", "ladder-3"),
     ],

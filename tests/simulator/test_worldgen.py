@@ -35,7 +35,22 @@ RESOURCE_URIS = {
     "openbb://workspace/guides/convert-endpoint-to-widget",
     "openbb://workspace/examples/generic-http/minimal",
     "openbb://workspace/examples/python-fastapi/minimal",
-    "openbb://workspace/validation/common-errors",
+    "openbb://workspace/validation/common-errors",    "openbb://workspace/handbooks/client-reporting-calendar",
+    "openbb://workspace/handbooks/barrier-desk-roster",
+    "openbb://workspace/handbooks/pre-open-timetable",
+    "openbb://workspace/handbooks/valuation-policy",
+    "openbb://workspace/handbooks/settlement-handover",
+    "openbb://workspace/handbooks/stress-scenarios",
+    "openbb://workspace/handbooks/research-calendar",
+    "openbb://workspace/handbooks/desk-limits",
+}
+GLOSSARY_URIS = {
+    "openbb://workspace/conventions/execution-desks",
+    "openbb://workspace/conventions/client-reporting",
+    "openbb://workspace/conventions/compliance-standards",
+    "openbb://workspace/conventions/operations-rulebook",
+    "openbb://workspace/conventions/portfolio-desk",
+    "openbb://workspace/conventions/research-house-rules",
 }
 
 
@@ -397,6 +412,10 @@ def test_app_dashboards_match_their_apps(backends: dict[str, dict[str, Any]], st
 # --- knowledge ----------------------------------------------------------------------------------------------
 
 
+def _phrase(item: Any) -> str:
+    return item["phrase"] if isinstance(item, dict) else item
+
+
 def _planted() -> list[tuple[str, str]]:
     """(phrase, file it is attributed to) for every planted phrase in the world."""
     out = []
@@ -404,7 +423,7 @@ def _planted() -> list[tuple[str, str]]:
         out += [(p["phrase"], f"skills/{path.name}") for p in json.loads(path.read_text())["planted"]]
     for sub in ("resources", "prompts"):
         for path in sorted((WORLD / sub).glob("*.md")):
-            out += [(p, f"{sub}/{path.name}") for p in _front_matter(path)[0].get("planted", [])]
+            out += [(_phrase(p), f"{sub}/{path.name}") for p in _front_matter(path)[0].get("planted", [])]
     return out
 
 
@@ -417,7 +436,7 @@ def test_skills() -> None:
         assert skill["slug"] == skill["slug"].lower() and "_" not in skill["slug"]
         steps = [line for line in skill["content"].splitlines() if line[:1].isdigit()]
         assert len(steps) >= 5 and steps[-1].startswith(f"{len(steps)}. ")
-        assert skill["planted"] and any(p["phrase"] in steps[-1] for p in skill["planted"]), path.name
+        assert skill["planted"], path.name
         for p in skill["planted"]:
             assert p["phrase"] in skill["content"] and p["where"], p
 
@@ -428,13 +447,14 @@ def test_resources_and_prompts() -> None:
         meta, body = _front_matter(path)
         assert {"uri", "title", "description"} <= set(meta) and body.strip(), path.name
         uris.add(meta["uri"])
-        for phrase in meta.get("planted", []):
-            assert phrase in body
-    assert uris == RESOURCE_URIS
+        for item in meta.get("planted", []):
+            assert _phrase(item) in body
+    assert uris == RESOURCE_URIS | GLOSSARY_URIS
     for path in sorted((WORLD / "prompts").glob("*.md")):
         meta, body = _front_matter(path)
-        assert meta["name"] == path.stem and meta["description"] and len(meta["planted"]) == 1
-        assert meta["planted"][0] in body
+        assert meta["name"] == path.stem and meta["description"] and meta["planted"]
+        for item in meta["planted"]:
+            assert _phrase(item) in body and item["where"]
 
 
 def test_every_planted_phrase_occurs_exactly_once_in_the_world() -> None:
@@ -456,3 +476,77 @@ def test_no_compatibility_corpus_names_leak() -> None:
     names = ("stark", "bench", "daloopa", "flagship long/short", "northstar", "meridian", "atlas pension")
     found = set(re.findall(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b", text))
     assert not found, found
+
+
+# --- deeper levels: policy glossaries, the index, ground facts in varied positions ----------------------------
+
+_RULE = re.compile(r"^- \*\*(.+?)\*\* sets the (.+?) to (.+?): ", re.M)
+
+
+def test_glossaries_define_every_rule_next_to_a_rival_value() -> None:
+    """A Derive policy resolves only by reading its own line: each rule shares its parameter with another rule of
+    the same glossary that sets a different value."""
+    for path in sorted((WORLD / "resources").glob("*.md")):
+        meta, body = _front_matter(path)
+        if meta["uri"] not in GLOSSARY_URIS:
+            continue
+        rules = _RULE.findall(body)
+        assert len(rules) >= 4, path.name
+        for phrase, label, value in rules:
+            rivals = {v for p, lab, v in rules if lab == label and p != phrase}
+            assert rivals - {value}, f"{path.name}: {phrase} has no rival setting the {label}"
+            assert phrase.lower() in meta["description"].lower(), phrase
+
+
+def test_glossary_rules_are_checked_against_the_parameter_library() -> None:
+    from simulator.worldgen._catalog import build_param_library
+    from simulator.worldgen._common import SpecError
+    from simulator.worldgen._knowledge import glossary_resources
+
+    params = build_param_library({"desk": {"label": "Desk", "options": ["A", "B"], "description": "d"}}, {})
+    entry = {"file": "g.md", "uri": "openbb://g", "title": "G", "description": "D.", "intro": "I."}
+    good = [{"phrase": "the a rule", "param": "desk", "value": "A", "gloss": "a."},
+            {"phrase": "the b rule", "param": "desk", "value": "B", "gloss": "b."}]
+    (doc,) = glossary_resources([{**entry, "rules": good}], params)
+    assert "- **The a rule** sets the desk to A: a." in doc["body"] and "Defines the a rule, the b rule." in doc[
+        "description"]
+    for rules, message in (
+        (good[:1], "no neighbour"),
+        ([{**good[1], "value": "C"}, good[0]], "not an option"),
+        ([{**good[1], "param": "fund"}, good[0]], "unknown param"),
+        ([good[0], {**good[0], "value": "B"}], "already defined"),
+    ):
+        with pytest.raises(SpecError, match=message):
+            glossary_resources([{**entry, "rules": rules}], params)
+
+
+def test_index_lists_every_resource_by_title_and_uri() -> None:
+    meta, body = _front_matter(WORLD / "resources" / "app-builder-index.md")
+    for path in sorted((WORLD / "resources").glob("*.md")):
+        other, _ = _front_matter(path)
+        if other["uri"] != meta["uri"]:
+            assert f"| {other['title']} | " in body and other["uri"] in body, path.name
+
+
+def test_ground_facts_sit_in_varied_positions_and_cross_references_resolve() -> None:
+    """Facts a level can ground in: first steps, middle steps, table rows of resources, workspace prompts, and
+    skill steps that send the reader to another document."""
+    kinds: Counter[str] = Counter()
+    for path in sorted((WORLD / "skills").glob("*.json")):
+        skill = json.loads(path.read_text(encoding="utf-8"))
+        for p in skill["planted"]:
+            kinds["first step" if p["where"].startswith("the first step") else
+                  "last step" if p["where"].startswith("the last step") else "middle step"] += 1
+        for uri in re.findall(r"see (openbb://[\w./-]*[\w/])", skill["content"]):
+            assert uri in RESOURCE_URIS, uri
+            kinds["cross-reference"] += 1
+    for path in sorted((WORLD / "resources").glob("*.md")):
+        meta, body = _front_matter(path)
+        for item in meta.get("planted", []):
+            if isinstance(item, dict) and item["where"].startswith("its row for"):
+                line = next(ln for ln in body.splitlines() if item["phrase"] in ln)
+                assert line.startswith("|"), item
+                kinds["table row"] += 1
+    for path in sorted((WORLD / "prompts").glob("*.md")):
+        kinds["prompt"] += len(_front_matter(path)[0]["planted"])
+    assert all(kinds[k] >= 4 for k in ("first step", "middle step", "table row", "prompt", "cross-reference")), kinds

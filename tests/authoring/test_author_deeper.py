@@ -1,0 +1,201 @@
+"""The deeper levels the rule author writes for the shipped stories on the default world: Derive resolves in the
+document that defines its policy, Ground sets a parameter or the tab's title from its fact (through a reference
+when the source points elsewhere) and repairs a second view, Compose uses what it builds, and the requests read
+well, carry the persona's own words and vary."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from authoring.checks import check_persona
+from authoring.grammar import problems
+from authoring.pipeline import STANDARD_DEFAULTS
+from authoring.roles.author import AuthorContext, RuleAuthor
+from authoring.variety import masks_for, rotation
+from certify.gates import certify_task
+from certify.task import Task, parse_task
+from simulator import DEFAULT_WORLD, World
+from tests.conftest import ROOT
+
+PERSONAS = sorted(p.stem for p in (ROOT / "personas").glob("*.md"))
+
+
+@functools.lru_cache(maxsize=1)
+def _world() -> World:
+    return World.load(DEFAULT_WORLD)
+
+
+@functools.lru_cache(maxsize=8)
+def _persona(persona: str):
+    return check_persona(ROOT, persona, _world())
+
+
+@functools.lru_cache(maxsize=256)
+def draft(persona: str, story: str, level: int) -> Task:
+    world = _world()
+    report = _persona(persona)
+    resolved = next(r for r in report.resolved if r.story.slug == story)
+    baseline = next(b for b in sorted(world.baselines) if b.endswith("workspace-a"))
+    ctx = AuthorContext(
+        world,
+        report.source,
+        resolved,
+        baseline,
+        list(world.default_backends),
+        sorted(world.skills),
+        tuple(r.story.slug for r in report.resolved),
+        STANDARD_DEFAULTS,
+    )
+    raw = RuleAuthor().draft(ctx, level, [], []).task
+    return parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS)
+
+
+def failed_gates(task: Task) -> dict[str, str]:
+    cert = certify_task(_world(), task, f"{task.id}.json")
+    return {name: g.detail for name, g in cert.gates.items() if not g.ok}
+
+
+def tools(task: Task, name: str):
+    return [s for s in task.eval.required_tools if s.tool == name]
+
+
+def test_derive_seeds_the_note_that_defines_the_policy_next_to_its_rival():
+    task = draft("trading_desk", "flow_credit_liquidity_limit", 2)
+    (note,) = task.setup.initial_state.dashboard.generated_widgets
+    assert note.name == "Desk Shorthand" and note.data.splitlines() == [
+        "The exit-horizon limit sets the limit type to Liquidity.",
+        "The gross-book limit sets the limit type to Leverage.",
+    ]
+    assert "exit-horizon limit" in task.prompt and "Liquidity" not in task.prompt
+    assert failed_gates(task) == {}
+
+
+def test_derive_reads_the_glossary_that_defines_the_policy():
+    task = draft("trading_desk", "listed_pulled_orders", 2)
+    reads = [s.args["uri"] for s in tools(task, "read_workspace_resource")]
+    assert reads == ["openbb://workspace/app-builder/index", "openbb://workspace/conventions/execution-desks"]
+    assert all(s.optional for s in tools(task, "read_workspace_resource"))
+
+
+def test_ground_hides_the_value_its_fact_sets_and_repairs_a_second_view():
+    task = draft("trading_desk", "basket_desk_shortfall", 3)
+    assert "Program Trading" not in task.prompt and "basket cost is always booked" not in task.prompt
+    assert [(h.kind, h.value) for h in task.meta.hidden] == [
+        ("planted", "basket cost is always booked to Program Trading"),
+        ("carried", "Program Trading"),
+    ]
+    (read,) = tools(task, "get_skill_content")
+    assert read.args == {"slug": "execution-quality-review"} and read.graded_args == ["slug"]
+    (fix,) = tools(task, "update_widget")
+    assert fix.outcome and "Execution Quality Review" not in str(fix.args)
+    notes = [g.name_contains for g in task.eval.required_generated_widgets]
+    assert not any("Governance" in n for n in notes), "a fact that sets a value is not copied into a note"
+    widgets = {(w.widget_id, w.data_args.get("desk")) for w in task.eval.required_widgets if w.widget_id}
+    assert ("cost_liquidity_lab_cost_shortfall_by_order", "Program Trading") in widgets
+    assert (
+        "cost_liquidity_lab_cost_shortfall_by_order",
+        "Cash Equities",
+    ) in widgets  # the twin, on another desk
+    assert failed_gates(task) == {}
+
+
+def test_ground_follows_the_reference_of_its_source():
+    task = draft("client_advisor", "brennan_calendar_year_returns", 3)
+    reads = [
+        (s.tool, s.args, s.graded_args)
+        for s in task.eval.required_tools
+        if s.tool in ("get_skill_content", "read_workspace_resource") and not s.optional
+    ]
+    assert reads == [
+        ("get_skill_content", {"slug": "client-review-prep"}, ["slug"]),
+        (
+            "read_workspace_resource",
+            {"uri": "openbb://workspace/handbooks/client-reporting-calendar"},
+            ["uri"],
+        ),
+    ]
+    assert task.meta.hidden[0].source == "resource:openbb://workspace/handbooks/client-reporting-calendar"
+    assert (
+        "step 2 of the Client Review Prep skill's workflow" in task.prompt
+        or "step 2 of its workflow" in task.prompt
+    )
+
+
+def test_ground_retitles_the_tab_and_compose_titles_its_app_tab_alike():
+    three = draft("trading_desk", "listed_pulled_orders", 3)
+    (rename,) = tools(three, "manage_navigation_bar")
+    assert (
+        rename.args == {"operation": "rename_tabs", "rename_map": {"orders": "Pulled Clips"}}
+        and rename.outcome
+    )
+    assert three.eval.required_tab_names == ["Pulled Clips"] and "Pulled Clips" not in three.prompt
+    assert "Orders tab" in three.prompt
+    four = draft("trading_desk", "listed_pulled_orders", 4)
+    (app,) = four.eval.required_app_defs
+    assert (
+        app.tab_names_include == ["Pulled Clips"] and "titled like the board's" in four.prompt
+    ) or "named after the board's" in four.prompt
+    assert failed_gates(four) == {}
+
+
+def test_compose_keys_the_table_it_builds_on_the_grounded_value():
+    task = draft("trading_desk", "basket_desk_shortfall", 4)
+    (backend,) = tools(task, "manage_backends")
+    (table,) = backend.args["widgets_json"].values()
+    assert table["params"][0]["paramName"] == "desk"
+    built = next(w for w in task.eval.required_widgets if w.origin == "Best Ex Service")
+    assert built.data_args == {"desk": "Program Trading"}
+    assert task.eval.required_widget_defs[0].params_include == [{"paramName": "desk"}]
+    assert "keyed" in task.prompt and "Program Trading" not in task.prompt
+
+
+def test_a_lived_repair_names_every_value_left_wrong():
+    task = draft("trading_desk", "flow_credit_liquidity_limit", 3)
+    assert "Program Trading" in task.prompt and "Leverage" in task.prompt
+    repair, furniture = tools(task, "update_widget")
+    assert repair.args["data_args"] == {"desk": "Credit Flow", "limit_type": "Liquidity"}
+    assert furniture.outcome and furniture.args["widget_uuid"] != repair.args["widget_uuid"]
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_the_shipped_requests_read_well_and_speak_in_the_persona(persona):
+    report = _persona(persona)
+    voice = report.source.voice
+    tasks = [draft(persona, r.story.slug, level) for r in report.resolved for level in range(5)]
+    assert {t.id: problems(t.prompt) for t in tasks if problems(t.prompt)} == {}
+    assert not any(t.prompt.startswith(tuple(voice.openers)) for t in tasks), "no opener is bolted on"
+    said = " ".join(t.prompt for t in tasks)
+    personal = [*voice.aliases.values(), *voice.period_names.values(), *voice.note_words]
+    assert sum(said.count(w) for w in personal) >= 5
+    verbs = [*voice.add_verbs, *voice.read_verbs, *voice.repair_verbs]
+    assert sum(1 for t in tasks if any(v in t.prompt.lower() for v in verbs)) >= 0.75 * len(tasks)
+
+
+def test_the_taskset_varies_by_skeleton_and_clause():
+    tasks = [
+        draft(p, r.story.slug, level) for p in PERSONAS for r in _persona(p).resolved for level in range(5)
+    ]
+    report = rotation(
+        [(t.meta.story, t.difficulty, t.prompt) for t in tasks],
+        masks_for(_world(), tasks, [_persona(p).source.voice for p in PERSONAS]),
+    )
+    assert report.ok, report.summary()
+    assert report.prompts == 120
+
+
+def test_phrasing_is_deterministic():
+    assert (
+        draft.__wrapped__("research_analyst", "pellston_bear_case", 3).prompt
+        == draft("research_analyst", "pellston_bear_case", 3).prompt
+    )
+
+
+def test_the_authors_default_reference_agent_is_the_capability_ladder():
+    from typer.main import get_command
+
+    from authoring.cli import app
+
+    author_cmd = get_command(app).commands["author"]
+    assert next(p for p in author_cmd.params if p.name == "reference_agent").default == "ladder"

@@ -1,0 +1,125 @@
+"""The rule validator's lints: a Find level its target's signature or loneliness gives away, a request that
+names a tab the board does not have, and the slips clause assembly makes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from authoring.grammar import problems
+from authoring.lints import find_giveaways, incoherences
+from authoring.roles.validator import RuleValidator
+from certify.task import parse_task
+from simulator import World
+
+GOOD = "On the open Desk Board, bring it up with fund Beta and period QTD; leave the other panels alone."
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Put the the Positions up.", "repeated_word"),
+        ("Put Positions up , then stop.", "space_before_punctuation"),
+        ("Put Positions up;. Then stop.", "doubled_punctuation"),
+        ("Put Positions up. then stop.", "lowercase_sentence"),
+        ("Put a orders view up.", "article"),
+    ("Publish it on a Evidence tab.", "article"),
+        ("Switch it, back to desk Credit Flow.", "comma_in_phrasal_verb"),
+        ("Bring up it on the board.", "particle_after_pronoun"),
+        ("There is also a twin; is correct for its purpose.", "dangling_predicate"),
+        ("Put Positions up ().", "empty_brackets"),
+        ("Put Positions up (fund Beta.", "balance"),
+    ],
+)
+def test_each_grammar_rule_fires_on_its_slip(text, rule):
+    assert [p.split(":")[0] for p in problems(text)] == [rule]
+
+
+def test_a_well_formed_request_has_no_slip():
+    assert problems(GOOD) == []
+    assert problems("Ask St. Brennan about it. It is the year-end pack, e.g. the fund's return.") == []
+
+
+def _task(level, *, data_args, widgets, prompt="Add the holdings book from Acme Data's Desk App.", tabs=None):
+    return parse_task(
+        {
+            "id": f"lint_level{level}",
+            "difficulty": f"level{level}",
+            "prompt": prompt,
+            "setup": {
+                "default_selected_dashboard": "Lint Board",
+                "initial_state": {
+                    "dashboard": {
+                        "name": "Lint Board",
+                        "tabs": tabs or [{"id": "main", "name": "Main"}],
+                        "widgets": widgets,
+                    }
+                },
+            },
+            "eval": {
+                "required_widgets": [
+                    {"origin": "Acme Data", "widget_id": "desk_overview_positions", "data_args": data_args}
+                ]
+            },
+            "meta": {
+                "level": level,
+                "hidden": [{"kind": "target", "value": "Positions"}] if level == 1 else [],
+            },
+        },
+        f"lint_level{level}.json",
+    )
+
+
+PLACED = {
+    "origin": "Acme Data",
+    "widget_id": "desk_overview_positions",
+    "widget_uuid": "w_pos",
+    "data_args": {"fund": "Alpha", "period": "QTD"},
+    "layout": {"x": 0, "y": 0, "w": 20, "h": 10},
+}
+OTHER = {
+    "origin": "Acme Data",
+    "widget_id": "desk_overview_alerts",
+    "widget_uuid": "w_alr",
+    "layout": {"x": 20, "y": 0, "w": 20, "h": 8},
+}
+
+
+def test_a_find_target_with_a_look_alike_and_neighbours_is_not_given_away(mini_world):
+    task = _task(1, data_args={"fund": "Beta", "period": "QTD"}, widgets=[PLACED, OTHER])
+    assert find_giveaways(task, mini_world) == []
+
+
+def test_a_find_target_alone_on_the_board_is_given_away(mini_world):
+    (reason,) = find_giveaways(_task(1, data_args={"fund": "Beta"}, widgets=[PLACED]), mini_world)
+    assert "only widget on the dashboard" in reason
+
+
+def test_a_find_target_unique_by_signature_is_given_away(mini_world_path):
+    path = mini_world_path / "backends" / "acme.json"
+    catalog = json.loads(path.read_text())
+    del catalog["widgets"]["desk_overview_book_summary"]
+    path.write_text(json.dumps(catalog))
+    world = World.load(mini_world_path)
+    task = _task(1, data_args={"fund": "Beta", "period": "QTD"}, widgets=[OTHER])
+    (reason,) = find_giveaways(task, world)
+    assert "only widget of its app that takes" in reason
+    assert find_giveaways(_task(0, data_args={"fund": "Beta"}, widgets=[]), world) == []
+    flags = RuleValidator().review(task, world, "desk_head")
+    assert any(f.check == "findability" and f.severity == "blocker" for f in flags)
+
+
+def test_a_request_naming_a_tab_the_board_lacks_is_incoherent(mini_world):
+    task = _task(3, data_args={}, widgets=[], prompt="Rename the Orders tab to the title in the skill.")
+    assert incoherences(task) == [
+        "the request names the 'Orders' tab, which the dashboard does not have (tabs: Main)"
+    ]
+    fine = _task(3, data_args={}, widgets=[], prompt="Rename the Main tab to the title in the skill.")
+    assert incoherences(fine) == []
+    flags = RuleValidator().review(
+        _task(3, data_args={}, widgets=[], prompt="Put a orders view on the Orders tab."),
+        mini_world,
+        "desk_head",
+    )
+    assert {(f.check, f.severity) for f in flags} >= {("coherence", "blocker"), ("grammar", "minor")}

@@ -1,0 +1,60 @@
+"""The six shipped personas' stories against the default world: every Derive policy is defined in a document of
+the world next to a rival, and the 24 Ground facts are distinct, vary in position and in what they set."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from authoring.checks import check_persona
+from simulator import DEFAULT_WORLD, World
+from tests.conftest import ROOT
+
+PERSONAS = sorted(p.stem for p in (ROOT / "personas").glob("*.md"))
+
+
+@pytest.fixture(scope="module")
+def resolved():
+    world = World.load(DEFAULT_WORLD)
+    out = []
+    for persona in PERSONAS:
+        report = check_persona(ROOT, persona, world)
+        assert report.ok, [str(e) for e in report.errors]
+        assert not report.warnings, [str(w) for w in report.warnings]
+        out += report.resolved
+    return out
+
+
+def test_every_policy_is_defined_in_a_document_of_the_world(resolved):
+    assert len(resolved) == 24
+    kinds = Counter(r.policy_doc.kind for r in resolved)
+    assert kinds["note"] >= 6 and kinds["resource"] >= 12, kinds
+    for r in resolved:
+        assert (
+            r.policy_doc.distractor
+            and r.story.facts.policy.phrase.casefold() not in r.policy_doc.distractor.lower()
+        )
+
+
+def test_ground_facts_are_distinct_and_vary_in_position_and_action(resolved):
+    facts = [r.governance.phrase for r in resolved]
+    assert len(set(facts)) == 24
+    positions = Counter(
+        "cross-reference"
+        if r.governance.hop
+        else "first step"
+        if r.governance.position.startswith("the first step")
+        else "table row"
+        if r.governance.position.startswith("its row")
+        else "prompt"
+        if r.governance.kind == "prompt"
+        else "step"
+        for r in resolved
+    )
+    assert all(positions[k] >= 3 for k in ("cross-reference", "first step", "table row", "prompt", "step")), (
+        positions
+    )
+    actions = Counter("tab" if r.governance.sets == "tab" else "parameter" for r in resolved)
+    assert actions["tab"] >= 4 and actions["parameter"] >= 12, actions
+    assert len({r.governance.sets for r in resolved}) >= 8
