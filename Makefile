@@ -23,6 +23,7 @@ demo: $(STAMP)
 
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py

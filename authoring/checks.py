@@ -50,12 +50,22 @@ class PersonaCheck:
         return not self.errors
 
     def to_dict(self) -> dict[str, object]:
-        return {"persona": self.persona, "ok": self.ok,
-                "errors": [{"file": e.file, "key": e.key, "message": e.message} for e in self.errors],
-                "warnings": [{"file": w.file, "message": w.message} for w in self.warnings],
-                "stories": [{"story": r.story.slug, "kind": r.kind, "carries": {r.carried_key: r.carried_value},
-                             "governance": r.governance.source, "targets": [t.widget_id for t in r.targets]}
-                            for r in self.resolved]}
+        return {
+            "persona": self.persona,
+            "ok": self.ok,
+            "errors": [{"file": e.file, "key": e.key, "message": e.message} for e in self.errors],
+            "warnings": [{"file": w.file, "message": w.message} for w in self.warnings],
+            "stories": [
+                {
+                    "story": r.story.slug,
+                    "kind": r.kind,
+                    "carries": {r.carried_key: r.carried_value},
+                    "governance": r.governance.source,
+                    "targets": [t.widget_id for t in r.targets],
+                }
+                for r in self.resolved
+            ],
+        }
 
 
 def folder_warnings(root: Path, persona: str) -> list[SourceWarning]:
@@ -66,22 +76,30 @@ def folder_warnings(root: Path, persona: str) -> list[SourceWarning]:
     out = []
     count = len(story_paths(root, persona))
     if count != STORIES_PER_PERSONA:
-        out.append(SourceWarning(str(folder), f"{count} stories; a persona has {STORIES_PER_PERSONA} (4 stories x "
-                                 "5 levels = its 20 tasks)"))
+        out.append(
+            SourceWarning(
+                str(folder),
+                f"{count} stories; a persona has {STORIES_PER_PERSONA} (4 stories x 5 levels = its 20 tasks)",
+            )
+        )
     for path in sorted(folder.iterdir()):
         if path.name.startswith("."):
             continue
         if path.is_dir():
             out.append(SourceWarning(str(path), "a folder inside the story folder is not read"))
         elif path.suffix != ".md":
-            out.append(SourceWarning(str(path), "not a story: only .md files are read (rename it or move it out)"))
+            out.append(
+                SourceWarning(str(path), "not a story: only .md files are read (rename it or move it out)")
+            )
     return out
 
 
 def persona_warnings(root: Path, persona: str, resolved: Iterable[ResolvedStory]) -> list[SourceWarning]:
     """Everything an author should read before authoring: folder problems and each story's facts warnings
     (a policy carrying the parameter's default, a find hint naming the widget, …)."""
-    return folder_warnings(root, persona) + [SourceWarning(r.story.file, w) for r in resolved for w in r.warnings]
+    return folder_warnings(root, persona) + [
+        SourceWarning(r.story.file, w) for r in resolved for w in r.warnings
+    ]
 
 
 def check_persona(root: Path, persona: str, world: World, backends: list[str] | None = None) -> PersonaCheck:

@@ -11,10 +11,15 @@ import typer
 
 from . import render
 
-app = typer.Typer(help="Author and certify benchmark tasks for agents operating a financial workspace.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-world_app = typer.Typer(help="Inspect and check worlds (backends, baselines, skills, resources).",
-                        no_args_is_help=True)
+app = typer.Typer(
+    help="Author and certify benchmark tasks for agents operating a financial workspace.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+world_app = typer.Typer(
+    help="Inspect and check worlds (backends, baselines, skills, resources).", no_args_is_help=True
+)
 app.add_typer(world_app, name="world")
 
 
@@ -41,6 +46,7 @@ def _register_commands() -> None:
     review.register(app)
     recertify.register(app)
     serve.register(app)
+
 
 console = render.console()
 err_console = render.console(stderr=True)
@@ -70,10 +76,23 @@ def world_list(
     backends = []
     for slug, fixture in w.backends.items():
         types = sorted({d.type for d in fixture.catalog.widgets.values()})
-        backends.append({"slug": slug, "origin": fixture.origin, "apps": len(fixture.catalog.apps),
-                         "widgets": len(fixture.catalog.widgets), "widget_types": types})
-    report = {"world": str(w.path), "backends": backends, "skills": sorted(w.skills),
-              "initial_states": sorted(w.baselines), "resources": len(w.resources), "prompts": len(w.prompts)}
+        backends.append(
+            {
+                "slug": slug,
+                "origin": fixture.origin,
+                "apps": len(fixture.catalog.apps),
+                "widgets": len(fixture.catalog.widgets),
+                "widget_types": types,
+            }
+        )
+    report = {
+        "world": str(w.path),
+        "backends": backends,
+        "skills": sorted(w.skills),
+        "initial_states": sorted(w.baselines),
+        "resources": len(w.resources),
+        "prompts": len(w.prompts),
+    }
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
@@ -89,7 +108,9 @@ def world_list(
     for b in backends:
         render.say(console, ", ".join(b["widget_types"]), prefix=f"widget types of {b['slug']}: ", indent=2)
     render.say(console, ", ".join(sorted(w.skills)), prefix=f"skills ({len(w.skills)}): ", indent=2)
-    render.say(console, f"{', '.join(sorted(w.baselines))} (and \"\" for a bare workspace)", prefix="initial states: ")
+    render.say(
+        console, f'{", ".join(sorted(w.baselines))} (and "" for a bare workspace)', prefix="initial states: "
+    )
     console.print(f"resources: {len(w.resources)}  prompts: {len(w.prompts)}")
 
 
@@ -108,20 +129,31 @@ def world_check(
         render.say(err_console if p.severity == "error" else console, str(p), indent=2)
     failing = errors or (strict and problems)
     if failing:
-        render.say(err_console, f"{len(errors)} error(s), {len(problems) - len(errors)} warning(s) in {w.path}",
-                   style="red")
+        render.say(
+            err_console,
+            f"{len(errors)} error(s), {len(problems) - len(errors)} warning(s) in {w.path}",
+            style="red",
+        )
         raise typer.Exit(1)
-    render.say(console, f"{w.path}: {len(w.backends)} backends, "
-                        f"{sum(len(b.catalog.widgets) for b in w.backends.values())} widgets, {len(w.baselines)} "
-                        f"baselines, {len(w.skills)} skills; {len(problems)} warning(s)", prefix="ok ",
-               prefix_style="green")
+    render.say(
+        console,
+        f"{w.path}: {len(w.backends)} backends, "
+        f"{sum(len(b.catalog.widgets) for b in w.backends.values())} widgets, {len(w.baselines)} "
+        f"baselines, {len(w.skills)} skills; {len(problems)} warning(s)",
+        prefix="ok ",
+        prefix_style="green",
+    )
 
 
 @app.callback()
-def _root(debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")]
-          = False,
-          version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="Print the version and exit.")] = False) -> None:
+def _root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")
+    ] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
     """Author and certify benchmark tasks for agents operating a financial workspace."""
 
 
@@ -155,8 +187,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if "--debug" in args:
             raise
-        err_console.print(f"error: {one_line(exc)} (taskforge --debug … shows the traceback)", markup=False,
-                          soft_wrap=True)
+        err_console.print(
+            f"error: {one_line(exc)} (taskforge --debug … shows the traceback)", markup=False, soft_wrap=True
+        )
         sys.exit(2)
 
 
@@ -189,8 +222,13 @@ def certify_cmd(
     results = [certify_file(w, path, taskset) for path, taskset in targets]
     summary = summarise(results)
     if as_json:
-        sys.stdout.write(json.dumps({"tasks": [r.to_dict() for r in results], "summary": summary}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps({"tasks": [r.to_dict() for r in results], "summary": summary}, indent=2) + "\n"
+        )
     else:
-        render.gate_table(console, f"Certification ({summary['certified']}/{summary['total']} certified)",
-                   [(r.id, r.gates) for r in results])
+        render.gate_table(
+            console,
+            f"Certification ({summary['certified']}/{summary['total']} certified)",
+            [(r.id, r.gates) for r in results],
+        )
     raise typer.Exit(0 if summary["certified"] == summary["total"] else 1)

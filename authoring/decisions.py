@@ -41,28 +41,44 @@ class NoRepair(ReviewError):
     """`review fix` found nothing to repair: the item stays open, no decision is recorded."""
 
 
-def decide(tasksets_dir: Path, saver: Any, drivers: Drivers, item_id: str, verdict: str, *, by: str,
-           note: str = "", commit: bool = True, sources_root: Path = Path("."),
-           skills_dir: Path = Path("skills")) -> dict[str, Any]:
+def decide(
+    tasksets_dir: Path,
+    saver: Any,
+    drivers: Drivers,
+    item_id: str,
+    verdict: str,
+    *,
+    by: str,
+    note: str = "",
+    commit: bool = True,
+    sources_root: Path = Path("."),
+    skills_dir: Path = Path("skills"),
+) -> dict[str, Any]:
     if verdict not in VERDICT_STATUS:
         raise ReviewError(f"unknown verdict '{verdict}' (approve, reject or fix)")
     item = find_item(tasksets_dir, item_id)
     if item.status == "superseded":
-        raise ReviewError(f"item {item.id} was superseded by run {item.superseded_by}: a newer run of "
-                          f"{item.persona} replaced the run that raised it (taskforge review list shows the live "
-                          "items)")
+        raise ReviewError(
+            f"item {item.id} was superseded by run {item.superseded_by}: a newer run of "
+            f"{item.persona} replaced the run that raised it (taskforge review list shows the live "
+            "items)"
+        )
     if item.status != "open":
         who = f" by {item.decision.by}" if item.decision else ""
         raise AlreadyDecided(f"item {item.id} is already {item.status}{who}")
     claims = Claims(saver)
-    keys = [f"item:{item.taskset}:{item.run}:{item.id}"] + ([f"run:{item.run}"] if item.source == "graph" else [])
+    keys = [f"item:{item.taskset}:{item.run}:{item.id}"] + (
+        [f"run:{item.run}"] if item.source == "graph" else []
+    )
     held: list[str] = []
     try:
         for key in keys:
             if not claims.claim(key, by):
-                raise AlreadyDecided(f"item {item.id} is being decided by someone else right now"
-                                     if key.startswith("item:") else
-                                     f"the run {item.run} is busy with another decision; try again when it is done")
+                raise AlreadyDecided(
+                    f"item {item.id} is being decided by someone else right now"
+                    if key.startswith("item:")
+                    else f"the run {item.run} is busy with another decision; try again when it is done"
+                )
             held.append(key)
         decision = Decision(verdict=verdict, by=by, at=now(), note=note)  # type: ignore[arg-type]
         root = tasksets_dir / item.taskset
@@ -81,9 +97,11 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
     config = run_config(item.run)
     snapshot = graph.get_state(config)
     if not snapshot.values:
-        raise ReviewError(f"the run {item.run} that raised {item.id} is not in the checkpoint store (was .taskforge/ "
-                          f"removed?); run `taskforge author --persona {item.persona}` again: the new run re-raises "
-                          "whatever still holds")
+        raise ReviewError(
+            f"the run {item.run} that raised {item.id} is not in the checkpoint store (was .taskforge/ "
+            f"removed?); run `taskforge author --persona {item.persona}` again: the new run re-raises "
+            "whatever still holds"
+        )
     if item.id not in {i["id"] for i in pending_items(snapshot)}:
         raise ReviewError(f"the run {item.run} no longer waits for {item.id}")
     options: RunOptions = snapshot.values["options"]
@@ -92,19 +110,26 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
         pending = dirty_paths(repo, persona_paths(root, item.persona))
         if pending:
             raise ReviewError(str(PendingEdits(pending, "resuming the run may commit these paths")))
-    after, outcome = _run_on(graph, Command(resume={item.id: decision.model_dump()}), config, options, repo, saver)
+    after, outcome = _run_on(
+        graph, Command(resume={item.id: decision.model_dump()}), config, options, repo, saver
+    )
     found = (after.values or {}).get("flags", {}).get(item.id)
     flag = found.model_dump() if found is not None else {}
     if decision.verdict == "fix" and flag.get("status") == "open":
         raise NoRepair(f"the fixer found no repair for {item.id}; it stays open (approve or reject it)")
-    return {"flag_status": flag.get("status"), "result": (flag.get("decision") or {}).get("result"),
-            "run": outcome.status if outcome.status != "needs_review" else "waiting",
-            "commit": outcome.result.get("commit"), "summary": outcome.result.get("summary", ""),
-            "waiting": [i["id"] for i in outcome.items]}
+    return {
+        "flag_status": flag.get("status"),
+        "result": (flag.get("decision") or {}).get("result"),
+        "run": outcome.status if outcome.status != "needs_review" else "waiting",
+        "commit": outcome.result.get("commit"),
+        "summary": outcome.result.get("summary", ""),
+        "waiting": [i["id"] for i in outcome.items],
+    }
 
 
-def _run_on(graph: Any, value: Any, config: dict[str, Any], options: RunOptions, repo: Any,
-            saver: Any) -> tuple[Any, Any]:
+def _run_on(
+    graph: Any, value: Any, config: dict[str, Any], options: RunOptions, repo: Any, saver: Any
+) -> tuple[Any, Any]:
     """Run (or resume) a persona's graph for a decision, then record what it came to: the review file of a run
     that waits again or ended rejected, the pruned checkpoints of a run that finished."""
     try:
@@ -112,8 +137,10 @@ def _run_on(graph: Any, value: Any, config: dict[str, Any], options: RunOptions,
     except (PendingEdits, GitError) as exc:
         raise ReviewError(str(exc)) from exc
     except RoleUnavailable as exc:
-        raise ReviewError(f"the model endpoint kept failing ({exc}); the run is checkpointed: decide again or run "
-                          "`taskforge author` to resume it") from exc
+        raise ReviewError(
+            f"the model endpoint kept failing ({exc}); the run is checkpointed: decide again or run "
+            "`taskforge author` to resume it"
+        ) from exc
     after = graph.get_state(config)
     outcome = _outcome(options.run_id, after)
     if outcome.status == "needs_review":
@@ -145,28 +172,48 @@ def _record(item: ReviewItem, decision: Decision, root: Path, commit: bool) -> d
                 raise ReviewError(str(PendingEdits(pending, "a decision commits these files")))
         written = [lock_path, review_path]
         outcome: dict[str, Any] = {}
-        review = Review(verdict=decision.verdict, by=decision.by, at=decision.at, note=decision.note, flag=item.id)
+        review = Review(
+            verdict=decision.verdict, by=decision.by, at=decision.at, note=decision.note, flag=item.id
+        )
         if cert is not None:
             cert.reviews.append(review)
         elif item.persona in lock.personas:
             record = lock.personas[item.persona]
-            record.calibration = {**record.calibration, "reviews": [*record.calibration.get("reviews", []),
-                                                                    review.model_dump()]}
+            record.calibration = {
+                **record.calibration,
+                "reviews": [*record.calibration.get("reviews", []), review.model_dump()],
+            }
         file = read_file(root, item.persona)
-        file.items = [i.model_copy(update={"status": VERDICT_STATUS[decision.verdict], "decision": decision})
-                      if i.id == item.id and i.run == item.run else i for i in file.items]
+        file.items = [
+            i.model_copy(update={"status": VERDICT_STATUS[decision.verdict], "decision": decision})
+            if i.id == item.id and i.run == item.run
+            else i
+            for i in file.items
+        ]
         lock.write(root)
         review_path.write_bytes(file.render())
         if repo is not None:
-            sha = commit_paths(repo, written, f"taskforge: review {item.id} ({decision.verdict}) "
-                                              f"{item.task_id or item.persona}\n\n{decision.note}".rstrip())
+            sha = commit_paths(
+                repo,
+                written,
+                f"taskforge: review {item.id} ({decision.verdict}) "
+                f"{item.task_id or item.persona}\n\n{decision.note}".rstrip(),
+            )
             outcome["commit"] = sha
         outcome["wrote"] = ", ".join(str(p) for p in written)
     return outcome
 
 
-def _fix_finished(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, root: Path, commit: bool,
-                  sources_root: Path, skills_dir: Path) -> dict[str, Any]:
+def _fix_finished(
+    saver: Any,
+    drivers: Drivers,
+    item: ReviewItem,
+    decision: Decision,
+    root: Path,
+    commit: bool,
+    sources_root: Path,
+    skills_dir: Path,
+) -> dict[str, Any]:
     """`review fix` on an item of a finished run: the fixer's repair takes the run's one repair path — a run
     seeded with the persona's committed tasks re-certifies the patched task and sends it through the validator,
     ladder fairness and calibration before anything is committed (or it stops for review like any run)."""
@@ -188,33 +235,73 @@ def _fix_finished(saver: Any, drivers: Drivers, item: ReviewItem, decision: Deci
             raise ReviewError(str(PendingEdits(pending, "a repair commits these paths")))
     world = TaskSet.load(root).world(None)
     raw = json.loads((root / cert.path).read_text(encoding="utf-8"))
-    defect = Defect(task_id=item.task_id or "", level=raw["difficulty"], fingerprint=[item.reason, item.evidence],
-                    attempts=0, repeats=[])
+    defect = Defect(
+        task_id=item.task_id or "",
+        level=raw["difficulty"],
+        fingerprint=[item.reason, item.evidence],
+        attempts=0,
+        repeats=[],
+    )
     result = drivers.fixer.repair(raw, defect, [], world)
     if result.task is None:
-        raise NoRepair(f"the fixer found no repair for {item.id} ({result.escalate or 'no known repair'}); "
-                       "it stays open")
+        raise NoRepair(
+            f"the fixer found no repair for {item.id} ({result.escalate or 'no known repair'}); it stays open"
+        )
     inputs = record.inputs
-    options = RunOptions(persona=item.persona, taskset=item.taskset, tasksets_dir=str(root.parent),
-                         sources_root=str(sources_root), skills_dir=str(skills_dir), world=str(world.path),
-                         baseline=inputs.get("baseline"), reference_agent=inputs.get("reference_agent", "heuristic"),
-                         frontier_agent=inputs.get("frontier_agent"), repeats=inputs.get("repeats", 3),
-                         min_attempts=inputs.get("min_attempts", 3),
-                         commit=commit, inputs_sha256=record.inputs_sha256, inputs=inputs, run_id=item.run)
+    options = RunOptions(
+        persona=item.persona,
+        taskset=item.taskset,
+        tasksets_dir=str(root.parent),
+        sources_root=str(sources_root),
+        skills_dir=str(skills_dir),
+        world=str(world.path),
+        baseline=inputs.get("baseline"),
+        reference_agent=inputs.get("reference_agent", "heuristic"),
+        frontier_agent=inputs.get("frontier_agent"),
+        repeats=inputs.get("repeats", 3),
+        min_attempts=inputs.get("min_attempts", 3),
+        commit=commit,
+        inputs_sha256=record.inputs_sha256,
+        inputs=inputs,
+        run_id=item.run,
+    )
     tasks = {}
     for task_id in record.tasks:
         c = lock.tasks[task_id]
         story, level = split_task_id(task_id)
-        tasks[task_id] = AuthoredTask(raw=json.loads((root / c.path).read_text(encoding="utf-8")), story=story,
-                                      level=level, cert=Certification(certified=c.certified, gates={
-                                          k: GateOutcome(ok=bool(g.get("ok")), detail=str(g.get("detail", "")))
-                                          for k, g in c.gates.items()}))
+        tasks[task_id] = AuthoredTask(
+            raw=json.loads((root / c.path).read_text(encoding="utf-8")),
+            story=story,
+            level=level,
+            cert=Certification(
+                certified=c.certified,
+                gates={
+                    k: GateOutcome(ok=bool(g.get("ok")), detail=str(g.get("detail", "")))
+                    for k, g in c.gates.items()
+                },
+            ),
+        )
     flags = {i.id: item_flag(i) for i in read_file(root, item.persona).items if i.run == item.run}
-    repair = Repair(task_id=item.task_id or "", raw=result.task, repaired=result.repaired or "repaired",
-                    source="review", flag=item.id, decision=decision.model_dump(), lesson=result.lesson,
-                    skill=result.skill, patch=list(getattr(result, "patch", None) or []))
-    seed = {"options": options, "stories": sorted({t.story for t in tasks.values()}), "tasks": tasks, "flags": flags,
-            "repairs": [repair], "rounds": {}, "done": {}}
+    repair = Repair(
+        task_id=item.task_id or "",
+        raw=result.task,
+        repaired=result.repaired or "repaired",
+        source="review",
+        flag=item.id,
+        decision=decision.model_dump(),
+        lesson=result.lesson,
+        skill=result.skill,
+        patch=list(getattr(result, "patch", None) or []),
+    )
+    seed = {
+        "options": options,
+        "stories": sorted({t.story for t in tasks.values()}),
+        "tasks": tasks,
+        "flags": flags,
+        "repairs": [repair],
+        "rounds": {},
+        "done": {},
+    }
     graph = build_graph(drivers, saver)
     config = run_config(item.run)
     if graph.get_state(config).values:
@@ -223,10 +310,14 @@ def _fix_finished(saver: Any, drivers: Drivers, item: ReviewItem, decision: Deci
     found = (after.values or {}).get("flags", {}).get(item.id)
     if found is None or found.status != "fixed":
         raise NoRepair(f"the fixer's repair of {item.id} ({result.repaired}) did not certify; it stays open")
-    return {"flag_status": found.status, "result": result.repaired,
-            "run": outcome.status if outcome.status != "needs_review" else "waiting",
-            "commit": outcome.result.get("commit"), "summary": outcome.result.get("summary", ""),
-            "waiting": [i["id"] for i in outcome.items]}
+    return {
+        "flag_status": found.status,
+        "result": result.repaired,
+        "run": outcome.status if outcome.status != "needs_review" else "waiting",
+        "commit": outcome.result.get("commit"),
+        "summary": outcome.result.get("summary", ""),
+        "waiting": [i["id"] for i in outcome.items],
+    }
 
 
 __all__ = ["NoRepair", "RunError", "decide"]

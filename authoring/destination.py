@@ -26,8 +26,16 @@ class Holding:
     paths: list[Path] = field(default_factory=list)
 
 
-def holding(root: Path, persona: str, inputs_sha256: str, current: Fingerprints, *, read: Reader,
-            listdir: Lister, inputs: dict[str, Any] | None = None) -> Holding:
+def holding(
+    root: Path,
+    persona: str,
+    inputs_sha256: str,
+    current: Fingerprints,
+    *,
+    read: Reader,
+    listdir: Lister,
+    inputs: dict[str, Any] | None = None,
+) -> Holding:
     """Does this view of the destination (HEAD, or the working tree) hold the persona's output for these inputs?"""
     data = read(root / LOCK_FILE)
     if data is None:
@@ -85,9 +93,12 @@ def _hash_json(content: bytes) -> str:
         return ""
 
 
-def tree_holding(root: Path, persona: str, inputs_sha256: str, current: Fingerprints,
-                 inputs: dict[str, Any] | None = None) -> Holding:
-    return holding(root, persona, inputs_sha256, current, read=disk_reader, listdir=disk_lister, inputs=inputs)
+def tree_holding(
+    root: Path, persona: str, inputs_sha256: str, current: Fingerprints, inputs: dict[str, Any] | None = None
+) -> Holding:
+    return holding(
+        root, persona, inputs_sha256, current, read=disk_reader, listdir=disk_lister, inputs=inputs
+    )
 
 
 __all__ = ["Holding", "holding", "persona_paths", "tree_holding"]

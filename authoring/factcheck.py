@@ -26,8 +26,11 @@ from simulator.world import BackendFixture, WidgetDef
 from .sources import Facts, SourceError, Story
 from .suggest import did_you_mean, listing
 
-READ_PROSE = re.compile(r"read-and-note|read and note|record(?:s|ing)? (?:the|its|their) (?:facts|figures|values)|"
-                        r"\bnote with\b|exactly as served", re.I)
+READ_PROSE = re.compile(
+    r"read-and-note|read and note|record(?:s|ing)? (?:the|its|their) (?:facts|figures|values)|"
+    r"\bnote with\b|exactly as served",
+    re.I,
+)
 STEP = re.compile(r"^\s*(\d+)[.)]\s+(.+?)\s*$", re.M)
 
 
@@ -45,8 +48,11 @@ class ResolvedTarget:
 
 
 # How an agent reads each kind of knowledge source: the tool, and the argument that names the source.
-SOURCE_READS = {"skill": ("get_skill_content", "slug"), "resource": ("read_workspace_resource", "uri"),
-                "prompt": ("get_workspace_prompt", "name")}
+SOURCE_READS = {
+    "skill": ("get_skill_content", "slug"),
+    "resource": ("read_workspace_resource", "uri"),
+    "prompt": ("get_workspace_prompt", "name"),
+}
 
 
 @dataclass
@@ -151,8 +157,13 @@ def _fixture_by_origin(world: World, origin: str, backends: list[str]) -> Backen
 def _app_widgets(fixture: BackendFixture, app_name: str) -> set[str] | None:
     for app in fixture.catalog.apps:
         if app.get("name") == app_name:
-            return {str(item.get("i")) for tab in (app.get("tabs") or {}).values() if isinstance(tab, dict)
-                    for item in tab.get("layout") or [] if isinstance(item, dict)}
+            return {
+                str(item.get("i"))
+                for tab in (app.get("tabs") or {}).values()
+                if isinstance(tab, dict)
+                for item in tab.get("layout") or []
+                if isinstance(item, dict)
+            }
     return None
 
 
@@ -165,8 +176,14 @@ def _option_values(param: dict[str, Any]) -> list[Any]:
     return [o.get("value") if isinstance(o, dict) else o for o in param.get("options") or []]
 
 
-def _policy_errors(file: str, facts: Facts, targets: list[ResolvedTarget], carried_key: str, carried_value: Any,
-                   carried: ResolvedTarget) -> list[SourceError]:
+def _policy_errors(
+    file: str,
+    facts: Facts,
+    targets: list[ResolvedTarget],
+    carried_key: str,
+    carried_value: Any,
+    carried: ResolvedTarget,
+) -> list[SourceError]:
     """Policy facts the author would misread: a meaning that is about another parameter than the one carried,
     and a carried value already stated by a name the Derive prompt says (the leak gate masks those names)."""
     errors = []
@@ -174,52 +191,116 @@ def _policy_errors(file: str, facts: Facts, targets: list[ResolvedTarget], carri
     meaning = facts.policy.meaning
     if not states_value(meaning, hidden, any_case=True):
         for target in [carried, *(t for t in targets if t is not carried)]:
-            other = next(((p["paramName"], v) for p in target.widget.params if p.get("paramName") != carried_key
-                          for v in [*_option_values(p), target.params.get(p.get("paramName"))]
-                          if isinstance(v, str) and re.search(r"[A-Za-z]", v) and states_value(meaning, v)), None)
+            other = next(
+                (
+                    (p["paramName"], v)
+                    for p in target.widget.params
+                    if p.get("paramName") != carried_key
+                    for v in [*_option_values(p), target.params.get(p.get("paramName"))]
+                    if isinstance(v, str) and re.search(r"[A-Za-z]", v) and states_value(meaning, v)
+                ),
+                None,
+            )
             if other is not None:
-                errors.append(SourceError(file, "facts.policy.carries", f"the policy carries '{carried_key}' "
-                                          f"({hidden!r}) but its meaning names {other[1]!r}, a value of '{other[0]}'; "
-                                          f"carry '{other[0]}', or say the {carried_key} in the meaning"))
+                errors.append(
+                    SourceError(
+                        file,
+                        "facts.policy.carries",
+                        f"the policy carries '{carried_key}' "
+                        f"({hidden!r}) but its meaning names {other[1]!r}, a value of '{other[0]}'; "
+                        f"carry '{other[0]}', or say the {carried_key} in the meaning",
+                    )
+                )
                 break
     for key, name in (("facts.dashboard", facts.dashboard), ("facts.note", facts.note)):
         if name and states_value(name, hidden):
-            errors.append(SourceError(file, key, f"'{name}' states {hidden!r}, the value the policy carries, which "
-                                      "the Derive level must not say; rename it"))
+            errors.append(
+                SourceError(
+                    file,
+                    key,
+                    f"'{name}' states {hidden!r}, the value the policy carries, which "
+                    "the Derive level must not say; rename it",
+                )
+            )
     return errors
 
 
-def _record_errors(world: World, file: str, backends: list[str], target: ResolvedTarget,
-                   record: list[str]) -> list[SourceError]:
+def _record_errors(
+    world: World, file: str, backends: list[str], target: ResolvedTarget, record: list[str]
+) -> list[SourceError]:
     """The note of a read story records columns of the first row the target serves: each must be one."""
     ws = Workspace.start(world, {"workspace_backends": backends})
-    envelope = ws.call("get_widget_data", {"origin": target.origin, "widget_id": target.widget_id,
-                                           "data_args": dict(target.params)})
+    envelope = ws.call(
+        "get_widget_data",
+        {"origin": target.origin, "widget_id": target.widget_id, "data_args": dict(target.params)},
+    )
     rows = envelope.data.get("data") if envelope.ok and isinstance(envelope.data, dict) else None
     first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else None
     if first is None:
-        return [SourceError(file, "facts.record", f"'{target.name}' serves no rows for {target.params}: there is "
-                            "nothing to record")]
+        return [
+            SourceError(
+                file,
+                "facts.record",
+                f"'{target.name}' serves no rows for {target.params}: there is nothing to record",
+            )
+        ]
     missing = [c for c in record if c not in first]
     if missing:
-        return [SourceError(file, "facts.record", f"the rows '{target.name}' serves for {target.params} have no "
-                            f"column {missing[0]!r} (columns: {', '.join(first)})")]
+        return [
+            SourceError(
+                file,
+                "facts.record",
+                f"the rows '{target.name}' serves for {target.params} have no "
+                f"column {missing[0]!r} (columns: {', '.join(first)})",
+            )
+        ]
     return []
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in {"the", "and", "spec"}}
+    return {
+        w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in {"the", "and", "spec"}
+    }
 
 
 def world_texts(world: World) -> list[tuple[str, str]]:
     cached = world.cache.get("authoring:texts")
     if cached is None:
-        cached = world.cache["authoring:texts"] = [(where, text.casefold()) for where, text in world.all_text()]
+        cached = world.cache["authoring:texts"] = [
+            (where, text.casefold()) for where, text in world.all_text()
+        ]
     return cached
 
 
-_EDGE_WORDS = frozenset({"a", "an", "and", "the", "of", "to", "for", "in", "on", "at", "by", "with", "or", "is", "be",
-                         "it", "its", "you", "your", "can", "that", "this", "every", "each", "what"})
+_EDGE_WORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "the",
+        "of",
+        "to",
+        "for",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "or",
+        "is",
+        "be",
+        "it",
+        "its",
+        "you",
+        "your",
+        "can",
+        "that",
+        "this",
+        "every",
+        "each",
+        "what",
+    }
+)
 
 
 def _unique_phrase(world: World, own_file: str, sentence: str) -> str | None:
@@ -265,18 +346,30 @@ def _options_hint(param: dict[str, Any], value: Any) -> str:
     return f"{did_you_mean(str(value), options)} (allowed: {listing(options)})"
 
 
-def _shared_param_errors(file: str, facts: Facts, targets: list[ResolvedTarget], clean: bool) -> list[SourceError]:
+def _shared_param_errors(
+    file: str, facts: Facts, targets: list[ResolvedTarget], clean: bool
+) -> list[SourceError]:
     """facts.params applies to every target without its own params; a name none of them declares is a typo."""
     sharing = [t for t, fact in zip(targets, facts.targets, strict=True) if fact.params is None]
     if not sharing:
         return []
     declared = list(dict.fromkeys(str(p.get("paramName")) for t in sharing for p in t.widget.params))
-    errors = [SourceError(file, f"facts.params.{name}", f"no target has a parameter '{name}'"
-                          f"{did_you_mean(name, declared)} (parameters: {listing(declared)})")
-              for name in facts.params if name not in declared]
+    errors = [
+        SourceError(
+            file,
+            f"facts.params.{name}",
+            f"no target has a parameter '{name}'"
+            f"{did_you_mean(name, declared)} (parameters: {listing(declared)})",
+        )
+        for name in facts.params
+        if name not in declared
+    ]
     if clean and not errors:
-        errors = [SourceError(file, "facts.params", f"none of these parameters belongs to '{t.name}'")
-                  for t in sharing if facts.params and not t.params]
+        errors = [
+            SourceError(file, "facts.params", f"none of these parameters belongs to '{t.name}'")
+            for t in sharing
+            if facts.params and not t.params
+        ]
     return errors
 
 
@@ -295,25 +388,35 @@ def _prompt_governance(world: World, file: str, name: str, fact: str | None) -> 
     key = "facts.governance.prompt"
     prompt = world.prompts.get(name)
     if prompt is None:
-        raise SourceError(file, key, f"unknown workspace prompt '{name}' (world has: "
-                          f"{', '.join(sorted(world.prompts)) or 'none'})")
+        raise SourceError(
+            file,
+            key,
+            f"unknown workspace prompt '{name}' (world has: {', '.join(sorted(world.prompts)) or 'none'})",
+        )
     label = f"{prompt.name.replace('_', ' ')} prompt"
     if fact is not None:
         return Governance("prompt", prompt.name, label, fact, "")
     for planted in prompt.planted:
-        return Governance("prompt", prompt.name, label, planted.phrase,
-                          planted.where or _where_in(prompt.text, planted.phrase))
+        return Governance(
+            "prompt",
+            prompt.name,
+            label,
+            planted.phrase,
+            planted.where or _where_in(prompt.text, planted.phrase),
+        )
     steps = STEP.findall(prompt.text)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", prompt.text.strip()) if len(s.split()) >= 3]
     closing = steps[-1][1] if steps else (sentences[-1] if sentences else "")
     phrase = _unique_phrase(world, prompt.file, closing) if closing else None
     if phrase is None:
-        raise SourceError(file, key, f"prompt '{name}' has no closing phrase that occurs nowhere else in the world")
+        raise SourceError(
+            file, key, f"prompt '{name}' has no closing phrase that occurs nowhere else in the world"
+        )
     return Governance("prompt", prompt.name, label, phrase, "the last point it makes")
 
 
 def _split_where(where: str) -> tuple[str, str]:
-    """"the first step of its workflow (the stage a build is worked on at)" → (position, topic)."""
+    """ "the first step of its workflow (the stage a build is worked on at)" → (position, topic)."""
     match = re.match(r"(.*?)\s*\((.*)\)\s*$", where)
     return (match.group(1), match.group(2)) if match else (where, "")
 
@@ -323,8 +426,10 @@ def _find_resource(world: World, wanted: str):
     more than any other)."""
     resource = world.resources.get(wanted)
     if resource is None:
-        scored = sorted(((len(_words(wanted) & _words(f"{uri} {r.title}")), uri) for uri, r in world.resources.items()),
-                        reverse=True)
+        scored = sorted(
+            ((len(_words(wanted) & _words(f"{uri} {r.title}")), uri) for uri, r in world.resources.items()),
+            reverse=True,
+        )
         if scored and scored[0][0] >= 2 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
             resource = world.resources[scored[0][1]]
     return resource
@@ -340,8 +445,10 @@ def policy_note_text(story: Story, label: str, value: Any) -> str:
     story's own rule is not always first)."""
     policy = story.facts.policy
     assert policy.distractor is not None
-    lines = sorted([(policy.phrase, value), (policy.distractor.phrase, policy.distractor.value)],
-                   key=lambda p: p[0].casefold().removeprefix("the "))
+    lines = sorted(
+        [(policy.phrase, value), (policy.distractor.phrase, policy.distractor.value)],
+        key=lambda p: p[0].casefold().removeprefix("the "),
+    )
     return "\n".join(policy_line(p, label, v) for p, v in lines)
 
 
@@ -351,8 +458,9 @@ def _line_of(text: str, start: int) -> tuple[int, int]:
     return a, (len(text) if b < 0 else b)
 
 
-def _resolve_policy_document(world: World, story: Story, param: dict[str, Any], carried_value: Any
-                             ) -> tuple[PolicyDocument | None, list[SourceError]]:
+def _resolve_policy_document(
+    world: World, story: Story, param: dict[str, Any], carried_value: Any
+) -> tuple[PolicyDocument | None, list[SourceError]]:
     """The document that defines the story's policy: the phrase is defined there with the carried value, and
     another line of the same document sets the same parameter to a different value (the distractor)."""
     from certify.agents.knowledge import phrase_pattern
@@ -364,26 +472,51 @@ def _resolve_policy_document(world: World, story: Story, param: dict[str, Any], 
         key = "facts.policy.note"
         errors = []
         if states_value(policy.note, hidden):
-            errors.append(SourceError(file, key, f"the note name '{policy.note}' states {hidden!r}, the value the "
-                                      "policy carries; rename it"))
+            errors.append(
+                SourceError(
+                    file,
+                    key,
+                    f"the note name '{policy.note}' states {hidden!r}, the value the "
+                    "policy carries; rename it",
+                )
+            )
         rival = policy.distractor
         assert rival is not None
         if not value_allowed(param, rival.value):
-            errors.append(SourceError(file, "facts.policy.distractor.value", f"{rival.value!r} is not among the "
-                                      f"options{_options_hint(param, rival.value)}"))
+            errors.append(
+                SourceError(
+                    file,
+                    "facts.policy.distractor.value",
+                    f"{rival.value!r} is not among the options{_options_hint(param, rival.value)}",
+                )
+            )
         elif str(rival.value) == str(carried_value):
-            errors.append(SourceError(file, "facts.policy.distractor.value", "equals the value the policy carries; "
-                                      "a distractor sets another value"))
+            errors.append(
+                SourceError(
+                    file,
+                    "facts.policy.distractor.value",
+                    "equals the value the policy carries; a distractor sets another value",
+                )
+            )
         text = policy_note_text(story, _label_of(param), carried_value)
-        return (None, errors) if errors else (PolicyDocument("note", policy.note, policy.note, text,
-                                                             rival.phrase), [])
+        return (
+            (None, errors)
+            if errors
+            else (PolicyDocument("note", policy.note, policy.note, text, rival.phrase), [])
+        )
     if policy.resource is None:
         return None, []
     key = "facts.policy.resource"
     resource = _find_resource(world, policy.resource)
     if resource is None:
-        return None, [SourceError(file, key, f"no workspace resource matches '{policy.resource}'"
-                                  f"{did_you_mean(policy.resource, [*world.resources])}")]
+        return None, [
+            SourceError(
+                file,
+                key,
+                f"no workspace resource matches '{policy.resource}'"
+                f"{did_you_mean(policy.resource, [*world.resources])}",
+            )
+        ]
     text = resource.text
     match = phrase_pattern(policy.phrase).search(text)
     if match is None:
@@ -391,18 +524,30 @@ def _resolve_policy_document(world: World, story: Story, param: dict[str, Any], 
     found = policy_value(text, policy.phrase, param, [])
     if found is None or str(found.value) != str(carried_value):
         said = "no value of" if found is None else f"{found.value!r} for"
-        return None, [SourceError(file, key, f"{resource.uri} gives {said} '{param.get('paramName')}' under "
-                                  f"'{policy.phrase}', but the story carries {hidden!r}")]
+        return None, [
+            SourceError(
+                file,
+                key,
+                f"{resource.uri} gives {said} '{param.get('paramName')}' under "
+                f"'{policy.phrase}', but the story carries {hidden!r}",
+            )
+        ]
     own = _line_of(text, match.start())
     rivals = []
     for mention in option_mentions(text, param, as_written=True):
         line = _line_of(text, mention.start)
         if line != own and str(mention.value) != str(carried_value):
-            rivals.append(text[line[0]:line[1]].strip())
+            rivals.append(text[line[0] : line[1]].strip())
     if not rivals:
-        return None, [SourceError(file, key, f"{resource.uri} defines '{policy.phrase}' with no rival policy setting "
-                                  f"'{param.get('paramName')}' to another value; the Derive level would need no "
-                                  "reading")]
+        return None, [
+            SourceError(
+                file,
+                key,
+                f"{resource.uri} defines '{policy.phrase}' with no rival policy setting "
+                f"'{param.get('paramName')}' to another value; the Derive level would need no "
+                "reading",
+            )
+        ]
     return PolicyDocument("resource", resource.uri, resource.title or resource.uri, text, rivals[0]), []
 
 
@@ -428,8 +573,14 @@ def _quoted(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _ground_fact(world: World, story: Story, gov: Governance, targets: list[ResolvedTarget],
-                 seeded_wrong: dict[str, Any], kind: str) -> list[SourceError]:
+def _ground_fact(
+    world: World,
+    story: Story,
+    gov: Governance,
+    targets: list[ResolvedTarget],
+    seeded_wrong: dict[str, Any],
+    kind: str,
+) -> list[SourceError]:
     """Resolve the fact a Ground level sets from its source: the phrase is in the named source (or in the one
     document the source sends the reader to), nowhere else in the world, and the piece holding it states what
     the fact sets — the target's value of that parameter (one an agent that does not read would get wrong), or
@@ -447,17 +598,27 @@ def _ground_fact(world: World, story: Story, gov: Governance, targets: list[Reso
                 other = _source_of(world, "resource", uri)
                 if other is not None and fact.casefold() in other[2].casefold():
                     steps = [int(n) for n, step in STEP.findall(named[2]) if uri in step]
-                    position = f"step {steps[0]} of its workflow" if steps else "the passage that refers to it"
+                    position = (
+                        f"step {steps[0]} of its workflow" if steps else "the passage that refers to it"
+                    )
                     gov.hop = Hop(uri, other[1], position)
                     holder_kind, holder_ref, (holder_file, _, text, planted) = "resource", uri, other
         if gov.hop is None:
-            return [SourceError(file, key, f"'{fact}' is neither in {gov.source} nor in a document it refers to")]
+            return [
+                SourceError(file, key, f"'{fact}' is neither in {gov.source} nor in a document it refers to")
+            ]
         gov.holder = f"{holder_kind}:{holder_ref}"
     holders = {where for where, body in world_texts(world) if fact.casefold() in body}
     if holders != {holder_file}:
         elsewhere = sorted(holders - {holder_file})
-        return [SourceError(file, key, f"'{fact}' also occurs in {', '.join(elsewhere[:3])}: a Ground fact lives in "
-                            "its source and nowhere else")]
+        return [
+            SourceError(
+                file,
+                key,
+                f"'{fact}' also occurs in {', '.join(elsewhere[:3])}: a Ground fact lives in "
+                "its source and nowhere else",
+            )
+        ]
     gov.phrase = fact
     entry = next((p for p in planted if p.phrase.casefold() == fact.casefold()), None)
     gov.where = entry.where if entry is not None and entry.where else _where_in(text, fact)
@@ -467,7 +628,11 @@ def _ground_fact(world: World, story: Story, gov: Governance, targets: list[Reso
     if sets == "tab":
         title = _quoted(piece)
         if title is None:
-            return [SourceError(file, "facts.governance.sets", f"the passage holding '{fact}' quotes no tab title")]
+            return [
+                SourceError(
+                    file, "facts.governance.sets", f"the passage holding '{fact}' quotes no tab title"
+                )
+            ]
         if title.casefold() == (facts.tab or "").casefold():
             return [SourceError(file, "facts.governance.sets", f"the tab is already called '{title}'")]
         gov.value = title
@@ -475,23 +640,46 @@ def _ground_fact(world: World, story: Story, gov: Governance, targets: list[Reso
     carrying = [t for t in targets if sets in t.params]
     if not carrying:
         graded = sorted({k for t in targets for k in t.params})
-        return [SourceError(file, "facts.governance.sets", f"'{sets}' is neither 'tab' nor a graded parameter of a "
-                            f"target{did_you_mean(sets, graded)} (graded: {listing(graded)})")]
+        return [
+            SourceError(
+                file,
+                "facts.governance.sets",
+                f"'{sets}' is neither 'tab' nor a graded parameter of a "
+                f"target{did_you_mean(sets, graded)} (graded: {listing(graded)})",
+            )
+        ]
     target = carrying[0]
     param = target.widget.param(sets) or {}
     said = option_mentions(piece, param, as_written=True)
     value = target.params[sets]
     if not said or str(said[0].value) != str(value):
         found = f"states {said[0].value!r}" if said else "states no option of it"
-        return [SourceError(file, key, f"the passage holding '{fact}' {found}, but the story sets {sets}="
-                            f"{value_text(value)!r}")]
+        return [
+            SourceError(
+                file,
+                key,
+                f"the passage holding '{fact}' {found}, but the story sets {sets}={value_text(value)!r}",
+            )
+        ]
     if kind == "repair" and sets not in seeded_wrong:
-        return [SourceError(file, "facts.governance.sets", f"the stale widget already shows {sets}="
-                            f"{value_text(value)!r}, so the Ground level would pass without reading; seed it wrong "
-                            "(facts.seeded_wrong) or ground another parameter")]
+        return [
+            SourceError(
+                file,
+                "facts.governance.sets",
+                f"the stale widget already shows {sets}="
+                f"{value_text(value)!r}, so the Ground level would pass without reading; seed it wrong "
+                "(facts.seeded_wrong) or ground another parameter",
+            )
+        ]
     if kind != "repair" and str(param.get("value")) == str(value):
-        return [SourceError(file, "facts.governance.sets", f"{value_text(value)!r} is the default of '{sets}', so an "
-                            "agent that never reads the source gets it right; ground another parameter")]
+        return [
+            SourceError(
+                file,
+                "facts.governance.sets",
+                f"{value_text(value)!r} is the default of '{sets}', so an "
+                "agent that never reads the source gets it right; ground another parameter",
+            )
+        ]
     gov.value = value
     return []
 
@@ -505,8 +693,12 @@ def resolve_governance(world: World, story: Story) -> Governance:
         skill = world.skills.get(gov.skill)
         if skill is None:
             names = [*sorted(world.skills), *(s.name for s in world.skills.values())]
-            raise SourceError(file, "facts.governance.skill", f"unknown skill '{gov.skill}'"
-                              f"{did_you_mean(gov.skill, names)} (world has: {', '.join(sorted(world.skills))})")
+            raise SourceError(
+                file,
+                "facts.governance.skill",
+                f"unknown skill '{gov.skill}'"
+                f"{did_you_mean(gov.skill, names)} (world has: {', '.join(sorted(world.skills))})",
+            )
         if gov.fact is not None:
             return Governance("skill", skill.slug, skill.name, gov.fact, "")
         for planted in skill.planted:
@@ -514,29 +706,49 @@ def resolve_governance(world: World, story: Story) -> Governance:
                 return Governance("skill", skill.slug, skill.name, planted.phrase, planted.where)
         steps = STEP.findall(skill.content)
         if not steps:
-            raise SourceError(file, "facts.governance.skill", f"skill '{gov.skill}' has no numbered workflow to "
-                              "ground a fact in")
+            raise SourceError(
+                file,
+                "facts.governance.skill",
+                f"skill '{gov.skill}' has no numbered workflow to ground a fact in",
+            )
         phrase = _unique_phrase(world, skill.file, steps[-1][1])
         if phrase is None:
-            raise SourceError(file, "facts.governance.skill", f"the last step of skill '{gov.skill}' has no phrase "
-                              "that occurs nowhere else in the world")
+            raise SourceError(
+                file,
+                "facts.governance.skill",
+                f"the last step of skill '{gov.skill}' has no phrase that occurs nowhere else in the world",
+            )
         return Governance("skill", skill.slug, skill.name, phrase, "what its workflow lists last")
     wanted = gov.resource or ""
     resource = _find_resource(world, wanted)
     if resource is None:
-        raise SourceError(file, "facts.governance.resource", f"no workspace resource matches '{wanted}'"
-                          f"{did_you_mean(wanted, [*world.resources, *(r.title for r in world.resources.values())])}")
+        raise SourceError(
+            file,
+            "facts.governance.resource",
+            f"no workspace resource matches '{wanted}'"
+            f"{did_you_mean(wanted, [*world.resources, *(r.title for r in world.resources.values())])}",
+        )
     if gov.fact is not None:
         return Governance("resource", resource.uri, resource.title or resource.uri, gov.fact, "")
     for planted in resource.planted:
-        return Governance("resource", resource.uri, resource.title or resource.uri, planted.phrase, planted.where or
-                          "the last point it makes")
+        return Governance(
+            "resource",
+            resource.uri,
+            resource.title or resource.uri,
+            planted.phrase,
+            planted.where or "the last point it makes",
+        )
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", resource.text.strip()) if len(s.split()) >= 3]
     phrase = _unique_phrase(world, resource.file, sentences[-1]) if sentences else None
     if phrase is None:
-        raise SourceError(file, "facts.governance.resource", f"resource '{resource.uri}' has no closing phrase that "
-                          "occurs nowhere else in the world")
-    return Governance("resource", resource.uri, resource.title or resource.uri, phrase, "the last point it makes")
+        raise SourceError(
+            file,
+            "facts.governance.resource",
+            f"resource '{resource.uri}' has no closing phrase that occurs nowhere else in the world",
+        )
+    return Governance(
+        "resource", resource.uri, resource.title or resource.uri, phrase, "the last point it makes"
+    )
 
 
 def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
@@ -550,26 +762,50 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         fixture = _fixture_by_origin(world, t.origin, backends)
         if fixture is None:
             origins = _origins(world, backends)
-            errors.append(SourceError(file, f"{key}.origin", f"no connected backend serves origin '{t.origin}'"
-                                      f"{did_you_mean(t.origin, origins)} (connected: {listing(origins)})"))
+            errors.append(
+                SourceError(
+                    file,
+                    f"{key}.origin",
+                    f"no connected backend serves origin '{t.origin}'"
+                    f"{did_you_mean(t.origin, origins)} (connected: {listing(origins)})",
+                )
+            )
             continue
         candidates = [w for w in fixture.catalog.widgets.values() if w.name == t.widget]
         if t.app is not None:
             in_app = _app_widgets(fixture, t.app)
             if in_app is None:
                 apps = [str(a.get("name")) for a in fixture.catalog.apps]
-                errors.append(SourceError(file, f"{key}.app", f"'{t.origin}' has no app named '{t.app}'"
-                                          f"{did_you_mean(t.app, apps)}"))
+                errors.append(
+                    SourceError(
+                        file,
+                        f"{key}.app",
+                        f"'{t.origin}' has no app named '{t.app}'{did_you_mean(t.app, apps)}",
+                    )
+                )
                 continue
-            candidates = [w for w in candidates if w.widget_id in in_app or w.definition.get("category") == t.app]
+            candidates = [
+                w for w in candidates if w.widget_id in in_app or w.definition.get("category") == t.app
+            ]
         if not candidates:
             where = f" in app '{t.app}'" if t.app else ""
-            errors.append(SourceError(file, f"{key}.widget", f"no widget named '{t.widget}'{where} in '{t.origin}'"
-                                      f"{_widget_hint(fixture, t.widget, t.app)}"))
+            errors.append(
+                SourceError(
+                    file,
+                    f"{key}.widget",
+                    f"no widget named '{t.widget}'{where} in '{t.origin}'"
+                    f"{_widget_hint(fixture, t.widget, t.app)}",
+                )
+            )
             continue
         if len(candidates) > 1:
-            errors.append(SourceError(file, f"{key}.widget", f"'{t.widget}' names {len(candidates)} widgets in "
-                                      f"'{t.origin}'; add app: to say which"))
+            errors.append(
+                SourceError(
+                    file,
+                    f"{key}.widget",
+                    f"'{t.widget}' names {len(candidates)} widgets in '{t.origin}'; add app: to say which",
+                )
+            )
             continue
         widget = candidates[0]
         source = t.params if t.params is not None else facts.params
@@ -579,20 +815,44 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             if param is None:
                 if t.params is not None:
                     names = [str(p.get("paramName")) for p in widget.params]
-                    errors.append(SourceError(file, f"{key}.params.{name}", f"'{t.widget}' has no parameter '{name}'"
-                                              f"{did_you_mean(name, names)} (its parameters: {listing(names)})"))
+                    errors.append(
+                        SourceError(
+                            file,
+                            f"{key}.params.{name}",
+                            f"'{t.widget}' has no parameter '{name}'"
+                            f"{did_you_mean(name, names)} (its parameters: {listing(names)})",
+                        )
+                    )
                 continue
             if not value_allowed(param, value):
-                errors.append(SourceError(file, f"{key}.params.{name}" if t.params else f"facts.params.{name}",
-                                          f"{value!r} is not among the declared options of '{t.widget}'"
-                                          f"{_options_hint(param, value)}"))
+                errors.append(
+                    SourceError(
+                        file,
+                        f"{key}.params.{name}" if t.params else f"facts.params.{name}",
+                        f"{value!r} is not among the declared options of '{t.widget}'"
+                        f"{_options_hint(param, value)}",
+                    )
+                )
                 continue
             params[name] = value
-        twin = next((j for j, o in enumerate(targets) if o.widget is widget
-                     and (params.items() <= o.params.items() or o.params.items() <= params.items())), None)
+        twin = next(
+            (
+                j
+                for j, o in enumerate(targets)
+                if o.widget is widget
+                and (params.items() <= o.params.items() or o.params.items() <= params.items())
+            ),
+            None,
+        )
         if twin is not None:
-            errors.append(SourceError(file, f"{key}.params", f"repeats facts.targets[{twin}] ('{t.widget}') with "
-                                      "parameters that do not tell the two apart; give each its own values"))
+            errors.append(
+                SourceError(
+                    file,
+                    f"{key}.params",
+                    f"repeats facts.targets[{twin}] ('{t.widget}') with "
+                    "parameters that do not tell the two apart; give each its own values",
+                )
+            )
         targets.append(ResolvedTarget(t.widget, t.origin, t.app, widget, params))
 
     resolved_all = len(targets) == len(facts.targets)
@@ -608,8 +868,14 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             break
     if sound and carried_target < 0:
         graded = [name for target in targets for name in target.params]
-        errors.append(SourceError(file, "facts.policy.carries", f"'{carried_key}' is not a graded parameter of any "
-                                  f"target{did_you_mean(carried_key, graded)} (graded: {listing(graded)})"))
+        errors.append(
+            SourceError(
+                file,
+                "facts.policy.carries",
+                f"'{carried_key}' is not a graded parameter of any "
+                f"target{did_you_mean(carried_key, graded)} (graded: {listing(graded)})",
+            )
+        )
     elif carried_target >= 0:
         errors += _policy_errors(file, facts, targets, carried_key, carried_value, targets[carried_target])
     if facts.record and sound:
@@ -620,13 +886,24 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         if name in reported or (reported and name not in targets[0].params):
             continue
         if name not in targets[0].params:
-            errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"'{name}' is not a graded parameter of "
-                                      f"'{targets[0].name}'{did_you_mean(name, targets[0].params)}"))
+            errors.append(
+                SourceError(
+                    file,
+                    f"facts.seeded_wrong.{name}",
+                    f"'{name}' is not a graded parameter of "
+                    f"'{targets[0].name}'{did_you_mean(name, targets[0].params)}",
+                )
+            )
         else:
             param = targets[0].widget.param(name)
             if param is not None and not value_allowed(param, value):
-                errors.append(SourceError(file, f"facts.seeded_wrong.{name}", f"{value!r} is not among the options"
-                                          f"{_options_hint(param, value)}"))
+                errors.append(
+                    SourceError(
+                        file,
+                        f"facts.seeded_wrong.{name}",
+                        f"{value!r} is not among the options{_options_hint(param, value)}",
+                    )
+                )
             if targets[0].params.get(name) == value:
                 errors.append(SourceError(file, f"facts.seeded_wrong.{name}", "equals the correct value"))
 
@@ -653,12 +930,24 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     warnings = []
     carried_param = targets[carried_target].widget.param(carried_key)
     if carried_param is not None and str(carried_param.get("value")) == str(carried_value):
-        warnings.append(f"the policy carries {carried_key}={carried_value!r}, which is also the parameter's default: "
-                        "an agent that ignores the policy gets it right")
+        warnings.append(
+            f"the policy carries {carried_key}={carried_value!r}, which is also the parameter's default: "
+            "an agent that ignores the policy gets it right"
+        )
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")
-    return ResolvedStory(story, kind, targets, carried_key, carried_value, carried_target, seeded_wrong,
-                         governance, re.sub(r"[^a-z0-9]+", "_", tab_name.lower()).strip("_") or "main",
-                         tab_name.title() if tab_name.islower() else tab_name, warnings,  # type: ignore[arg-type]
-                         policy_doc)
+    return ResolvedStory(
+        story,
+        kind,
+        targets,
+        carried_key,
+        carried_value,
+        carried_target,
+        seeded_wrong,
+        governance,
+        re.sub(r"[^a-z0-9]+", "_", tab_name.lower()).strip("_") or "main",
+        tab_name.title() if tab_name.islower() else tab_name,
+        warnings,  # type: ignore[arg-type]
+        policy_doc,
+    )

@@ -40,10 +40,34 @@ class Flag(BaseModel):
         return self.severity == "blocker" and self.status == "open"
 
 
-def make_flag(*, role: Role, kind: str, persona: str, check: str, severity: str, reason: str, story: str | None = None,
-              task_id: str | None = None, level: int | None = None, evidence: str = "", suggestion: str = "") -> Flag:
+def make_flag(
+    *,
+    role: Role,
+    kind: str,
+    persona: str,
+    check: str,
+    severity: str,
+    reason: str,
+    story: str | None = None,
+    task_id: str | None = None,
+    level: int | None = None,
+    evidence: str = "",
+    suggestion: str = "",
+) -> Flag:
     """A flag whose id is stable for the same finding, so a re-raised finding is not duplicated."""
     key = "|".join([role, kind, persona, story or "", task_id or "", check, reason])
-    return Flag(id="f" + hashlib.sha256(key.encode()).hexdigest()[:9], role=role, kind=kind, persona=persona,
-                story=story, task_id=task_id, level=level, check=check, severity=severity,  # type: ignore[arg-type]
-                reason=reason, evidence=evidence, suggestion=suggestion, created_at=now())
+    return Flag(
+        id="f" + hashlib.sha256(key.encode()).hexdigest()[:9],
+        role=role,
+        kind=kind,
+        persona=persona,
+        story=story,
+        task_id=task_id,
+        level=level,
+        check=check,
+        severity=severity,  # type: ignore[arg-type]
+        reason=reason,
+        evidence=evidence,
+        suggestion=suggestion,
+        created_at=now(),
+    )

@@ -22,8 +22,10 @@ class PendingEdits(GitError):
     def __init__(self, paths: list[str], hint: str = "") -> None:
         self.paths = paths
         shown = ", ".join(paths[:8]) + (f" (+{len(paths) - 8} more)" if len(paths) > 8 else "")
-        super().__init__(f"uncommitted changes in paths this command writes: {shown}; commit or stash them first"
-                         + (f" ({hint})" if hint else ""))
+        super().__init__(
+            f"uncommitted changes in paths this command writes: {shown}; commit or stash them first"
+            + (f" ({hint})" if hint else "")
+        )
 
 
 def find_repo(path: Path) -> git.Repo:

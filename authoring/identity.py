@@ -51,11 +51,30 @@ def sources_digest(sources_root: Path, persona: str) -> str:
     return digest.hexdigest()
 
 
-def run_inputs(*, sources_root: Path, persona: str, world: World, baseline: str, taskset: str, driver: str,
-               reference_agent: str, frontier_agent: str | None, repeats: int, min_attempts: int) -> RunInputs:
-    return RunInputs(sources=sources_digest(sources_root, persona), world=world.fingerprint, baseline=baseline,
-                     taskset=taskset, driver=driver, reference_agent=reference_agent, frontier_agent=frontier_agent,
-                     repeats=repeats, min_attempts=min_attempts)
+def run_inputs(
+    *,
+    sources_root: Path,
+    persona: str,
+    world: World,
+    baseline: str,
+    taskset: str,
+    driver: str,
+    reference_agent: str,
+    frontier_agent: str | None,
+    repeats: int,
+    min_attempts: int,
+) -> RunInputs:
+    return RunInputs(
+        sources=sources_digest(sources_root, persona),
+        world=world.fingerprint,
+        baseline=baseline,
+        taskset=taskset,
+        driver=driver,
+        reference_agent=reference_agent,
+        frontier_agent=frontier_agent,
+        repeats=repeats,
+        min_attempts=min_attempts,
+    )
 
 
 def thread_prefix(taskset: str, persona: str) -> str:

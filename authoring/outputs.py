@@ -81,8 +81,16 @@ def _json(data: Any) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def render_outputs(options: Any, state: dict[str, Any], world: World, defaults: dict[str, Any],
-                   manifest: dict[str, Any] | None, *, read: Reader, listdir: Lister) -> Outputs:
+def render_outputs(
+    options: Any,
+    state: dict[str, Any],
+    world: World,
+    defaults: dict[str, Any],
+    manifest: dict[str, Any] | None,
+    *,
+    read: Reader,
+    listdir: Lister,
+) -> Outputs:
     """Everything a finished run writes, as bytes; `manifest` is the taskset.json to create when there is none."""
     root: Path = options.taskset_root
     persona = options.persona
@@ -105,8 +113,11 @@ def render_outputs(options: Any, state: dict[str, Any], world: World, defaults: 
     files.update(calibration_files)
 
     base = read(root / LOCK_FILE)
-    lock = CertificateLock.parse(base, str(root / LOCK_FILE)) if base is not None else \
-        CertificateLock(taskset=options.taskset)
+    lock = (
+        CertificateLock.parse(base, str(root / LOCK_FILE))
+        if base is not None
+        else CertificateLock(taskset=options.taskset)
+    )
     prints = fingerprints(world, defaults)
     for old in [k for k, v in lock.tasks.items() if v.persona == persona]:
         lock.tasks.pop(old)
@@ -114,26 +125,48 @@ def render_outputs(options: Any, state: dict[str, Any], world: World, defaults: 
     decided = [f for f in flags if f.decision]
     for task_id, authored in sorted(tasks.items()):
         raw = authored.raw
-        reviews = [Review(verdict=str(f.decision.get("verdict")), by=str(f.decision.get("by") or "reviewer"),
-                          at=str(f.decision.get("at")), note=str(f.decision.get("note") or ""), flag=f.id)
-                   for f in decided if f.task_id == task_id and f.decision]
+        reviews = [
+            Review(
+                verdict=str(f.decision.get("verdict")),
+                by=str(f.decision.get("by") or "reviewer"),
+                at=str(f.decision.get("at")),
+                note=str(f.decision.get("note") or ""),
+                flag=f.id,
+            )
+            for f in decided
+            if f.task_id == task_id and f.decision
+        ]
         lock.tasks[task_id] = TaskCertificate(
-            path=f"{persona}/{raw['id']}.json", persona=persona, story=(raw.get("meta") or {}).get("story"),
-            level=raw["difficulty"], content_sha256=task_content_hash(raw), fingerprints=prints,
-            certified=authored.cert.certified, gates={k: g.model_dump() for k, g in authored.cert.gates.items()},
-            reviews=reviews, certified_at=stamp)
+            path=f"{persona}/{raw['id']}.json",
+            persona=persona,
+            story=(raw.get("meta") or {}).get("story"),
+            level=raw["difficulty"],
+            content_sha256=task_content_hash(raw),
+            fingerprints=prints,
+            certified=authored.cert.certified,
+            gates={k: g.model_dump() for k, g in authored.cert.gates.items()},
+            reviews=reviews,
+            certified_at=stamp,
+        )
     persona_reviews = [f.model_dump() for f in decided if not f.task_id]
     calibration = {**record.summary(), "reviews": persona_reviews} if persona_reviews else record.summary()
     lock.personas[persona] = PersonaRecord(
-        inputs_sha256=options.inputs_sha256, inputs=options.inputs, tasks=sorted(tasks),
+        inputs_sha256=options.inputs_sha256,
+        inputs=options.inputs,
+        tasks=sorted(tasks),
         files={p.relative_to(root).as_posix(): sha256_text(data) for p, data in calibration_files.items()},
-        calibration=calibration, updated_at=stamp)
+        calibration=calibration,
+        updated_at=stamp,
+    )
     files[root / LOCK_FILE] = lock.render()
 
     review_path = reviews_path(root, persona)
     review_base = read(review_path)
-    reviews = read_file(root, persona, review_base) if review_base is not None else \
-        ReviewFile(taskset=options.taskset, persona=persona)
+    reviews = (
+        read_file(root, persona, review_base)
+        if review_base is not None
+        else ReviewFile(taskset=options.taskset, persona=persona)
+    )
     items = run_items(flags, run=options.run_id, taskset=options.taskset, pending=set(), finished=True)
     merged = merge_run(reviews, options.run_id, items)
     if merged.items or review_base is not None:
@@ -144,16 +177,19 @@ def render_outputs(options: Any, state: dict[str, Any], world: World, defaults: 
         path = skills_dir / f"{lesson.skill}.md"
         before = files[path] if path in files else read(path)
         text = before.decode("utf-8") if before else None
-        files[path] = with_lesson(text, lesson.skill, lesson.story or "-", lesson.level, lesson.lesson,
-                                  stamp[:10]).encode()
+        files[path] = with_lesson(
+            text, lesson.skill, lesson.story or "-", lesson.level, lesson.lesson, stamp[:10]
+        ).encode()
 
     certified = sum(1 for t in tasks.values() if t.cert.certified)
     levels = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
     verdict = "staircase holds" if record.holds else record.verdict
-    message = (f"taskforge: certify persona {persona} ({len(tasks)} tasks)\n\n"
-               f"Authored by taskforge author; every task passes its certification gates.\n"
-               f"Calibration with {record.agent} x{record.repeats}: {levels} ({verdict}).\n"
-               f"Run {options.run_id}.")
+    message = (
+        f"taskforge: certify persona {persona} ({len(tasks)} tasks)\n\n"
+        f"Authored by taskforge author; every task passes its certification gates.\n"
+        f"Calibration with {record.agent} x{record.repeats}: {levels} ({verdict}).\n"
+        f"Run {options.run_id}."
+    )
     summary = f"{persona}: {certified}/{len(tasks)} certified, {verdict}"
     return Outputs(files, message, summary)
 
@@ -184,8 +220,14 @@ def foreign_edits(repo: Any, files: dict[Path, bytes | None], also: list[Path]) 
     return foreign
 
 
-def publish(outputs: Outputs, *, root: Path, persona: str, commit: bool,
-            progress: Callable[[str], None] = lambda m: None) -> Published:
+def publish(
+    outputs: Outputs,
+    *,
+    root: Path,
+    persona: str,
+    commit: bool,
+    progress: Callable[[str], None] = lambda m: None,
+) -> Published:
     """Check, write, commit. Idempotent: publishing the same outputs twice commits once."""
     repo = find_repo(root) if commit else None
     if repo is not None:
@@ -202,12 +244,15 @@ def publish(outputs: Outputs, *, root: Path, persona: str, commit: bool,
             path.parent.mkdir(parents=True, exist_ok=True)
             if not path.is_file() or path.read_bytes() != data:
                 path.write_bytes(data)
-        progress(f"wrote {sum(1 for d in outputs.files.values() if d is not None)} file(s) under {root}"
-                 + ("; committing" if repo is not None else ""))
+        progress(
+            f"wrote {sum(1 for d in outputs.files.values() if d is not None)} file(s) under {root}"
+            + ("; committing" if repo is not None else "")
+        )
         sha = None
         if repo is not None:
-            sha = commit_paths(repo, sorted(outputs.files, key=str), outputs.message) or \
-                last_commit_touching(repo, root / LOCK_FILE)
+            sha = commit_paths(repo, sorted(outputs.files, key=str), outputs.message) or last_commit_touching(
+                repo, root / LOCK_FILE
+            )
     paths = sorted(str(p) for p in outputs.files)
     tail = f", committed {sha[:10]}" if sha else ", not committed"
     return Published("committed" if sha else "certified", sha, paths, outputs.summary + tail)

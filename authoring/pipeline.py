@@ -75,8 +75,16 @@ def _transient(exc: BaseException) -> bool:
     """Faults worth re-running a role step for, after the SDK's own retries gave up: an endpoint that stopped
     answering is infrastructure, not the task's fault, so it is retried here and, if it persists, stops the run
     (which resumes at this step when run again) instead of becoming a review item."""
-    return isinstance(exc, (RoleUnavailable, openai.APIConnectionError, openai.APITimeoutError,
-                            openai.RateLimitError, openai.InternalServerError))
+    return isinstance(
+        exc,
+        (
+            RoleUnavailable,
+            openai.APIConnectionError,
+            openai.APITimeoutError,
+            openai.RateLimitError,
+            openai.InternalServerError,
+        ),
+    )
 
 
 ROLE_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=_transient)
@@ -129,8 +137,10 @@ def resolve_baseline(options: RunOptions, world: World) -> str:
     """The run's baseline, checked against the world before any work (an unknown one is bad input)."""
     baseline = _baseline(options, world)
     if baseline and baseline not in world.baselines:
-        raise ValueError(f"--baseline '{baseline}' is not a baseline of world {world.name} (known: "
-                         f"{', '.join(sorted(world.baselines)) or 'none'}; '' for a bare workspace)")
+        raise ValueError(
+            f"--baseline '{baseline}' is not a baseline of world {world.name} (known: "
+            f"{', '.join(sorted(world.baselines)) or 'none'}; '' for a bare workspace)"
+        )
     return baseline
 
 
@@ -153,13 +163,25 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             resolved = [resolve(world, s, backends) for s in stories]
             siblings = tuple(r.story.slug for r in resolved)
             defaults = taskset_defaults(options)
-            env.contexts[key] = {r.story.slug: AuthorContext(world, persona, r, _baseline(options, world), backends,
-                                                             sorted(world.skills), siblings, defaults)
-                                 for r in resolved}
+            env.contexts[key] = {
+                r.story.slug: AuthorContext(
+                    world,
+                    persona,
+                    r,
+                    _baseline(options, world),
+                    backends,
+                    sorted(world.skills),
+                    siblings,
+                    defaults,
+                )
+                for r in resolved
+            }
         return env.contexts[key]
 
     def parse(options: RunOptions, raw: dict[str, Any]) -> Task:
-        return parse_task(raw, f"{options.taskset}/{options.persona}/{raw.get('id')}.json", taskset_defaults(options))
+        return parse_task(
+            raw, f"{options.taskset}/{options.persona}/{raw.get('id')}.json", taskset_defaults(options)
+        )
 
     def certify(options: RunOptions, raw: dict[str, Any]) -> Certification:
         """The gates on one draft. A task's certification depends on its own content, the world and the
@@ -173,43 +195,86 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         except Exception as exc:  # a draft that does not even parse is gate feedback, not a crash
             return Certification(certified=False, gates={"schema": GateOutcome(ok=False, detail=str(exc))})
         cert = certify_task(env.world(options), task, f"{task.id}.json")
-        env.certs[key] = Certification(certified=cert.certified,
-                                       gates={k: GateOutcome(ok=v.ok, detail=v.detail) for k, v in cert.gates.items()},
-                                       notes={k: v for k, v in cert.notes.items() if k == "dead_checks"})
+        env.certs[key] = Certification(
+            certified=cert.certified,
+            gates={k: GateOutcome(ok=v.ok, detail=v.detail) for k, v in cert.gates.items()},
+            notes={k: v for k, v in cert.notes.items() if k == "dead_checks"},
+        )
         return env.certs[key]
 
-    def emit(role: str, status: str, message: str, *, story: str | None = None, level: int | None = None,
-             round_: int | None = None) -> None:
+    def emit(
+        role: str,
+        status: str,
+        message: str,
+        *,
+        story: str | None = None,
+        level: int | None = None,
+        round_: int | None = None,
+    ) -> None:
         """One progress event: streamed to a live display when the caller streams, and as a line."""
-        event = ProgressEvent(story=story, level=level, role=role, round=round_, status=status, message=message)
+        event = ProgressEvent(
+            story=story, level=level, role=role, round=round_, status=status, message=message
+        )
         with contextlib.suppress(RuntimeError):  # outside a run (a node called directly in a test)
             get_stream_writer()(event.model_dump())
         drivers.progress(message)
 
-    def role_flag(options: RunOptions, failure: RoleFailure, *, story: str | None = None, task_id: str | None = None,
-                  level: int | None = None) -> Flag:
-        return make_flag(role="gate" if failure.role == "author" else failure.role if failure.role in (
-            "validator", "fairness", "fixer", "calibration") else "gate", kind="role_failure",
-            persona=options.persona, story=story, task_id=task_id, level=level, check=f"{failure.role}_reply",
-            severity="blocker", reason=f"the {failure.role} gave no usable reply: {failure.reason}",
-            evidence=failure.evidence[:4000])
+    def role_flag(
+        options: RunOptions,
+        failure: RoleFailure,
+        *,
+        story: str | None = None,
+        task_id: str | None = None,
+        level: int | None = None,
+    ) -> Flag:
+        return make_flag(
+            role="gate"
+            if failure.role == "author"
+            else failure.role
+            if failure.role in ("validator", "fairness", "fixer", "calibration")
+            else "gate",
+            kind="role_failure",
+            persona=options.persona,
+            story=story,
+            task_id=task_id,
+            level=level,
+            check=f"{failure.role}_reply",
+            severity="blocker",
+            reason=f"the {failure.role} gave no usable reply: {failure.reason}",
+            evidence=failure.evidence[:4000],
+        )
 
     # ---------------------------------------------------------------- authoring
     def load(state: PipelineState, runtime: Runtime[RunOptions]) -> Command:
         options = runtime.context
         ctxs = contexts(options)
-        emit("load", "loaded", f"loaded persona {options.persona}: {len(ctxs)} stories, facts checked against "
-                               f"{env.world(options).name}")
-        for warning in persona_warnings(Path(options.sources_root), options.persona, [c.story for c in ctxs.values()]):
+        emit(
+            "load",
+            "loaded",
+            f"loaded persona {options.persona}: {len(ctxs)} stories, facts checked against "
+            f"{env.world(options).name}",
+        )
+        for warning in persona_warnings(
+            Path(options.sources_root), options.persona, [c.story for c in ctxs.values()]
+        ):
             drivers.progress(f"warning: {warning}")
         flags = {}
         for slug, ctx in ctxs.items():
             for warning in ctx.story.warnings:
-                f = make_flag(role="validator", kind="shortcut_risk", persona=options.persona, story=slug,
-                              check="facts", severity="minor", reason=warning)
+                f = make_flag(
+                    role="validator",
+                    kind="shortcut_risk",
+                    persona=options.persona,
+                    story=slug,
+                    check="facts",
+                    severity="minor",
+                    reason=warning,
+                )
                 flags[f.id] = f
-        return Command(update={"stories": list(ctxs), "flags": flags, "rounds": {}, "done": {}},
-                       goto=[Send("draft", Cursor(story=slug).model_dump()) for slug in ctxs])
+        return Command(
+            update={"stories": list(ctxs), "flags": flags, "rounds": {}, "done": {}},
+            goto=[Send("draft", Cursor(story=slug).model_dump()) for slug in ctxs],
+        )
 
     def draft(payload: dict[str, Any], runtime: Runtime[RunOptions]) -> Command:
         """One author round of one story's level; the next round or level is the next step."""
@@ -219,8 +284,14 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         task_id = f"{slug}_level{level}"
         history = list(cursor.history)
         name = LEVEL_NAMES[LEVELS[level]]
-        emit("author", "drafting", f"{slug} level{level} ({name}): round {cursor.round + 1}", story=slug, level=level,
-             round_=cursor.round + 1)
+        emit(
+            "author",
+            "drafting",
+            f"{slug} level{level} ({name}): round {cursor.round + 1}",
+            story=slug,
+            level=level,
+            round_=cursor.round + 1,
+        )
         update: dict[str, Any] = {}
         try:
             raw = drivers.author.draft(contexts(options)[slug], level, cursor.feedback, history).task
@@ -228,10 +299,17 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             raise
         except RoleFailure as failure:
             f = role_flag(options, failure, story=slug, task_id=task_id, level=level)
-            emit("author", "failed", f"{slug} level{level} ({name}): the author gave no usable reply; the story "
-                                     "waits for review", story=slug, level=level)
-            return Command(update={"flags": {f.id: f}, "history": {slug: history}, "done": {slug: "failed"}},
-                           goto="gather")
+            emit(
+                "author",
+                "failed",
+                f"{slug} level{level} ({name}): the author gave no usable reply; the story waits for review",
+                story=slug,
+                level=level,
+            )
+            return Command(
+                update={"flags": {f.id: f}, "history": {slug: history}, "done": {slug: "failed"}},
+                goto="gather",
+            )
         except AuthoringError as exc:
             raw, cert = None, Certification(certified=False)
             feedback = [f"authoring failed: {exc}"]
@@ -240,25 +318,48 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             feedback = cert.failing()
         update["history"] = {slug: history}
         if raw is not None:
-            update["tasks"] = {task_id: AuthoredTask(raw=raw, cert=cert, story=slug, level=level,
-                                                     rounds=cursor.round + 1)}
+            update["tasks"] = {
+                task_id: AuthoredTask(raw=raw, cert=cert, story=slug, level=level, rounds=cursor.round + 1)
+            }
         if not cert.certified and cursor.round + 1 < options.author_rounds:
-            emit("gates", "retry", f"{slug} level{level} ({name}): gates failed, another round: "
-                                   + "; ".join(feedback)[:300], story=slug, level=level, round_=cursor.round + 1)
-            retry = cursor.model_copy(update={"round": cursor.round + 1, "feedback": feedback, "history": history})
+            emit(
+                "gates",
+                "retry",
+                f"{slug} level{level} ({name}): gates failed, another round: " + "; ".join(feedback)[:300],
+                story=slug,
+                level=level,
+                round_=cursor.round + 1,
+            )
+            retry = cursor.model_copy(
+                update={"round": cursor.round + 1, "feedback": feedback, "history": history}
+            )
             return Command(update=update, goto=Send("draft", retry.model_dump()))
         if not cert.certified:
-            f = make_flag(role="gate", kind="gate_failure", persona=options.persona, story=slug, task_id=task_id,
-                          level=level, check="gates", severity="blocker",
-                          reason=f"level{level} did not certify in {options.author_rounds} rounds",
-                          evidence="; ".join(feedback) or "the author produced no task")
+            f = make_flag(
+                role="gate",
+                kind="gate_failure",
+                persona=options.persona,
+                story=slug,
+                task_id=task_id,
+                level=level,
+                check="gates",
+                severity="blocker",
+                reason=f"level{level} did not certify in {options.author_rounds} rounds",
+                evidence="; ".join(feedback) or "the author produced no task",
+            )
             update["flags"] = {f.id: f}
-        emit("gates", "certified" if cert.certified else "failed",
-             f"{slug} level{level} ({name}): " + ("certified" if cert.certified else "NOT certified"),
-             story=slug, level=level)
+        emit(
+            "gates",
+            "certified" if cert.certified else "failed",
+            f"{slug} level{level} ({name}): " + ("certified" if cert.certified else "NOT certified"),
+            story=slug,
+            level=level,
+        )
         if level + 1 < LEVEL_COUNT:
-            return Command(update=update, goto=Send("draft", Cursor(story=slug, level=level + 1,
-                                                                   history=history).model_dump()))
+            return Command(
+                update=update,
+                goto=Send("draft", Cursor(story=slug, level=level + 1, history=history).model_dump()),
+            )
         return Command(update={**update, "done": {slug: "authored"}}, goto="gather")
 
     def gather(state: PipelineState) -> dict[str, Any]:
@@ -290,8 +391,11 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         return {"flags": {f.id: f for f in flags}}
 
     def open_blockers(state: PipelineState, roles: tuple[str, ...]) -> list[Flag]:
-        return [f for f in state.get("flags", {}).values()
-                if f.role in roles and f.kind != "role_failure" and f.blocking]
+        return [
+            f
+            for f in state.get("flags", {}).values()
+            if f.role in roles and f.kind != "role_failure" and f.blocking
+        ]
 
     def after_validation(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
         blockers = open_blockers(state, ("validator",))
@@ -315,7 +419,9 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         for task_id in state.get("revise", []):
             slug, level = split_task_id(task_id)
             raised = [f for f in state["flags"].values() if f.task_id == task_id and f.blocking]
-            feedback = [f"{f.role} flag {f.check}: {f.reason} {f.evidence} {f.suggestion}".strip() for f in raised]
+            feedback = [
+                f"{f.role} flag {f.check}: {f.reason} {f.evidence} {f.suggestion}".strip() for f in raised
+            ]
             history = list(histories.get(slug, state.get("history", {}).get(slug, [])))
             emit("author", "revising", f"revising {task_id}: {len(raised)} flag(s)", story=slug, level=level)
             try:
@@ -335,8 +441,13 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                 tasks[task_id] = AuthoredTask(raw=raw, cert=cert, story=slug, level=level)
                 for f in raised:
                     flags[f.id] = f.model_copy(update={"status": "resolved"})
-            emit("author", "revised", f"revised {task_id}: " + ("changed" if changed else "no change"), story=slug,
-                 level=level)
+            emit(
+                "author",
+                "revised",
+                f"revised {task_id}: " + ("changed" if changed else "no change"),
+                story=slug,
+                level=level,
+            )
         return {"tasks": tasks, "flags": flags, "history": histories}
 
     def route_after_revise(state: PipelineState) -> Any:
@@ -352,10 +463,18 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             cert = certify(options, authored.raw)
             tasks[task_id] = authored.model_copy(update={"cert": cert})
             if not cert.certified:
-                f = make_flag(role="gate", kind="gate_failure", persona=options.persona, story=authored.story,
-                              task_id=task_id, level=authored.level, check="recertify", severity="blocker",
-                              reason="fails its gates when the set is re-certified together",
-                              evidence="; ".join(cert.failing()))
+                f = make_flag(
+                    role="gate",
+                    kind="gate_failure",
+                    persona=options.persona,
+                    story=authored.story,
+                    task_id=task_id,
+                    level=authored.level,
+                    check="recertify",
+                    severity="blocker",
+                    reason="fails its gates when the set is re-certified together",
+                    evidence="; ".join(cert.failing()),
+                )
                 flags[f.id] = f
         ok = sum(1 for t in tasks.values() if t.cert.certified)
         emit("gates", "recertified", f"re-certified the set together: {ok}/{len(tasks)}")
@@ -380,7 +499,9 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             for found in pool.map(one, state["stories"]):
                 flags.update({f.id: f for f in found})
         merged = {**state.get("flags", {}), **flags}
-        blockers = [f for f in merged.values() if f.role == "fairness" and f.kind != "role_failure" and f.blocking]
+        blockers = [
+            f for f in merged.values() if f.role == "fairness" and f.kind != "role_failure" and f.blocking
+        ]
         n = state.get("rounds", {}).get("fairness", 0)
         targets = sorted({f.task_id for f in blockers if f.task_id})
         emit("fairness", "reviewed", f"ladder fairness: {len(blockers)} blocker flag(s)")
@@ -398,48 +519,96 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         tasks = [parse(options, t.raw) for t in state["tasks"].values()]
         emit("calibration", "running", f"calibrating with {options.reference_agent} x{options.repeats}")
         frontier = _agent(options.frontier_agent) if options.frontier_agent else None
-        record, trials = asyncio.run(calibrate(world, tasks, options.reference_agent, persona=options.persona,
-                                               taskset=options.taskset, repeats=options.repeats, frontier=frontier,
-                                               concurrency=8, min_attempts=options.min_attempts))
+        record, trials = asyncio.run(
+            calibrate(
+                world,
+                tasks,
+                options.reference_agent,
+                persona=options.persona,
+                taskset=options.taskset,
+                repeats=options.repeats,
+                frontier=frontier,
+                concurrency=8,
+                min_attempts=options.min_attempts,
+            )
+        )
         flags: dict[str, Flag] = {}
         known = state.get("flags", {})
 
         def add(**kw: Any) -> None:
             f = make_flag(role="calibration", persona=options.persona, **kw)
-            if f.id not in known or not known[f.id].decision:  # a person's decision on the same finding stands
+            if (
+                f.id not in known or not known[f.id].decision
+            ):  # a person's decision on the same finding stands
                 flags[f.id] = f
 
         for n in record.noise:
-            add(kind="noise", task_id=n.task_id, level=LEVELS.index(n.level), check="staircase", severity="minor",
-                reason=f"scattered failures at an inverted level: {n.detail}")
+            add(
+                kind="noise",
+                task_id=n.task_id,
+                level=LEVELS.index(n.level),
+                check="staircase",
+                severity="minor",
+                reason=f"scattered failures at an inverted level: {n.detail}",
+            )
         for p in record.probes:
-            add(kind="dead_rung", level=LEVELS.index(p.level), check="frontier_probe",
+            add(
+                kind="dead_rung",
+                level=LEVELS.index(p.level),
+                check="frontier_probe",
                 severity="blocker" if p.status == "flagged" else "minor",
                 reason=f"{p.level} was never passed by {record.agent}; frontier probe: {p.status}",
-                evidence=f"{p.agent or 'no frontier agent'} on {p.task_id or '-'}: {p.failure_codes}")
+                evidence=f"{p.agent or 'no frontier agent'} on {p.task_id or '-'}: {p.failure_codes}",
+            )
         for s in record.shortcuts:
-            add(kind="shortcut", task_id=s.task_id, level=LEVELS.index(s.level), check="staircase", severity="minor",
-                reason=s.detail)
+            add(
+                kind="shortcut",
+                task_id=s.task_id,
+                level=LEVELS.index(s.level),
+                check="staircase",
+                severity="minor",
+                reason=s.detail,
+            )
         if record.verdict == "insufficient":
-            add(kind="insufficient", check="staircase", severity="blocker",
+            add(
+                kind="insufficient",
+                check="staircase",
+                severity="blocker",
                 reason=f"calibration measured too little: fewer than {record.min_attempts} valid attempts per agent "
-                       f"at {', '.join(record.insufficient) or 'every level'}",
-                evidence=f"{record.trials} trials, {record.invalid} invalid")
+                f"at {', '.join(record.insufficient) or 'every level'}",
+                evidence=f"{record.trials} trials, {record.invalid} invalid",
+            )
         for f in record.ladder.findings if record.ladder else []:
-            add(kind="ladder", task_id=f.task_id, level=LEVELS.index(f.level), check="ladder_criterion",
-                severity="blocker", reason=f.detail,
-                evidence=" → ".join(str(e["tool"]) + ("" if e.get("ok") else " (failed)") for e in f.events))
+            add(
+                kind="ladder",
+                task_id=f.task_id,
+                level=LEVELS.index(f.level),
+                check="ladder_criterion",
+                severity="blocker",
+                reason=f.detail,
+                evidence=" → ".join(str(e["tool"]) + ("" if e.get("ok") else " (failed)") for e in f.events),
+            )
         for fid, old in known.items():
             if old.role == "calibration" and old.status == "open" and fid not in flags:
                 flags[fid] = old.model_copy(update={"status": "resolved"})
         rates = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
-        emit("calibration", record.verdict, f"calibration with {record.agent} x{record.repeats}: {rates} — "
-             + {"holds": "staircase holds", "inverted": "INVERTED", "insufficient": "INSUFFICIENT"}[record.verdict])
+        emit(
+            "calibration",
+            record.verdict,
+            f"calibration with {record.agent} x{record.repeats}: {rates} — "
+            + {"holds": "staircase holds", "inverted": "INVERTED", "insufficient": "INSUFFICIENT"}[
+                record.verdict
+            ],
+        )
         return {"calibration": record, "calibration_trials": trials, "flags": flags}
 
     def route_after_calibration(state: PipelineState, runtime: Runtime[RunOptions]) -> str:
         record = state["calibration"]
-        if not record.holds and record.defects and state.get("rounds", {}).get("fix", 0) < runtime.context.fix_rounds:
+        if (
+            not record.holds
+            and record.defects
+            and state.get("rounds", {}).get("fix", 0) < runtime.context.fix_rounds
+        ):
             return "fix"
         return "review"
 
@@ -460,15 +629,34 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                 result = FixResult(None, escalate=f"the fixer gave no usable reply: {failure.reason}")
             if result.task is not None:
                 repairs.append(_repair(defect.task_id, result, "fixer"))
-                emit("fixer", "repaired", f"fixer proposes a repair of {defect.task_id}: {result.repaired}",
-                     story=authored.story, level=authored.level)
+                emit(
+                    "fixer",
+                    "repaired",
+                    f"fixer proposes a repair of {defect.task_id}: {result.repaired}",
+                    story=authored.story,
+                    level=authored.level,
+                )
                 continue
-            f = make_flag(role="fixer", kind="defect", persona=options.persona, story=authored.story,
-                          task_id=defect.task_id, level=authored.level, check="staircase", severity="blocker",
-                          reason=result.escalate or "unrepaired defect", evidence="; ".join(defect.fingerprint))
+            f = make_flag(
+                role="fixer",
+                kind="defect",
+                persona=options.persona,
+                story=authored.story,
+                task_id=defect.task_id,
+                level=authored.level,
+                check="staircase",
+                severity="blocker",
+                reason=result.escalate or "unrepaired defect",
+                evidence="; ".join(defect.fingerprint),
+            )
             flags[f.id] = f
-            emit("fixer", "escalated", f"fixer escalated {defect.task_id}", story=authored.story,
-                 level=authored.level)
+            emit(
+                "fixer",
+                "escalated",
+                f"fixer escalated {defect.task_id}",
+                story=authored.story,
+                level=authored.level,
+            )
         n = state.get("rounds", {}).get("fix", 0)
         update = {"flags": flags, "rounds": {"fix": n + 1}, "repairs": repairs}
         return Command(update=update, goto="repair" if repairs else "review")
@@ -485,23 +673,52 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                 tasks[r.task_id] = authored.model_copy(update={"raw": r.raw, "cert": cert})
                 sent.append(r.task_id)
                 if r.lesson and r.skill:
-                    lessons.append(Lesson(skill=r.skill, story=authored.story, level=authored.raw["difficulty"],
-                                          lesson=r.lesson))
+                    lessons.append(
+                        Lesson(
+                            skill=r.skill,
+                            story=authored.story,
+                            level=authored.raw["difficulty"],
+                            lesson=r.lesson,
+                        )
+                    )
                 if r.flag and r.flag in state.get("flags", {}):
                     decision = {**(r.decision or {}), "result": r.repaired}
-                    flags[r.flag] = state["flags"][r.flag].model_copy(update={"status": "fixed", "decision": decision})
-                emit("fixer", "repaired", f"repaired {r.task_id}: {r.repaired}", story=authored.story,
-                     level=authored.level)
+                    flags[r.flag] = state["flags"][r.flag].model_copy(
+                        update={"status": "fixed", "decision": decision}
+                    )
+                emit(
+                    "fixer",
+                    "repaired",
+                    f"repaired {r.task_id}: {r.repaired}",
+                    story=authored.story,
+                    level=authored.level,
+                )
                 continue
-            f = make_flag(role="fixer", kind="defect", persona=options.persona, story=authored.story,
-                          task_id=r.task_id, level=authored.level, check="repair", severity="blocker",
-                          reason=f"the repair ({r.repaired}) does not certify", evidence="; ".join(cert.failing()))
+            f = make_flag(
+                role="fixer",
+                kind="defect",
+                persona=options.persona,
+                story=authored.story,
+                task_id=r.task_id,
+                level=authored.level,
+                check="repair",
+                severity="blocker",
+                reason=f"the repair ({r.repaired}) does not certify",
+                evidence="; ".join(cert.failing()),
+            )
             flags[f.id] = f
-        update = {"tasks": tasks, "flags": flags, "lessons": lessons, "repairs": [],
-                  "rounds": {"revise_from": 1}}
+        update = {
+            "tasks": tasks,
+            "flags": flags,
+            "lessons": lessons,
+            "repairs": [],
+            "rounds": {"revise_from": 1},
+        }
         if not sent:
             return Command(update=update, goto="review")
-        return Command(update=update, goto=[Send("validate", {"task_id": t, "raw": tasks[t].raw}) for t in sent])
+        return Command(
+            update=update, goto=[Send("validate", {"task_id": t, "raw": tasks[t].raw}) for t in sent]
+        )
 
     # ---------------------------------------------------------------- people and the commit
     def review(state: PipelineState, runtime: Runtime[RunOptions]) -> Command:
@@ -511,18 +728,28 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         record = state["calibration"]
         flags = dict(state.get("flags", {}))
         if record.verdict == "inverted":
-            f = make_flag(role="calibration", kind="staircase", persona=options.persona, check="staircase",
-                          severity="blocker", reason="the staircase is inverted after the fixer's rounds",
-                          evidence="; ".join(f"{i.lower} {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}"
-                                             for i in record.inversions))
+            f = make_flag(
+                role="calibration",
+                kind="staircase",
+                persona=options.persona,
+                check="staircase",
+                severity="blocker",
+                reason="the staircase is inverted after the fixer's rounds",
+                evidence="; ".join(
+                    f"{i.lower} {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}" for i in record.inversions
+                ),
+            )
             if f.id not in flags:
                 flags[f.id] = f
         blocking = [f for f in flags.values() if f.blocking]
         if not blocking:
             rejected = [f.id for f in flags.values() if f.status == "rejected"]
             if rejected:
-                result = RunResult(status="rejected", summary=f"{options.persona}: rejected in review "
-                                                              f"({', '.join(rejected)}); nothing committed")
+                result = RunResult(
+                    status="rejected",
+                    summary=f"{options.persona}: rejected in review "
+                    f"({', '.join(rejected)}); nothing committed",
+                )
                 return Command(update={"flags": flags, "result": result}, goto=END)
             return Command(update={"flags": flags}, goto="finalize")
         emit("review", "waiting", f"{len(blocking)} item(s) need a person: taskforge review list")
@@ -533,8 +760,9 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             return Command(update={"flags": flags, "repairs": repairs}, goto="repair")
         return Command(update={"flags": flags}, goto="review")
 
-    def _decide(options: RunOptions, state: PipelineState, flags: dict[str, Flag],
-                decisions: dict[str, Any]) -> tuple[dict[str, Flag], list[Repair]]:
+    def _decide(
+        options: RunOptions, state: PipelineState, flags: dict[str, Flag], decisions: dict[str, Any]
+    ) -> tuple[dict[str, Flag], list[Repair]]:
         changed: dict[str, Flag] = {}
         repairs: list[Repair] = []
         for fid, decision in decisions.items():
@@ -543,15 +771,21 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             verdict = decision.get("verdict")
             stamped = {**decision, "at": decision.get("at") or now()}
             if verdict in ("approve", "reject"):
-                changed[fid] = flags[fid].model_copy(update={
-                    "status": "approved" if verdict == "approve" else "rejected", "decision": stamped})
+                changed[fid] = flags[fid].model_copy(
+                    update={"status": "approved" if verdict == "approve" else "rejected", "decision": stamped}
+                )
             elif verdict == "fix":
                 flag = flags[fid]
                 authored = state.get("tasks", {}).get(flag.task_id or "")
                 if authored is None:
                     continue
-                defect = Defect(task_id=flag.task_id or "", level=authored.raw["difficulty"],
-                                fingerprint=[flag.reason, flag.evidence], attempts=0, repeats=[])
+                defect = Defect(
+                    task_id=flag.task_id or "",
+                    level=authored.raw["difficulty"],
+                    fingerprint=[flag.reason, flag.evidence],
+                    attempts=0,
+                    repeats=[],
+                )
                 try:
                     result = drivers.fixer.repair(authored.raw, defect, [], env.world(options))
                 except RoleUnavailable:
@@ -606,13 +840,26 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     return graph.compile(checkpointer=checkpointer)
 
 
-def _repair(task_id: str, result: FixResult, source: str, flag: str | None = None,
-            decision: dict[str, Any] | None = None) -> Repair:
+def _repair(
+    task_id: str,
+    result: FixResult,
+    source: str,
+    flag: str | None = None,
+    decision: dict[str, Any] | None = None,
+) -> Repair:
     if result.task is None:
         raise ValueError("a repair needs the patched task")
-    return Repair(task_id=task_id, raw=result.task, repaired=result.repaired or "repaired", source=source,  # type: ignore[arg-type]
-                  flag=flag, decision=decision, lesson=result.lesson, skill=result.skill,
-                  patch=list(getattr(result, "patch", None) or []))
+    return Repair(
+        task_id=task_id,
+        raw=result.task,
+        repaired=result.repaired or "repaired",
+        source=source,  # type: ignore[arg-type]
+        flag=flag,
+        decision=decision,
+        lesson=result.lesson,
+        skill=result.skill,
+        patch=list(getattr(result, "patch", None) or []),
+    )
 
 
 def _agent(name: str) -> Any:
@@ -625,26 +872,32 @@ def _agent(name: str) -> Any:
 
 def manifest(options: RunOptions, world: World) -> dict[str, Any]:
     """The taskset.json a run creates when the destination has none."""
-    out: dict[str, Any] = {"taskset_id": options.taskset,
-                           "description": "Persona stories authored by taskforge: 4 stories x 5 levels per persona "
-                                          "(Execute, Find, Derive, Ground, Compose), closed-world.",
-                           "workspace_baseline": _baseline(options, world), "task_defaults": STANDARD_DEFAULTS}
+    out: dict[str, Any] = {
+        "taskset_id": options.taskset,
+        "description": "Persona stories authored by taskforge: 4 stories x 5 levels per persona "
+        "(Execute, Find, Derive, Ground, Compose), closed-world.",
+        "workspace_baseline": _baseline(options, world),
+        "task_defaults": STANDARD_DEFAULTS,
+    }
     world_ref = _world_ref(options)
     if world_ref:
         out["world"] = world_ref
     return out
 
 
-def commit_outputs(options: RunOptions, state: PipelineState, world: World,
-                   progress: Callable[[str], None] = lambda m: None) -> RunResult:
+def commit_outputs(
+    options: RunOptions, state: PipelineState, world: World, progress: Callable[[str], None] = lambda m: None
+) -> RunResult:
     """Render the finished run's files, write them and (unless --no-commit) commit them."""
     from .outputs import base_readers, publish, render_outputs
 
     read, listdir = base_readers(options.taskset_root, options.commit)
-    outputs = render_outputs(options, state, world, taskset_defaults(options), manifest(options, world),
-                             read=read, listdir=listdir)
-    done = publish(outputs, root=options.taskset_root, persona=options.persona, commit=options.commit,
-                   progress=progress)
+    outputs = render_outputs(
+        options, state, world, taskset_defaults(options), manifest(options, world), read=read, listdir=listdir
+    )
+    done = publish(
+        outputs, root=options.taskset_root, persona=options.persona, commit=options.commit, progress=progress
+    )
     return RunResult(status=done.status, commit=done.commit, summary=done.summary, paths=done.paths)  # type: ignore[arg-type]
 
 
@@ -661,5 +914,15 @@ def node_names(graph: Any) -> list[str]:
     return [n for n in graph.get_graph().nodes if not n.startswith("__")]
 
 
-__all__ = ["STANDARD_DEFAULTS", "Drivers", "PipelineState", "RunOptions", "build_graph", "commit_outputs", "manifest",
-           "node_names", "resolve_baseline", "taskset_defaults"]
+__all__ = [
+    "STANDARD_DEFAULTS",
+    "Drivers",
+    "PipelineState",
+    "RunOptions",
+    "build_graph",
+    "commit_outputs",
+    "manifest",
+    "node_names",
+    "resolve_baseline",
+    "taskset_defaults",
+]

@@ -34,7 +34,9 @@ class LiveProgress:
         table.add_column("status", overflow="fold")
         for story, e in sorted(self.stories.items()):
             level = "-" if e.level is None else f"{e.level} {LEVEL_NAMES[LEVELS[e.level]]}"
-            table.add_row(escape(story), level, e.role, "" if e.round is None else str(e.round), escape(e.status))
+            table.add_row(
+                escape(story), level, e.role, "" if e.round is None else str(e.round), escape(e.status)
+            )
         if self.stage is not None:
             table.caption = escape(f"{self.stage.role}: {self.stage.message}")
         return table

@@ -43,17 +43,30 @@ def wrap(message: str, width: int, *, prefix: str = "", indent: int | None = Non
     lines: list[str] = []
     for i, paragraph in enumerate(message.splitlines() or [""]):
         first = prefix if i == 0 else hang
-        lines += textwrap.wrap(paragraph, width=max(20, width), initial_indent=first, subsequent_indent=hang,
-                               break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+        lines += textwrap.wrap(
+            paragraph,
+            width=max(20, width),
+            initial_indent=first,
+            subsequent_indent=hang,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [first.rstrip()]
     return lines
 
 
-def say(out: Console, message: str, *, prefix: str = "", prefix_style: str = "", style: str = "",
-        indent: int | None = None) -> None:
+def say(
+    out: Console,
+    message: str,
+    *,
+    prefix: str = "",
+    prefix_style: str = "",
+    style: str = "",
+    indent: int | None = None,
+) -> None:
     """Print one message as data, word-wrapped at the console's width with a hanging indent."""
     for i, line in enumerate(wrap(message, out.width, prefix=prefix, indent=indent)):
         if i == 0 and prefix and prefix_style:
-            out.print(Text.assemble((prefix, prefix_style), (line[len(prefix):], style)), soft_wrap=True)
+            out.print(Text.assemble((prefix, prefix_style), (line[len(prefix) :], style)), soft_wrap=True)
         else:
             out.print(Text(line, style=style), soft_wrap=True)
 
@@ -136,12 +149,21 @@ def abbreviations(names: Sequence[str]) -> dict[str, str]:
 
 def gate_legend(names: Sequence[str]) -> str:
     short = abbreviations(names)
-    return ("gates: " + ", ".join(f"{short[n]} {n}" for n in names)
-            + f"; {PASS} passed, {FAIL} failed, {NOT_RUN} not run")
+    return (
+        "gates: "
+        + ", ".join(f"{short[n]} {n}" for n in names)
+        + f"; {PASS} passed, {FAIL} failed, {NOT_RUN} not run"
+    )
 
 
-def gate_table(out: Console, title: str, rows: Sequence[tuple[str, Mapping[str, Any]]], *,
-               extra: Sequence[tuple[str, Sequence[str]]] = (), reasons_title: str = "why not") -> None:
+def gate_table(
+    out: Console,
+    title: str,
+    rows: Sequence[tuple[str, Mapping[str, Any]]],
+    *,
+    extra: Sequence[tuple[str, Sequence[str]]] = (),
+    reasons_title: str = "why not",
+) -> None:
     """One row per task: its id in full, one mark per gate that ran, then the legend and, under the table,
     the detail of every failed gate. `extra` adds narrow columns (header, one value per row)."""
     names = gate_columns(g for _, g in rows)
@@ -153,8 +175,11 @@ def gate_table(out: Console, title: str, rows: Sequence[tuple[str, Mapping[str, 
     for name in names:
         grid.add_column(short[name], justify="center", no_wrap=True)
     for i, (task_id, gates) in enumerate(rows):
-        grid.add_row(text(task_id), *(text(values[i]) for _, values in extra),
-                     *(gate_mark(gates.get(n)) for n in names))
+        grid.add_row(
+            text(task_id),
+            *(text(values[i]) for _, values in extra),
+            *(gate_mark(gates.get(n)) for n in names),
+        )
     say(out, title, style="bold")
     if fits(out, grid):
         out.print(grid)
@@ -170,9 +195,14 @@ def gate_table(out: Console, title: str, rows: Sequence[tuple[str, Mapping[str, 
                 marks.append("  ")
             out.print(marks, soft_wrap=True)
     say(out, gate_legend(names), style="dim")
-    failing = [(task_id, "; ".join(f"{n}: {gate_detail(g)}" for n, g in gates.items()
-                                   if not gate_ok(g) and gate_ran(g)))
-               for task_id, gates in rows if any(not gate_ok(g) for g in gates.values())]
+    failing = [
+        (
+            task_id,
+            "; ".join(f"{n}: {gate_detail(g)}" for n, g in gates.items() if not gate_ok(g) and gate_ran(g)),
+        )
+        for task_id, gates in rows
+        if any(not gate_ok(g) for g in gates.values())
+    ]
     bullets(out, reasons_title, failing)
 
 

@@ -71,10 +71,16 @@ def _event(e: dict[str, Any]) -> dict[str, Any]:
     envelope = e.get("envelope") or {}
     error = envelope.get("error") if isinstance(envelope.get("error"), dict) else None
     inline = json.dumps(e.get("args"), ensure_ascii=False, default=str)
-    return {"index": e.get("index"), "tool": e.get("tool"), "ok": e.get("ok"), "args": _json(e.get("args")),
-            "args_inline": inline if len(inline) <= 240 else "",
-            "message": envelope.get("message") or "", "error": f"{error.get('code')}: {error.get('message')}"
-            if error else "", "data": _json(envelope.get("data")) if envelope.get("data") is not None else ""}
+    return {
+        "index": e.get("index"),
+        "tool": e.get("tool"),
+        "ok": e.get("ok"),
+        "args": _json(e.get("args")),
+        "args_inline": inline if len(inline) <= 240 else "",
+        "message": envelope.get("message") or "",
+        "error": f"{error.get('code')}: {error.get('message')}" if error else "",
+        "data": _json(envelope.get("data")) if envelope.get("data") is not None else "",
+    }
 
 
 def _message(m: dict[str, Any]) -> dict[str, str]:
@@ -102,11 +108,14 @@ def trial_view(world: World, task: Task | None, trial: Trial, anchor: str) -> Tr
             view.failing = [c.to_dict() for c in result.failures]
             if compact:
                 events = [e.to_dict() for e in episode.events]
-                view.notes.append("stored compact: the envelopes shown come from replaying its calls through the "
-                                  "simulator")
+                view.notes.append(
+                    "stored compact: the envelopes shown come from replaying its calls through the simulator"
+                )
             if result.passed != trial.passed:
-                view.notes.append(f"stored verdict {view.verdict}; the current grader says "
-                                  f"{'pass' if result.passed else 'fail'}")
+                view.notes.append(
+                    f"stored verdict {view.verdict}; the current grader says "
+                    f"{'pass' if result.passed else 'fail'}"
+                )
     view.events = [_event(e) for e in events]
     return view
 
@@ -150,7 +159,12 @@ class RunView:
 
 
 def _persona_of(task: Task, path_persona: str | None) -> str:
-    return (task.meta.persona if task.meta and task.meta.persona else None) or task.persona or path_persona or "tasks"
+    return (
+        (task.meta.persona if task.meta and task.meta.persona else None)
+        or task.persona
+        or path_persona
+        or "tasks"
+    )
 
 
 def _story_of(task: Task) -> str:
@@ -172,8 +186,13 @@ def _runs(runs_dir: Path | None, taskset_id: str, limit: int) -> list[Path]:
 
 
 def _env() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.globals.update(LEVELS=LEVELS, LEVEL_NAMES=LEVEL_NAMES)
     env.filters["pct"] = lambda v: "-" if v is None else f"{v:.0%}"
     env.filters["abbrev"] = lambda names: abbreviations(list(names))
@@ -181,8 +200,9 @@ def _env() -> Environment:
     return env
 
 
-def build_report(root: Path, out: Path, *, world: World | None = None, runs_dir: Path | None = None,
-                 max_runs: int = 5) -> Path:
+def build_report(
+    root: Path, out: Path, *, world: World | None = None, runs_dir: Path | None = None, max_runs: int = 5
+) -> Path:
     """Write the site for the taskset at `root` into `out`; returns the index page."""
     taskset = TaskSet.load(root)
     world = world or taskset.world()
@@ -200,7 +220,8 @@ def build_report(root: Path, out: Path, *, world: World | None = None, runs_dir:
         cells = view.stories.setdefault(_story_of(task), [None] * len(LEVELS))
         cert = lock.tasks.get(task.id) if lock else None
         cells[LEVELS.index(task.difficulty)] = LevelCell(
-            task, cert.gates if cert else None, cert.certified if cert else None, [])
+            task, cert.gates if cert else None, cert.certified if cert else None, []
+        )
     (out / "assets").mkdir(parents=True, exist_ok=True)
     for view in personas.values():
         folder = root / "calibration" / view.slug
@@ -210,8 +231,10 @@ def build_report(root: Path, out: Path, *, world: World | None = None, runs_dir:
         view.plot = f"assets/{view.slug}-staircase.png"
         plot(view.record, out / view.plot)
         trials = load_trials(folder) if (folder / "trials.jsonl").is_file() else []
-        view.trials = [trial_view(world, by_id.get(t.task_id), t, _anchor("cal", t))
-                       for t in sorted(trials, key=lambda t: (t.task_id, t.repeat))]
+        view.trials = [
+            trial_view(world, by_id.get(t.task_id), t, _anchor("cal", t))
+            for t in sorted(trials, key=lambda t: (t.task_id, t.repeat))
+        ]
         cells = {c.task.id: c for levels in view.stories.values() for c in levels if c is not None}
         for tv in view.trials:
             if tv.trial.task_id in cells:
@@ -220,31 +243,66 @@ def build_report(root: Path, out: Path, *, world: World | None = None, runs_dir:
     for folder in _runs(runs_dir, taskset.manifest.taskset_id, max_runs):
         record = load_run_record(folder)
         trials = sorted(current(load_run(folder)), key=lambda t: (t.task_id, t.repeat))
-        report = json.loads((folder / "report.json").read_text(encoding="utf-8")) if (folder / "report.json") \
-            .is_file() else {}
-        runs.append(RunView(record, report, [trial_view(world, by_id.get(t.task_id), t, _anchor("run", t))
-                                             for t in trials], f"run-{record.run_id}.html"))
+        report = (
+            json.loads((folder / "report.json").read_text(encoding="utf-8"))
+            if (folder / "report.json").is_file()
+            else {}
+        )
+        runs.append(
+            RunView(
+                record,
+                report,
+                [trial_view(world, by_id.get(t.task_id), t, _anchor("run", t)) for t in trials],
+                f"run-{record.run_id}.html",
+            )
+        )
     items = review_items(root)
-    context = {"taskset": taskset.manifest, "root": str(root), "world": world.name, "personas": personas,
-               "runs": runs, "open_items": [i for i in items if i["status"] == "open"],
-               "decided_items": [i for i in items if i["status"] not in ("open", "superseded")],
-               "superseded": sum(1 for i in items if i["status"] == "superseded"),
-               "generated": datetime.now(UTC).isoformat(timespec="seconds"), "has_lock": lock is not None,
-               "gate_names": gate_columns(c.gates for v in personas.values() for levels in v.stories.values()
-                                          for c in levels if c is not None and c.gates)}
+    context = {
+        "taskset": taskset.manifest,
+        "root": str(root),
+        "world": world.name,
+        "personas": personas,
+        "runs": runs,
+        "open_items": [i for i in items if i["status"] == "open"],
+        "decided_items": [i for i in items if i["status"] not in ("open", "superseded")],
+        "superseded": sum(1 for i in items if i["status"] == "superseded"),
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "has_lock": lock is not None,
+        "gate_names": gate_columns(
+            c.gates
+            for v in personas.values()
+            for levels in v.stories.values()
+            for c in levels
+            if c is not None and c.gates
+        ),
+    }
     env = _env()
     pages = {"index.html": ("index.html.j2", {}), "review.html": ("review.html.j2", {})}
     for view in personas.values():
         pages[f"persona-{view.slug}.html"] = ("persona.html.j2", {"persona": view})
-        pages[f"trials-{view.slug}.html"] = ("trials.html.j2", {"title": f"Calibration trials of {view.slug}",
-                                                                "trials": view.trials, "back": f"persona-"
-                                                                f"{view.slug}.html", "run": None})
+        pages[f"trials-{view.slug}.html"] = (
+            "trials.html.j2",
+            {
+                "title": f"Calibration trials of {view.slug}",
+                "trials": view.trials,
+                "back": f"persona-{view.slug}.html",
+                "run": None,
+            },
+        )
     for run in runs:
-        pages[run.page] = ("trials.html.j2", {"title": f"Run {run.record.run_id}: {run.record.agent}",
-                                              "trials": run.trials, "back": "index.html", "run": run})
+        pages[run.page] = (
+            "trials.html.j2",
+            {
+                "title": f"Run {run.record.run_id}: {run.record.agent}",
+                "trials": run.trials,
+                "back": "index.html",
+                "run": run,
+            },
+        )
     for name, (template, extra) in pages.items():
-        (out / name).write_text(env.get_template(template).render(**context, **extra, page=name), encoding="utf-8")
+        (out / name).write_text(
+            env.get_template(template).render(**context, **extra, page=name), encoding="utf-8"
+        )
     for name in STATIC:
         shutil.copyfile(TEMPLATES / name, out / name)
     return out / "index.html"
-

@@ -143,8 +143,9 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 # ------------------------------------------------------------------------------------------------ from runs
-def run_items(flags: Iterable[dict[str, Any] | Flag], *, run: str, taskset: str, pending: set[str],
-              finished: bool) -> list[ReviewItem]:
+def run_items(
+    flags: Iterable[dict[str, Any] | Flag], *, run: str, taskset: str, pending: set[str], finished: bool
+) -> list[ReviewItem]:
     """The review items a run's flags amount to: its paused blockers, its decided flags, and (once the run has
     finished) its open minor findings."""
     items = []
@@ -153,9 +154,13 @@ def run_items(flags: Iterable[dict[str, Any] | Flag], *, run: str, taskset: str,
         decision = None
         if flag.decision:
             d = flag.decision
-            decision = Decision(verdict=d.get("verdict", "approve"), by=str(d.get("by") or "reviewer"),
-                                at=str(d.get("at") or now()), note=str(d.get("note") or ""),
-                                result=str(d.get("result") or ""))
+            decision = Decision(
+                verdict=d.get("verdict", "approve"),
+                by=str(d.get("by") or "reviewer"),
+                at=str(d.get("at") or now()),
+                note=str(d.get("note") or ""),
+                result=str(d.get("result") or ""),
+            )
         if flag.status == "open":
             if flag.id in pending:
                 source: Source = "graph"
@@ -168,23 +173,56 @@ def run_items(flags: Iterable[dict[str, Any] | Flag], *, run: str, taskset: str,
             source, status = ("graph" if flag.severity == "blocker" else "run"), flag.status
         else:
             continue
-        items.append(ReviewItem(id=flag.id, run=run, source=source, role=flag.role, taskset=taskset,
-                                persona=flag.persona,
-                                story=flag.story, task_id=flag.task_id, level=flag.level, kind=flag.kind,
-                                check=flag.check, severity=flag.severity, reason=flag.reason, evidence=flag.evidence,
-                                suggestion=flag.suggestion, created_at=flag.created_at or now(), status=status,
-                                decision=decision))
+        items.append(
+            ReviewItem(
+                id=flag.id,
+                run=run,
+                source=source,
+                role=flag.role,
+                taskset=taskset,
+                persona=flag.persona,
+                story=flag.story,
+                task_id=flag.task_id,
+                level=flag.level,
+                kind=flag.kind,
+                check=flag.check,
+                severity=flag.severity,
+                reason=flag.reason,
+                evidence=flag.evidence,
+                suggestion=flag.suggestion,
+                created_at=flag.created_at or now(),
+                status=status,
+                decision=decision,
+            )
+        )
     return items
 
 
 def item_flag(item: ReviewItem) -> Flag:
     """The flag a review item was made from, as a finished run's state holds it."""
-    role = item.role if item.role in ("gate", "validator", "fairness", "calibration", "fixer", "recertify") else "gate"
+    role = (
+        item.role
+        if item.role in ("gate", "validator", "fairness", "calibration", "fixer", "recertify")
+        else "gate"
+    )
     status = item.status if item.status in ("open", "approved", "rejected", "fixed") else "resolved"
-    return Flag(id=item.id, role=role, kind=item.kind, persona=item.persona, story=item.story,  # type: ignore[arg-type]
-                task_id=item.task_id, level=item.level, check=item.check or item.kind, severity=item.severity,
-                reason=item.reason, evidence=item.evidence, suggestion=item.suggestion, status=status,  # type: ignore[arg-type]
-                created_at=item.created_at, decision=item.decision.model_dump() if item.decision else None)
+    return Flag(
+        id=item.id,
+        role=role,
+        kind=item.kind,
+        persona=item.persona,
+        story=item.story,  # type: ignore[arg-type]
+        task_id=item.task_id,
+        level=item.level,
+        check=item.check or item.kind,
+        severity=item.severity,
+        reason=item.reason,
+        evidence=item.evidence,
+        suggestion=item.suggestion,
+        status=status,  # type: ignore[arg-type]
+        created_at=item.created_at,
+        decision=item.decision.model_dump() if item.decision else None,
+    )
 
 
 def merge_run(file: ReviewFile, run: str, items: list[ReviewItem]) -> ReviewFile:
@@ -220,8 +258,10 @@ def find_item(tasksets_dir: Path, item_id: str) -> ReviewItem:
     exact = [i for i in items if i.id == item_id]
     matches = exact or [i for i in items if i.id.startswith(item_id)]
     if not matches:
-        raise ReviewError(f"no review item '{item_id}' under {tasksets_dir} (taskforge review list shows the open "
-                          "ones; --tasksets-dir names another folder)")
+        raise ReviewError(
+            f"no review item '{item_id}' under {tasksets_dir} (taskforge review list shows the open "
+            "ones; --tasksets-dir names another folder)"
+        )
     if len({i.id for i in matches}) > 1:
         raise ReviewError(f"'{item_id}' matches several items: {', '.join(sorted({i.id for i in matches}))}")
     order = {"open": 0, "approved": 1, "rejected": 1, "fixed": 1, "resolved": 2, "superseded": 3}
@@ -239,9 +279,13 @@ class Claims:
 
     def __init__(self, saver: Any) -> None:
         self.saver = saver
-        self.kind = "postgres" if type(saver).__module__.startswith("langgraph.checkpoint.postgres") else "sqlite"
-        self._execute("CREATE TABLE IF NOT EXISTS taskforge_claims (key TEXT PRIMARY KEY, holder TEXT NOT NULL, "
-                      "at TEXT NOT NULL)")
+        self.kind = (
+            "postgres" if type(saver).__module__.startswith("langgraph.checkpoint.postgres") else "sqlite"
+        )
+        self._execute(
+            "CREATE TABLE IF NOT EXISTS taskforge_claims (key TEXT PRIMARY KEY, holder TEXT NOT NULL, "
+            "at TEXT NOT NULL)"
+        )
 
     def _execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         if self.kind == "postgres":
@@ -257,12 +301,32 @@ class Claims:
     def claim(self, key: str, holder: str) -> bool:
         stale = (datetime.now(UTC) - STALE_CLAIM).isoformat(timespec="seconds")
         self._execute("DELETE FROM taskforge_claims WHERE key = ? AND at < ?", (key, stale))
-        return self._execute("INSERT INTO taskforge_claims (key, holder, at) VALUES (?, ?, ?) ON CONFLICT (key) "
-                             "DO NOTHING", (key, holder, now())) == 1
+        return (
+            self._execute(
+                "INSERT INTO taskforge_claims (key, holder, at) VALUES (?, ?, ?) ON CONFLICT (key) "
+                "DO NOTHING",
+                (key, holder, now()),
+            )
+            == 1
+        )
 
     def release(self, key: str) -> None:
         self._execute("DELETE FROM taskforge_claims WHERE key = ?", (key,))
 
 
-__all__ = ["AlreadyDecided", "Claims", "Decision", "ReviewError", "ReviewFile", "ReviewItem", "all_items",
-           "file_lock", "find_item", "merge_run", "read_file", "reviews_path", "run_items", "supersede"]
+__all__ = [
+    "AlreadyDecided",
+    "Claims",
+    "Decision",
+    "ReviewError",
+    "ReviewFile",
+    "ReviewItem",
+    "all_items",
+    "file_lock",
+    "find_item",
+    "merge_run",
+    "read_file",
+    "reviews_path",
+    "run_items",
+    "supersede",
+]

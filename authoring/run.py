@@ -67,8 +67,10 @@ def checkpointer(url: str | None, path: Path = DEFAULT_CHECKPOINTS) -> Iterator[
             from psycopg import Connection
             from psycopg.rows import dict_row
         except ImportError as exc:
-            raise RunError("--checkpoint-url postgresql://… needs langgraph-checkpoint-postgres: "
-                           "pip install -e '.[postgres]'") from exc
+            raise RunError(
+                "--checkpoint-url postgresql://… needs langgraph-checkpoint-postgres: "
+                "pip install -e '.[postgres]'"
+            ) from exc
         with Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
             saver = PostgresSaver(conn, serde=serializer())
             saver.setup()
@@ -88,8 +90,10 @@ def checkpointer(url: str | None, path: Path = DEFAULT_CHECKPOINTS) -> Iterator[
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        raise RunError(f"the checkpoint store {path} is unreadable ({exc}); move it away to start afresh "
-                       "(review items are kept next to the tasksets, in reviews/)") from exc
+        raise RunError(
+            f"the checkpoint store {path} is unreadable ({exc}); move it away to start afresh "
+            "(review items are kept next to the tasksets, in reviews/)"
+        ) from exc
 
 
 def pending_items(snapshot: Any) -> list[dict[str, Any]]:
@@ -110,21 +114,40 @@ def run_config(thread: str) -> dict[str, Any]:
 def prepare(options: RunOptions, world: World, driver_name: str, force: bool) -> RunInputs:
     """Fix the run's identity into `options` (inputs, their hash, the thread id)."""
     baseline = resolve_baseline(options, world)
-    inputs = run_inputs(sources_root=Path(options.sources_root), persona=options.persona, world=world,
-                        baseline=baseline, taskset=options.taskset, driver=driver_name,
-                        reference_agent=options.reference_agent, frontier_agent=options.frontier_agent,
-                        repeats=options.repeats, min_attempts=options.min_attempts)
+    inputs = run_inputs(
+        sources_root=Path(options.sources_root),
+        persona=options.persona,
+        world=world,
+        baseline=baseline,
+        taskset=options.taskset,
+        driver=driver_name,
+        reference_agent=options.reference_agent,
+        frontier_agent=options.frontier_agent,
+        repeats=options.repeats,
+        min_attempts=options.min_attempts,
+    )
     options.baseline = baseline
     options.inputs = inputs.model_dump()
     options.inputs_sha256 = inputs.sha256
-    options.run_id = thread_id(inputs, options.persona, Path(options.tasksets_dir),
-                               nonce=f"force-{time.time_ns():x}" if force else "")
+    options.run_id = thread_id(
+        inputs,
+        options.persona,
+        Path(options.tasksets_dir),
+        nonce=f"force-{time.time_ns():x}" if force else "",
+    )
     return inputs
 
 
-def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, checkpoint_url: str | None = None,
-                checkpoint_path: Path = DEFAULT_CHECKPOINTS, force: bool = False,
-                events: Callable[[dict[str, Any]], None] | None = None) -> Outcome:
+def run_persona(
+    options: RunOptions,
+    drivers: Drivers,
+    *,
+    driver_name: str,
+    checkpoint_url: str | None = None,
+    checkpoint_path: Path = DEFAULT_CHECKPOINTS,
+    force: bool = False,
+    events: Callable[[dict[str, Any]], None] | None = None,
+) -> Outcome:
     world = World.load(options.world)
     inputs = prepare(options, world, driver_name, force)
     root = options.taskset_root
@@ -165,8 +188,10 @@ def run_persona(options: RunOptions, drivers: Drivers, *, driver_name: str, chec
                 _refuse_dirty(repo, options)
             superseded = _supersede(saver, options, repo)
             if superseded:
-                drivers.progress(f"superseded {len(superseded)} earlier run(s) of {options.persona}: "
-                                 + ", ".join(superseded))
+                drivers.progress(
+                    f"superseded {len(superseded)} earlier run(s) of {options.persona}: "
+                    + ", ".join(superseded)
+                )
             _invoke(graph, {"options": options}, config, options, events)
         after = graph.get_state(config)
         outcome = _outcome(tid, after)
@@ -194,16 +219,26 @@ def _readable_base(root: Path, repo: Any) -> None:
         CertificateLock.parse(data, f"HEAD:{path}" if repo is not None else str(path))
 
 
-def invoke(graph: Any, value: Any, config: dict[str, Any], options: RunOptions,
-           events: Callable[[dict[str, Any]], None] | None = None) -> None:
+def invoke(
+    graph: Any,
+    value: Any,
+    config: dict[str, Any],
+    options: RunOptions,
+    events: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     """Run the graph with the run's options as its context, streaming progress events to `events`."""
     for chunk in graph.stream(value, config, context=options, stream_mode="custom", durability="sync"):
         if events is not None:
             events(chunk)
 
 
-def _invoke(graph: Any, value: Any, config: dict[str, Any], options: RunOptions,
-            events: Callable[[dict[str, Any]], None] | None) -> None:
+def _invoke(
+    graph: Any,
+    value: Any,
+    config: dict[str, Any],
+    options: RunOptions,
+    events: Callable[[dict[str, Any]], None] | None,
+) -> None:
     try:
         invoke(graph, value, config, options, events)
     except PendingEdits as exc:
@@ -211,8 +246,10 @@ def _invoke(graph: Any, value: Any, config: dict[str, Any], options: RunOptions,
     except GitError as exc:
         raise RunError(str(exc)) from exc
     except RoleUnavailable as exc:
-        raise RunError(f"the model endpoint kept failing ({exc}); the run is checkpointed: run the same command "
-                       "again to resume it") from exc
+        raise RunError(
+            f"the model endpoint kept failing ({exc}); the run is checkpointed: run the same command "
+            "again to resume it"
+        ) from exc
 
 
 def _already_done(options: RunOptions, inputs: RunInputs, current: Any, repo: Any) -> Outcome | None:
@@ -221,25 +258,43 @@ def _already_done(options: RunOptions, inputs: RunInputs, current: Any, repo: An
     if repo is None:
         tree = tree_holding(root, persona, inputs.sha256, current, inputs.model_dump())
         if tree.ok:
-            return Outcome("up_to_date", f"{persona}: the files under {root} are this run's certified output "
-                           "(not committed: --no-commit); up to date", tid)
+            return Outcome(
+                "up_to_date",
+                f"{persona}: the files under {root} are this run's certified output "
+                "(not committed: --no-commit); up to date",
+                tid,
+            )
         return None
-    head = holding(root, persona, inputs.sha256, current, read=lambda p: head_bytes(repo, p),
-                   listdir=lambda p: head_files(repo, p), inputs=inputs.model_dump())
+    head = holding(
+        root,
+        persona,
+        inputs.sha256,
+        current,
+        read=lambda p: head_bytes(repo, p),
+        listdir=lambda p: head_files(repo, p),
+        inputs=inputs.model_dump(),
+    )
     if not head.ok:
         return None
     dirty = dirty_paths(repo, persona_paths(root, persona))
     sha = head_sha(repo) or ""
     if not dirty:
-        return Outcome("up_to_date", f"{persona}: HEAD {sha[:10]} holds the certified output of these sources, "
-                       "world and options; up to date", tid)
-    raise RunError(f"{persona}: HEAD {sha[:10]} holds the up-to-date output, but the working tree changes it "
-                   f"({', '.join(dirty[:6])}); `git checkout HEAD -- <path>` restores a path, or commit your "
-                   "change and run again")
+        return Outcome(
+            "up_to_date",
+            f"{persona}: HEAD {sha[:10]} holds the certified output of these sources, "
+            "world and options; up to date",
+            tid,
+        )
+    raise RunError(
+        f"{persona}: HEAD {sha[:10]} holds the up-to-date output, but the working tree changes it "
+        f"({', '.join(dirty[:6])}); `git checkout HEAD -- <path>` restores a path, or commit your "
+        "change and run again"
+    )
 
 
-def _commit_tree_output(options: RunOptions, inputs: RunInputs, current: Any, repo: Any,
-                        drivers: Drivers) -> Outcome | None:
+def _commit_tree_output(
+    options: RunOptions, inputs: RunInputs, current: Any, repo: Any, drivers: Drivers
+) -> Outcome | None:
     """A finished run whose files are on disk but not committed (--no-commit, or a kill before the commit):
     verified against its lock record, then committed — and nothing else."""
     root, persona = options.taskset_root, options.persona
@@ -253,9 +308,9 @@ def _commit_tree_output(options: RunOptions, inputs: RunInputs, current: Any, re
 
         before = CertificateLock.parse(committed, f"HEAD:{lock_path}")
         others = {k: v for k, v in tree.lock.tasks.items() if v.persona != persona}
-        if others != {k: v for k, v in before.tasks.items() if v.persona != persona} or \
-                {k: v for k, v in tree.lock.personas.items() if k != persona} != \
-                {k: v for k, v in before.personas.items() if k != persona}:
+        if others != {k: v for k, v in before.tasks.items() if v.persona != persona} or {
+            k: v for k, v in tree.lock.personas.items() if k != persona
+        } != {k: v for k, v in before.personas.items() if k != persona}:
             raise RunError(str(PendingEdits([str(lock_path)], "it also changes other personas' records")))
     paths = list(tree.paths)
     review = reviews_path(root, persona)
@@ -265,20 +320,35 @@ def _commit_tree_output(options: RunOptions, inputs: RunInputs, current: Any, re
     if manifest.is_file() and head_bytes(repo, manifest) is None:
         paths.append(manifest)
     listed = {p.resolve() for p in paths}
-    gone = [root / persona / n for n in head_files(repo, root / persona) if (root / persona / n).resolve()
-            not in listed]
-    foreign = [p for p in foreign_edits(repo, {p: p.read_bytes() for p in paths} | {g: None for g in gone},
-                                        persona_paths(root, persona))]
+    gone = [
+        root / persona / n
+        for n in head_files(repo, root / persona)
+        if (root / persona / n).resolve() not in listed
+    ]
+    foreign = [
+        p
+        for p in foreign_edits(
+            repo, {p: p.read_bytes() for p in paths} | {g: None for g in gone}, persona_paths(root, persona)
+        )
+    ]
     if foreign:
         raise RunError(str(PendingEdits(foreign)))
     count = len(tree.lock.personas[persona].tasks)
-    sha = commit_paths(repo, paths + gone, f"taskforge: certify persona {persona} ({count} tasks)\n\nThe finished "
-                       "run's files, verified against the lock and committed by taskforge author.")
+    sha = commit_paths(
+        repo,
+        paths + gone,
+        f"taskforge: certify persona {persona} ({count} tasks)\n\nThe finished "
+        "run's files, verified against the lock and committed by taskforge author.",
+    )
     drivers.progress(f"{persona}: the working tree holds a finished run's verified output; committed it")
     if sha is None:
         return None
-    return Outcome("committed", f"{persona}: committed the finished run's files found in the working tree, "
-                   f"{sha[:10]}", options.run_id, result={"status": "committed", "commit": sha})
+    return Outcome(
+        "committed",
+        f"{persona}: committed the finished run's files found in the working tree, {sha[:10]}",
+        options.run_id,
+        result={"status": "committed", "commit": sha},
+    )
 
 
 def _refuse_dirty(repo: Any, options: RunOptions) -> None:
@@ -310,8 +380,12 @@ def _supersede(saver: Any, options: RunOptions, repo: Any) -> list[str]:
             if after != before:
                 path.write_bytes(after.render())
                 if repo is not None:
-                    commit_paths(repo, [path], f"taskforge: run {options.run_id} supersedes the open review "
-                                 f"items of earlier {options.persona} runs")
+                    commit_paths(
+                        repo,
+                        [path],
+                        f"taskforge: run {options.run_id} supersedes the open review "
+                        f"items of earlier {options.persona} runs",
+                    )
     return older
 
 
@@ -319,11 +393,23 @@ def _record_pause(options: RunOptions, snapshot: Any, repo: Any, finished: bool 
     """Write (and commit, alone) the review file of a run that waits for review or was rejected."""
     values = snapshot.values or {}
     pending = {i["id"] for i in pending_items(snapshot)}
-    items = run_items(values.get("flags", {}).values(), run=options.run_id, taskset=options.taskset,
-                      pending=pending, finished=finished)
-    record_run_items(options.taskset_root, options.persona, options.run_id, items, repo,
-                     f"taskforge: {options.persona} waits for review ({len(pending)} blocking item(s))"
-                     if not finished else f"taskforge: {options.persona} run rejected in review")
+    items = run_items(
+        values.get("flags", {}).values(),
+        run=options.run_id,
+        taskset=options.taskset,
+        pending=pending,
+        finished=finished,
+    )
+    record_run_items(
+        options.taskset_root,
+        options.persona,
+        options.run_id,
+        items,
+        repo,
+        f"taskforge: {options.persona} waits for review ({len(pending)} blocking item(s))"
+        if not finished
+        else f"taskforge: {options.persona} run rejected in review",
+    )
 
 
 def record_run_items(root: Path, persona: str, run: str, items: list[Any], repo: Any, message: str) -> None:

@@ -18,8 +18,12 @@ TEMPLATES = Path(__file__).parent / "templates" / "scaffold"
 
 
 def _env() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True,
-                      autoescape=False)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
     env.filters["yaml"] = lambda value: json.dumps(str(value), ensure_ascii=False)
     return env
 
@@ -36,12 +40,24 @@ def story_text(persona: str, story: str, widget: dict[str, Any] | None = None) -
     """`widget` is worldinfo.widget_info(...): the target is prefilled and its parameters listed."""
     prefill = None
     if widget is not None:
-        prefill = {"name": widget["name"], "app": widget["target"].get("app", "FILL-ME its app"),
-                   "origin": widget["origin"],
-                   "params": [{"name": p["name"], "default": json.dumps(p["default"], ensure_ascii=False),
-                               "options": p["options"]} for p in widget["params"]]}
-    return _env().get_template("story.md.j2").render(persona=persona, story=story, title=_title(story),
-                                                    widget=prefill)
+        prefill = {
+            "name": widget["name"],
+            "app": widget["target"].get("app", "FILL-ME its app"),
+            "origin": widget["origin"],
+            "params": [
+                {
+                    "name": p["name"],
+                    "default": json.dumps(p["default"], ensure_ascii=False),
+                    "options": p["options"],
+                }
+                for p in widget["params"]
+            ],
+        }
+    return (
+        _env()
+        .get_template("story.md.j2")
+        .render(persona=persona, story=story, title=_title(story), widget=prefill)
+    )
 
 
 def persona_path(root: Path, slug: str) -> Path:

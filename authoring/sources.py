@@ -95,7 +95,9 @@ class PolicyFact(_Strict):
         if self.resource is not None and self.note is not None:
             raise ValueError("give at most one of resource or note")
         if self.note is not None and self.distractor is None:
-            raise ValueError("a policy defined in a note needs a distractor: {phrase, value} of a rival policy")
+            raise ValueError(
+                "a policy defined in a note needs a distractor: {phrase, value} of a rival policy"
+            )
         if self.distractor is not None and self.distractor.phrase.casefold() == self.phrase.casefold():
             raise ValueError("the distractor must be another policy than the story's own")
         return self
@@ -118,7 +120,9 @@ class GovernanceFact(_Strict):
         if sum(v is not None for v in (self.skill, self.resource, self.prompt)) != 1:
             raise ValueError("give exactly one of skill, resource or prompt")
         if (self.fact is None) != (self.sets is None):
-            raise ValueError("give fact and sets together: the planted phrase and what it sets (a parameter or tab)")
+            raise ValueError(
+                "give fact and sets together: the planted phrase and what it sets (a parameter or tab)"
+            )
         return self
 
 
@@ -174,7 +178,7 @@ def split_front_matter(text: str, file: str) -> tuple[dict[str, Any], str]:
         raise SourceError(file, "front matter", f"invalid YAML: {exc}") from exc
     if not isinstance(meta, dict):
         raise SourceError(file, "front matter", "must be a mapping")
-    return meta, text[match.end():]
+    return meta, text[match.end() :]
 
 
 def _read(path: Path) -> str:
@@ -183,8 +187,12 @@ def _read(path: Path) -> str:
     except OSError as exc:
         raise SourceError(str(path), "(file)", f"cannot read: {exc.strerror or exc}") from exc
     if len(data) > MAX_SOURCE_BYTES:
-        raise SourceError(str(path), "(file)", f"{len(data)} bytes, over the {MAX_SOURCE_BYTES}-byte limit for a "
-                          "persona or story (is this the right file?)")
+        raise SourceError(
+            str(path),
+            "(file)",
+            f"{len(data)} bytes, over the {MAX_SOURCE_BYTES}-byte limit for a "
+            "persona or story (is this the right file?)",
+        )
     if data.startswith(b"\xef\xbb\xbf"):
         raise SourceError(str(path), "(file)", "starts with a byte-order mark; save it as UTF-8 without BOM")
     try:
@@ -225,12 +233,16 @@ def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     for part in loc:
         if isinstance(part, int):
             continue
-        field = current.model_fields.get(part) if isinstance(current, type) and issubclass(current, BaseModel) \
+        field = (
+            current.model_fields.get(part)
+            if isinstance(current, type) and issubclass(current, BaseModel)
             else None
+        )
         if field is None:
             return []
-        current = next((t for t in _flatten(field.annotation) if isinstance(t, type) and issubclass(t, BaseModel)),
-                       None)
+        current = next(
+            (t for t in _flatten(field.annotation) if isinstance(t, type) and issubclass(t, BaseModel)), None
+        )
     return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
 
 
@@ -243,13 +255,19 @@ def _first_error(exc: ValidationError, model: type[BaseModel] | None = None) -> 
     errors = exc.errors()
     err = errors[0]
     loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-    msg = "unknown key" if err["type"] == "extra_forbidden" else (
-        "required key is missing" if err["type"] == "missing" else err["msg"])
+    msg = (
+        "unknown key"
+        if err["type"] == "extra_forbidden"
+        else ("required key is missing" if err["type"] == "missing" else err["msg"])
+    )
     if model is not None and err["type"] == "extra_forbidden":
         msg += did_you_mean(str(err["loc"][-1]), _fields_at(model, err["loc"][:-1]))
     elif err["type"] == "missing":
-        unknown = [str(e["loc"][-1]) for e in errors if e["type"] == "extra_forbidden"
-                   and e["loc"][:-1] == err["loc"][:-1]]
+        unknown = [
+            str(e["loc"][-1])
+            for e in errors
+            if e["type"] == "extra_forbidden" and e["loc"][:-1] == err["loc"][:-1]
+        ]
         close = nearest(str(err["loc"][-1]), unknown, limit=1)
         if close:
             msg += f" (is '{close[0]}' a misspelling of it?)"
@@ -258,7 +276,9 @@ def _first_error(exc: ValidationError, model: type[BaseModel] | None = None) -> 
 
 def check_name(name: str, file: str, what: str) -> str:
     if not SAFE_NAME.match(name):
-        raise SourceError(file, what, f"'{name}' must be lower-case letters, digits, '_' or '-' (it names files)")
+        raise SourceError(
+            file, what, f"'{name}' must be lower-case letters, digits, '_' or '-' (it names files)"
+        )
     return name
 
 
@@ -268,8 +288,11 @@ def load_persona(root: Path, slug: str) -> Persona:
     candidates = [root / "personas" / f"{slug}.md", root / slug / "README.md"]
     path = next((p for p in candidates if p.is_file()), None)
     if path is None:
-        raise SourceError(str(candidates[0]), "(file)", f"no persona '{slug}' (looked for "
-                          f"{', '.join(str(c) for c in candidates)})")
+        raise SourceError(
+            str(candidates[0]),
+            "(file)",
+            f"no persona '{slug}' (looked for {', '.join(str(c) for c in candidates)})",
+        )
     text = _read(path)
     meta, body = split_front_matter(text, str(path))
     _unfilled(str(path), meta, body)
@@ -315,8 +338,14 @@ def load_story(path: Path, persona: str) -> Story:
         loc, msg = _first_error(exc, Facts)
         raise SourceError(file, f"facts.{loc}", msg) from exc
     heading = re.search(r"^#\s*(.+)$", body, re.M)
-    return Story(slug=slug, persona=persona, title=heading.group(1).strip() if heading else slug, prose=body.strip(),
-                 facts=facts, file=file)
+    return Story(
+        slug=slug,
+        persona=persona,
+        title=heading.group(1).strip() if heading else slug,
+        prose=body.strip(),
+        facts=facts,
+        file=file,
+    )
 
 
 def load_sources(root: Path, persona: str) -> tuple[Persona, list[Story]]:
@@ -340,14 +369,25 @@ def identical_facts(stories: list[Story]) -> list[SourceError]:
     for story in stories:
         key = story.facts.model_dump_json()
         if key in seen:
-            errors.append(SourceError(story.file, "facts", f"identical to the facts of {seen[key].file}; each story "
-                                      "needs its own target, parameters or policy"))
+            errors.append(
+                SourceError(
+                    story.file,
+                    "facts",
+                    f"identical to the facts of {seen[key].file}; each story "
+                    "needs its own target, parameters or policy",
+                )
+            )
         else:
             seen[key] = story
         fact = (story.facts.governance.fact or "").casefold()
         if fact and fact in grounded:
-            errors.append(SourceError(story.file, "facts.governance.fact", f"{grounded[fact].file} grounds in the "
-                                      "same fact; each story grounds in its own"))
+            errors.append(
+                SourceError(
+                    story.file,
+                    "facts.governance.fact",
+                    f"{grounded[fact].file} grounds in the same fact; each story grounds in its own",
+                )
+            )
         elif fact:
             grounded[fact] = story
     return errors

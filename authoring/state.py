@@ -37,8 +37,9 @@ class RunOptions(_Strict):
     reference_agent: str = "heuristic"
     frontier_agent: str | None = None
     repeats: int = Field(3, ge=1)
-    min_attempts: int = Field(MIN_ATTEMPTS, ge=1, description="valid attempts per agent a level needs to be "
-                                                             "measured by calibration")
+    min_attempts: int = Field(
+        MIN_ATTEMPTS, ge=1, description="valid attempts per agent a level needs to be measured by calibration"
+    )
     author_rounds: int = Field(3, ge=1)
     review_rounds: int = Field(2, ge=0)
     fix_rounds: int = Field(2, ge=0)
@@ -156,8 +157,16 @@ class ValidateInput(TypedDict):
 
 
 # The models stored at the top of a checkpoint value (nested models are rebuilt by their parents' validation).
-CHECKPOINT_TYPES: tuple[type[BaseModel], ...] = (RunOptions, AuthoredTask, Lesson, Repair, RunResult, Flag,
-                                                 CalibrationRecord, Trial)
+CHECKPOINT_TYPES: tuple[type[BaseModel], ...] = (
+    RunOptions,
+    AuthoredTask,
+    Lesson,
+    Repair,
+    RunResult,
+    Flag,
+    CalibrationRecord,
+    Trial,
+)
 
 
 def serializer() -> Any:

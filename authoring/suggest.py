@@ -36,7 +36,7 @@ def nearest(name: str, candidates: Iterable[str], limit: int = 3) -> list[str]:
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """" (did you mean 'X'?)" or " (did you mean 'X' or 'Y'?)", empty when nothing is close."""
+    """ " (did you mean 'X'?)" or " (did you mean 'X' or 'Y'?)", empty when nothing is close."""
     close = nearest(name, candidates)
     if not close:
         return ""

@@ -23,10 +23,16 @@ def _option_values(param: dict[str, Any]) -> list[str]:
 
 
 def _apps_of(fixture: BackendFixture, widget_id: str) -> list[str]:
-    return [str(app.get("name")) for app in fixture.catalog.apps
-            if any(isinstance(item, dict) and item.get("i") == widget_id
-                   for tab in (app.get("tabs") or {}).values() if isinstance(tab, dict)
-                   for item in tab.get("layout") or [])]
+    return [
+        str(app.get("name"))
+        for app in fixture.catalog.apps
+        if any(
+            isinstance(item, dict) and item.get("i") == widget_id
+            for tab in (app.get("tabs") or {}).values()
+            if isinstance(tab, dict)
+            for item in tab.get("layout") or []
+        )
+    ]
 
 
 def _twins(world: World, fixture: BackendFixture) -> list[str]:
@@ -34,54 +40,103 @@ def _twins(world: World, fixture: BackendFixture) -> list[str]:
 
 
 def param_info(param: dict[str, Any]) -> dict[str, Any]:
-    return {"name": param.get("paramName"), "label": param.get("label"), "type": param.get("type"),
-            "default": param.get("value"), "options": _option_values(param)}
+    return {
+        "name": param.get("paramName"),
+        "label": param.get("label"),
+        "type": param.get("type"),
+        "default": param.get("value"),
+        "options": _option_values(param),
+    }
 
 
 def overview(world: World) -> dict[str, Any]:
     backends = []
     for slug, fixture in world.backends.items():
-        backends.append({
-            "slug": slug, "origin": fixture.origin, "file": fixture.file, "connected": slug in world.default_backends,
-            "twins": _twins(world, fixture), "widgets": len(fixture.catalog.widgets),
-            "widget_types": sorted({d.type for d in fixture.catalog.widgets.values()}),
-            "apps": [{"name": a.get("name"), "template_id": a.get("template_id"),
-                      "tabs": [t.get("name") for t in (a.get("tabs") or {}).values() if isinstance(t, dict)]}
-                     for a in fixture.catalog.apps]})
-    return {"kind": "world", "world": str(world.path), "name": world.name, "description": world.description,
-            "default_backends": list(world.default_backends), "backends": backends,
-            "skills": [{"slug": s.slug, "name": s.name, "description": s.description}
-                       for s in sorted(world.skills.values(), key=lambda s: s.slug)],
-            "resources": [{"uri": r.uri, "title": r.title, "description": r.description}
-                          for r in sorted(world.resources.values(), key=lambda r: r.uri)],
-            "prompts": [{"name": p.name, "description": p.description}
-                        for p in sorted(world.prompts.values(), key=lambda p: p.name)],
-            "initial_states": sorted(world.baselines)}
+        backends.append(
+            {
+                "slug": slug,
+                "origin": fixture.origin,
+                "file": fixture.file,
+                "connected": slug in world.default_backends,
+                "twins": _twins(world, fixture),
+                "widgets": len(fixture.catalog.widgets),
+                "widget_types": sorted({d.type for d in fixture.catalog.widgets.values()}),
+                "apps": [
+                    {
+                        "name": a.get("name"),
+                        "template_id": a.get("template_id"),
+                        "tabs": [
+                            t.get("name") for t in (a.get("tabs") or {}).values() if isinstance(t, dict)
+                        ],
+                    }
+                    for a in fixture.catalog.apps
+                ],
+            }
+        )
+    return {
+        "kind": "world",
+        "world": str(world.path),
+        "name": world.name,
+        "description": world.description,
+        "default_backends": list(world.default_backends),
+        "backends": backends,
+        "skills": [
+            {"slug": s.slug, "name": s.name, "description": s.description}
+            for s in sorted(world.skills.values(), key=lambda s: s.slug)
+        ],
+        "resources": [
+            {"uri": r.uri, "title": r.title, "description": r.description}
+            for r in sorted(world.resources.values(), key=lambda r: r.uri)
+        ],
+        "prompts": [
+            {"name": p.name, "description": p.description}
+            for p in sorted(world.prompts.values(), key=lambda p: p.name)
+        ],
+        "initial_states": sorted(world.baselines),
+    }
 
 
-def sample_rows(world: World, fixture: BackendFixture, widget: WidgetDef, data_args: dict[str, Any] | None = None,
-                limit: int = SAMPLE_ROWS) -> tuple[int, list[Any]]:
+def sample_rows(
+    world: World,
+    fixture: BackendFixture,
+    widget: WidgetDef,
+    data_args: dict[str, Any] | None = None,
+    limit: int = SAMPLE_ROWS,
+) -> tuple[int, list[Any]]:
     """(rows served, the first `limit` of them) for the widget's default parameters."""
     ws = Workspace.start(world, {"workspace_backends": [fixture.slug], "workspace_baseline": ""})
-    envelope = ws.call("get_widget_data", {"origin": fixture.origin, "widget_id": widget.widget_id,
-                                           "data_args": data_args or {}})
+    envelope = ws.call(
+        "get_widget_data",
+        {"origin": fixture.origin, "widget_id": widget.widget_id, "data_args": data_args or {}},
+    )
     rows = (envelope.data or {}).get("data") if envelope.ok and isinstance(envelope.data, dict) else None
     rows = rows if isinstance(rows, list) else []
     return len(rows), rows[:limit]
 
 
-def widget_info(world: World, fixture: BackendFixture, widget: WidgetDef, *, sample: int = SAMPLE_ROWS
-                ) -> dict[str, Any]:
+def widget_info(
+    world: World, fixture: BackendFixture, widget: WidgetDef, *, sample: int = SAMPLE_ROWS
+) -> dict[str, Any]:
     apps = _apps_of(fixture, widget.widget_id)
     count, rows = sample_rows(world, fixture, widget, limit=sample)
     columns = list(dict.fromkeys(k for r in rows if isinstance(r, dict) for k in r))
-    return {"kind": "widget", "name": widget.name, "widget_id": widget.widget_id, "backend": fixture.slug,
-            "origin": fixture.origin, "twins": _twins(world, fixture), "type": widget.type,
-            "category": widget.definition.get("category"),
-            "description": str(widget.definition.get("description") or ""), "apps": apps,
-            "params": [param_info(p) for p in widget.params], "rows_served": count, "columns": columns,
-            "sample_rows": rows,
-            "target": {"widget": widget.name, **({"app": apps[0]} if apps else {}), "origin": fixture.origin}}
+    return {
+        "kind": "widget",
+        "name": widget.name,
+        "widget_id": widget.widget_id,
+        "backend": fixture.slug,
+        "origin": fixture.origin,
+        "twins": _twins(world, fixture),
+        "type": widget.type,
+        "category": widget.definition.get("category"),
+        "description": str(widget.definition.get("description") or ""),
+        "apps": apps,
+        "params": [param_info(p) for p in widget.params],
+        "rows_served": count,
+        "columns": columns,
+        "sample_rows": rows,
+        "target": {"widget": widget.name, **({"app": apps[0]} if apps else {}), "origin": fixture.origin},
+    }
 
 
 def app_info(fixture: BackendFixture, app: dict[str, Any]) -> dict[str, Any]:
@@ -94,21 +149,41 @@ def app_info(fixture: BackendFixture, app: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(item, dict):
                 continue
             definition = fixture.catalog.widgets.get(str(item.get("i")))
-            widgets.append({"widget_id": item.get("i"), "name": definition.name if definition else None,
-                            "type": definition.type if definition else None,
-                            "params": (item.get("state") or {}).get("params") or {}})
+            widgets.append(
+                {
+                    "widget_id": item.get("i"),
+                    "name": definition.name if definition else None,
+                    "type": definition.type if definition else None,
+                    "params": (item.get("state") or {}).get("params") or {},
+                }
+            )
         tabs.append({"id": tab.get("id"), "name": tab.get("name"), "widgets": widgets})
-    return {"kind": "app", "name": app.get("name"), "template_id": app.get("template_id"), "backend": fixture.slug,
-            "origin": fixture.origin, "description": app.get("description"), "prompts": app.get("prompts") or [],
-            "tabs": tabs}
+    return {
+        "kind": "app",
+        "name": app.get("name"),
+        "template_id": app.get("template_id"),
+        "backend": fixture.slug,
+        "origin": fixture.origin,
+        "description": app.get("description"),
+        "prompts": app.get("prompts") or [],
+        "tabs": tabs,
+    }
 
 
 def backend_info(world: World, fixture: BackendFixture) -> dict[str, Any]:
-    return {"kind": "backend", "slug": fixture.slug, "origin": fixture.origin, "file": fixture.file,
-            "connected": fixture.slug in world.default_backends, "twins": _twins(world, fixture),
-            "apps": [a.get("name") for a in fixture.catalog.apps],
-            "widgets": [{"widget_id": w.widget_id, "name": w.name, "type": w.type,
-                         "apps": _apps_of(fixture, w.widget_id)} for w in fixture.catalog.widgets.values()]}
+    return {
+        "kind": "backend",
+        "slug": fixture.slug,
+        "origin": fixture.origin,
+        "file": fixture.file,
+        "connected": fixture.slug in world.default_backends,
+        "twins": _twins(world, fixture),
+        "apps": [a.get("name") for a in fixture.catalog.apps],
+        "widgets": [
+            {"widget_id": w.widget_id, "name": w.name, "type": w.type, "apps": _apps_of(fixture, w.widget_id)}
+            for w in fixture.catalog.widgets.values()
+        ],
+    }
 
 
 def _same(a: Any, b: str) -> bool:
@@ -124,7 +199,9 @@ def _fixtures(world: World, backend: str | None) -> list[BackendFixture]:
     return ordered + [f for f in world.backends.values() if f not in ordered]
 
 
-def lookup(world: World, name: str, *, backend: str | None = None, sample: int = SAMPLE_ROWS) -> list[dict[str, Any]]:
+def lookup(
+    world: World, name: str, *, backend: str | None = None, sample: int = SAMPLE_ROWS
+) -> list[dict[str, Any]]:
     """Everything called `name` (case-insensitive): a backend (slug, alias or origin), an app (name or template
     id), a widget (name or id), a skill (slug or name), a resource (uri or title) or a prompt. A widget served
     by twin backends is shown once, from the connected twin."""
@@ -138,27 +215,51 @@ def lookup(world: World, name: str, *, backend: str | None = None, sample: int =
     seen_apps: set[tuple[str, str]] = set()
     for fixture in fixtures:
         for app in fixture.catalog.apps:
-            if (_same(app.get("name"), name) or _same(app.get("template_id"), name)) and \
-                    (fixture.origin, str(app.get("name"))) not in seen_apps:
+            if (_same(app.get("name"), name) or _same(app.get("template_id"), name)) and (
+                fixture.origin,
+                str(app.get("name")),
+            ) not in seen_apps:
                 seen_apps.add((fixture.origin, str(app.get("name"))))
                 found.append(app_info(fixture, app))
         for widget in fixture.catalog.widgets.values():
-            if (_same(widget.name, name) or _same(widget.widget_id, name)) and \
-                    (fixture.origin, widget.widget_id) not in seen_widgets:
+            if (_same(widget.name, name) or _same(widget.widget_id, name)) and (
+                fixture.origin,
+                widget.widget_id,
+            ) not in seen_widgets:
                 seen_widgets.add((fixture.origin, widget.widget_id))
                 found.append(widget_info(world, fixture, widget, sample=sample))
     for skill in world.skills.values():
         if _same(skill.slug, name) or _same(skill.name, name):
-            found.append({"kind": "skill", "slug": skill.slug, "name": skill.name, "description": skill.description,
-                          "content": skill.content})
+            found.append(
+                {
+                    "kind": "skill",
+                    "slug": skill.slug,
+                    "name": skill.name,
+                    "description": skill.description,
+                    "content": skill.content,
+                }
+            )
     for resource in world.resources.values():
         if _same(resource.uri, name) or _same(resource.title, name):
-            found.append({"kind": "resource", "uri": resource.uri, "title": resource.title,
-                          "description": resource.description, "text": resource.text})
+            found.append(
+                {
+                    "kind": "resource",
+                    "uri": resource.uri,
+                    "title": resource.title,
+                    "description": resource.description,
+                    "text": resource.text,
+                }
+            )
     for prompt in world.prompts.values():
         if _same(prompt.name, name):
-            found.append({"kind": "prompt", "name": prompt.name, "description": prompt.description,
-                          "text": prompt.text})
+            found.append(
+                {
+                    "kind": "prompt",
+                    "name": prompt.name,
+                    "description": prompt.description,
+                    "text": prompt.text,
+                }
+            )
     return found
 
 

@@ -36,7 +36,12 @@ from .stats import wilson
 from .task import LEVEL_NAMES, LEVELS, Task
 from .trial import UNPARSEABLE, Trial, regrade_trial, run_trial
 
-RECORD_JSON, RECORD_MD, PLOT_PNG, TRIALS_JSONL = "calibration.json", "calibration.md", "staircase.png", "trials.jsonl"
+RECORD_JSON, RECORD_MD, PLOT_PNG, TRIALS_JSONL = (
+    "calibration.json",
+    "calibration.md",
+    "staircase.png",
+    "trials.jsonl",
+)
 # A rung measured on fewer valid attempts (per agent) than this says nothing: it is "insufficient".
 MIN_ATTEMPTS = 3
 
@@ -170,15 +175,31 @@ class CalibrationRecord(_Strict):
         return [s.level for s in self.levels if s.status == "insufficient"]
 
     def summary(self) -> dict[str, Any]:
-        out = {"agent": self.agent, "repeats": self.repeats, "holds": self.holds, "verdict": self.verdict,
-               "pass_rates": {s.level: s.pass_rate for s in self.levels},
-               "insufficient": self.insufficient, "defects": len(self.defects), "noise": len(self.noise),
-               "probes": {p.level: p.status for p in self.probes}, "shortcuts": len(self.shortcuts)}
+        out = {
+            "agent": self.agent,
+            "repeats": self.repeats,
+            "holds": self.holds,
+            "verdict": self.verdict,
+            "pass_rates": {s.level: s.pass_rate for s in self.levels},
+            "insufficient": self.insufficient,
+            "defects": len(self.defects),
+            "noise": len(self.noise),
+            "probes": {p.level: p.status for p in self.probes},
+            "shortcuts": len(self.shortcuts),
+        }
         if self.ladder is not None:
-            out["ladder"] = {"fair": self.ladder.fair, "findings": len(self.ladder.findings),
-                             "matrix": {a: {c.level: round(c.passes / c.tasks, 4) if c.tasks else None
-                                            for c in self.ladder.cells if c.agent == a}
-                                        for a in self.ladder.agents}}
+            out["ladder"] = {
+                "fair": self.ladder.fair,
+                "findings": len(self.ladder.findings),
+                "matrix": {
+                    a: {
+                        c.level: round(c.passes / c.tasks, 4) if c.tasks else None
+                        for c in self.ladder.cells
+                        if c.agent == a
+                    }
+                    for a in self.ladder.agents
+                },
+            }
         return out
 
 
@@ -210,9 +231,17 @@ def _collapse(trials: list[Trial]) -> list[Trial]:
     return list(kept.values())
 
 
-def analyse(trials: list[Trial], *, persona: str, taskset: str, agent: str, repeats: int,
-            shortcut_agent: bool | None = None, deterministic: bool | None = None,
-            min_attempts: int = MIN_ATTEMPTS) -> CalibrationRecord:
+def analyse(
+    trials: list[Trial],
+    *,
+    persona: str,
+    taskset: str,
+    agent: str,
+    repeats: int,
+    shortcut_agent: bool | None = None,
+    deterministic: bool | None = None,
+    min_attempts: int = MIN_ATTEMPTS,
+) -> CalibrationRecord:
     """The staircase verdict of a set of trials (pure: no episode is run).
 
     `agent` may name a family (`ladder`): its members' trials are pooled into the staircase and the ladder
@@ -237,18 +266,30 @@ def analyse(trials: list[Trial], *, persona: str, taskset: str, agent: str, repe
         per_repeat = []
         for r in range(repeats):
             of_repeat = [t for t in attempts if t.repeat == r]
-            per_repeat.append(round(sum(1 for t in of_repeat if t.passed) / len(of_repeat), 4) if of_repeat else None)
+            per_repeat.append(
+                round(sum(1 for t in of_repeat if t.passed) / len(of_repeat), 4) if of_repeat else None
+            )
         rate = passes / len(attempts) if attempts else None
         fewest = min(sum(1 for t in attempts if t.agent == a) for a in agents)
-        levels.append(LevelStat(level=level, attempts=len(attempts), tasks=len(per_task), passes=passes,
-                                pass_rate=None if rate is None else round(rate, 4),
-                                fail_rate=None if rate is None else round(1 - rate, 4),
-                                ci=[round(lo, 4), round(hi, 4)], per_repeat=per_repeat,
-                                status="measured" if attempts and fewest >= min_attempts else "insufficient"))
+        levels.append(
+            LevelStat(
+                level=level,
+                attempts=len(attempts),
+                tasks=len(per_task),
+                passes=passes,
+                pass_rate=None if rate is None else round(rate, 4),
+                fail_rate=None if rate is None else round(1 - rate, 4),
+                ci=[round(lo, 4), round(hi, 4)],
+                per_repeat=per_repeat,
+                status="measured" if attempts and fewest >= min_attempts else "insufficient",
+            )
+        )
     measured = [s for s in levels if s.status == "measured" and s.fail_rate is not None]
-    inversions = [Inversion(lower=a.level, upper=b.level, fail_lower=a.fail_rate, fail_upper=b.fail_rate)
-                  for a, b in itertools.pairwise(measured)
-                  if a.fail_rate is not None and b.fail_rate is not None and a.fail_rate > b.fail_rate + 1e-9]
+    inversions = [
+        Inversion(lower=a.level, upper=b.level, fail_lower=a.fail_rate, fail_upper=b.fail_rate)
+        for a, b in itertools.pairwise(measured)
+        if a.fail_rate is not None and b.fail_rate is not None and a.fail_rate > b.fail_rate + 1e-9
+    ]
     defects: list[Defect] = []
     noise: list[Noise] = []
     by_task: dict[str, list[Trial]] = defaultdict(list)
@@ -263,33 +304,70 @@ def analyse(trials: list[Trial], *, persona: str, taskset: str, agent: str, repe
                 continue
             prints = {tuple(t.fingerprint) for t in failed}
             if len(failed) == len(attempts) and len(prints) == 1:
-                defects.append(Defect(task_id=task_id, level=level, fingerprint=list(next(iter(prints))),
-                                      attempts=len(attempts), repeats=sorted(t.repeat for t in failed)))
+                defects.append(
+                    Defect(
+                        task_id=task_id,
+                        level=level,
+                        fingerprint=list(next(iter(prints))),
+                        attempts=len(attempts),
+                        repeats=sorted(t.repeat for t in failed),
+                    )
+                )
             else:
-                noise.append(Noise(level=level, task_id=task_id, detail=f"{len(failed)}/{len(attempts)} attempts "
-                                   f"failed with {len(prints)} different fingerprint(s)"))
+                noise.append(
+                    Noise(
+                        level=level,
+                        task_id=task_id,
+                        detail=f"{len(failed)}/{len(attempts)} attempts "
+                        f"failed with {len(prints)} different fingerprint(s)",
+                    )
+                )
     shortcuts = []
     if shortcut_agent if shortcut_agent is not None else agent == "heuristic":
         for t in valid:
             if t.passed and _order(t.level) >= 1 and t.level in LEVEL_NAMES:
-                shortcuts.append(Shortcut(task_id=t.task_id, level=t.level, detail=(
-                    f"the {agent} baseline solved a {LEVEL_NAMES[t.level]} task: its hidden value is probably "
-                    "reachable without the capability the level asks for")))
+                shortcuts.append(
+                    Shortcut(
+                        task_id=t.task_id,
+                        level=t.level,
+                        detail=(
+                            f"the {agent} baseline solved a {LEVEL_NAMES[t.level]} task: its hidden value is probably "
+                            "reachable without the capability the level asks for"
+                        ),
+                    )
+                )
         shortcuts = list({s.task_id: s for s in shortcuts}.values())
-    probes = [Probe(level=s.level, status="unprobed") for s in levels
-              if _order(s.level) >= 1 and s.attempts and s.passes == 0]
+    probes = [
+        Probe(level=s.level, status="unprobed")
+        for s in levels
+        if _order(s.level) >= 1 and s.attempts and s.passes == 0
+    ]
     if inversions:
         verdict: Verdict = "inverted"
     elif not measured or len(measured) < len(levels):
         verdict = "insufficient"
     else:
         verdict = "holds"
-    return CalibrationRecord(persona=persona, taskset=taskset, agent=agent, repeats=repeats,
-                             created_at=datetime.now(UTC).isoformat(timespec="seconds"), trials=len(trials),
-                             invalid=len(trials) - len(valid), levels=levels, holds=verdict == "holds",
-                             verdict=verdict, deterministic=deterministic, min_attempts=min_attempts,
-                             inversions=inversions, defects=defects, noise=noise, probes=probes, shortcuts=shortcuts,
-                             ladder=ladder_report(trials, agent))
+    return CalibrationRecord(
+        persona=persona,
+        taskset=taskset,
+        agent=agent,
+        repeats=repeats,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        trials=len(trials),
+        invalid=len(trials) - len(valid),
+        levels=levels,
+        holds=verdict == "holds",
+        verdict=verdict,
+        deterministic=deterministic,
+        min_attempts=min_attempts,
+        inversions=inversions,
+        defects=defects,
+        noise=noise,
+        probes=probes,
+        shortcuts=shortcuts,
+        ladder=ladder_report(trials, agent),
+    )
 
 
 def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
@@ -307,33 +385,63 @@ def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
     for m in members:
         for level in levels:
             mine = {t.task_id: t for t in valid if t.agent == m and t.level == level}
-            cells.append(LadderCell(agent=m, level=level, tasks=len(mine),
-                                    passes=sum(1 for t in mine.values() if t.passed)))
+            cells.append(
+                LadderCell(
+                    agent=m, level=level, tasks=len(mine), passes=sum(1 for t in mine.values() if t.passed)
+                )
+            )
     findings = []
     for t in sorted(valid, key=lambda t: (_order(t.level), t.task_id, rung[t.agent])):
         k = _order(t.level)
         if rung[t.agent] == k - 1 and t.passed:
-            findings.append(LadderFinding(
-                task_id=t.task_id, level=t.level, agent=t.agent, kind="solved_below", events=_trace(t),
-                detail=f"{t.agent} ({CAPABILITY[k - 1]}) solved this {LEVEL_NAMES.get(t.level, t.level)} task: "
-                       f"it does not need the capability its level adds ({CAPABILITY[k]})"))
+            findings.append(
+                LadderFinding(
+                    task_id=t.task_id,
+                    level=t.level,
+                    agent=t.agent,
+                    kind="solved_below",
+                    events=_trace(t),
+                    detail=f"{t.agent} ({CAPABILITY[k - 1]}) solved this {LEVEL_NAMES.get(t.level, t.level)} task: "
+                    f"it does not need the capability its level adds ({CAPABILITY[k]})",
+                )
+            )
         elif rung[t.agent] == k and not t.passed:
-            findings.append(LadderFinding(
-                task_id=t.task_id, level=t.level, agent=t.agent, kind="unsolved_at", events=_trace(t),
-                failure_codes=t.failure_codes,
-                detail=f"{t.agent} ({CAPABILITY[k]}) failed this {LEVEL_NAMES.get(t.level, t.level)} task: it is "
-                       f"not solvable with the capabilities its level allows ({'; '.join(t.fingerprint[:3])})"))
+            findings.append(
+                LadderFinding(
+                    task_id=t.task_id,
+                    level=t.level,
+                    agent=t.agent,
+                    kind="unsolved_at",
+                    events=_trace(t),
+                    failure_codes=t.failure_codes,
+                    detail=f"{t.agent} ({CAPABILITY[k]}) failed this {LEVEL_NAMES.get(t.level, t.level)} task: it is "
+                    f"not solvable with the capabilities its level allows ({'; '.join(t.fingerprint[:3])})",
+                )
+            )
     fair = {level: not any(f.level == level for f in findings) for level in levels}
     return LadderReport(agents=list(members), levels=levels, cells=cells, findings=findings, fair=fair)
 
 
 def _trace(trial: Trial) -> list[dict[str, Any]]:
-    return [{"tool": e.get("tool"), "args": e.get("args"), "ok": e.get("ok"),
-             "error": (e.get("envelope") or {}).get("error")} for e in trial.events]
+    return [
+        {
+            "tool": e.get("tool"),
+            "args": e.get("args"),
+            "ok": e.get("ok"),
+            "error": (e.get("envelope") or {}).get("error"),
+        }
+        for e in trial.events
+    ]
 
 
-async def probe_dead_rungs(world: World, record: CalibrationRecord, tasks: list[Task], trials: list[Trial],
-                           frontier: Agent, registry: dict[str, CheckFn] | None = None) -> list[Trial]:
+async def probe_dead_rungs(
+    world: World,
+    record: CalibrationRecord,
+    tasks: list[Task],
+    trials: list[Trial],
+    frontier: Agent,
+    registry: dict[str, CheckFn] | None = None,
+) -> list[Trial]:
     """One frontier episode per dead rung, on the rung's task that came closest to passing."""
     probe_trials = []
     for probe in record.probes:
@@ -344,7 +452,9 @@ async def probe_dead_rungs(world: World, record: CalibrationRecord, tasks: list[
         for t in trials:
             if t.valid and t.level == probe.level and t.share is not None:
                 share[t.task_id].append(t.share)
-        best = max(candidates, key=lambda t: (sum(share[t.id]) / len(share[t.id]) if share[t.id] else 0.0, t.id))
+        best = max(
+            candidates, key=lambda t: (sum(share[t.id]) / len(share[t.id]) if share[t.id] else 0.0, t.id)
+        )
         trial = await run_trial(world, best, frontier, registry=registry)
         probe_trials.append(trial)
         probe.task_id, probe.agent = best.id, frontier.name
@@ -375,10 +485,19 @@ def repeats_for(agents: list[Agent], repeats: int) -> int:
     return 1 if all_deterministic(agents) else repeats
 
 
-async def calibrate(world: World, tasks: list[Task], agent: Agent | str, *, persona: str, taskset: str,
-                    repeats: int = 3, frontier: Agent | None = None, concurrency: int = 4,
-                    registry: dict[str, CheckFn] | None = None,
-                    min_attempts: int = MIN_ATTEMPTS) -> tuple[CalibrationRecord, list[Trial]]:
+async def calibrate(
+    world: World,
+    tasks: list[Task],
+    agent: Agent | str,
+    *,
+    persona: str,
+    taskset: str,
+    repeats: int = 3,
+    frontier: Agent | None = None,
+    concurrency: int = 4,
+    registry: dict[str, CheckFn] | None = None,
+    min_attempts: int = MIN_ATTEMPTS,
+) -> tuple[CalibrationRecord, list[Trial]]:
     """Run the reference (an agent, or a name that may stand for a family) over the tasks and analyse the
     trials; probe dead rungs with `frontier` when given."""
     import asyncio
@@ -393,8 +512,15 @@ async def calibrate(world: World, tasks: list[Task], agent: Agent | str, *, pers
             return await run_trial(world, task, member, repeat, registry=registry)
 
     trials = list(await asyncio.gather(*(one(a, t, r) for a in agents for r in range(runs) for t in tasks)))
-    record = analyse(trials, persona=persona, taskset=taskset, agent=name, repeats=runs,
-                     deterministic=all_deterministic(agents), min_attempts=min_attempts)
+    record = analyse(
+        trials,
+        persona=persona,
+        taskset=taskset,
+        agent=name,
+        repeats=runs,
+        deterministic=all_deterministic(agents),
+        min_attempts=min_attempts,
+    )
     if frontier is not None and record.probes:
         await probe_dead_rungs(world, record, tasks, trials, frontier, registry)
     return record, trials
@@ -413,8 +539,9 @@ def compact(trial: Trial) -> Trial:
     return trial.model_copy(update={"events": events, "transcript": []})
 
 
-def regrade(world: World, tasks: dict[str, Task], trials: list[Trial],
-            registry: dict[str, CheckFn] | None = None) -> tuple[list[Trial], list[dict[str, Any]]]:
+def regrade(
+    world: World, tasks: dict[str, Task], trials: list[Trial], registry: dict[str, CheckFn] | None = None
+) -> tuple[list[Trial], list[dict[str, Any]]]:
     """Every stored trial graded again by the current grader; returns the new trials and the verdicts (pass or
     fail) that moved."""
     out, moved = [], []
@@ -425,8 +552,16 @@ def regrade(world: World, tasks: dict[str, Task], trials: list[Trial],
             continue
         again = regrade_trial(world, task, trial, registry)
         if again.passed != trial.passed:
-            moved.append({"task_id": trial.task_id, "repeat": trial.repeat, "was": trial.passed, "now": again.passed,
-                          "was_codes": trial.failure_codes, "now_codes": again.failure_codes})
+            moved.append(
+                {
+                    "task_id": trial.task_id,
+                    "repeat": trial.repeat,
+                    "was": trial.passed,
+                    "now": again.passed,
+                    "was_codes": trial.failure_codes,
+                    "now_codes": again.failure_codes,
+                }
+            )
         out.append(again)
     return out, moved
 
@@ -439,9 +574,12 @@ def record_files(record: CalibrationRecord, trials: list[Trial]) -> dict[str, by
     image = io.BytesIO()
     plot(record, image)
     lines = [compact(t).model_dump_json() + "\n" for t in sorted(trials, key=lambda t: (t.task_id, t.repeat))]
-    return {RECORD_JSON: (json.dumps(record.model_dump(), indent=2) + "\n").encode(),
-            RECORD_MD: render_markdown(record).encode(), TRIALS_JSONL: "".join(lines).encode(),
-            PLOT_PNG: image.getvalue()}
+    return {
+        RECORD_JSON: (json.dumps(record.model_dump(), indent=2) + "\n").encode(),
+        RECORD_MD: render_markdown(record).encode(),
+        TRIALS_JSONL: "".join(lines).encode(),
+        PLOT_PNG: image.getvalue(),
+    }
 
 
 def write_record(folder: Path, record: CalibrationRecord, trials: list[Trial]) -> list[Path]:
@@ -455,7 +593,11 @@ def write_record(folder: Path, record: CalibrationRecord, trials: list[Trial]) -
 
 def load_trials(folder: Path) -> list[Trial]:
     path = folder / TRIALS_JSONL if folder.is_dir() else folder
-    return [Trial.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        Trial.model_validate_json(line)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def load_record(folder: Path) -> CalibrationRecord:
@@ -471,10 +613,15 @@ def render_matrix(ladder: LadderReport) -> list[str]:
         row = []
         for level in ladder.levels:
             c = ladder.cell(agent, level)
-            row.append("—" if c is None or not c.tasks else f"{c.passes}/{c.tasks} ({c.passes / c.tasks:.0%})")
+            row.append(
+                "—" if c is None or not c.tasks else f"{c.passes}/{c.tasks} ({c.passes / c.tasks:.0%})"
+            )
         lines.append(f"| {agent} | " + " | ".join(row) + " |")
-    lines.append("| criterion | " + " | ".join("fair" if ladder.fair.get(lv) else "VIOLATED" for lv in ladder.levels)
-                 + " |")
+    lines.append(
+        "| criterion | "
+        + " | ".join("fair" if ladder.fair.get(lv) else "VIOLATED" for lv in ladder.levels)
+        + " |"
+    )
     return lines
 
 
@@ -485,33 +632,54 @@ def _finding_line(f: LadderFinding) -> str:
 
 def render_markdown(record: CalibrationRecord) -> str:
     verdict = {"holds": "holds", "inverted": "INVERTED", "insufficient": "INSUFFICIENT"}[record.verdict]
-    lines = [f"# Calibration — {record.persona} ({record.taskset})", "",
-             f"Reference agent `{record.agent}`, {record.repeats} repeat(s)"
-             + (" (deterministic: one run per task)" if record.deterministic else "")
-             + f", {record.trials} trials ({record.invalid} invalid, excluded). Staircase: **{verdict}**"
-             + (f" (rungs with fewer than {record.min_attempts} valid attempts per agent: "
-                f"{', '.join(record.insufficient)})" if record.insufficient else "") + ".", "",
-             "| level | name | attempts | tasks | passes | pass rate | fail rate | Wilson 95% (tasks) | per repeat |"
-             " status |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Calibration — {record.persona} ({record.taskset})",
+        "",
+        f"Reference agent `{record.agent}`, {record.repeats} repeat(s)"
+        + (" (deterministic: one run per task)" if record.deterministic else "")
+        + f", {record.trials} trials ({record.invalid} invalid, excluded). Staircase: **{verdict}**"
+        + (
+            f" (rungs with fewer than {record.min_attempts} valid attempts per agent: "
+            f"{', '.join(record.insufficient)})"
+            if record.insufficient
+            else ""
+        )
+        + ".",
+        "",
+        "| level | name | attempts | tasks | passes | pass rate | fail rate | Wilson 95% (tasks) | per repeat |"
+        " status |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for s in record.levels:
         rate = "—" if s.pass_rate is None else f"{s.pass_rate:.0%}"
         fail = "—" if s.fail_rate is None else f"{s.fail_rate:.0%}"
         reps = " ".join("—" if r is None else f"{r:.0%}" for r in s.per_repeat)
-        lines.append(f"| {s.level} | {LEVEL_NAMES.get(s.level, '')} | {s.attempts} | {s.tasks} | {s.passes} | {rate} "
-                     f"| {fail} | {s.ci[0]:.2f}–{s.ci[1]:.2f} | {reps} | {s.status} |")
+        lines.append(
+            f"| {s.level} | {LEVEL_NAMES.get(s.level, '')} | {s.attempts} | {s.tasks} | {s.passes} | {rate} "
+            f"| {fail} | {s.ci[0]:.2f}–{s.ci[1]:.2f} | {reps} | {s.status} |"
+        )
     if record.ladder is not None:
         lines += ["", "## Capability ladder", "", *render_matrix(record.ladder)]
-    for title, items in (("Inversions", [f"{i.lower} fails {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}"
-                                         for i in record.inversions]),
-                         ("Defects (same fingerprint on every attempt)",
-                          [f"{d.task_id}: {'; '.join(d.fingerprint)}" for d in record.defects]),
-                         ("Noise", [f"{n.task_id}: {n.detail}" for n in record.noise]),
-                         ("Dead rungs", [f"{p.level}: {p.status}" + (f" ({p.agent} on {p.task_id})" if p.agent else "")
-                                         for p in record.probes]),
-                         ("Shortcuts", [f"{s.task_id}: {s.detail}" for s in record.shortcuts]),
-                         ("Ladder findings", [_finding_line(f) for f in record.ladder.findings]
-                          if record.ladder else [])):
+    for title, items in (
+        (
+            "Inversions",
+            [f"{i.lower} fails {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}" for i in record.inversions],
+        ),
+        (
+            "Defects (same fingerprint on every attempt)",
+            [f"{d.task_id}: {'; '.join(d.fingerprint)}" for d in record.defects],
+        ),
+        ("Noise", [f"{n.task_id}: {n.detail}" for n in record.noise]),
+        (
+            "Dead rungs",
+            [
+                f"{p.level}: {p.status}" + (f" ({p.agent} on {p.task_id})" if p.agent else "")
+                for p in record.probes
+            ],
+        ),
+        ("Shortcuts", [f"{s.task_id}: {s.detail}" for s in record.shortcuts]),
+        ("Ladder findings", [_finding_line(f) for f in record.ladder.findings] if record.ladder else []),
+    ):
         if items:
             lines += ["", f"## {title}", "", *[f"- {x}" for x in items]]
     return "\n".join(lines) + "\n"
@@ -541,11 +709,20 @@ def staircase_figure(record: CalibrationRecord) -> Any:
         is_dead = s.level in dead
         if is_dead:
             ax.axvspan(x - 0.45, x + 0.45, ymax=1.0 / 1.25, color="#fbe3e3", zorder=0)
-        ax.bar(x, rate, color="#e45756" if is_dead else "#4c78a8", width=0.6, hatch="//" if is_dead else None,
-               edgecolor="#9d2f2f" if is_dead else "#4c78a8", alpha=0.85)
+        ax.bar(
+            x,
+            rate,
+            color="#e45756" if is_dead else "#4c78a8",
+            width=0.6,
+            hatch="//" if is_dead else None,
+            edgecolor="#9d2f2f" if is_dead else "#4c78a8",
+            alpha=0.85,
+        )
         if s.attempts:
             lo, hi = s.ci
-            ax.errorbar(x, rate, yerr=[[rate - lo], [hi - rate]], fmt="none", ecolor="black", capsize=4, linewidth=1)
+            ax.errorbar(
+                x, rate, yerr=[[rate - lo], [hi - rate]], fmt="none", ecolor="black", capsize=4, linewidth=1
+            )
         for r in s.per_repeat:
             if r is not None:
                 ax.plot(x, r, "o", color="black", markersize=3)
@@ -557,7 +734,6 @@ def staircase_figure(record: CalibrationRecord) -> Any:
     ax.set_ylim(0, 1.25)
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     ax.set_ylabel("pass rate (Wilson 95%)")
-    ax.set_title(f"{record.persona}: {record.agent} x{record.repeats} ({record.verdict})",
-                 fontsize=9)
+    ax.set_title(f"{record.persona}: {record.agent} x{record.repeats} ({record.verdict})", fontsize=9)
     fig.tight_layout()
     return fig

@@ -17,8 +17,10 @@ from .task import Task
 FINAL_ANSWER = "final_answer"
 # A reply that calls no tool: recorded as a turn (never an invalid call) and answered with NUDGE.
 NO_ACTION = "__no_action__"
-NUDGE = ("Your reply called no tool, so nothing was done. Continue with a tool call, or call final_answer with your "
-         "answer if the work is done.")
+NUDGE = (
+    "Your reply called no tool, so nothing was done. Continue with a tool call, or call final_answer with your "
+    "answer if the work is done."
+)
 # A task without a turn budget still gets one: an agent that never stops must not hold a trial forever.
 DEFAULT_MAX_TURNS = 100
 
@@ -39,7 +41,13 @@ class TraceEvent:
         return error.get("code") if isinstance(error, dict) else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "tool": self.tool, "args": self.args, "ok": self.ok, "envelope": self.envelope}
+        return {
+            "index": self.index,
+            "tool": self.tool,
+            "args": self.args,
+            "ok": self.ok,
+            "envelope": self.envelope,
+        }
 
 
 @dataclass
@@ -70,21 +78,33 @@ class Episode:
         refusal ends the episode.
         """
         if self.done:
-            return _harness_refusal(tool, "episode_completed", "The episode is complete; the call was not executed.")
+            return _harness_refusal(
+                tool, "episode_completed", "The episode is complete; the call was not executed."
+            )
         if self.budget is not None and self.budget > 0 and len(self.events) >= self.budget:
             self.ended_by = "max_turns"
-            return _harness_refusal(tool, "turn_budget_exhausted",
-                                    "The episode's turn budget is exhausted; the call was not executed.")
+            return _harness_refusal(
+                tool,
+                "turn_budget_exhausted",
+                "The episode's turn budget is exhausted; the call was not executed.",
+            )
         index = len(self.events) + 1
         if tool == FINAL_ANSWER:
             text = args.get("text") if isinstance(args, dict) else None
             if not isinstance(text, str) or not text.strip():
-                envelope = _harness_refusal(tool, "invalid_arguments", "final_answer requires non-empty text.",
-                                            retryable=True)
+                envelope = _harness_refusal(
+                    tool, "invalid_arguments", "final_answer requires non-empty text.", retryable=True
+                )
                 self.events.append(TraceEvent(index, tool, args, False, envelope))
                 return envelope
-            envelope = {"ok": True, "command": tool, "request_id": None,
-                        "message": "Final answer recorded; the episode is complete.", "data": None, "error": None}
+            envelope = {
+                "ok": True,
+                "command": tool,
+                "request_id": None,
+                "message": "Final answer recorded; the episode is complete.",
+                "data": None,
+                "error": None,
+            }
             self.events.append(TraceEvent(index, tool, args, True, envelope))
             self.final_answer = text
             self.ended_by = "final_answer"
@@ -100,9 +120,17 @@ class Episode:
             return _harness_refusal(NO_ACTION, "episode_completed", "The episode is complete.")
         if self.budget is not None and self.budget > 0 and len(self.events) >= self.budget:
             self.ended_by = "max_turns"
-            return _harness_refusal(NO_ACTION, "turn_budget_exhausted", "The episode's turn budget is exhausted.")
-        envelope = {"ok": True, "command": NO_ACTION, "request_id": None, "message": NUDGE, "data": None,
-                    "error": None}
+            return _harness_refusal(
+                NO_ACTION, "turn_budget_exhausted", "The episode's turn budget is exhausted."
+            )
+        envelope = {
+            "ok": True,
+            "command": NO_ACTION,
+            "request_id": None,
+            "message": NUDGE,
+            "data": None,
+            "error": None,
+        }
         self.events.append(TraceEvent(len(self.events) + 1, NO_ACTION, {"text": text or ""}, True, envelope))
         return envelope
 
@@ -112,8 +140,14 @@ class Episode:
 
 
 def _harness_refusal(tool: str, code: str, message: str, retryable: bool = False) -> dict[str, Any]:
-    return {"ok": False, "command": tool, "request_id": None, "message": message, "data": None,
-            "error": {"code": code, "message": message, "retryable": retryable}}
+    return {
+        "ok": False,
+        "command": tool,
+        "request_id": None,
+        "message": message,
+        "data": None,
+        "error": {"code": code, "message": message, "retryable": retryable},
+    }
 
 
 def episode_rules(task: Task) -> list[str]:
@@ -123,20 +157,27 @@ def episode_rules(task: Task) -> list[str]:
     ev = task.eval
     budget = ev.turn_budget or DEFAULT_MAX_TURNS
     invalid = ev.trace_checks.max_invalid_tool_calls
-    rules = [f"You have at most {budget} turns: every tool call is one, and so is a reply that calls no tool. The "
-             "episode ends when they run out.",
-             "Every call must succeed: one failed call (an unknown tool, arguments that do not fit its schema, an "
-             "error result) fails the task." if invalid == 0 else
-             f"At most {invalid} of your calls may fail (an unknown tool, arguments that do not fit its schema, an "
-             "error result); one more fails the task."]
+    rules = [
+        f"You have at most {budget} turns: every tool call is one, and so is a reply that calls no tool. The "
+        "episode ends when they run out.",
+        "Every call must succeed: one failed call (an unknown tool, arguments that do not fit its schema, an "
+        "error result) fails the task."
+        if invalid == 0
+        else f"At most {invalid} of your calls may fail (an unknown tool, arguments that do not fit its schema, an "
+        "error result); one more fails the task.",
+    ]
     if ev.trace_checks.forbid_invented_widget_ids:
-        rules.append("Use only widget ids you have seen listed (list_available_widgets, a widget schema or the "
-                     "workspace snapshot); never guess an id.")
+        rules.append(
+            "Use only widget ids you have seen listed (list_available_widgets, a widget schema or the "
+            "workspace snapshot); never guess an id."
+        )
     if ev.trace_checks.must_call_schema_before_create:
         rules.append("Read a widget's schema (get_widget_schema) before you create it.")
     if ev.workspace_checks.preserve_other_dashboards:
-        rules.append("Leave every other dashboard that exists when you start exactly as it is; change only the "
-                     "one the request is about.")
+        rules.append(
+            "Leave every other dashboard that exists when you start exactly as it is; change only the "
+            "one the request is about."
+        )
     rules.append("When the work is done, call final_answer with your answer; that ends the episode.")
     return rules
 
@@ -145,7 +186,9 @@ def start_episode(world: World, task: Task) -> Episode:
     return Episode(task.id, Workspace.start(world, task.setup), task.eval.turn_budget)
 
 
-def replay(world: World, task: Task, steps: list[tuple[str, Any]], final_answer: str | None = None) -> Episode:
+def replay(
+    world: World, task: Task, steps: list[tuple[str, Any]], final_answer: str | None = None
+) -> Episode:
     """Run a fixed list of calls (a reference, a mutant of it, or nothing at all)."""
     episode = start_episode(world, task)
     for tool, args in steps:

@@ -29,9 +29,19 @@ from .episode import FINAL_ANSWER, Episode, start_episode
 from .task import Task
 
 Steps = list[tuple[str, Any]]
-READ_TOOLS = frozenset({"get_workspace_snapshot", "list_available_widgets", "get_widget_schema", "get_params_options",
-                        "get_widget_data", "read_widget", "get_skill_content", "read_workspace_resource",
-                        "get_workspace_prompt"})
+READ_TOOLS = frozenset(
+    {
+        "get_workspace_snapshot",
+        "list_available_widgets",
+        "get_widget_schema",
+        "get_params_options",
+        "get_widget_data",
+        "read_widget",
+        "get_skill_content",
+        "read_workspace_resource",
+        "get_workspace_prompt",
+    }
+)
 INSTANCE_TOOLS = frozenset({"update_widget", "update_widget_layout", "delete_widget", "read_widget"})
 PLACING_TOOLS = frozenset({"create_widget", "add_generative_widget"})
 _PRODUCED_KEYS = ("widget_uuid", "backend_id", "dashboard_id", "deleted_widget_uuid")
@@ -87,7 +97,11 @@ def probe(world: World, task: Task, steps: Steps, answer: str | None) -> Probe:
             dash = ws.dashboards.get(args.get("dashboard_id") or ws.current)
             if dash is not None:
                 uuid, wid = args.get("widget_uuid"), args.get("widget_id")
-                hits = [w for w in dash.widgets if (uuid and w.uuid == uuid) or (not uuid and wid and w.widget_id == wid)]
+                hits = [
+                    w
+                    for w in dash.widgets
+                    if (uuid and w.uuid == uuid) or (not uuid and wid and w.widget_id == wid)
+                ]
                 if len(hits) == 1 and (uuid or tool != "get_widget_data"):
                     info.placed = hits[0].to_dict()
                     info.instances = sum(1 for w in dash.widgets if w.widget_id == hits[0].widget_id)
@@ -133,7 +147,9 @@ def _produced(tool: str, args: Any, data: Any) -> set[str]:
     elif tool == "manage_navigation_bar" and isinstance(data, dict):
         comp = data.get("dashboard_composition") or {}
         out |= {str(t.get("id")) for t in comp.get("tabs") or [] if isinstance(t, dict) and t.get("id")}
-    if tool in ("get_workspace_snapshot", "navigate_workspace", "manage_dashboard") and isinstance(data, dict):
+    if tool in ("get_workspace_snapshot", "navigate_workspace", "manage_dashboard") and isinstance(
+        data, dict
+    ):
         comp = data.get("dashboard_composition") or {}
         out |= {str(w.get("widget_uuid")) for w in comp.get("widgets") or [] if isinstance(w, dict)}
         out |= {str(w.get("widget_id")) for w in comp.get("widgets") or [] if isinstance(w, dict)}
@@ -225,8 +241,12 @@ def addressing(p: Probe) -> Iterable[Variant]:
             if uuid is not None:
                 args = {"widget_uuid": uuid, "data_args": args.get("data_args") or {}}
                 forms.append("widget_uuid")
-        if _accepts(info.tool, "dashboard_id") and info.tool != "navigate_workspace" and not args.get("dashboard_id") \
-                and (info.tool != "get_widget_data" or args.get("widget_uuid")):
+        if (
+            _accepts(info.tool, "dashboard_id")
+            and info.tool != "navigate_workspace"
+            and not args.get("dashboard_id")
+            and (info.tool != "get_widget_data" or args.get("widget_uuid"))
+        ):
             args["dashboard_id"] = info.dashboard
             forms.append("dashboard_id")
         if info.tool == "list_available_widgets" and args.get("origin"):
@@ -246,8 +266,9 @@ def _placed_reading_alike(p: Probe, info: StepInfo) -> str | None:
     key = (args.get("origin"), args.get("widget_id"))
     start = p.start.dashboards.get(info.dashboard)
     if not any((w.origin, w.widget_id) == key for w in (start.widgets if start else [])) and not any(
-            t == "create_widget" and isinstance(a, dict) and (a.get("origin"), a.get("widget_id")) == key
-            for t, a in p.steps[: info.index]):
+        t == "create_widget" and isinstance(a, dict) and (a.get("origin"), a.get("widget_id")) == key
+        for t, a in p.steps[: info.index]
+    ):
         return None
     ws = start_episode(p.world, p.task).workspace
     for earlier in p.steps[: info.index]:
@@ -255,7 +276,9 @@ def _placed_reading_alike(p: Probe, info: StepInfo) -> str | None:
     dash = ws.dashboards.get(info.dashboard)
     for w in dash.widgets if dash else []:
         if not w.generated and w.origin == args.get("origin") and w.widget_id == args.get("widget_id"):
-            env = ws.call("get_widget_data", {"widget_uuid": w.uuid, "data_args": args.get("data_args") or {}})
+            env = ws.call(
+                "get_widget_data", {"widget_uuid": w.uuid, "data_args": args.get("data_args") or {}}
+            )
             if env.ok and env.data == info.data:
                 return w.uuid
     return None
@@ -269,27 +292,38 @@ def reorder(p: Probe) -> Iterable[Variant]:
     free = [i for i in infos if i.tool in READ_TOOLS and not any(depends(i, e) for e in infos[: i.index])]
     order = [i.index for i in free] + [i.index for i in infos if i not in free]
     if order != list(range(len(infos))):
-        yield Variant("reorder", "reads first: " + ", ".join(f"#{i.index + 1} {i.tool}" for i in free),
-                      [p.steps[k] for k in order], p.answer)
+        yield Variant(
+            "reorder",
+            "reads first: " + ", ".join(f"#{i.index + 1} {i.tool}" for i in free),
+            [p.steps[k] for k in order],
+            p.answer,
+        )
     writes = [i for i in infos if i.tool not in READ_TOOLS]
     pinned = {str(v) for r in p.task.eval.required_layouts for v in (r.widget_id, r.widget_uuid) if v}
     swaps = 0
     for a, b in itertools.pairwise(writes):
         if swaps >= 2:
             break
-        between = infos[a.index + 1: b.index]
+        between = infos[a.index + 1 : b.index]
         if depends(b, a) or any(depends(b, m) or depends(m, a) for m in between):
             continue
-        if a.tool in PLACING_TOOLS and b.tool in PLACING_TOOLS and (
-                pinned & (set(_strings(a.args)) | set(_strings(b.args)) | a.produced | b.produced)):
+        if (
+            a.tool in PLACING_TOOLS
+            and b.tool in PLACING_TOOLS
+            and (pinned & (set(_strings(a.args)) | set(_strings(b.args)) | a.produced | b.produced))
+        ):
             continue
         if _same_target(a, b):
             continue
         order = list(range(len(infos)))
         order[a.index], order[b.index] = b.index, a.index
         swaps += 1
-        yield Variant("reorder", f"#{a.index + 1} {a.tool} and #{b.index + 1} {b.tool} swapped",
-                      [p.steps[k] for k in order], p.answer)
+        yield Variant(
+            "reorder",
+            f"#{a.index + 1} {a.tool} and #{b.index + 1} {b.tool} swapped",
+            [p.steps[k] for k in order],
+            p.answer,
+        )
 
 
 def _same_target(a: StepInfo, b: StepInfo) -> bool:
@@ -318,8 +352,11 @@ def reads_inserted(p: Probe) -> Iterable[Variant]:
         head.append(("get_skill_content", {"slug": skills[0]}))
     head.append(("get_workspace_prompt", {"name": "workspace_tool_usage"}))
     writes = [i for i in p.infos if i.tool not in READ_TOOLS]
-    tail: Steps = [("read_widget", {"widget_uuid": placed[-1].uuid})] if placed and writes and usable(
-        "read_widget") else []
+    tail: Steps = (
+        [("read_widget", {"widget_uuid": placed[-1].uuid})]
+        if placed and writes and usable("read_widget")
+        else []
+    )
     head = [c for c in head if usable(c[0])]
     room = len(head) + len(tail)
     while room and not p.room(room):
@@ -332,7 +369,11 @@ def reads_inserted(p: Probe) -> Iterable[Variant]:
     if tail:
         at = writes[0].index + 1
         steps = [*steps[:at], *tail, *steps[at:]]
-    label = "first: " + ", ".join(t for t, _ in head) + (f"; read_widget after #{writes[0].index + 1}" if tail else "")
+    label = (
+        "first: "
+        + ", ".join(t for t, _ in head)
+        + (f"; read_widget after #{writes[0].index + 1}" if tail else "")
+    )
     yield Variant("reads_inserted", label, head + steps, p.answer)
 
 
@@ -349,8 +390,10 @@ def navigate(p: Probe) -> Iterable[Variant]:
         writes = [i for i in p.infos if i.tool not in READ_TOOLS]
         at = writes[0].index + 1 if writes else 0
         home = p.infos[at].dashboard if at < len(p.infos) else p.episode.workspace.current
-        steps[at:at] = [("navigate_workspace", {"operation": "dashboard", "dashboard_id": other}),
-                        ("navigate_workspace", {"operation": "dashboard", "dashboard_id": home})]
+        steps[at:at] = [
+            ("navigate_workspace", {"operation": "dashboard", "dashboard_id": other}),
+            ("navigate_workspace", {"operation": "dashboard", "dashboard_id": home}),
+        ]
         label.append(f"away to '{other}' and back after #{at}")
     if p.task.eval.judged_dashboard is not None and p.room(len(steps) - len(p.steps) + 1):
         steps.append(("navigate_workspace", {"operation": "dashboard", "dashboard_id": other}))
@@ -379,8 +422,10 @@ def answer_reworded(p: Probe) -> Iterable[Variant]:
     if not answer:
         return
     numbers = _reformat_numbers(answer)
-    forms = [("upper case" + (", other number format" if numbers != answer else ""), numbers.upper()),
-             ("lower case, other framing", f"Here is what I found. {answer.rstrip('.')}. That is all.".lower())]
+    forms = [
+        ("upper case" + (", other number format" if numbers != answer else ""), numbers.upper()),
+        ("lower case, other framing", f"Here is what I found. {answer.rstrip('.')}. That is all.".lower()),
+    ]
     for label, text in forms:
         yield Variant("answer_reworded", label, p.steps, text)
 
@@ -389,18 +434,28 @@ def answer_reworded(p: Probe) -> Iterable[Variant]:
 def note_reworded(p: Probe) -> Iterable[Variant]:
     """The notes the reference writes, in other words: other case, other number formats, and with every row the
     reference read recorded as served (a faithful record may keep more of what was served than asked)."""
-    served = [json.dumps(i.data.get("data"), default=str) for i in p.infos
-              if i.tool == "get_widget_data" and i.ok and isinstance(i.data, dict) and i.data.get("data")]
+    served = [
+        json.dumps(i.data.get("data"), default=str)
+        for i in p.infos
+        if i.tool == "get_widget_data" and i.ok and isinstance(i.data, dict) and i.data.get("data")
+    ]
     steps, done = list(p.steps), []
     for info in p.infos:
         args = info.args if isinstance(info.args, dict) else {}
-        if info.tool == "add_generative_widget" and args.get("widget_type") == "note" and isinstance(
-                args.get("data"), str):
-            text = " ".join([_reformat_numbers(args["data"]).upper(), *(f"As served: {rows}" for rows in served)])
+        if (
+            info.tool == "add_generative_widget"
+            and args.get("widget_type") == "note"
+            and isinstance(args.get("data"), str)
+        ):
+            text = " ".join(
+                [_reformat_numbers(args["data"]).upper(), *(f"As served: {rows}" for rows in served)]
+            )
             steps[info.index] = (info.tool, {**args, "data": text})
             done.append(f"#{info.index + 1}")
     if done:
-        label = f"notes {', '.join(done)} upper case, other number format" + (", every row read" if served else "")
+        label = f"notes {', '.join(done)} upper case, other number format" + (
+            ", every row read" if served else ""
+        )
         yield Variant("note_reworded", label, steps, p.answer)
 
 
@@ -436,20 +491,28 @@ def other_ids(p: Probe) -> Iterable[Variant]:
             url = args.get("url")
             if isinstance(url, str) and not stated(url):
                 steps[index] = (tool, {**args, "url": _other_url(url)})
-        elif tool == "manage_dashboard" and args.get("operation") == "create" and args.get("dashboard_id") and \
-                not stated(str(args["dashboard_id"])):
+        elif (
+            tool == "manage_dashboard"
+            and args.get("operation") == "create"
+            and args.get("dashboard_id")
+            and not stated(str(args["dashboard_id"]))
+        ):
             renames[str(args["dashboard_id"])] = f"{args['dashboard_id']}_alt"
     if not renames:
         return
     steps = [(tool, _rename(args, renames)) for tool, args in steps]
-    yield Variant("other_ids", "own ids: " + ", ".join(f"{a}→{b}" for a, b in list(renames.items())[:4]), steps,
-                  p.answer)
+    yield Variant(
+        "other_ids",
+        "own ids: " + ", ".join(f"{a}→{b}" for a, b in list(renames.items())[:4]),
+        steps,
+        p.answer,
+    )
 
 
 def _other_url(url: str) -> str:
     m = re.search(r":(\d+)(/|$)", url)
     if m:
-        return url[: m.start(1)] + str(int(m.group(1)) + 1) + url[m.end(1):]
+        return url[: m.start(1)] + str(int(m.group(1)) + 1) + url[m.end(1) :]
     return url.rstrip("/") + "/alt"
 
 

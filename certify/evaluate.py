@@ -111,8 +111,9 @@ def select_tasks(taskset_dir: Path, persona: str | None = None) -> list[Task]:
             tasks.append(task)
     if persona is not None and not tasks:
         known = ", ".join(sorted(personas)) or "none"
-        raise TaskFileError(str(taskset_dir), "--persona", f"no task belongs to persona '{persona}' (personas "
-                                                           f"found: {known})")
+        raise TaskFileError(
+            str(taskset_dir), "--persona", f"no task belongs to persona '{persona}' (personas found: {known})"
+        )
     return tasks
 
 
@@ -146,19 +147,34 @@ def reliability(trials: Iterable[Trial]) -> dict[str, Any]:
     rows = []
     for task_id, attempts in by_task.items():
         valid = [t for t in attempts if t.valid]
-        rows.append({"task_id": task_id, "level": attempts[0].level, "trials": len(valid),
-                     "passes": sum(1 for t in valid if t.passed), "invalid": len(attempts) - len(valid),
-                     "results": ["invalid" if not t.valid else "pass" if t.passed else "fail" for t in attempts]})
+        rows.append(
+            {
+                "task_id": task_id,
+                "level": attempts[0].level,
+                "trials": len(valid),
+                "passes": sum(1 for t in valid if t.passed),
+                "invalid": len(attempts) - len(valid),
+                "results": ["invalid" if not t.valid else "pass" if t.passed else "fail" for t in attempts],
+            }
+        )
     pass_k = {}
     for k in range(1, max((r["trials"] for r in rows), default=0) + 1):
         eligible = [r for r in rows if r["trials"] >= k]
-        pass_k[str(k)] = {"value": round(sum(pass_hat_k(r["passes"], r["trials"], k) for r in eligible)
-                                         / len(eligible), 4), "tasks": len(eligible)}
+        pass_k[str(k)] = {
+            "value": round(sum(pass_hat_k(r["passes"], r["trials"], k) for r in eligible) / len(eligible), 4),
+            "tasks": len(eligible),
+        }
     repeated = [r for r in rows if r["trials"] >= 2]
     agree = sum(1 for r in repeated if r["passes"] in (0, r["trials"]))
-    return {"tasks": rows, "pass_k": pass_k,
-            "consistency": {"value": round(agree / len(repeated), 4) if repeated else None, "agree": agree,
-                            "tasks": len(repeated)}}
+    return {
+        "tasks": rows,
+        "pass_k": pass_k,
+        "consistency": {
+            "value": round(agree / len(repeated), 4) if repeated else None,
+            "agree": agree,
+            "tasks": len(repeated),
+        },
+    }
 
 
 def aggregate(trials: Iterable[Trial]) -> dict[str, Any]:
@@ -167,13 +183,21 @@ def aggregate(trials: Iterable[Trial]) -> dict[str, Any]:
     trials = list(trials)
     valid = [t for t in trials if t.valid]
     levels = []
-    for level in sorted({t.level for t in trials}, key=lambda lv: (LEVELS.index(lv) if lv in LEVELS else 99, lv)):
+    for level in sorted(
+        {t.level for t in trials}, key=lambda lv: (LEVELS.index(lv) if lv in LEVELS else 99, lv)
+    ):
         attempts = [t for t in valid if t.level == level]
         passes = sum(1 for t in attempts if t.passed)
         lo, hi = wilson(passes, len(attempts))
-        levels.append({"level": level, "attempts": len(attempts), "passes": passes,
-                       "rate": round(passes / len(attempts), 4) if attempts else None,
-                       "ci": [round(lo, 4), round(hi, 4)]})
+        levels.append(
+            {
+                "level": level,
+                "attempts": len(attempts),
+                "passes": passes,
+                "rate": round(passes / len(attempts), 4) if attempts else None,
+                "ci": [round(lo, 4), round(hi, 4)],
+            }
+        )
     codes = Counter(code for t in valid if not t.passed for code in dict.fromkeys(t.failure_codes))
     return {
         "levels": levels,
@@ -183,8 +207,11 @@ def aggregate(trials: Iterable[Trial]) -> dict[str, Any]:
         "cost": round(sum(t.cost for t in trials), 6),
         "turns": distribution([t.turns for t in valid]),
         "tool_calls": distribution([t.tool_calls for t in valid]),
-        "parse": {"strict": sum(t.strict_parses for t in valid), "lenient": sum(t.lenient_parses for t in valid),
-                  "failed": sum(t.failed_parses for t in valid)},
+        "parse": {
+            "strict": sum(t.strict_parses for t in valid),
+            "lenient": sum(t.lenient_parses for t in valid),
+            "failed": sum(t.failed_parses for t in valid),
+        },
         "trials": len(trials),
         **reliability(trials),
     }
@@ -232,11 +259,22 @@ class RunWriter:
         return run
 
 
-async def evaluate(world: World, tasks: list[Task], agent: Agent, *, repeats: int = 1, concurrency: int = 4,
-                   timeout_s: float | None = None, runs_dir: Path = DEFAULT_RUNS_DIR, run_id: str | None = None,
-                   taskset: str | None = None, world_label: str | None = None,
-                   options: dict[str, Any] | None = None, notes: list[str] | None = None,
-                   progress: Progress | None = None) -> EvalRun:
+async def evaluate(
+    world: World,
+    tasks: list[Task],
+    agent: Agent,
+    *,
+    repeats: int = 1,
+    concurrency: int = 4,
+    timeout_s: float | None = None,
+    runs_dir: Path = DEFAULT_RUNS_DIR,
+    run_id: str | None = None,
+    taskset: str | None = None,
+    world_label: str | None = None,
+    options: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
+    progress: Progress | None = None,
+) -> EvalRun:
     """Run every task `repeats` times, at most `concurrency` episodes at once.
 
     Each trial is appended to trials.jsonl as soon as it finishes. If the run is cancelled (Ctrl-C, a killed
@@ -248,24 +286,41 @@ async def evaluate(world: World, tasks: list[Task], agent: Agent, *, repeats: in
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     planned = [(task, r) for r in range(repeats) for task in tasks]
-    record = RunRecord(run_id=run_id or new_run_id(), agent=agent.name, taskset=taskset, world=world_label,
-                       tasks=len(tasks), task_ids=[t.id for t in tasks], repeats=repeats,
-                       planned_trials=len(planned), started_at=_now(),
-                       options={"concurrency": concurrency, "timeout_s": timeout_s, **(options or {})},
-                       notes=list(notes or []))
+    record = RunRecord(
+        run_id=run_id or new_run_id(),
+        agent=agent.name,
+        taskset=taskset,
+        world=world_label,
+        tasks=len(tasks),
+        task_ids=[t.id for t in tasks],
+        repeats=repeats,
+        planned_trials=len(planned),
+        started_at=_now(),
+        options={"concurrency": concurrency, "timeout_s": timeout_s, **(options or {})},
+        notes=list(notes or []),
+    )
     writer = RunWriter.create(runs_dir, record)
     status = "interrupted"
     try:
-        await _run_into(writer, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s,
-                        progress=progress)
+        await _run_into(
+            writer, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s, progress=progress
+        )
         status = "complete"
     finally:
         run = writer.close(status)
     return run
 
 
-async def _run_into(writer: RunWriter, world: World, planned: list[tuple[Task, int]], agent: Agent, *,
-                    concurrency: int, timeout_s: float | None, progress: Progress | None) -> None:
+async def _run_into(
+    writer: RunWriter,
+    world: World,
+    planned: list[tuple[Task, int]],
+    agent: Agent,
+    *,
+    concurrency: int,
+    timeout_s: float | None,
+    progress: Progress | None,
+) -> None:
     """Run `planned` trials at most `concurrency` at once, each written to the run the moment it finishes."""
     semaphore = asyncio.Semaphore(concurrency)
     before = len(writer.run.trials)
@@ -285,12 +340,24 @@ async def _run_into(writer: RunWriter, world: World, planned: list[tuple[Task, i
 def to_retry(record: RunRecord, trials: list[Trial]) -> list[tuple[str, int]]:
     """(task, repeat) of every trial of the run that is invalid or never finished, in the run's order."""
     latest = {(t.task_id, t.repeat): t for t in current(trials)}
-    return [(task_id, r) for r in range(record.repeats) for task_id in record.task_ids
-            if (task_id, r) not in latest or not latest[(task_id, r)].valid]
+    return [
+        (task_id, r)
+        for r in range(record.repeats)
+        for task_id in record.task_ids
+        if (task_id, r) not in latest or not latest[(task_id, r)].valid
+    ]
 
 
-async def retry_invalid(world: World, run_dir: Path, tasks: dict[str, Task], agent: Agent, *, concurrency: int = 4,
-                        timeout_s: float | None = None, progress: Progress | None = None) -> EvalRun:
+async def retry_invalid(
+    world: World,
+    run_dir: Path,
+    tasks: dict[str, Task],
+    agent: Agent,
+    *,
+    concurrency: int = 4,
+    timeout_s: float | None = None,
+    progress: Progress | None = None,
+) -> EvalRun:
     """Re-run the invalid (or never finished) trials of the run in `run_dir` with `agent`, appending to it.
 
     Valid trials — passes and failures alike — are never re-run: a retry repairs what did not measure the agent,
@@ -302,18 +369,27 @@ async def retry_invalid(world: World, run_dir: Path, tasks: dict[str, Task], age
     todo = to_retry(record, run.trials)
     missing = sorted({task_id for task_id, _ in todo if task_id not in tasks})
     if missing:
-        raise ValueError(f"run {record.run_id} has trials of tasks not in this taskset: {', '.join(missing[:5])}")
+        raise ValueError(
+            f"run {record.run_id} has trials of tasks not in this taskset: {', '.join(missing[:5])}"
+        )
     planned = [(tasks[task_id], r) for task_id, r in todo]
     before, status = len(run.trials), "interrupted"
     writer = RunWriter(run)
     try:
-        await _run_into(writer, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s,
-                        progress=progress)
+        await _run_into(
+            writer, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s, progress=progress
+        )
         status = "complete"
     finally:
         fresh = run.trials[before:]
-        record.retries.append({"at": _now(), "planned": len(planned), "ran": len(fresh),
-                               "still_invalid": sum(1 for t in fresh if not t.valid)})
+        record.retries.append(
+            {
+                "at": _now(),
+                "planned": len(planned),
+                "ran": len(fresh),
+                "still_invalid": sum(1 for t in fresh if not t.valid),
+            }
+        )
         writer.close(status)
     return run
 

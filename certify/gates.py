@@ -27,8 +27,17 @@ from .grader import CHECKS, CheckFn, GradeResult, grade
 from .shortcuts import run_battery
 from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
 
-GATE_NAMES = ("schema", "grounding", "oracle", "noop", "load_bearing", "leak", "determinism", "equivalence",
-              "shortcuts")
+GATE_NAMES = (
+    "schema",
+    "grounding",
+    "oracle",
+    "noop",
+    "load_bearing",
+    "leak",
+    "determinism",
+    "equivalence",
+    "shortcuts",
+)
 WIDGET_TOOLS = ("create_widget", "get_widget_data", "get_widget_schema", "get_params_options")
 
 
@@ -52,7 +61,9 @@ class Subject:
     registry: dict[str, CheckFn] | None = None
     notes: dict[str, Any] = field(default_factory=dict)
 
-    def run(self, steps: list[tuple[str, Any]], final_answer: str | None = None) -> tuple[Episode, GradeResult]:
+    def run(
+        self, steps: list[tuple[str, Any]], final_answer: str | None = None
+    ) -> tuple[Episode, GradeResult]:
         assert self.task is not None
         episode = replay(self.world, self.task, steps, final_answer)
         return episode, grade(self.task, episode, self.registry)
@@ -65,7 +76,9 @@ class Subject:
 
     @cached_property
     def oracle(self) -> tuple[Episode, GradeResult]:
-        return self.run([(t, a) for t, a, _ in self.steps], self.task.eval.reference_answer if self.task else None)
+        return self.run(
+            [(t, a) for t, a, _ in self.steps], self.task.eval.reference_answer if self.task else None
+        )
 
     @cached_property
     def noop(self) -> tuple[Episode, GradeResult]:
@@ -74,7 +87,9 @@ class Subject:
     @cached_property
     def probe(self) -> Probe:
         assert self.task is not None
-        return probe(self.world, self.task, [(t, a) for t, a, _ in self.steps], self.task.eval.reference_answer)
+        return probe(
+            self.world, self.task, [(t, a) for t, a, _ in self.steps], self.task.eval.reference_answer
+        )
 
     @property
     def ours(self) -> bool:
@@ -128,8 +143,12 @@ def _authored_widgets(task: Task) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for step in task.eval.reference_steps():
         args = step.args
-        if step.tool == "manage_backends" and args.get("operation") in ("add", "refresh") and isinstance(
-            args.get("widgets_json"), dict) and isinstance(args.get("name"), str):
+        if (
+            step.tool == "manage_backends"
+            and args.get("operation") in ("add", "refresh")
+            and isinstance(args.get("widgets_json"), dict)
+            and isinstance(args.get("name"), str)
+        ):
             widgets, report = validate_widgets(args["widgets_json"])
             if not report.errors:
                 out[args["name"]] = widgets
@@ -148,9 +167,14 @@ def grounding_gate(s: Subject) -> GateResult:
     def lookup(origin: Any, widget_id: Any, where: str, name: str | None = None) -> WidgetDef | None:
         if origin in authored:
             built = authored[origin]
-            if widget_id is None and not any(str(d.get("name") or "").casefold() == str(name).casefold()
-                                             for d in built.values() if isinstance(d, dict)):
-                problems.append(f"{where}: no widget named '{name}' among the widgets '{origin}' is built with")
+            if widget_id is None and not any(
+                str(d.get("name") or "").casefold() == str(name).casefold()
+                for d in built.values()
+                if isinstance(d, dict)
+            ):
+                problems.append(
+                    f"{where}: no widget named '{name}' among the widgets '{origin}' is built with"
+                )
             elif widget_id is not None and widget_id not in built:
                 problems.append(f"{where}: '{widget_id}' is not among the widgets '{origin}' is built with")
             return None
@@ -159,8 +183,9 @@ def grounding_gate(s: Subject) -> GateResult:
             problems.append(f"{where}: origin '{origin}' is not connected")
             return None
         if widget_id is None:
-            definition = next((d for d in conn.catalog.widgets.values() if d.name.casefold() == str(name).casefold()),
-                              None)
+            definition = next(
+                (d for d in conn.catalog.widgets.values() if d.name.casefold() == str(name).casefold()), None
+            )
         else:
             definition = conn.catalog.widgets.get(str(widget_id))
         if definition is None:
@@ -179,8 +204,9 @@ def grounding_gate(s: Subject) -> GateResult:
             if param is None:
                 problems.append(f"{where}: '{key}' is not a parameter of '{definition.widget_id}'")
             elif not value_allowed(param, value):
-                problems.append(f"{where}: {key}={value!r} is not among the declared options of "
-                                f"'{definition.widget_id}'")
+                problems.append(
+                    f"{where}: {key}={value!r} is not among the declared options of '{definition.widget_id}'"
+                )
 
     for i, req in enumerate(task.eval.required_widgets):
         where = f"eval.required_widgets[{i}]"
@@ -195,10 +221,20 @@ def grounding_gate(s: Subject) -> GateResult:
             if "data_args" in graded:
                 values(definition, graded["data_args"], where)
         elif step.tool == "update_widget" and "data_args" in graded:
-            dash = ws._dashboard(step.args.get("dashboard_id")) if step.args.get("dashboard_id") in ws.dashboards \
+            dash = (
+                ws._dashboard(step.args.get("dashboard_id"))
+                if step.args.get("dashboard_id") in ws.dashboards
                 else ws.current_dashboard
-            placed = next((w for w in dash.widgets if w.uuid == step.args.get("widget_uuid")
-                           or (not step.args.get("widget_uuid") and w.widget_id == step.args.get("widget_id"))), None)
+            )
+            placed = next(
+                (
+                    w
+                    for w in dash.widgets
+                    if w.uuid == step.args.get("widget_uuid")
+                    or (not step.args.get("widget_uuid") and w.widget_id == step.args.get("widget_id"))
+                ),
+                None,
+            )
             if placed is not None and not placed.generated:
                 values(lookup(placed.origin, placed.widget_id, where), graded["data_args"], where)
     for hidden in task.meta.hidden if task.meta else []:
@@ -206,14 +242,20 @@ def grounding_gate(s: Subject) -> GateResult:
             continue
         text = _source_text(s.world, hidden.source)
         if text is None:
-            problems.append(f"meta.hidden: planted fact's source '{hidden.source}' does not exist in the world")
+            problems.append(
+                f"meta.hidden: planted fact's source '{hidden.source}' does not exist in the world"
+            )
         elif hidden.value.casefold() not in text.casefold():
             problems.append(f"meta.hidden: '{hidden.value}' does not occur in {hidden.source}")
         else:
             checked += 1
     if problems:
-        return GateResult(False, "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else ""))
-    return GateResult(True, f"graded widgets exist; {checked} graded value(s) among declared options or sources")
+        return GateResult(
+            False, "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
+        )
+    return GateResult(
+        True, f"graded widgets exist; {checked} graded value(s) among declared options or sources"
+    )
 
 
 def _source_text(world: World, source: str | None) -> str | None:
@@ -272,8 +314,11 @@ def load_bearing_gate(s: Subject) -> GateResult:
     # A check that holds already before the agent acts and that no mutant breaks guards against damage the
     # reference never does; it cannot tell a solving agent from a lazy one, so it is reported as dead.
     noop_passing = {(c.code, c.label) for c in s.noop[1].checks if c.passed}
-    dead = [f"{c.code}: {c.label}" for c in oracle_result.checks
-            if (c.code, c.label) in noop_passing and (c.code, c.label) not in failing_somewhere]
+    dead = [
+        f"{c.code}: {c.label}"
+        for c in oracle_result.checks
+        if (c.code, c.label) in noop_passing and (c.code, c.label) not in failing_somewhere
+    ]
     s.notes["dead_checks"] = dead
     dead_note = f"; dead checks ({len(dead)}): {'; '.join(dead[:3])}" if dead else ""
     if survivors:
@@ -289,8 +334,11 @@ def leak_gate(s: Subject) -> GateResult:
     hidden = s.task.meta.hidden if s.task.meta else []
     if not hidden:
         if s.ours and 1 <= s.task.level <= 3:
-            return GateResult(False, f"a {s.task.difficulty} task we authored must name its hidden value(s) in "
-                              "meta.hidden (the target, the carried value or the planted fact)")
+            return GateResult(
+                False,
+                f"a {s.task.difficulty} task we authored must name its hidden value(s) in "
+                "meta.hidden (the target, the carried value or the planted fact)",
+            )
         return GateResult(True, "skipped: the task carries no hidden values")
     leaked = leaked_values(s.world, s.task)
     if leaked:
@@ -303,8 +351,11 @@ def leaked_values(world: World, task: Task) -> list[str]:
     "Mandate  performance" states the value as surely as its canonical form does. Names the prompt legitimately
     states (the dashboard, origins, graded widgets' names) are masked first."""
     prompt = _spaced(_mask_names(world, task))
-    return [h.value for h in (task.meta.hidden if task.meta else []) if states_value(prompt, _spaced(h.value),
-                                                                                     any_case=True)]
+    return [
+        h.value
+        for h in (task.meta.hidden if task.meta else [])
+        if states_value(prompt, _spaced(h.value), any_case=True)
+    ]
 
 
 def _spaced(text: str) -> str:
@@ -343,10 +394,15 @@ def _mask_names(world: World, task: Task) -> str:
 @gate("determinism")
 def determinism_gate(s: Subject) -> GateResult:
     first, first_result = s.oracle
-    second, second_result = s.run([(t, a) for t, a, _ in s.steps], s.task.eval.reference_answer if s.task else None)
+    second, second_result = s.run(
+        [(t, a) for t, a, _ in s.steps], s.task.eval.reference_answer if s.task else None
+    )
     if first.workspace.state_hash() != second.workspace.state_hash():
         return GateResult(False, "two replays of the reference end in different states")
-    if first_result.fingerprint() != second_result.fingerprint() or first_result.passed != second_result.passed:
+    if (
+        first_result.fingerprint() != second_result.fingerprint()
+        or first_result.passed != second_result.passed
+    ):
         return GateResult(False, "two replays of the reference grade differently")
     return GateResult(True, f"two replays end in the same state ({first.workspace.state_hash()[:12]})")
 
@@ -364,11 +420,18 @@ def equivalence_gate(s: Subject) -> GateResult:
             checks = "; ".join(f"{c.code}: {c.label} ({c.evidence})" for c in result.failures[:2])
             failures.append(f"{v.kind} [{v.label}] fails {checks}")
     if failures:
-        return GateResult(False, f"{len(failures)} of {len(tried)} valid variant(s) fail, over-strict: "
-                          + " | ".join(failures[:3]))
+        return GateResult(
+            False,
+            f"{len(failures)} of {len(tried)} valid variant(s) fail, over-strict: "
+            + " | ".join(failures[:3]),
+        )
     kinds = sorted({v.kind for v in tried})
-    return GateResult(True, f"{len(tried)} valid variant(s) pass ({', '.join(kinds)})" if tried else
-                      "no variant applies to this reference")
+    return GateResult(
+        True,
+        f"{len(tried)} valid variant(s) pass ({', '.join(kinds)})"
+        if tried
+        else "no variant applies to this reference",
+    )
 
 
 @gate("shortcuts")
@@ -381,8 +444,9 @@ def shortcuts_gate(s: Subject) -> GateResult:
         if run.passed:
             passing.append(f"{run.name} ({run.episode.turns} calls)")
         else:
-            why = ", ".join(run.result.failure_codes[:3]) + (" after the turn budget ran out"
-                                                              if run.episode.ended_by == "max_turns" else "")
+            why = ", ".join(run.result.failure_codes[:3]) + (
+                " after the turn budget ran out" if run.episode.ended_by == "max_turns" else ""
+            )
             failing.append(f"{run.name}: {why}")
     if passing:
         return GateResult(False, f"shortcut(s) pass without understanding the request: {', '.join(passing)}")
@@ -401,8 +465,12 @@ class Certification:
         return all(g.ok for g in self.gates.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "path": self.path, "certified": self.certified,
-                "gates": {k: v.to_dict() for k, v in self.gates.items()}}
+        return {
+            "id": self.id,
+            "path": self.path,
+            "certified": self.certified,
+            "gates": {k: v.to_dict() for k, v in self.gates.items()},
+        }
 
 
 def certify_subject(s: Subject) -> Certification:
@@ -417,12 +485,15 @@ def certify_subject(s: Subject) -> Certification:
     return Certification(task_id, s.path, results, s.notes)
 
 
-def certify_task(world: World, task: Task, path: str = "", registry: dict[str, CheckFn] | None = None) -> Certification:
+def certify_task(
+    world: World, task: Task, path: str = "", registry: dict[str, CheckFn] | None = None
+) -> Certification:
     return certify_subject(Subject(path or f"{task.id}.json", world, task, registry=registry))
 
 
-def certify_file(world: World, path: Path, taskset: TaskSet | None = None,
-                 registry: dict[str, CheckFn] | None = None) -> Certification:
+def certify_file(
+    world: World, path: Path, taskset: TaskSet | None = None, registry: dict[str, CheckFn] | None = None
+) -> Certification:
     try:
         task = load_task(path, taskset)
         return certify_subject(Subject(str(path), world, task, registry=registry))
@@ -449,9 +520,24 @@ def collect(paths: list[Path]) -> list[tuple[Path, TaskSet | None]]:
 
 
 def summarise(results: list[Certification]) -> dict[str, Any]:
-    by_gate = {name: sum(1 for r in results if r.gates.get(name, GateResult(False, "")).ok) for name in GATE_NAMES}
+    by_gate = {
+        name: sum(1 for r in results if r.gates.get(name, GateResult(False, "")).ok) for name in GATE_NAMES
+    }
     return {"total": len(results), "certified": sum(r.certified for r in results), "by_gate": by_gate}
 
 
-__all__ = ["CHECKS", "GATES", "GATE_NAMES", "Certification", "GateResult", "Subject", "certify_file",
-           "certify_subject", "certify_task", "collect", "leaked_values", "states_value", "summarise"]
+__all__ = [
+    "CHECKS",
+    "GATES",
+    "GATE_NAMES",
+    "Certification",
+    "GateResult",
+    "Subject",
+    "certify_file",
+    "certify_subject",
+    "certify_task",
+    "collect",
+    "leaked_values",
+    "states_value",
+    "summarise",
+]

@@ -27,9 +27,18 @@ _PACKAGES = Path(__file__).resolve().parents[1]
 # Everything a verdict can depend on besides the registered checks themselves: the whole grader package (its
 # private helpers included), the gates and what they run (the equivalence variants, the shortcut agents, the
 # episode rules, the task model), the trial record and the calibration analysis; and the simulator's code.
-GRADER_SOURCES = ("certify/grader/*.py", "certify/gates.py", "certify/equivalence.py", "certify/shortcuts/*.py",
-                  "certify/agents/base.py", "certify/task.py", "certify/episode.py", "certify/trial.py",
-                  "certify/calibrate.py", "certify/stats.py")
+GRADER_SOURCES = (
+    "certify/grader/*.py",
+    "certify/gates.py",
+    "certify/equivalence.py",
+    "certify/shortcuts/*.py",
+    "certify/agents/base.py",
+    "certify/task.py",
+    "certify/episode.py",
+    "certify/trial.py",
+    "certify/calibrate.py",
+    "certify/stats.py",
+)
 SIMULATOR_SOURCES = ("simulator/*.py",)
 
 
@@ -160,10 +169,16 @@ def code_fingerprints(registry: dict[str, Any] | None = None) -> tuple[str, str]
     return grader_fingerprint(registry), simulator_fingerprint()
 
 
-def fingerprints(world: World, defaults: dict[str, Any], registry: dict[str, Any] | None = None) -> Fingerprints:
+def fingerprints(
+    world: World, defaults: dict[str, Any], registry: dict[str, Any] | None = None
+) -> Fingerprints:
     grader, simulator = code_fingerprints(registry)
-    return Fingerprints(grader=grader, simulator=simulator, world=world.fingerprint,
-                        defaults=sha256_text(json.dumps(defaults, sort_keys=True)))
+    return Fingerprints(
+        grader=grader,
+        simulator=simulator,
+        world=world.fingerprint,
+        defaults=sha256_text(json.dumps(defaults, sort_keys=True)),
+    )
 
 
 def task_content_hash(raw: dict[str, Any]) -> str:

@@ -421,8 +421,12 @@ class ModelClient:
         tried: set[str] = set()
         while True:
             try:
-                raw = await self.sdk.post("/chat/completions", cast_to=ChatCompletion, body=body,
-                                          options={"headers": {"X-Stainless-Raw-Response": "true"}})
+                raw = await self.sdk.post(
+                    "/chat/completions",
+                    cast_to=ChatCompletion,
+                    body=body,
+                    options={"headers": {"X-Stainless-Raw-Response": "true"}},
+                )
             except Exception as exc:
                 adapted = self._adapt(body, exc, tried, tools=tools, tool_choice=tool_choice, reply=reply)
                 if adapted is None:

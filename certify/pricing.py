@@ -45,8 +45,10 @@ DEFAULT_PRICES: dict[str, Price] = {
 
 def _parse_table(raw: Any, source: str) -> dict[str, Price]:
     if not isinstance(raw, Mapping):
-        raise ValueError(f"{source}: a price table must be a JSON object mapping model names to "
-                         '{"input": <USD per 1M>, "output": <USD per 1M>}')
+        raise ValueError(
+            f"{source}: a price table must be a JSON object mapping model names to "
+            '{"input": <USD per 1M>, "output": <USD per 1M>}'
+        )
     table: dict[str, Price] = {}
     for model, entry in raw.items():
         try:
@@ -76,9 +78,13 @@ class PriceTable:
             try:
                 raw = json.loads(file.read_text(encoding="utf-8"))
             except OSError as exc:
-                raise ValueError(f"{file}: cannot read the price table ({PRICES_ENV}): {exc.strerror or exc}") from exc
+                raise ValueError(
+                    f"{file}: cannot read the price table ({PRICES_ENV}): {exc.strerror or exc}"
+                ) from exc
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{file}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from exc
+                raise ValueError(
+                    f"{file}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}"
+                ) from exc
             prices.update(_parse_table(raw, str(file)))
         if overrides:
             prices.update(_parse_table(overrides, "price overrides"))
@@ -101,5 +107,7 @@ class PriceTable:
         """Why the cost of `model` reads 0, when it does."""
         if self.price(model) is not None:
             return None
-        return (f"no price for model '{model}': its cost is recorded as 0 (add it to a JSON price table named by "
-                f"{PRICES_ENV})")
+        return (
+            f"no price for model '{model}': its cost is recorded as 0 (add it to a JSON price table named by "
+            f"{PRICES_ENV})"
+        )

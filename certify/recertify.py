@@ -41,9 +41,16 @@ class TaskOutcome:
         return "changed" if self.changed_gates else "kept"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task_id": self.task_id, "persona": self.persona, "stale_because": self.reasons,
-                "verdict": self.verdict, "was_certified": self.was_certified, "now_certified": self.now_certified,
-                "changed_gates": self.changed_gates, "detail": self.detail}
+        return {
+            "task_id": self.task_id,
+            "persona": self.persona,
+            "stale_because": self.reasons,
+            "verdict": self.verdict,
+            "was_certified": self.was_certified,
+            "now_certified": self.now_certified,
+            "changed_gates": self.changed_gates,
+            "detail": self.detail,
+        }
 
 
 @dataclass
@@ -56,8 +63,14 @@ class CalibrationOutcome:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"persona": self.persona, "trials": self.trials, "moved": self.moved, "held_before": self.held_before,
-                "holds_now": self.holds_now, "note": self.note}
+        return {
+            "persona": self.persona,
+            "trials": self.trials,
+            "moved": self.moved,
+            "held_before": self.held_before,
+            "holds_now": self.holds_now,
+            "note": self.note,
+        }
 
 
 @dataclass
@@ -80,14 +93,24 @@ class RecertifyReport:
         counts: dict[str, int] = {}
         for t in self.tasks:
             counts[t.verdict] = counts.get(t.verdict, 0) + 1
-        return {"taskset": self.taskset, "total": self.total, "stale": self.stale, "verdicts": counts,
-                "tasks": [t.to_dict() for t in self.tasks], "calibration": [c.to_dict() for c in self.calibration]}
+        return {
+            "taskset": self.taskset,
+            "total": self.total,
+            "stale": self.stale,
+            "verdicts": counts,
+            "tasks": [t.to_dict() for t in self.tasks],
+            "calibration": [c.to_dict() for c in self.calibration],
+        }
 
 
-def stale_reasons(cert_prints: Fingerprints, current: Fingerprints, content_now: str | None,
-                  content_then: str) -> list[str]:
-    reasons = [name for name in ("grader", "simulator", "world", "defaults")
-               if getattr(cert_prints, name) != getattr(current, name)]
+def stale_reasons(
+    cert_prints: Fingerprints, current: Fingerprints, content_now: str | None, content_then: str
+) -> list[str]:
+    reasons = [
+        name
+        for name in ("grader", "simulator", "world", "defaults")
+        if getattr(cert_prints, name) != getattr(current, name)
+    ]
     if content_now is None:
         reasons.append("file missing")
     elif content_now != content_then:
@@ -95,12 +118,18 @@ def stale_reasons(cert_prints: Fingerprints, current: Fingerprints, content_now:
     return reasons
 
 
-def recertify(taskset_root: Path, world: World, registry: dict[str, CheckFn] | None = None) -> RecertifyReport:
+def recertify(
+    taskset_root: Path, world: World, registry: dict[str, CheckFn] | None = None
+) -> RecertifyReport:
     """Re-check every stale certificate of a taskset; returns the report and the updated lock (not written)."""
     lock = CertificateLock.load(taskset_root)
     if lock is None:
-        raise TaskFileError(str(taskset_root / "certificates.json"), "(file)", "no certificate lock: nothing has been "
-                            "certified in this taskset yet (run taskforge author or certify first)")
+        raise TaskFileError(
+            str(taskset_root / "certificates.json"),
+            "(file)",
+            "no certificate lock: nothing has been "
+            "certified in this taskset yet (run taskforge author or certify first)",
+        )
     taskset = TaskSet.load(taskset_root)
     defaults = taskset.defaults()
     current = fingerprints(world, defaults, registry)
@@ -115,8 +144,17 @@ def recertify(taskset_root: Path, world: World, registry: dict[str, CheckFn] | N
         if cert.persona:
             stale_personas.add(cert.persona)
         if content is None:
-            outcomes.append(TaskOutcome(task_id, cert.persona, reasons, cert.certified, False,
-                                        ["schema"], "the task file is missing"))
+            outcomes.append(
+                TaskOutcome(
+                    task_id,
+                    cert.persona,
+                    reasons,
+                    cert.certified,
+                    False,
+                    ["schema"],
+                    "the task file is missing",
+                )
+            )
             cert.certified = False
             continue
         try:
@@ -127,8 +165,9 @@ def recertify(taskset_root: Path, world: World, registry: dict[str, CheckFn] | N
         except TaskFileError as exc:
             gates = {"schema": {"ok": False, "detail": str(exc)}}
             now_ok = False
-        changed = sorted(name for name in set(gates) | set(cert.gates)
-                         if gates.get(name) != cert.gates.get(name))
+        changed = sorted(
+            name for name in set(gates) | set(cert.gates) if gates.get(name) != cert.gates.get(name)
+        )
         failing = "; ".join(f"{k}: {v['detail']}" for k, v in gates.items() if not v["ok"])
         outcomes.append(TaskOutcome(task_id, cert.persona, reasons, cert.certified, now_ok, changed, failing))
         cert.gates, cert.certified, cert.fingerprints = gates, now_ok, current
@@ -137,7 +176,9 @@ def recertify(taskset_root: Path, world: World, registry: dict[str, CheckFn] | N
     for persona in sorted(stale_personas):
         folder = taskset_root / "calibration" / persona
         if not (folder / TRIALS_JSONL).is_file():
-            calibrations.append(CalibrationOutcome(persona, 0, [], None, None, "no stored calibration transcripts"))
+            calibrations.append(
+                CalibrationOutcome(persona, 0, [], None, None, "no stored calibration transcripts")
+            )
             continue
         trials = load_trials(folder)
         tasks = {}
@@ -149,10 +190,16 @@ def recertify(taskset_root: Path, world: World, registry: dict[str, CheckFn] | N
                     continue
         regraded, moved = regrade(world, tasks, trials, registry)
         before = load_record(folder) if (folder / "calibration.json").is_file() else None
-        after = analyse(regraded, persona=persona, taskset=lock.taskset, agent=before.agent if before else
-                        (trials[0].agent if trials else "unknown"), repeats=before.repeats if before else 1)
-        calibrations.append(CalibrationOutcome(persona, len(trials), moved, before.holds if before else None,
-                                               after.holds))
+        after = analyse(
+            regraded,
+            persona=persona,
+            taskset=lock.taskset,
+            agent=before.agent if before else (trials[0].agent if trials else "unknown"),
+            repeats=before.repeats if before else 1,
+        )
+        calibrations.append(
+            CalibrationOutcome(persona, len(trials), moved, before.holds if before else None, after.holds)
+        )
         record = lock.personas.get(persona)
         if record is not None:
             record.calibration = {**record.calibration, **after.summary(), "regraded_at": now()}

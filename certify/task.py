@@ -20,7 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from simulator import DEFAULT_WORLD, Setup, World
 
 LEVELS = ("level0", "level1", "level2", "level3", "level4")
-LEVEL_NAMES = {"level0": "Execute", "level1": "Find", "level2": "Derive", "level3": "Ground", "level4": "Compose"}
+LEVEL_NAMES = {
+    "level0": "Execute",
+    "level1": "Find",
+    "level2": "Derive",
+    "level3": "Ground",
+    "level4": "Compose",
+}
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
@@ -37,9 +43,12 @@ class RequiredTool(_Strict):
     args: dict[str, Any] = Field(default_factory=dict)
     graded_args: list[str] | None = None
     optional: bool = False
-    outcome: bool = Field(False, description="The step is work whose effect the state checks grade: replayed and "
-                          "load-bearing, but not a call the trace must contain (another route to the same state "
-                          "passes).")
+    outcome: bool = Field(
+        False,
+        description="The step is work whose effect the state checks grade: replayed and "
+        "load-bearing, but not a call the trace must contain (another route to the same state "
+        "passes).",
+    )
     note: str | None = None
 
     @model_validator(mode="after")
@@ -83,8 +92,11 @@ class RequiredGeneratedWidget(_Strict):
     widget_type: str
     name_contains: str | None = None
     data_contains: list[str] = Field(default_factory=list)
-    must_not_contain: list[str] = Field(default_factory=list, description="Values no such widget the agent writes "
-                                        "may contain (the distractors: other options, a decoy's value).")
+    must_not_contain: list[str] = Field(
+        default_factory=list,
+        description="Values no such widget the agent writes "
+        "may contain (the distractors: other options, a decoy's value).",
+    )
     tab_id: str | None = None
 
 
@@ -125,7 +137,9 @@ class WidgetOnTab(_Strict):
 
     @model_validator(mode="after")
     def _addressed(self) -> WidgetOnTab:
-        if (self.tab_id is None and self.tab_name is None) or (self.widget_id is None and self.widget_name is None):
+        if (self.tab_id is None and self.tab_name is None) or (
+            self.widget_id is None and self.widget_name is None
+        ):
             raise ValueError("give tab_id or tab_name, and widget_id or widget_name")
         return self
 
@@ -172,8 +186,10 @@ class TraceRules(_Strict):
     max_invalid_tool_calls: int = 0
     forbid_invented_widget_ids: bool = True
     ids_known_from: Literal["listing", "any_result"] = Field(
-        "listing", description="What makes a widget id known rather than invented: a catalog listing (the source "
-        "benchmark's rule), or any earlier result that shows it (a snapshot's placed widget, read_widget).")
+        "listing",
+        description="What makes a widget id known rather than invented: a catalog listing (the source "
+        "benchmark's rule), or any earlier result that shows it (a snapshot's placed widget, read_widget).",
+    )
     must_call_schema_before_create: bool = False
     max_repeated_snapshots: int | None = None
 
@@ -223,10 +239,14 @@ class Eval(_Strict):
     required_resource_reads: list[RequiredResourceRead] = Field(default_factory=list)
     required_values_in_answer: list[str] = Field(default_factory=list)
     answer_must_not_contain: list[str] = Field(default_factory=list)
-    judged_dashboard: str | None = Field(None, description="Name of the dashboard the state checks judge; unset, "
-                                         "the one active when the episode ends (the source benchmark's rule).")
-    max_unrequested_widgets: int | None = Field(None, description="Cap on widgets of the judged dashboard that no "
-                                                "requirement accounts for.")
+    judged_dashboard: str | None = Field(
+        None,
+        description="Name of the dashboard the state checks judge; unset, "
+        "the one active when the episode ends (the source benchmark's rule).",
+    )
+    max_unrequested_widgets: int | None = Field(
+        None, description="Cap on widgets of the judged dashboard that no requirement accounts for."
+    )
     judge: JudgeSpec | None = None
     layout: LayoutRules = Field(default_factory=LayoutRules)
     trace_checks: TraceRules = Field(default_factory=TraceRules)
@@ -252,7 +272,11 @@ class Eval(_Strict):
         if self.required_tools:
             return [s for s in self.required_tools if not s.optional and not s.outcome]
         if self.calls_match_reference:
-            return [s for s in self.reference_steps() if not s.optional and not s.outcome and s.tool != "final_answer"]
+            return [
+                s
+                for s in self.reference_steps()
+                if not s.optional and not s.outcome and s.tool != "final_answer"
+            ]
         return []
 
 
@@ -290,8 +314,10 @@ class Task(_Strict):
     @classmethod
     def _safe_id(cls, value: str) -> str:
         if not SAFE_ID.match(value):
-            raise ValueError("id must be letters, digits, '_', '-' or '.', start with a letter or digit, and "
-                             "contain no path separator")
+            raise ValueError(
+                "id must be letters, digits, '_', '-' or '.', start with a letter or digit, and "
+                "contain no path separator"
+            )
         return value
 
     @field_validator("prompt")
@@ -335,9 +361,13 @@ RECORD_FOLDERS = frozenset({"calibration", "reviews"})
 
 def task_files_under(folder: Path) -> list[Path]:
     """The task files under `folder`: JSON files that are not manifests, locks or records."""
-    return sorted(p for p in folder.rglob("*.json")
-                  if p.name not in NOT_TASKS and not p.name.startswith(".")
-                  and not RECORD_FOLDERS & set(p.relative_to(folder).parts[:-1]))
+    return sorted(
+        p
+        for p in folder.rglob("*.json")
+        if p.name not in NOT_TASKS
+        and not p.name.startswith(".")
+        and not RECORD_FOLDERS & set(p.relative_to(folder).parts[:-1])
+    )
 
 
 def deep_merge(defaults: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -372,7 +402,9 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TaskFileError(str(path), f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from exc
+        raise TaskFileError(
+            str(path), f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}"
+        ) from exc
     except RecursionError as exc:
         raise TaskFileError(str(path), "(root)", "JSON nested too deeply") from exc
 
@@ -417,9 +449,18 @@ class TaskSet:
     def defaults(self) -> dict[str, Any]:
         """task_defaults plus the manifest's setup axes (a task's own value wins on each axis)."""
         out = copy.deepcopy(self.manifest.task_defaults)
-        setup = out.setdefault("setup", {}) if any(
-            v is not None for v in (self.manifest.workspace_baseline, self.manifest.workspace_backends,
-                                    self.manifest.workspace_skills)) else None
+        setup = (
+            out.setdefault("setup", {})
+            if any(
+                v is not None
+                for v in (
+                    self.manifest.workspace_baseline,
+                    self.manifest.workspace_backends,
+                    self.manifest.workspace_skills,
+                )
+            )
+            else None
+        )
         if setup is not None:
             for key in ("workspace_baseline", "workspace_backends", "workspace_skills"):
                 value = getattr(self.manifest, key)

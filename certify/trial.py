@@ -81,8 +81,14 @@ class Trial(BaseModel):
 def record_unparseable(episode: Episode, raw: str | None, error: str) -> dict[str, Any]:
     """Record something the agent produced that never became a call (a reply that is not an action, or a call
     its own harness refused before our workspace saw it) as an invalid call."""
-    envelope = {"ok": False, "command": UNPARSEABLE, "request_id": None, "message": error, "data": None,
-                "error": {"code": "unparseable_action", "message": error, "retryable": True}}
+    envelope = {
+        "ok": False,
+        "command": UNPARSEABLE,
+        "request_id": None,
+        "message": error,
+        "data": None,
+        "error": {"code": "unparseable_action", "message": error, "retryable": True},
+    }
     episode.events.append(TraceEvent(len(episode.events) + 1, UNPARSEABLE, {"raw": raw}, False, envelope))
     return envelope
 
@@ -134,8 +140,15 @@ async def _drive(episode: Episode, agent: Agent, task: Task, holder: dict[str, A
         episode.stop("agent_stopped")
 
 
-async def run_trial(world: World, task: Task, agent: Agent, repeat: int = 0, *, timeout_s: float | None = None,
-                    registry: dict[str, CheckFn] | None = None) -> Trial:
+async def run_trial(
+    world: World,
+    task: Task,
+    agent: Agent,
+    repeat: int = 0,
+    *,
+    timeout_s: float | None = None,
+    registry: dict[str, CheckFn] | None = None,
+) -> Trial:
     """Run one episode of `agent` on `task` and grade it. Never raises for agent or harness failures."""
     trial = Trial(task_id=task.id, level=task.difficulty, agent=agent.name, repeat=repeat)
     start = time.perf_counter()
@@ -166,7 +179,11 @@ async def run_trial(world: World, task: Task, agent: Agent, repeat: int = 0, *, 
             record_episode(trial, episode)
         if session is not None:
             usage = session.usage
-            trial.tokens_in, trial.tokens_out, trial.cost = usage.tokens_in, usage.tokens_out, round(usage.cost, 6)
+            trial.tokens_in, trial.tokens_out, trial.cost = (
+                usage.tokens_in,
+                usage.tokens_out,
+                round(usage.cost, 6),
+            )
             trial.requests, trial.retries = usage.requests, usage.retries
             trial.strict_parses, trial.lenient_parses = usage.strict_parses, usage.lenient_parses
             trial.failed_parses = usage.failed_parses
@@ -190,7 +207,9 @@ def replay_trial(world: World, task: Task, trial: Trial) -> Episode:
     return episode
 
 
-def regrade_trial(world: World, task: Task, trial: Trial, registry: dict[str, CheckFn] | None = None) -> Trial:
+def regrade_trial(
+    world: World, task: Task, trial: Trial, registry: dict[str, CheckFn] | None = None
+) -> Trial:
     """The same trial graded by the current grader and simulator."""
     if not trial.valid:
         return trial.model_copy()

@@ -1,7 +1,7 @@
 """Benchmarks, reported as medians over several runs (never asserted in tests: machines are shared).
 
-    make bench            # everything
-    python scripts/bench.py simulator certify
+make bench            # everything
+python scripts/bench.py simulator certify
 """
 
 from __future__ import annotations
@@ -58,20 +58,31 @@ def bench_simulator() -> dict[str, float]:
     path = COMPAT / "world" if (COMPAT / "world").is_dir() else DEFAULT_WORLD
     world = World.load(path)
     baseline = "stark-workspace-a" if path != DEFAULT_WORLD else next(iter(world.baselines))
-    setup = Setup.model_validate({"workspace_baseline": baseline, "initial_state": {"dashboard": {
-        "name": "Bench", "tabs": [{"id": "b", "name": "B"}], "widgets": []}}, "default_selected_dashboard": "Bench"})
+    setup = Setup.model_validate(
+        {
+            "workspace_baseline": baseline,
+            "initial_state": {
+                "dashboard": {"name": "Bench", "tabs": [{"id": "b", "name": "B"}], "widgets": []}
+            },
+            "default_selected_dashboard": "Bench",
+        }
+    )
     Workspace.start(world, setup)
     n = 200
-    out["episode_start_ms"] = median_of(lambda: [Workspace.start(world, setup) for _ in range(n)], 5) / n * 1000
+    out["episode_start_ms"] = (
+        median_of(lambda: [Workspace.start(world, setup) for _ in range(n)], 5) / n * 1000
+    )
 
     ws = Workspace.start(world, setup)
     fixture = next(iter(world.backends.values()))
     origin = fixture.origin
     wid = next(iter(fixture.catalog.widgets))
-    reads = [("get_widget_schema", {"origin": origin, "widget_id": wid}),
-             ("get_params_options", {"origin": origin, "widget_id": wid, "param_name": "period"}),
-             ("read_widget", {"widget_id": "x"}),
-             ("get_widget_data", {"origin": origin, "widget_id": wid, "data_args": {}})]
+    reads = [
+        ("get_widget_schema", {"origin": origin, "widget_id": wid}),
+        ("get_params_options", {"origin": origin, "widget_id": wid, "param_name": "period"}),
+        ("read_widget", {"widget_id": "x"}),
+        ("get_widget_data", {"origin": origin, "widget_id": wid, "data_args": {}}),
+    ]
     n = 2000
 
     def read_calls() -> None:
@@ -129,8 +140,10 @@ def bench_certify() -> dict[str, float]:
     from simulator import DEFAULT_WORLD, World
 
     out: dict[str, float] = {}
-    sets = [("compat", COMPAT / "world", COMPAT / "tasksets" / "workspace_tasks"),
-            ("ours", DEFAULT_WORLD, ROOT / "tasksets" / "workspace_tasks")]
+    sets = [
+        ("compat", COMPAT / "world", COMPAT / "tasksets" / "workspace_tasks"),
+        ("ours", DEFAULT_WORLD, ROOT / "tasksets" / "workspace_tasks"),
+    ]
     for name, world_path, tasks in sets:
         if not tasks.is_dir() or not world_path.is_dir():
             continue
@@ -163,7 +176,9 @@ def bench_certify() -> dict[str, float]:
         every = wall(["certify", "--json", str(tasks)])
         out["cli_start_wall_s"] = own
         out["certify_fixed_start_beyond_cli_wall_s"] = one - own
-        out[f"certify_marginal_wall_s_per_{len(files)}_tasks"] = (every - one) * len(files) / max(1, len(files) - 1)
+        out[f"certify_marginal_wall_s_per_{len(files)}_tasks"] = (
+            (every - one) * len(files) / max(1, len(files) - 1)
+        )
     return out
 
 
@@ -175,18 +190,39 @@ def bench_authoring() -> dict[str, float]:
     import tempfile
 
     out: dict[str, float] = {}
-    for reference, key in (("heuristic", "author_one_persona_wall_s"),
-                           ("ladder", "author_one_persona_ladder_wall_s")):
+    for reference, key in (
+        ("heuristic", "author_one_persona_wall_s"),
+        ("ladder", "author_one_persona_ladder_wall_s"),
+    ):
         samples = []
         for _ in range(3):
             with tempfile.TemporaryDirectory() as tmp:
                 scratch = Path(tmp)
                 subprocess.run(["git", "init", "-q"], cwd=scratch, check=True)
                 start = time.perf_counter()
-                done = subprocess.run([sys.executable, "-m", "authoring", "author", "--persona", "portfolio_manager",
-                                       "--sources", str(ROOT), "--tasksets-dir", str(scratch / "tasksets"),
-                                       "--skills-dir", str(scratch / "skills"), "--repeats", "3", "--no-commit",
-                                       "--reference-agent", reference], cwd=scratch, capture_output=True)
+                done = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "authoring",
+                        "author",
+                        "--persona",
+                        "portfolio_manager",
+                        "--sources",
+                        str(ROOT),
+                        "--tasksets-dir",
+                        str(scratch / "tasksets"),
+                        "--skills-dir",
+                        str(scratch / "skills"),
+                        "--repeats",
+                        "3",
+                        "--no-commit",
+                        "--reference-agent",
+                        reference,
+                    ],
+                    cwd=scratch,
+                    capture_output=True,
+                )
                 samples.append(time.perf_counter() - start)
                 if done.returncode not in (0, 1):
                     raise RuntimeError(f"author with {reference} failed: {done.stderr.decode()[-500:]}")
@@ -194,7 +230,9 @@ def bench_authoring() -> dict[str, float]:
     return out
 
 
-def bench_llm_authoring(latency: float = 0.2, persona: str = "portfolio_manager", runs: int = 2) -> dict[str, float]:
+def bench_llm_authoring(
+    latency: float = 0.2, persona: str = "portfolio_manager", runs: int = 2
+) -> dict[str, float]:
     """LLM authoring of one shipped persona against the competent role-player of the conformance suite (it
     submits the rule author's levels, approves, passes), served over HTTP with `latency` seconds per reply,
     heuristic calibration at 1 repeat, into a scratch repository. Next to it, the same run with the rule
@@ -217,8 +255,15 @@ def bench_llm_authoring(latency: float = 0.2, persona: str = "portfolio_manager"
     from tests.model_server import ModelServer
 
     def options(scratch: Path) -> RunOptions:
-        return RunOptions(persona=persona, sources_root=str(ROOT), tasksets_dir=str(scratch / "tasksets"),
-                          skills_dir=str(scratch / "skills"), world=str(DEFAULT_WORLD), repeats=1, commit=False)
+        return RunOptions(
+            persona=persona,
+            sources_root=str(ROOT),
+            tasksets_dir=str(scratch / "tasksets"),
+            skills_dir=str(scratch / "skills"),
+            world=str(DEFAULT_WORLD),
+            repeats=1,
+            commit=False,
+        )
 
     def timed(make_drivers, label: str) -> float:
         with tempfile.TemporaryDirectory() as tmp:
@@ -227,15 +272,22 @@ def bench_llm_authoring(latency: float = 0.2, persona: str = "portfolio_manager"
             shutil.copytree(DEFAULT_SKILLS_DIR, scratch / "skills")
             drivers = make_drivers(scratch)
             start = time.perf_counter()
-            outcome = run_persona(options(scratch), drivers, driver_name=label,
-                                  checkpoint_path=scratch / "cp.sqlite")
+            outcome = run_persona(
+                options(scratch), drivers, driver_name=label, checkpoint_path=scratch / "cp.sqlite"
+            )
             elapsed = time.perf_counter() - start
             if outcome.status != "certified":
-                raise SystemExit(f"bench llm_authoring: the {label} run ended {outcome.status}: {outcome.summary}")
+                raise SystemExit(
+                    f"bench llm_authoring: the {label} run ended {outcome.status}: {outcome.summary}"
+                )
             return elapsed
 
-    timed(lambda scratch: rule_drivers(lambda m: None), "rules")  # warm-up: imports, world and baseline caches
-    rules = statistics.median(timed(lambda scratch: rule_drivers(lambda m: None), "rules") for _ in range(runs))
+    timed(
+        lambda scratch: rule_drivers(lambda m: None), "rules"
+    )  # warm-up: imports, world and baseline caches
+    rules = statistics.median(
+        timed(lambda scratch: rule_drivers(lambda m: None), "rules") for _ in range(runs)
+    )
     with tempfile.TemporaryDirectory() as tmp:
         levels = rule_levels(options(Path(tmp)))
     walls = []
@@ -246,8 +298,13 @@ def bench_llm_authoring(latency: float = 0.2, persona: str = "portfolio_manager"
             made = []
 
             def llm(scratch: Path, config: LLMConfig = config, made: list = made):
-                made.append(llm_drivers(config.model_copy(update={"skills_dir": scratch / "skills"}),
-                                        lambda m: None, preflight=True))
+                made.append(
+                    llm_drivers(
+                        config.model_copy(update={"skills_dir": scratch / "skills"}),
+                        lambda m: None,
+                        preflight=True,
+                    )
+                )
                 return made[-1]
 
             walls.append(timed(llm, "llm"))
@@ -259,13 +316,19 @@ def bench_llm_authoring(latency: float = 0.2, persona: str = "portfolio_manager"
         story = subject.rsplit("_level", 1)[0]
         stories.setdefault(story, {}).setdefault(role, 0)
         stories[story][role] += 1
-    critical = max(c.get("author", 0) + (1 if c.get("validator") else 0) + c.get("fairness", 0)
-                   for c in stories.values())
+    critical = max(
+        c.get("author", 0) + (1 if c.get("validator") else 0) + c.get("fairness", 0) for c in stories.values()
+    )
     calls = len(player.log)
-    return {"llm_author_wall_s": wall, "llm_author_model_calls": calls,
-            "llm_author_critical_path_calls": critical, "llm_author_bound_s": 1.5 * critical * latency,
-            "llm_author_calls_x_latency_s": calls * latency, "rules_author_wall_s": rules,
-            "llm_author_wall_minus_rules_s": wall - rules}
+    return {
+        "llm_author_wall_s": wall,
+        "llm_author_model_calls": calls,
+        "llm_author_critical_path_calls": critical,
+        "llm_author_bound_s": 1.5 * critical * latency,
+        "llm_author_calls_x_latency_s": calls * latency,
+        "rules_author_wall_s": rules,
+        "llm_author_wall_minus_rules_s": wall - rules,
+    }
 
 
 def bench_recertify() -> dict[str, float]:
@@ -287,16 +350,24 @@ def bench_recertify() -> dict[str, float]:
     registry = {**CHECKS, "dashboard_name": same_behaviour_new_source}
     report = recertify(root, world, registry)
     seconds = median_of(lambda: recertify(root, world, registry), 3)
-    return {"recertify_tasks": report.total, "recertify_stale": report.stale,
-            "recertify_broken": len(report.broken), "recertify_wall_s": seconds}
+    return {
+        "recertify_tasks": report.total,
+        "recertify_stale": report.stale,
+        "recertify_broken": len(report.broken),
+        "recertify_wall_s": seconds,
+    }
 
 
 def bench_harness() -> dict[str, float]:
     """The harness benchmark (stub OpenAI server, concurrency 1/8/32, peak RSS) in its own process."""
     import subprocess
 
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_harness.py")], capture_output=True,
-                            text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_harness.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     out: dict[str, float] = {}
     for row in figures["throughput"]:
@@ -315,9 +386,25 @@ class _ServeProcess:
         import subprocess
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "authoring", "serve", "--taskset", str(ROOT / "tasksets" / "workspace_tasks"),
-             "--transport", "http", "--port", "0", "--runs-dir", str(runs_dir)],
-            cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "300"})
+            [
+                sys.executable,
+                "-m",
+                "authoring",
+                "serve",
+                "--taskset",
+                str(ROOT / "tasksets" / "workspace_tasks"),
+                "--transport",
+                "http",
+                "--port",
+                "0",
+                "--runs-dir",
+                str(runs_dir),
+            ],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "COLUMNS": "300"},
+        )
         for line in self.proc.stderr:
             found = re.search(r"(http://[^/\s]+)/tasks/", line)
             if found:
@@ -379,8 +466,12 @@ def bench_serve(episodes: int = 96, concurrency: int = 16, runs: int = 3) -> dic
             gate = asyncio.Semaphore(concurrency)
 
             async def episode(task) -> None:
-                async with gate, Client(streamable_http_client(f"{base}/tasks/{task.id}/mcp", http_client=http),
-                                        mode="legacy") as client:
+                async with (
+                    gate,
+                    Client(
+                        streamable_http_client(f"{base}/tasks/{task.id}/mcp", http_client=http), mode="legacy"
+                    ) as client,
+                ):
                     await replay(client, task)
 
             for _ in range(runs):
@@ -394,16 +485,30 @@ def bench_serve(episodes: int = 96, concurrency: int = 16, runs: int = 3) -> dic
         async with httpx2.AsyncClient() as http:
             for _ in range(runs):
                 for task in probe:
-                    async with Client(streamable_http_client(f"{base}/tasks/{task.id}/mcp", http_client=http),
-                                      mode="legacy") as client:
+                    async with Client(
+                        streamable_http_client(f"{base}/tasks/{task.id}/mcp", http_client=http), mode="legacy"
+                    ) as client:
                         await replay(client, task, timings)
         return statistics.median(timings) * 1000
 
     async def stdio_call_ms(runs_dir: Path) -> float:
         timings: list[float] = []
         for task in probe[:5]:
-            params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
-                "-m", "authoring", "serve", "--taskset", str(taskset), "--task", task.id, "--runs-dir", str(runs_dir)])
+            params = StdioServerParameters(
+                command=sys.executable,
+                cwd=str(ROOT),
+                args=[
+                    "-m",
+                    "authoring",
+                    "serve",
+                    "--taskset",
+                    str(taskset),
+                    "--task",
+                    task.id,
+                    "--runs-dir",
+                    str(runs_dir),
+                ],
+            )
             with open(os.devnull, "w") as quiet:  # the server's trial lines are not ours to print
                 async with Client(stdio_client(params, errlog=quiet), mode="legacy") as client:
                     await replay(client, task, timings)
@@ -429,9 +534,15 @@ def bench_serve(episodes: int = 96, concurrency: int = 16, runs: int = 3) -> dic
     return out
 
 
-SUITES = {"simulator": bench_simulator, "certify": bench_certify, "recertify": bench_recertify,
-          "authoring": bench_authoring, "llm_authoring": bench_llm_authoring, "harness": bench_harness,
-          "serve": bench_serve}
+SUITES = {
+    "simulator": bench_simulator,
+    "certify": bench_certify,
+    "recertify": bench_recertify,
+    "authoring": bench_authoring,
+    "llm_authoring": bench_llm_authoring,
+    "harness": bench_harness,
+    "serve": bench_serve,
+}
 
 
 def main() -> None:

@@ -37,16 +37,35 @@ SOLVE = [
 
 
 def _reply(model: bytes, answered: bool) -> bytes:
-    calls = [("final_answer", {"text": "Positions set to Gamma QTD; the note records 5.24%."})] if answered else SOLVE
-    message = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-        for i, (n, a) in enumerate(calls)]}
-    payload = json.dumps({
-        "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": model.decode(),
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}}).encode()
-    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-            + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+    calls = (
+        [("final_answer", {"text": "Positions set to Gamma QTD; the note records 5.24%."})]
+        if answered
+        else SOLVE
+    )
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, (n, a) in enumerate(calls)
+        ],
+    }
+    payload = json.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model.decode(),
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050},
+        }
+    ).encode()
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+        + str(len(payload)).encode()
+        + b"\r\n\r\n"
+        + payload
+    )
 
 
 async def _serve(latency: float) -> None:
@@ -86,8 +105,12 @@ class StubProcess:
     """The stub in its own process, so its work does not share our interpreter and event loop."""
 
     def __init__(self, latency: float) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", "--latency", str(latency)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", "--latency", str(latency)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.url = f"http://127.0.0.1:{int(self.proc.stdout.readline())}/v1"
 
     def close(self) -> None:
@@ -150,9 +173,15 @@ def _first_request(task) -> dict:
     from certify.agents.llm import system_prompt
 
     view = TaskView.of(task)
-    return {"model": "bench-stub", "temperature": 0,
-            "messages": [{"role": "system", "content": system_prompt(view)}, {"role": "user", "content": view.prompt}],
-            "tools": [{"type": "function", "function": t} for t in view.tools]}
+    return {
+        "model": "bench-stub",
+        "temperature": 0,
+        "messages": [
+            {"role": "system", "content": system_prompt(view)},
+            {"role": "user", "content": view.prompt},
+        ],
+        "tools": [{"type": "function", "function": t} for t in view.tools],
+    }
 
 
 def throughput(url: str, n: int, latency: float, levels: list[int], runs: int) -> list[dict[str, float]]:
@@ -164,17 +193,28 @@ def throughput(url: str, n: int, latency: float, levels: list[int], runs: int) -
         for concurrency in levels:
             walls, floors, passes, requests = [], [], 0, 0
             for r in range(runs):
-                run, wall = asyncio.run(_run(world, tasks, url, concurrency, Path(tmp) / f"c{concurrency}_{r}"))
+                run, wall = asyncio.run(
+                    _run(world, tasks, url, concurrency, Path(tmp) / f"c{concurrency}_{r}")
+                )
                 requests = sum(sum(m["role"] == "assistant" for m in t.transcript) for t in run.trials)
                 passes = sum(bool(t.passed) for t in run.trials)
                 walls.append(wall)
                 floors.append(asyncio.run(_bare(url, body, requests, concurrency)))
             ideal = requests * latency / concurrency
             wall, floor = statistics.median(walls), statistics.median(floors)
-            rows.append({"concurrency": concurrency, "episodes": n, "requests": requests, "ideal_s": round(ideal, 3),
-                         "wall_s": round(wall, 3), "ideal_over_actual": round(ideal / wall, 3),
-                         "bare_client_s": round(floor, 3), "bare_ideal_over_actual": round(ideal / floor, 3),
-                         "passed": passes})
+            rows.append(
+                {
+                    "concurrency": concurrency,
+                    "episodes": n,
+                    "requests": requests,
+                    "ideal_s": round(ideal, 3),
+                    "wall_s": round(wall, 3),
+                    "ideal_over_actual": round(ideal / wall, 3),
+                    "bare_client_s": round(floor, 3),
+                    "bare_ideal_over_actual": round(ideal / floor, 3),
+                    "passed": passes,
+                }
+            )
     return rows
 
 
@@ -189,12 +229,19 @@ def rss(url: str, episodes: int) -> dict[str, float]:
         asyncio.run(_run(world, tasks[:2], url, 2, Path(tmp) / "warmup"))
         baseline = _rss_mb()
         run, wall = asyncio.run(_run(world, tasks, url, episodes, Path(tmp) / "rss"))
-        return {"episodes": episodes, "baseline_mb": round(baseline, 1), "peak_mb": round(_rss_mb(), 1),
-                "wall_s": round(wall, 3), "valid": sum(t.valid for t in run.trials)}
+        return {
+            "episodes": episodes,
+            "baseline_mb": round(baseline, 1),
+            "peak_mb": round(_rss_mb(), 1),
+            "wall_s": round(wall, 3),
+            "valid": sum(t.valid for t in run.trials),
+        }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tasks", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--runs", type=int, default=3)
@@ -213,23 +260,35 @@ def main() -> None:
     stub = StubProcess(args.latency)
     try:
         rows = throughput(stub.url, args.tasks, args.latency, args.concurrency, args.runs)
-        child = subprocess.run([sys.executable, __file__, "--rss-only", stub.url, "--rss-episodes",
-                                str(args.rss_episodes)], capture_output=True, text=True, check=True)
+        child = subprocess.run(
+            [sys.executable, __file__, "--rss-only", stub.url, "--rss-episodes", str(args.rss_episodes)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         memory = json.loads(child.stdout)
     finally:
         stub.close()
 
-    print(f"stub latency {args.latency * 1000:.0f} ms, {args.tasks} episodes x 2 model requests, "
-          f"median of {args.runs} runs")
-    print(f"{'concurrency':>11} {'requests':>8} {'ideal s':>8} {'wall s':>8} {'ideal/actual':>12} "
-          f"{'bare client s':>13} {'bare ideal/actual':>17} {'passed':>7}")
+    print(
+        f"stub latency {args.latency * 1000:.0f} ms, {args.tasks} episodes x 2 model requests, "
+        f"median of {args.runs} runs"
+    )
+    print(
+        f"{'concurrency':>11} {'requests':>8} {'ideal s':>8} {'wall s':>8} {'ideal/actual':>12} "
+        f"{'bare client s':>13} {'bare ideal/actual':>17} {'passed':>7}"
+    )
     for row in rows:
-        print(f"{row['concurrency']:>11} {row['requests']:>8} {row['ideal_s']:>8.3f} {row['wall_s']:>8.3f} "
-              f"{row['ideal_over_actual']:>12.3f} {row['bare_client_s']:>13.3f} {row['bare_ideal_over_actual']:>17.3f} "
-              f"{row['passed']:>4}/{row['episodes']}")
-    print(f"peak RSS with {memory['episodes']} concurrent episodes: {memory['peak_mb']:.1f} MB "
-          f"(after imports and warm-up: {memory['baseline_mb']:.1f} MB; wall {memory['wall_s']:.3f} s, "
-          f"{memory['valid']} valid)")
+        print(
+            f"{row['concurrency']:>11} {row['requests']:>8} {row['ideal_s']:>8.3f} {row['wall_s']:>8.3f} "
+            f"{row['ideal_over_actual']:>12.3f} {row['bare_client_s']:>13.3f} {row['bare_ideal_over_actual']:>17.3f} "
+            f"{row['passed']:>4}/{row['episodes']}"
+        )
+    print(
+        f"peak RSS with {memory['episodes']} concurrent episodes: {memory['peak_mb']:.1f} MB "
+        f"(after imports and warm-up: {memory['baseline_mb']:.1f} MB; wall {memory['wall_s']:.3f} s, "
+        f"{memory['valid']} valid)"
+    )
     print(json.dumps({"throughput": rows, "memory": memory}))
 
 

@@ -31,15 +31,31 @@ def main() -> int:
         (DEMO / "README.md").write_text("Scratch repository of `make demo`.\n")
         git("add", "README.md", "skills")
         git("commit", "-q", "-m", "demo: role skills")
-    cmd = [sys.executable, "-m", "authoring", "author", "--persona", PERSONA, "--sources", str(ROOT),
-           "--tasksets-dir", str(DEMO / "tasksets"), "--skills-dir", str(DEMO / "skills")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "authoring",
+        "author",
+        "--persona",
+        PERSONA,
+        "--sources",
+        str(ROOT),
+        "--tasksets-dir",
+        str(DEMO / "tasksets"),
+        "--skills-dir",
+        str(DEMO / "skills"),
+    ]
     print("$ taskforge author --persona", PERSONA, "(into", DEMO.relative_to(ROOT), ")", flush=True)
     status = subprocess.call(cmd, cwd=DEMO)
     if status == 0:
-        log = subprocess.run(["git", "log", "--oneline", "-3"], cwd=DEMO, capture_output=True, text=True).stdout
+        log = subprocess.run(
+            ["git", "log", "--oneline", "-3"], cwd=DEMO, capture_output=True, text=True
+        ).stdout
         print(f"\nscratch repository {DEMO.relative_to(ROOT)}:\n{log}")
         print(f"tasks:       {DEMO.relative_to(ROOT)}/tasksets/workspace_tasks/{PERSONA}/")
-        print(f"calibration: {DEMO.relative_to(ROOT)}/tasksets/workspace_tasks/calibration/{PERSONA}/calibration.md")
+        print(
+            f"calibration: {DEMO.relative_to(ROOT)}/tasksets/workspace_tasks/calibration/{PERSONA}/calibration.md"
+        )
     return status
 
 

@@ -49,7 +49,9 @@ class Envelope(BaseModel):
             "request_id": self.request_id,
             "message": self.message,
             "data": self.data,
-            "error": None if self.error is None else {
+            "error": None
+            if self.error is None
+            else {
                 "code": self.error.code,
                 "message": self.error.message,
                 "retryable": self.error.retryable,

@@ -75,7 +75,9 @@ class InitialState(_Strict):
     dashboard: DashboardSeed | None = None
     dashboards: list[DashboardSeed] | None = None
     custom_backends: list[CustomBackendSeed] = Field(default_factory=list)
-    active_dashboard: str | None = Field(None, description="Older spelling of setup.default_selected_dashboard.")
+    active_dashboard: str | None = Field(
+        None, description="Older spelling of setup.default_selected_dashboard."
+    )
 
     def seeded_dashboards(self) -> list[DashboardSeed]:
         if self.dashboards:
@@ -100,6 +102,8 @@ class Setup(_Strict):
         older = self.initial_state.active_dashboard
         if older is not None:
             if self.default_selected_dashboard is not None:
-                raise ValueError("give default_selected_dashboard or initial_state.active_dashboard, not both")
+                raise ValueError(
+                    "give default_selected_dashboard or initial_state.active_dashboard, not both"
+                )
             self.default_selected_dashboard = older
         return self

@@ -48,15 +48,35 @@ class Widget:
 
     def clone(self) -> Widget:
         return Widget(
-            self.uuid, self.widget_id, self.origin, self.name, self.type, self.tab_id,
-            self.x, self.y, self.w, self.h, dict(self.data_args), dict(self.ui_args), self.generated,
-            self.generated_data, self.chart_params, self.description, dict(self.extras),
+            self.uuid,
+            self.widget_id,
+            self.origin,
+            self.name,
+            self.type,
+            self.tab_id,
+            self.x,
+            self.y,
+            self.w,
+            self.h,
+            dict(self.data_args),
+            dict(self.ui_args),
+            self.generated,
+            self.generated_data,
+            self.chart_params,
+            self.description,
+            dict(self.extras),
         )
 
     def layout(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "widget_uuid": self.uuid, "widget_id": self.widget_id, "origin": self.origin, "tab_id": self.tab_id,
-            "x": _num(self.x), "y": _num(self.y), "w": _num(self.w), "h": _num(self.h),
+            "widget_uuid": self.uuid,
+            "widget_id": self.widget_id,
+            "origin": self.origin,
+            "tab_id": self.tab_id,
+            "x": _num(self.x),
+            "y": _num(self.y),
+            "w": _num(self.w),
+            "h": _num(self.h),
         }
         for key in _LAYOUT_EXTRAS:
             if self.extras.get(key) is not None:
@@ -99,8 +119,12 @@ class Dashboard:
 
     def clone(self) -> Dashboard:
         return Dashboard(
-            self.id, self.name, [Tab(t.id, t.name) for t in self.tabs], [w.clone() for w in self.widgets],
-            self.active_tab, self.navigation_bar,
+            self.id,
+            self.name,
+            [Tab(t.id, t.name) for t in self.tabs],
+            [w.clone() for w in self.widgets],
+            self.active_tab,
+            self.navigation_bar,
         )
 
     def tab(self, tab_id: str) -> Tab | None:
@@ -124,8 +148,13 @@ class Dashboard:
         widgets = [w.to_dict() for w in self.widgets]
         tabs = []
         for t in self.tabs:
-            tabs.append({"id": t.id, "name": t.name,
-                         "layout": [w["layout"] for w in widgets if w["layout"]["tab_id"] == t.id]})
+            tabs.append(
+                {
+                    "id": t.id,
+                    "name": t.name,
+                    "layout": [w["layout"] for w in widgets if w["layout"]["tab_id"] == t.id],
+                }
+            )
         return {
             "dashboard_id": self.id,
             "name": self.name,
@@ -160,8 +189,13 @@ class CustomBackend:
     declared_fixture: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "url": self.url, "widgets_json": self.widgets_json,
-                "apps_json": self.apps_json, "warnings": list(self.warnings)}
+        return {
+            "name": self.name,
+            "url": self.url,
+            "widgets_json": self.widgets_json,
+            "apps_json": self.apps_json,
+            "warnings": list(self.warnings),
+        }
 
 
 def stable_hash(payload: Any) -> str:

@@ -36,7 +36,9 @@ class TabName(ToolArgs):
 class ManageDashboardArgs(ToolArgs):
     operation: Literal["create", "read", "update"]
     name: str | None = Field(None, description="Dashboard name; required for create and update.")
-    dashboard_id: str | None = Field(None, description="Required for update; read defaults to the current one.")
+    dashboard_id: str | None = Field(
+        None, description="Required for update; read defaults to the current one."
+    )
     activate: bool = Field(True, description="Open the created dashboard.")
 
 
@@ -69,8 +71,12 @@ class GetParamsOptionsArgs(WidgetRefArgs):
 
 
 class GetWidgetDataArgs(ToolArgs):
-    origin: str | None = Field(None, description="Backend display name; next to widget_uuid it narrows the match.")
-    widget_id: str | None = Field(None, description="Catalog widget id; next to widget_uuid it is not needed.")
+    origin: str | None = Field(
+        None, description="Backend display name; next to widget_uuid it narrows the match."
+    )
+    widget_id: str | None = Field(
+        None, description="Catalog widget id; next to widget_uuid it is not needed."
+    )
     widget_uuid: str | None = Field(None, description="Read the data of a placed widget instead.")
     dashboard_id: str | None = None
     data_args: dict[str, Any] | None = None
@@ -119,7 +125,9 @@ class CreateWidgetArgs(_ConfigFallback):
 class WidgetInstanceArgs(ToolArgs):
     widget_uuid: str | None = Field(None, description="The placed widget's uuid.")
     widget_id: str | None = Field(None, description="Allowed when exactly one instance is on the dashboard.")
-    origin: str | None = Field(None, description="Narrows the match: the placed widget's backend display name.")
+    origin: str | None = Field(
+        None, description="Narrows the match: the placed widget's backend display name."
+    )
     dashboard_id: str | None = None
 
 
@@ -149,11 +157,15 @@ class ChartParams(BaseModel):
 
 class AddGenerativeWidgetArgs(ToolArgs):
     widget_type: Literal["note", "table", "chart", "html"]
-    data: str | list[dict[str, Any]] = Field(description="Text for note/html; a list of row objects for table/chart.")
+    data: str | list[dict[str, Any]] = Field(
+        description="Text for note/html; a list of row objects for table/chart."
+    )
     chart_params: ChartParams | None = Field(None, description="Charts: {chartType, xKey, yKey}.")
     name: str | None = None
     description: str | None = None
-    inner_tab: str | None = Field(None, description="An existing tab of the dashboard; defaults to the active one.")
+    inner_tab: str | None = Field(
+        None, description="An existing tab of the dashboard; defaults to the active one."
+    )
     dashboard_id: str | None = None
 
 

@@ -13,25 +13,86 @@ from typing import Any
 from .grid import GRID_COLUMNS, Rect, overlaps
 from .slug import slugify
 
-WIDGET_TYPES = frozenset({
-    "advanced_charting", "chart", "chart-highcharts", "chart-vegalite", "file_viewer", "html", "iframe",
-    "live_grid", "markdown", "metric", "multi_file_viewer", "newsfeed", "note", "omni", "pdf", "table",
-    "table_ssrm", "ssrm_advanced", "youtube", "ssrm_table",
-})
+WIDGET_TYPES = frozenset(
+    {
+        "advanced_charting",
+        "chart",
+        "chart-highcharts",
+        "chart-vegalite",
+        "file_viewer",
+        "html",
+        "iframe",
+        "live_grid",
+        "markdown",
+        "metric",
+        "multi_file_viewer",
+        "newsfeed",
+        "note",
+        "omni",
+        "pdf",
+        "table",
+        "table_ssrm",
+        "ssrm_advanced",
+        "youtube",
+        "ssrm_table",
+    }
+)
 PARAM_TYPES = frozenset({"text", "date", "ticker", "number", "boolean", "endpoint", "button", "tabs", "form"})
 CELL_DATA_TYPES = frozenset({"text", "number", "boolean", "date", "dateString", "object"})
-RENDER_FNS = frozenset({
-    "greenRed", "titleCase", "hoverCard", "cellOnClick", "columnColor", "showCellChange", "rowColor",
-})
-KNOWN_WIDGET_KEYS = frozenset({
-    "name", "description", "endpoint", "type", "defaultViz", "category", "subCategory", "searchCategory",
-    "gridData", "params", "data", "source", "staleTime", "refetchInterval", "dataUpdateDisplay", "runButton",
-    "raw", "wsEndpoint", "imgUrl", "widgetId", "mcp_tool", "paramsGroups",
-})
-KNOWN_APP_KEYS = frozenset({
-    "name", "description", "tabs", "groups", "prompts", "template_id", "templateId", "img", "img_dark",
-    "img_light", "allowCustomization", "id", "type",
-})
+RENDER_FNS = frozenset(
+    {
+        "greenRed",
+        "titleCase",
+        "hoverCard",
+        "cellOnClick",
+        "columnColor",
+        "showCellChange",
+        "rowColor",
+    }
+)
+KNOWN_WIDGET_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "endpoint",
+        "type",
+        "defaultViz",
+        "category",
+        "subCategory",
+        "searchCategory",
+        "gridData",
+        "params",
+        "data",
+        "source",
+        "staleTime",
+        "refetchInterval",
+        "dataUpdateDisplay",
+        "runButton",
+        "raw",
+        "wsEndpoint",
+        "imgUrl",
+        "widgetId",
+        "mcp_tool",
+        "paramsGroups",
+    }
+)
+KNOWN_APP_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "tabs",
+        "groups",
+        "prompts",
+        "template_id",
+        "templateId",
+        "img",
+        "img_dark",
+        "img_light",
+        "allowCustomization",
+        "id",
+        "type",
+    }
+)
 GROUP_TYPES = frozenset({"ticker", "endpointParam", "param"})
 _CRON = re.compile(r"^\S+(\s+\S+){4}$")
 
@@ -98,17 +159,24 @@ def validate_widgets(widgets: Any) -> tuple[dict[str, Any], Report]:
         if stale is not None and (not _is_num(stale) or stale < 1000):
             report.errors.append(f"{where}: staleTime must be a number of milliseconds, at least 1000.")
         refetch = definition.get("refetchInterval")
-        if refetch is not None and refetch is not False and not _is_num(refetch) and not (
-            isinstance(refetch, str) and _CRON.match(refetch)
+        if (
+            refetch is not None
+            and refetch is not False
+            and not _is_num(refetch)
+            and not (isinstance(refetch, str) and _CRON.match(refetch))
         ):
-            report.errors.append(f"{where}: refetchInterval must be a number, a 5-field cron string, or false.")
+            report.errors.append(
+                f"{where}: refetchInterval must be a number, a 5-field cron string, or false."
+            )
         display = definition.get("dataUpdateDisplay")
         if display is not None and not (isinstance(display, str) and _CRON.match(display)):
             report.errors.append(f"{where}: dataUpdateDisplay must be a 5-field cron string.")
         _validate_params(where, definition.get("params"), report)
         _validate_data(where, definition.get("data"), report)
         if kind == "multi_file_viewer" and not _has_file_selector(definition.get("params")):
-            report.errors.append(f"{where}: multi_file_viewer needs an endpoint param with the fileSelector role.")
+            report.errors.append(
+                f"{where}: multi_file_viewer needs an endpoint param with the fileSelector role."
+            )
         if kind == "live_grid" and not definition.get("wsEndpoint"):
             report.warnings.append(f"{where}: live_grid without wsEndpoint will not stream updates.")
         for key in definition:
@@ -175,7 +243,9 @@ def _validate_params(where: str, params: Any, report: Report) -> None:
             else:
                 for value in opt_params.values():
                     if isinstance(value, str) and value.startswith("$") and value[1:] not in names:
-                        report.warnings.append(f"{pwhere}: optionsParams refers to unknown param '{value[1:]}'.")
+                        report.warnings.append(
+                            f"{pwhere}: optionsParams refers to unknown param '{value[1:]}'."
+                        )
         roles = p.get("roles")
         if roles is not None:
             if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
@@ -324,12 +394,16 @@ def validate_apps(apps: Any, widget_ids: set[str]) -> tuple[list[dict[str, Any]]
             else:
                 for g in groups:
                     if g["type"] not in GROUP_TYPES:
-                        report.warnings.append(f"{where} group '{g['name']}': type '{g['type']}' is not standard.")
+                        report.warnings.append(
+                            f"{where} group '{g['name']}': type '{g['type']}' is not standard."
+                        )
                     for wid in g.get("widgetIds") or []:
                         if wid not in widget_ids:
                             report.warnings.append(f"{where} group '{g['name']}': unknown widget '{wid}'.")
         prompts = app.get("prompts")
-        if prompts is not None and (not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts)):
+        if prompts is not None and (
+            not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts)
+        ):
             report.errors.append(f"{where}: prompts must be an array of strings.")
         for key in app:
             if key not in KNOWN_APP_KEYS:

@@ -74,8 +74,14 @@ class Connection:
     kind: str  # "fixture" | "custom" | "declared"
 
     def summary(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "url": self.url, "status": "connected",
-                "widget_count": len(self.catalog.widgets), "app_count": len(self.catalog.apps)}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "url": self.url,
+            "status": "connected",
+            "widget_count": len(self.catalog.widgets),
+            "app_count": len(self.catalog.apps),
+        }
 
 
 @dataclass(slots=True)
@@ -138,12 +144,18 @@ class Workspace:
         if setup.workspace_baseline:
             baseline = world.baselines.get(setup.workspace_baseline)
             if baseline is None:
-                raise SetupError("workspace_baseline", f"unknown baseline '{setup.workspace_baseline}' "
-                                 f"(world has: {', '.join(sorted(world.baselines)) or 'none'})")
+                raise SetupError(
+                    "workspace_baseline",
+                    f"unknown baseline '{setup.workspace_baseline}' "
+                    f"(world has: {', '.join(sorted(world.baselines)) or 'none'})",
+                )
         backend_names = setup.workspace_backends
         if backend_names is None:
-            backend_names = list(baseline.default_backends or world.default_backends) if baseline else list(
-                world.default_backends)
+            backend_names = (
+                list(baseline.default_backends or world.default_backends)
+                if baseline
+                else list(world.default_backends)
+            )
         fixtures = []
         seen_files: set[str] = set()
         origins: dict[str, str] = {}
@@ -154,8 +166,11 @@ class Workspace:
             if fixture.file in seen_files:
                 continue
             if fixture.origin in origins:
-                raise SetupError(f"workspace_backends[{i}]", f"'{name}' serves origin '{fixture.origin}' "
-                                 f"already served by '{origins[fixture.origin]}'; connect only one of them")
+                raise SetupError(
+                    f"workspace_backends[{i}]",
+                    f"'{name}' serves origin '{fixture.origin}' "
+                    f"already served by '{origins[fixture.origin]}'; connect only one of them",
+                )
             seen_files.add(fixture.file)
             origins[fixture.origin] = name
             fixtures.append(fixture)
@@ -173,12 +188,24 @@ class Workspace:
             widgets, wreport = validate_widgets(seed.widgets_json if seed.widgets_json is not None else {})
             apps, areport = validate_apps(seed.apps_json, set(widgets))
             if wreport.errors or areport.errors:
-                raise SetupError(f"initial_state.custom_backends[{i}]",
-                                 "; ".join(wreport.errors + areport.errors))
-            conn = ws._connect(seed.name, seed.url.rstrip("/"), Catalog.build(seed.name, widgets, apps), "custom",
-                               backend_id=seed.backend_id)
-            ws.custom[conn.id] = CustomBackend(conn.id, seed.name, conn.url, widgets, apps,
-                                               list(dict.fromkeys(seed.warnings + wreport.warnings + areport.warnings)))
+                raise SetupError(
+                    f"initial_state.custom_backends[{i}]", "; ".join(wreport.errors + areport.errors)
+                )
+            conn = ws._connect(
+                seed.name,
+                seed.url.rstrip("/"),
+                Catalog.build(seed.name, widgets, apps),
+                "custom",
+                backend_id=seed.backend_id,
+            )
+            ws.custom[conn.id] = CustomBackend(
+                conn.id,
+                seed.name,
+                conn.url,
+                widgets,
+                apps,
+                list(dict.fromkeys(seed.warnings + wreport.warnings + areport.warnings)),
+            )
 
         if baseline is not None:
             seeded = ws._baseline(baseline)
@@ -203,10 +230,14 @@ class Workspace:
             ws.current = next(iter(ws.dashboards))
 
         if setup.default_selected_dashboard is not None:
-            match = next((d for d in ws.dashboards.values() if d.name == setup.default_selected_dashboard), None)
+            match = next(
+                (d for d in ws.dashboards.values() if d.name == setup.default_selected_dashboard), None
+            )
             if match is None:
-                raise SetupError("default_selected_dashboard",
-                                 f"'{setup.default_selected_dashboard}' matches no seeded dashboard")
+                raise SetupError(
+                    "default_selected_dashboard",
+                    f"'{setup.default_selected_dashboard}' matches no seeded dashboard",
+                )
             ws.current = match.id
             if match.tabs and match.active_tab != match.tabs[0].id:
                 ws._mutable(match.id).active_tab = match.tabs[0].id
@@ -228,8 +259,11 @@ class Workspace:
     def _baseline(self, baseline: Any) -> _Seeded:
         # Baselines only reference world fixtures, so the connected fixtures (not a task's custom backends,
         # which are new objects every episode) decide whether a cached build can be shared.
-        key = ("baseline", baseline.slug, tuple((c.name, id(c.catalog)) for c in self.connections
-                                                 if c.kind == "fixture"))
+        key = (
+            "baseline",
+            baseline.slug,
+            tuple((c.name, id(c.catalog)) for c in self.connections if c.kind == "fixture"),
+        )
         hit = self.world.cache.get(key)
         if hit is None:
             saved = Counters(self.counters.dashboards, self.counters.widgets)
@@ -244,7 +278,9 @@ class Workspace:
             self.world.cache[key] = hit
         return hit
 
-    def _connect(self, name: str, url: str, catalog: Catalog, kind: str, backend_id: str | None = None) -> Connection:
+    def _connect(
+        self, name: str, url: str, catalog: Catalog, kind: str, backend_id: str | None = None
+    ) -> Connection:
         self.counters.backends += 1
         conn = Connection(backend_id or f"backend_{self.counters.backends:03d}", name, url, catalog, kind)
         self.connections.append(conn)
@@ -276,13 +312,24 @@ class Workspace:
             conn = self._seed_origin(ws.origin, ws.widget_id, w_where)
             definition = conn.catalog.widgets.get(ws.widget_id)
             if definition is None:
-                raise SetupError(f"{w_where}.widget_id", f"unknown widget '{ws.widget_id}' for backend '{conn.name}'")
+                raise SetupError(
+                    f"{w_where}.widget_id", f"unknown widget '{ws.widget_id}' for backend '{conn.name}'"
+                )
             tab_id = self._seed_tab(dash, ws.tab_id)
             gw, gh = definition.grid_size()
             widget = Widget(
-                uuid=self._next_widget_uuid(ws.widget_uuid), widget_id=ws.widget_id, origin=conn.name,
-                name=definition.name, type=definition.type, tab_id=tab_id, x=0.0, y=0.0, w=gw, h=gh,
-                data_args=sanitize_create(definition, ws.data_args or {}), ui_args=dict(ws.ui_args or {}),
+                uuid=self._next_widget_uuid(ws.widget_uuid),
+                widget_id=ws.widget_id,
+                origin=conn.name,
+                name=definition.name,
+                type=definition.type,
+                tab_id=tab_id,
+                x=0.0,
+                y=0.0,
+                w=gw,
+                h=gh,
+                data_args=sanitize_create(definition, ws.data_args or {}),
+                ui_args=dict(ws.ui_args or {}),
             )
             self._seed_layout(dash, widget, ws.layout)
             if widget.uuid in uuids:
@@ -290,10 +337,13 @@ class Workspace:
             uuids.add(widget.uuid)
             dash.widgets.append(widget)
         for j, gs in enumerate(seed.generated_widgets):
-            widget = self._generated(dash, gs, self._seed_tab(dash, gs.tab_id), f"{where}.generated_widgets[{j}]")
+            widget = self._generated(
+                dash, gs, self._seed_tab(dash, gs.tab_id), f"{where}.generated_widgets[{j}]"
+            )
             if widget.uuid in uuids:
-                raise SetupError(f"{where}.generated_widgets[{j}].widget_uuid",
-                                 f"duplicate widget_uuid '{widget.uuid}'")
+                raise SetupError(
+                    f"{where}.generated_widgets[{j}].widget_uuid", f"duplicate widget_uuid '{widget.uuid}'"
+                )
             uuids.add(widget.uuid)
             dash.widgets.append(widget)
         return dash
@@ -306,8 +356,10 @@ class Workspace:
             return conn
         serving = [c for c in self.connections if widget_id in c.catalog.widgets]
         if len(serving) != 1:
-            raise SetupError(f"{where}.origin", f"widget '{widget_id}' needs an origin "
-                             f"({len(serving)} connected backends serve it)")
+            raise SetupError(
+                f"{where}.origin",
+                f"widget '{widget_id}' needs an origin ({len(serving)} connected backends serve it)",
+            )
         return serving[0]
 
     @staticmethod
@@ -340,9 +392,20 @@ class Workspace:
             raise SetupError(f"{where}.widget_type", f"'{kind}' is not one of note, table, chart, html")
         w, h = GENERATED_SIZES.get(kind, DEFAULT_GENERATED_SIZE)
         widget = Widget(
-            uuid=self._next_widget_uuid(gs.widget_uuid), widget_id=f"generated_{kind}", origin="generated",
-            name=gs.name or kind.title(), type=kind, tab_id=tab_id, x=0.0, y=0.0, w=w, h=h,
-            generated=True, generated_data=gs.data, chart_params=gs.chart_params, description=gs.description,
+            uuid=self._next_widget_uuid(gs.widget_uuid),
+            widget_id=f"generated_{kind}",
+            origin="generated",
+            name=gs.name or kind.title(),
+            type=kind,
+            tab_id=tab_id,
+            x=0.0,
+            y=0.0,
+            w=w,
+            h=h,
+            generated=True,
+            generated_data=gs.data,
+            chart_params=gs.chart_params,
+            description=gs.description,
         )
         self._seed_layout(dash, widget, gs.layout)
         return widget
@@ -354,15 +417,27 @@ class Workspace:
         request_id = f"req_{self.counters.requests:04d}"
         spec = TOOLS.get(tool_name) if isinstance(tool_name, str) else None
         if spec is None:
-            return self._refuse(str(tool_name), args, UNKNOWN_TOOL, f"Unknown tool '{tool_name}'.", request_id)
+            return self._refuse(
+                str(tool_name), args, UNKNOWN_TOOL, f"Unknown tool '{tool_name}'.", request_id
+            )
         if self.allowed_tools is not None and tool_name not in self.allowed_tools:
-            return self._refuse(tool_name, args, TOOL_NOT_ALLOWED, f"Tool '{tool_name}' is not allowed for this task.",
-                                request_id)
+            return self._refuse(
+                tool_name,
+                args,
+                TOOL_NOT_ALLOWED,
+                f"Tool '{tool_name}' is not allowed for this task.",
+                request_id,
+            )
         if args is None:
             args = {}
         if not isinstance(args, dict):
-            return self._refuse(tool_name, args, INVALID_ARGUMENTS,
-                                f"{tool_name}: arguments must be a JSON object.", request_id)
+            return self._refuse(
+                tool_name,
+                args,
+                INVALID_ARGUMENTS,
+                f"{tool_name}: arguments must be a JSON object.",
+                request_id,
+            )
         try:
             self._precheck(tool_name, args)
         except ToolError as exc:
@@ -371,10 +446,16 @@ class Workspace:
         note = f" {ignored_note(ignored)}" if ignored else ""
         try:
             parsed = spec.args_model.model_validate(
-                {k: v for k, v in args.items() if k not in ignored} if ignored else args)
+                {k: v for k, v in args.items() if k not in ignored} if ignored else args
+            )
         except ValidationError as exc:
-            return self._refuse(tool_name, args, INVALID_ARGUMENTS, describe_validation_error(tool_name, exc) + note,
-                                request_id)
+            return self._refuse(
+                tool_name,
+                args,
+                INVALID_ARGUMENTS,
+                describe_validation_error(tool_name, exc) + note,
+                request_id,
+            )
         try:
             data = spec.method(self, parsed)
         except ToolError as exc:
@@ -382,8 +463,9 @@ class Workspace:
         self.calls.append(CallRecord(tool_name, args, True))
         return Envelope.success(tool_name, data, request_id, message=f"ok.{note}" if ignored else "ok")
 
-    def _refuse(self, tool_name: str, args: Any, code: str, message: str, request_id: str,
-                retryable: bool = False) -> Envelope:
+    def _refuse(
+        self, tool_name: str, args: Any, code: str, message: str, request_id: str, retryable: bool = False
+    ) -> Envelope:
         self.invalid_calls += 1
         self.calls.append(CallRecord(tool_name, args, False, code))
         return Envelope.failure(tool_name, code, message, request_id, retryable)
@@ -396,13 +478,20 @@ class Workspace:
             ui = args.get("ui_args")
             if ui is None and isinstance(args.get("config"), dict):
                 ui = args["config"].get("ui_args")
-            if any(k in args for k in LAYOUT_KEYS) or (isinstance(ui, dict) and any(k in ui for k in LAYOUT_KEYS)):
+            if any(k in args for k in LAYOUT_KEYS) or (
+                isinstance(ui, dict) and any(k in ui for k in LAYOUT_KEYS)
+            ):
                 raise ToolError(INVALID_REQUEST, "Use update_widget_layout for layout fields.")
         elif tool_name == "manage_apps" and ("apps_json" in args or "widgets_json" in args):
-            raise ToolError(INVALID_REQUEST, "manage_apps does not publish apps or widgets; publish them with "
-                            "manage_backends operation='add' or 'refresh', then instantiate with manage_apps.")
-        elif tool_name == "manage_navigation_bar" and isinstance(args.get("tabs"), list) and not all(
-            isinstance(t, dict) and set(t) == {"name"} for t in args["tabs"]
+            raise ToolError(
+                INVALID_REQUEST,
+                "manage_apps does not publish apps or widgets; publish them with "
+                "manage_backends operation='add' or 'refresh', then instantiate with manage_apps.",
+            )
+        elif (
+            tool_name == "manage_navigation_bar"
+            and isinstance(args.get("tabs"), list)
+            and not all(isinstance(t, dict) and set(t) == {"name"} for t in args["tabs"])
         ):
             raise ToolError(INVALID_ARGUMENTS, "tabs must be objects with only the key name.")
 
@@ -418,13 +507,20 @@ class Workspace:
         return {
             "workspace_state": self.workspace_state(),
             "dashboards": [
-                {"dashboard_id": d.id, "name": d.name, "is_active": d.id == self.current,
-                 "tab_count": len(d.tabs), "widget_count": len(d.widgets)}
+                {
+                    "dashboard_id": d.id,
+                    "name": d.name,
+                    "is_active": d.id == self.current,
+                    "tab_count": len(d.tabs),
+                    "widget_count": len(d.widgets),
+                }
                 for d in self.dashboards.values()
             ],
             "dashboard_composition": self.current_dashboard.composition(),
             "backends": [c.summary() for c in self.connections],
-            "skills": [{"slug": s.slug, "name": s.name, "description": s.description} for s in self.skills.values()],
+            "skills": [
+                {"slug": s.slug, "name": s.name, "description": s.description} for s in self.skills.values()
+            ],
         }
 
     def snapshot(self) -> dict[str, Any]:
@@ -436,21 +532,29 @@ class Workspace:
             "dashboard_composition": self.current_dashboard.composition(),
             "backends": [c.summary() for c in self.connections],
             "custom_backends": {k: v.to_dict() for k, v in self.custom.items()},
-            "skills": [{"slug": s.slug, "name": s.name, "description": s.description} for s in self.skills.values()],
+            "skills": [
+                {"slug": s.slug, "name": s.name, "description": s.description} for s in self.skills.values()
+            ],
         }
 
     def state_hash(self) -> str:
         """Stable hash of everything a grader can see; equal for equal states whatever the path."""
-        return stable_hash({
-            "current": self.current,
-            "dashboards": [d.digest() for d in self.dashboards.values()],
-            "custom": {k: v.to_dict() for k, v in self.custom.items()},
-            "backends": [(c.id, c.name, c.url, c.kind) for c in self.connections],
-        })
+        return stable_hash(
+            {
+                "current": self.current,
+                "dashboards": [d.digest() for d in self.dashboards.values()],
+                "custom": {k: v.to_dict() for k, v in self.custom.items()},
+                "backends": [(c.id, c.name, c.url, c.kind) for c in self.connections],
+            }
+        )
 
     def dashboard_payload(self, dash: Dashboard) -> dict[str, Any]:
-        return {"dashboard_id": dash.id, "name": dash.name, "dashboard_composition": dash.composition(),
-                "session_context": self.workspace_state()}
+        return {
+            "dashboard_id": dash.id,
+            "name": dash.name,
+            "dashboard_composition": dash.composition(),
+            "session_context": self.workspace_state(),
+        }
 
     # ================================================================ resolution helpers
     def _mutable(self, dashboard_id: str) -> Dashboard:
@@ -501,19 +605,29 @@ class Workspace:
             for w in dash.widgets:
                 if w.uuid == args.widget_uuid:
                     if args.origin is not None and w.origin != args.origin:
-                        raise ToolError(NOT_FOUND, f"Widget '{w.uuid}' on dashboard '{dash.id}' has origin "
-                                        f"'{w.origin}', not '{args.origin}'.")
+                        raise ToolError(
+                            NOT_FOUND,
+                            f"Widget '{w.uuid}' on dashboard '{dash.id}' has origin "
+                            f"'{w.origin}', not '{args.origin}'.",
+                        )
                     return w
             raise ToolError(NOT_FOUND, f"Unknown widget_uuid '{args.widget_uuid}' on dashboard '{dash.id}'.")
         if not args.widget_id:
-            raise ToolError(INVALID_REQUEST, "Give widget_uuid (or widget_id when exactly one instance exists).")
-        matches = [w for w in dash.widgets if w.widget_id == args.widget_id
-                   and (args.origin is None or w.origin == args.origin)]
+            raise ToolError(
+                INVALID_REQUEST, "Give widget_uuid (or widget_id when exactly one instance exists)."
+            )
+        matches = [
+            w
+            for w in dash.widgets
+            if w.widget_id == args.widget_id and (args.origin is None or w.origin == args.origin)
+        ]
         if len(matches) != 1:
             of = f" of origin '{args.origin}'" if args.origin is not None else ""
-            raise ToolError(NOT_FOUND if not matches else INVALID_REQUEST,
-                            f"widget_id '{args.widget_id}'{of} matched {len(matches)} widgets on dashboard "
-                            f"'{dash.id}'; use widget_uuid.")
+            raise ToolError(
+                NOT_FOUND if not matches else INVALID_REQUEST,
+                f"widget_id '{args.widget_id}'{of} matched {len(matches)} widgets on dashboard "
+                f"'{dash.id}'; use widget_uuid.",
+            )
         return matches[0]
 
     def _widget_for_write(self, args: WidgetInstanceArgs) -> tuple[Dashboard, Widget]:
@@ -556,7 +670,9 @@ class Workspace:
             if not args.name or not args.name.strip():
                 raise ToolError(INVALID_REQUEST, "manage_dashboard operation='create' requires name.")
             if args.dashboard_id and args.dashboard_id in self.dashboards:
-                raise ToolError(CONFLICT, f"A dashboard with dashboard_id '{args.dashboard_id}' already exists.")
+                raise ToolError(
+                    CONFLICT, f"A dashboard with dashboard_id '{args.dashboard_id}' already exists."
+                )
             dash = self._new_dashboard(args.name, args.dashboard_id or None)
             self.dashboards[dash.id] = dash
             if args.activate:
@@ -565,7 +681,9 @@ class Workspace:
         if args.operation == "read":
             return self.dashboard_payload(self._dashboard(args.dashboard_id))
         if not args.dashboard_id or args.name is None:
-            raise ToolError(INVALID_REQUEST, "manage_dashboard operation='update' requires dashboard_id and name.")
+            raise ToolError(
+                INVALID_REQUEST, "manage_dashboard operation='update' requires dashboard_id and name."
+            )
         self._dashboard(args.dashboard_id)
         dash = self._mutable(args.dashboard_id)
         dash.name = args.name
@@ -585,8 +703,11 @@ class Workspace:
                 raise ToolError(INVALID_REQUEST, "rename_tabs requires rename_map.")
             unknown = [t for t in args.rename_map if dash.tab(t) is None]
             if unknown:
-                raise ToolError(NOT_FOUND, f"Unknown tab_id '{unknown[0]}' on dashboard '{dash.id}'. "
-                                f"Tab ids: {', '.join(repr(t) for t in dash.tab_ids())}.")
+                raise ToolError(
+                    NOT_FOUND,
+                    f"Unknown tab_id '{unknown[0]}' on dashboard '{dash.id}'. "
+                    f"Tab ids: {', '.join(repr(t) for t in dash.tab_ids())}.",
+                )
             dash = self._mutable(dash.id)
             for tab_id, name in args.rename_map.items():
                 dash.tab(tab_id).name = name  # type: ignore[union-attr]
@@ -595,8 +716,11 @@ class Workspace:
         if op == "remove_tabs":
             targets = []
             for t in tabs:
-                match = dash.tab(t.name) or dash.tab(slugify(t.name)) or next(
-                    (x for x in dash.tabs if x.name.casefold() == t.name.casefold()), None)
+                match = (
+                    dash.tab(t.name)
+                    or dash.tab(slugify(t.name))
+                    or next((x for x in dash.tabs if x.name.casefold() == t.name.casefold()), None)
+                )
                 if match is None:
                     raise ToolError(NOT_FOUND, f"No tab named '{t.name}' on dashboard '{dash.id}'.")
                 targets.append(match.id)
@@ -621,15 +745,20 @@ class Workspace:
     def navigate_workspace(self, args: NavigateWorkspaceArgs) -> dict[str, Any]:
         """Open a dashboard (operation dashboard, dashboard_id, optional tab_id) or a tab of the current or a
         given dashboard (operation tab, tab_id)."""
-        if args.operation == "dashboard" and (not args.dashboard_id or args.dashboard_id not in self.dashboards):
+        if args.operation == "dashboard" and (
+            not args.dashboard_id or args.dashboard_id not in self.dashboards
+        ):
             raise ToolError(NOT_FOUND, f"Unknown dashboard_id '{args.dashboard_id or ''}'.")
         dash = self._dashboard(args.dashboard_id)
         tab_id = args.tab_id
         if args.operation == "tab" and tab_id is None:
             raise ToolError(INVALID_REQUEST, "navigate_workspace operation='tab' requires tab_id.")
         if tab_id is not None and dash.tab(tab_id) is None:
-            raise ToolError(NOT_FOUND, f"Unknown tab_id '{tab_id}' on dashboard '{dash.id}'. "
-                            f"Tab ids: {', '.join(repr(t) for t in dash.tab_ids())}.")
+            raise ToolError(
+                NOT_FOUND,
+                f"Unknown tab_id '{tab_id}' on dashboard '{dash.id}'. "
+                f"Tab ids: {', '.join(repr(t) for t in dash.tab_ids())}.",
+            )
         self.current = dash.id
         if tab_id is not None and dash.active_tab != tab_id:
             self._mutable(dash.id).active_tab = tab_id
@@ -664,8 +793,10 @@ class Workspace:
                 options = param.get("options")
                 return {"options": list(options) if isinstance(options, list) else []}
         names = ", ".join(str(p.get("paramName")) for p in definition.option_params) or "none"
-        raise ToolError(NOT_FOUND, f"Widget '{args.widget_id}' has no parameter '{args.param_name}' "
-                        f"(parameters: {names}).")
+        raise ToolError(
+            NOT_FOUND,
+            f"Widget '{args.widget_id}' has no parameter '{args.param_name}' (parameters: {names}).",
+        )
 
     @tool(GetWidgetDataArgs)
     def get_widget_data(self, args: GetWidgetDataArgs) -> dict[str, Any]:
@@ -673,7 +804,9 @@ class Workspace:
         a placed widget given its widget_uuid."""
         if args.widget_uuid:
             dash = self._dashboard(args.dashboard_id)
-            placed = self._instance(dash, WidgetInstanceArgs(widget_uuid=args.widget_uuid, origin=args.origin))
+            placed = self._instance(
+                dash, WidgetInstanceArgs(widget_uuid=args.widget_uuid, origin=args.origin)
+            )
             if placed.generated:
                 data = placed.generated_data
                 return {"data": data if isinstance(data, list) else [{"content": data}]}
@@ -683,7 +816,9 @@ class Workspace:
                 data_args.update(args.data_args)
         else:
             if not args.origin or not args.widget_id:
-                raise ToolError(INVALID_REQUEST, "get_widget_data requires origin and widget_id (or widget_uuid).")
+                raise ToolError(
+                    INVALID_REQUEST, "get_widget_data requires origin and widget_id (or widget_uuid)."
+                )
             definition = self._widget_def(args.origin, args.widget_id)
             data_args = args.data_args or {}
         return {"data": _serve_rows(definition, sanitize_create(definition, data_args))}
@@ -700,9 +835,18 @@ class Workspace:
         tab_id = self._ensure_active_tab(dash)
         w, h = definition.grid_size()
         widget = Widget(
-            uuid=self._next_widget_uuid(), widget_id=definition.widget_id, origin=definition.origin,
-            name=definition.name, type=definition.type, tab_id=tab_id, x=0.0, y=0.0, w=w, h=h,
-            data_args=sanitize_create(definition, args.data_args or {}), ui_args=dict(args.ui_args or {}),
+            uuid=self._next_widget_uuid(),
+            widget_id=definition.widget_id,
+            origin=definition.origin,
+            name=definition.name,
+            type=definition.type,
+            tab_id=tab_id,
+            x=0.0,
+            y=0.0,
+            w=w,
+            h=h,
+            data_args=sanitize_create(definition, args.data_args or {}),
+            ui_args=dict(args.ui_args or {}),
         )
         self._place_new(dash, widget)
         dash.widgets.append(widget)
@@ -730,8 +874,11 @@ class Workspace:
         dash, widget = self._widget_for_write(args)
         if args.tab_id is not None:
             if dash.tab(args.tab_id) is None:
-                raise ToolError(NOT_FOUND, f"Unknown tab_id '{args.tab_id}' on dashboard '{dash.id}'. "
-                                f"Tab ids: {', '.join(repr(t) for t in dash.tab_ids())}.")
+                raise ToolError(
+                    NOT_FOUND,
+                    f"Unknown tab_id '{args.tab_id}' on dashboard '{dash.id}'. "
+                    f"Tab ids: {', '.join(repr(t) for t in dash.tab_ids())}.",
+                )
             widget.tab_id = args.tab_id
         wanted = clamp_to_grid(Rect(args.x, args.y, args.w, args.h), dash.floor)
         final = settle(wanted, [o.rect for o in dash.on_tab(widget.tab_id, exclude=widget.uuid)], dash.floor)
@@ -771,10 +918,14 @@ class Workspace:
         dash = self._dashboard(args.dashboard_id)
         if args.inner_tab is not None:
             match = dash.tab(args.inner_tab) or next(
-                (t for t in dash.tabs if t.name.casefold() == args.inner_tab.casefold()), None)
+                (t for t in dash.tabs if t.name.casefold() == args.inner_tab.casefold()), None
+            )
             if match is None:
-                raise ToolError(NOT_FOUND, f"Unknown inner_tab '{args.inner_tab}' on dashboard '{dash.id}'. "
-                                f"Tab ids: {', '.join(repr(t) for t in dash.tab_ids())}.")
+                raise ToolError(
+                    NOT_FOUND,
+                    f"Unknown inner_tab '{args.inner_tab}' on dashboard '{dash.id}'. "
+                    f"Tab ids: {', '.join(repr(t) for t in dash.tab_ids())}.",
+                )
             dash = self._mutable(dash.id)
             tab_id = match.id
         else:
@@ -782,8 +933,17 @@ class Workspace:
             tab_id = self._ensure_active_tab(dash)
         w, h = GENERATED_SIZES.get(kind, DEFAULT_GENERATED_SIZE)
         widget = Widget(
-            uuid=self._next_widget_uuid(), widget_id=f"generated_{kind}", origin="generated",
-            name=args.name or kind.title(), type=kind, tab_id=tab_id, x=0.0, y=0.0, w=w, h=h, generated=True,
+            uuid=self._next_widget_uuid(),
+            widget_id=f"generated_{kind}",
+            origin="generated",
+            name=args.name or kind.title(),
+            type=kind,
+            tab_id=tab_id,
+            x=0.0,
+            y=0.0,
+            w=w,
+            h=h,
+            generated=True,
             generated_data=args.data,
             chart_params=args.chart_params.model_dump() if args.chart_params else None,
             description=args.description,
@@ -815,8 +975,11 @@ class Workspace:
             if not authored:
                 return {"backend_id": conn.id}
             if conn.kind != "custom":
-                raise ToolError(INVALID_REQUEST, "refresh with widgets_json/apps_json is only supported for "
-                                "custom backends added with widgets_json.")
+                raise ToolError(
+                    INVALID_REQUEST,
+                    "refresh with widgets_json/apps_json is only supported for "
+                    "custom backends added with widgets_json.",
+                )
             return self._refresh_custom(conn, args)
         if conn.kind == "fixture":
             raise ToolError(INVALID_REQUEST, "manage_backends delete requires a custom backend_id.")
@@ -827,8 +990,11 @@ class Workspace:
     def _add_fixture(self, args: ManageBackendsArgs) -> dict[str, Any]:
         fixture = self.world.backend(str(args.name))
         if fixture is None:
-            raise ToolError(NOT_FOUND, f"Unknown fixture backend '{args.name}'. Add a custom backend with url and "
-                            "widgets_json instead.")
+            raise ToolError(
+                NOT_FOUND,
+                f"Unknown fixture backend '{args.name}'. Add a custom backend with url and "
+                "widgets_json instead.",
+            )
         if self._origin_or_none(fixture.origin) is not None:
             raise ToolError(CONFLICT, f'A backend with the name "{fixture.origin}" already exists.')
         url = (args.url or f"fixture://{fixture.slug}").rstrip("/")
@@ -843,15 +1009,21 @@ class Workspace:
         if self._origin_or_none(name) is not None:
             raise ToolError(CONFLICT, f'A backend with the name "{name}" already exists.')
         if args.widgets_json is None:
-            raise ToolError(INVALID_REQUEST, "manage_backends operation='add' with apps_json also requires "
-                            "widgets_json (the widgets.json content your backend serves).")
+            raise ToolError(
+                INVALID_REQUEST,
+                "manage_backends operation='add' with apps_json also requires "
+                "widgets_json (the widgets.json content your backend serves).",
+            )
         widgets, apps, warnings = self._validate_payload(args.widgets_json, args.apps_json, "")
         url = args.url.strip().rstrip("/")
         conn = self._connect(name, url, Catalog.build(name, widgets, apps), "custom")
         self.custom[conn.id] = CustomBackend(conn.id, name, url, widgets, apps, warnings)
-        return {"message": "Backend added.", "backend_id": conn.id,
-                "backend": {k: v for k, v in conn.summary().items() if k != "status"},
-                "validation_warnings": warnings}
+        return {
+            "message": "Backend added.",
+            "backend_id": conn.id,
+            "backend": {k: v for k, v in conn.summary().items() if k != "status"},
+            "validation_warnings": warnings,
+        }
 
     def _refresh_custom(self, conn: Connection, args: ManageBackendsArgs) -> dict[str, Any]:
         current = self.custom[conn.id]
@@ -860,9 +1032,12 @@ class Workspace:
         widgets, apps, warnings = self._validate_payload(widgets_in, apps_in, "Backend refresh failed: ")
         conn.catalog = Catalog.build(conn.name, widgets, apps)
         self.custom[conn.id] = CustomBackend(conn.id, conn.name, conn.url, widgets, apps, warnings)
-        return {"message": "Backend refreshed.", "backend_id": conn.id,
-                "backend": {k: v for k, v in conn.summary().items() if k != "status"},
-                "validation_warnings": warnings}
+        return {
+            "message": "Backend refreshed.",
+            "backend_id": conn.id,
+            "backend": {k: v for k, v in conn.summary().items() if k != "status"},
+            "validation_warnings": warnings,
+        }
 
     @staticmethod
     def _validate_payload(widgets_json: Any, apps_json: Any, prefix: str) -> tuple[dict, list, list[str]]:
@@ -881,9 +1056,15 @@ class Workspace:
         conn = self._connection(args.backend_id)
         if args.operation == "list":
             return {"apps": [_app_summary(a) for a in conn.catalog.apps]}
-        app = next((a for a in conn.catalog.apps
-                    if (args.app_name and a.get("name") == args.app_name)
-                    or (args.template_id and _template_id(a) == args.template_id)), None)
+        app = next(
+            (
+                a
+                for a in conn.catalog.apps
+                if (args.app_name and a.get("name") == args.app_name)
+                or (args.template_id and _template_id(a) == args.template_id)
+            ),
+            None,
+        )
         if app is None:
             served = ", ".join(str(a.get("name")) for a in conn.catalog.apps) or "none"
             wanted = args.app_name or args.template_id or ""
@@ -891,14 +1072,22 @@ class Workspace:
         if args.operation == "read":
             return {"app": app}
         tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
-        missing = sorted({
-            str(item.get("i")) for tab in tabs.values() if isinstance(tab, dict)
-            for item in tab.get("layout") or [] if isinstance(item, dict)
-            and item.get("i") != "navigation_bar" and item.get("i") not in conn.catalog.widgets
-        })
+        missing = sorted(
+            {
+                str(item.get("i"))
+                for tab in tabs.values()
+                if isinstance(tab, dict)
+                for item in tab.get("layout") or []
+                if isinstance(item, dict)
+                and item.get("i") != "navigation_bar"
+                and item.get("i") not in conn.catalog.widgets
+            }
+        )
         if missing:
-            raise ToolError(INVALID_REQUEST,
-                            f"Unable to create app because these widgets are unavailable: {', '.join(missing)}")
+            raise ToolError(
+                INVALID_REQUEST,
+                f"Unable to create app because these widgets are unavailable: {', '.join(missing)}",
+            )
         dash = self._new_dashboard(args.dashboard_name or str(app.get("name") or "App"))
         dash.tabs = []
         for key, tab in tabs.items():
@@ -914,13 +1103,21 @@ class Workspace:
                 definition = conn.catalog.widgets[item["i"]]
                 gw, gh = definition.grid_size()
                 state = item.get("state") if isinstance(item.get("state"), dict) else {}
-                dash.widgets.append(Widget(
-                    uuid=self._next_widget_uuid(), widget_id=definition.widget_id, origin=conn.name,
-                    name=definition.name, type=definition.type, tab_id=str(key),
-                    x=float(item.get("x", 0)), y=float(item.get("y", 0)), w=float(item.get("w", gw)),
-                    h=float(item.get("h", gh)),
-                    data_args=sanitize_create(definition, dict(state.get("params") or {})),
-                ))
+                dash.widgets.append(
+                    Widget(
+                        uuid=self._next_widget_uuid(),
+                        widget_id=definition.widget_id,
+                        origin=conn.name,
+                        name=definition.name,
+                        type=definition.type,
+                        tab_id=str(key),
+                        x=float(item.get("x", 0)),
+                        y=float(item.get("y", 0)),
+                        w=float(item.get("w", gw)),
+                        h=float(item.get("h", gh)),
+                        data_args=sanitize_create(definition, dict(state.get("params") or {})),
+                    )
+                )
         self.dashboards[dash.id] = dash
         if args.activate:
             self.current = dash.id
@@ -942,15 +1139,24 @@ class Workspace:
         uri = args.uri
         if uri == INDEX_URI:
             return self._index(self.world.resources.get(uri))
-        if uri.startswith(SKILL_URI_PREFIX) and uri[len(SKILL_URI_PREFIX):] in self.skills:
-            skill = self.skills[uri[len(SKILL_URI_PREFIX):]]
-            return {"uri": uri, "mime_type": "application/json", **skill.public(),
-                    "text": f"{skill.name}: {skill.description} {skill.content}"}
+        if uri.startswith(SKILL_URI_PREFIX) and uri[len(SKILL_URI_PREFIX) :] in self.skills:
+            skill = self.skills[uri[len(SKILL_URI_PREFIX) :]]
+            return {
+                "uri": uri,
+                "mime_type": "application/json",
+                **skill.public(),
+                "text": f"{skill.name}: {skill.description} {skill.content}",
+            }
         resource = self.world.resources.get(uri)
         if resource is None:
-            valid = [INDEX_URI, *sorted(u for u in self.world.resources if u != INDEX_URI),
-                     *sorted(SKILL_URI_PREFIX + s for s in self.skills)]
-            raise ToolError(NOT_FOUND, f"Unknown workspace resource URI '{uri}'. Valid URIs: {', '.join(valid)}.")
+            valid = [
+                INDEX_URI,
+                *sorted(u for u in self.world.resources if u != INDEX_URI),
+                *sorted(SKILL_URI_PREFIX + s for s in self.skills),
+            ]
+            raise ToolError(
+                NOT_FOUND, f"Unknown workspace resource URI '{uri}'. Valid URIs: {', '.join(valid)}."
+            )
         return {"uri": uri, "mime_type": "text/markdown", "title": resource.title, "text": resource.text}
 
     def _index(self, resource: Any) -> dict[str, Any]:
@@ -958,12 +1164,19 @@ class Workspace:
         for conn in self.connections:
             for app in conn.catalog.apps:
                 tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
-                entry = {"backend_id": conn.id, "backend_name": conn.name, "name": app.get("name"),
-                         "template_id": _template_id(app), "description": app.get("description") or "",
-                         "tab_ids": sorted(str(k) for k in tabs)}
+                entry = {
+                    "backend_id": conn.id,
+                    "backend_name": conn.name,
+                    "name": app.get("name"),
+                    "template_id": _template_id(app),
+                    "description": app.get("description") or "",
+                    "tab_ids": sorted(str(k) for k in tabs),
+                }
                 apps.append(entry)
-                lines.append(f"{conn.name} | {entry['name']} | {entry['template_id']} | {entry['description']} | "
-                             f"tabs={','.join(entry['tab_ids'])}")
+                lines.append(
+                    f"{conn.name} | {entry['name']} | {entry['template_id']} | {entry['description']} | "
+                    f"tabs={','.join(entry['tab_ids'])}"
+                )
         head = resource.text if resource is not None else "Workspace app builder index"
         text = "\n".join([head, "", "Apps served by the connected backends:", *lines])
         return {"uri": INDEX_URI, "mime_type": "application/json", "text": text, "apps": apps}
@@ -974,8 +1187,12 @@ class Workspace:
         prompt = self.world.prompts.get(args.name)
         if prompt is None:
             raise ToolError(NOT_FOUND, f"Workspace prompt '{args.name}' is not available in this workspace.")
-        return {"name": prompt.name, "description": prompt.description,
-                "messages": [{"role": "user", "content": prompt.text}], "text": prompt.text}
+        return {
+            "name": prompt.name,
+            "description": prompt.description,
+            "messages": [{"role": "user", "content": prompt.text}],
+            "text": prompt.text,
+        }
 
     @tool(AssignTasksArgs)
     def assign_tasks_to_agents(self, args: AssignTasksArgs) -> dict[str, Any]:
@@ -990,9 +1207,14 @@ def _template_id(app: dict[str, Any]) -> str:
 
 def _app_summary(app: dict[str, Any]) -> dict[str, Any]:
     tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
-    return {"name": app.get("name"), "template_id": _template_id(app), "description": app.get("description") or "",
-            "tab_count": len(tabs), "prompt_count": len(app.get("prompts") or []),
-            "allow_customization": bool(app.get("allowCustomization", True))}
+    return {
+        "name": app.get("name"),
+        "template_id": _template_id(app),
+        "description": app.get("description") or "",
+        "tab_count": len(tabs),
+        "prompt_count": len(app.get("prompts") or []),
+        "allow_customization": bool(app.get("allowCustomization", True)),
+    }
 
 
 def _serve_rows(definition: WidgetDef, data_args: dict[str, Any]) -> list[Any]:
@@ -1000,13 +1222,21 @@ def _serve_rows(definition: WidgetDef, data_args: dict[str, Any]) -> list[Any]:
     parameter that is also a row column. Rows are bare: they never say which widget they came from."""
     if definition.sample_by_args:
         for sample in definition.sample_by_args:
-            if isinstance(sample, dict) and isinstance(sample.get("dataArgs"), dict) and all(
-                str(data_args.get(k)) == str(v) for k, v in sample["dataArgs"].items()
+            if (
+                isinstance(sample, dict)
+                and isinstance(sample.get("dataArgs"), dict)
+                and all(str(data_args.get(k)) == str(v) for k, v in sample["dataArgs"].items())
             ):
                 return list(sample.get("data") or [])
         for sample in definition.sample_by_args:
-            if isinstance(sample, dict) and isinstance(sample.get("dataArgs"), dict) and all(
-                str(sample["dataArgs"].get(k)) == str(v) for k, v in data_args.items() if k in sample["dataArgs"]
+            if (
+                isinstance(sample, dict)
+                and isinstance(sample.get("dataArgs"), dict)
+                and all(
+                    str(sample["dataArgs"].get(k)) == str(v)
+                    for k, v in data_args.items()
+                    if k in sample["dataArgs"]
+                )
             ):
                 return list(sample.get("data") or [])
     rows = definition.rows
@@ -1020,5 +1250,6 @@ def _serve_rows(definition: WidgetDef, data_args: dict[str, Any]) -> list[Any]:
     keys = [k for k in data_args if k in columns]
     if not keys:
         return [dict(r) if isinstance(r, dict) else r for r in rows]
-    return [dict(r) for r in rows
-            if isinstance(r, dict) and all(str(r.get(k)) == str(data_args[k]) for k in keys)]
+    return [
+        dict(r) for r in rows if isinstance(r, dict) and all(str(r.get(k)) == str(data_args[k]) for k in keys)
+    ]

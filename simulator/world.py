@@ -77,7 +77,9 @@ class WidgetDef:
             definition=definition,
             rows=rows,
             sample_data=raw.get("sampleData"),
-            sample_by_args=raw.get("sampleDataByArgs") if isinstance(raw.get("sampleDataByArgs"), list) else None,
+            sample_by_args=raw.get("sampleDataByArgs")
+            if isinstance(raw.get("sampleDataByArgs"), list)
+            else None,
             params=tuple(flatten_params(raw.get("params"))),
             option_params=tuple(flatten_params(raw.get("params"), nested=False)),
         )
@@ -184,7 +186,12 @@ class Skill:
     planted: tuple[Planted, ...] = ()
 
     def public(self) -> dict[str, Any]:
-        return {"slug": self.slug, "name": self.name, "description": self.description, "content": self.content}
+        return {
+            "slug": self.slug,
+            "name": self.name,
+            "description": self.description,
+            "content": self.content,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,13 +327,18 @@ class _Reader:
 
     def json(self, path: Path) -> Any:
         if not path.is_file():
-            raise WorldError(self.rel(path) if path.is_relative_to(self.root) else str(path), "(file)",
-                             "file does not exist")
+            raise WorldError(
+                self.rel(path) if path.is_relative_to(self.root) else str(path),
+                "(file)",
+                "file does not exist",
+            )
         text = self.read(path)
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise WorldError(self.rel(path), f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from exc
+            raise WorldError(
+                self.rel(path), f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}"
+            ) from exc
 
     def front_matter(self, path: Path) -> tuple[dict[str, Any], str]:
         text = self.read(path)
@@ -414,7 +426,9 @@ def _load(root: Path) -> World:
             planted=_planted(rel, raw.get("planted")),
         )
         if skill.slug in skills:
-            raise WorldError(rel, "slug", f"duplicate skill slug '{skill.slug}' (also in {skills[skill.slug].file})")
+            raise WorldError(
+                rel, "slug", f"duplicate skill slug '{skill.slug}' (also in {skills[skill.slug].file})"
+            )
         skills[skill.slug] = skill
 
     resources: dict[str, Resource] = {}
@@ -541,7 +555,9 @@ def _load_baselines(
         elif isinstance(spec, dict):
             unknown = set(spec) - {"home", "open_all_apps_of"}
             if unknown:
-                raise WorldError("world.json", f"{where}.{sorted(unknown)[0]}", "unknown key in a baseline rule")
+                raise WorldError(
+                    "world.json", f"{where}.{sorted(unknown)[0]}", "unknown key in a baseline rule"
+                )
             source = spec.get("open_all_apps_of")
             fixture = backends.get(aliases.get(source, source)) if isinstance(source, str) else None
             if source is not None and fixture is None:
@@ -570,13 +586,16 @@ def _app_dashboards(fixture: BackendFixture) -> list[DashboardSeed]:
                 if not isinstance(item, dict) or item.get("i") not in fixture.catalog.widgets:
                     continue
                 state = item.get("state") if isinstance(item.get("state"), dict) else {}
-                widgets.append({
-                    "origin": fixture.origin,
-                    "widget_id": item["i"],
-                    "tab_id": tab_id,
-                    "data_args": dict(state.get("params") or {}),
-                    "layout": {k: item[k] for k in ("x", "y", "w", "h") if k in item},
-                })
-        seeds.append(DashboardSeed(name=str(app.get("name") or "App"), activate=False, tabs=tabs,
-                                   widgets=widgets))
+                widgets.append(
+                    {
+                        "origin": fixture.origin,
+                        "widget_id": item["i"],
+                        "tab_id": tab_id,
+                        "data_args": dict(state.get("params") or {}),
+                        "layout": {k: item[k] for k in ("x", "y", "w", "h") if k in item},
+                    }
+                )
+        seeds.append(
+            DashboardSeed(name=str(app.get("name") or "App"), activate=False, tabs=tabs, widgets=widgets)
+        )
     return seeds

@@ -33,8 +33,13 @@ def _grid_problems(file: str, item: str, rects: list[tuple[str, Rect]]) -> list[
     out = []
     for i, (ref, r) in enumerate(rects):
         if r.x < 0 or r.y < 0 or r.w <= 0 or r.h <= 0 or r.x + r.w > GRID_COLUMNS:
-            out.append(Problem(file, f"{item} '{ref}'", f"layout x={r.x} y={r.y} w={r.w} h={r.h} is outside "
-                               f"the {GRID_COLUMNS}-column grid"))
+            out.append(
+                Problem(
+                    file,
+                    f"{item} '{ref}'",
+                    f"layout x={r.x} y={r.y} w={r.w} h={r.h} is outside the {GRID_COLUMNS}-column grid",
+                )
+            )
         for other_ref, other in rects[:i]:
             if overlaps(r, other):
                 out.append(Problem(file, f"{item} '{ref}'", f"overlaps '{other_ref}'"))
@@ -49,8 +54,14 @@ def check_world(world: World) -> list[Problem]:
             for param in widget.params:
                 default = param.get("value")
                 if default is not None and param.get("options") and not value_allowed(param, default):
-                    problems.append(Problem(fixture.file, f"widgets.{wid}.params.{param.get('paramName')}",
-                                            f"default {default!r} is not among its options", "warning"))
+                    problems.append(
+                        Problem(
+                            fixture.file,
+                            f"widgets.{wid}.params.{param.get('paramName')}",
+                            f"default {default!r} is not among its options",
+                            "warning",
+                        )
+                    )
         for i, app in enumerate(catalog.apps):
             where = f"apps[{i}] '{app.get('name')}'"
             for key, tab in (app.get("tabs") or {}).items():
@@ -63,25 +74,45 @@ def check_world(world: World) -> list[Problem]:
                     if ref == "navigation_bar":
                         continue
                     if ref not in catalog.widgets:
-                        problems.append(Problem(fixture.file, f"{where}.tabs.{key}.layout[{j}]",
-                                                f"references unknown widget '{ref}'"))
+                        problems.append(
+                            Problem(
+                                fixture.file,
+                                f"{where}.tabs.{key}.layout[{j}]",
+                                f"references unknown widget '{ref}'",
+                            )
+                        )
                         continue
                     try:
                         rects.append((str(ref), Rect(*(float(item[k]) for k in ("x", "y", "w", "h")))))
                     except (KeyError, TypeError, ValueError):
-                        problems.append(Problem(fixture.file, f"{where}.tabs.{key}.layout[{j}]",
-                                                "x, y, w and h must be numbers"))
+                        problems.append(
+                            Problem(
+                                fixture.file,
+                                f"{where}.tabs.{key}.layout[{j}]",
+                                "x, y, w and h must be numbers",
+                            )
+                        )
                         continue
                     params = (item.get("state") or {}).get("params") or {}
                     definition = catalog.widgets[ref]
                     for name, value in params.items():
                         param = definition.param(name)
                         if param is None:
-                            problems.append(Problem(fixture.file, f"{where}.tabs.{key}.layout[{j}]",
-                                                    f"param '{name}' is not declared by '{ref}'"))
+                            problems.append(
+                                Problem(
+                                    fixture.file,
+                                    f"{where}.tabs.{key}.layout[{j}]",
+                                    f"param '{name}' is not declared by '{ref}'",
+                                )
+                            )
                         elif not value_allowed(param, value):
-                            problems.append(Problem(fixture.file, f"{where}.tabs.{key}.layout[{j}]",
-                                                    f"param {name}={value!r} is not among its options"))
+                            problems.append(
+                                Problem(
+                                    fixture.file,
+                                    f"{where}.tabs.{key}.layout[{j}]",
+                                    f"param {name}={value!r} is not among its options",
+                                )
+                            )
                 problems += _grid_problems(fixture.file, f"{where}.tabs.{key}", rects)
 
     for slug, baseline in world.baselines.items():
@@ -100,8 +131,13 @@ def check_world(world: World) -> list[Problem]:
                 for name, value in widget.data_args.items():
                     param = definition.param(name) if definition else None
                     if param is not None and not value_allowed(param, value):
-                        problems.append(Problem(file, f"dashboard '{dash.name}' widget '{widget.uuid}'",
-                                                f"param {name}={value!r} is not among its options"))
+                        problems.append(
+                            Problem(
+                                file,
+                                f"dashboard '{dash.name}' widget '{widget.uuid}'",
+                                f"param {name}={value!r} is not among its options",
+                            )
+                        )
             for tab in {w.tab_id for w in dash.widgets}:
                 rects = [(w.uuid, w.rect) for w in dash.widgets if w.tab_id == tab]
                 problems += _grid_problems(file, f"dashboard '{dash.name}' tab '{tab}'", rects)
@@ -123,5 +159,7 @@ def check_world(world: World) -> list[Problem]:
                 problems.append(Problem(file, "planted", f"'{item.phrase}' does not occur in its own text"))
             others = [h for h in holders if h != file]
             if others:
-                problems.append(Problem(file, "planted", f"'{item.phrase}' also occurs in {', '.join(others[:3])}"))
+                problems.append(
+                    Problem(file, "planted", f"'{item.phrase}' also occurs in {', '.join(others[:3])}")
+                )
     return problems

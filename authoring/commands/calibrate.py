@@ -21,22 +21,47 @@ def register(app: typer.Typer) -> None:
     @app.command("calibrate")
     def calibrate_cmd(
         taskset: Annotated[Path, typer.Option("--taskset", help="Taskset folder.")],
-        persona: Annotated[str | None, typer.Option("--persona", help="Persona whose tasks to calibrate (default: "
-                                                                      "every task of the taskset).")] = None,
-        agent: Annotated[str, typer.Option("--agent", help="Reference agent, or `ladder` for the capability "
-                                                          "ladder ladder-0 … ladder-4.")] = "heuristic",
-        repeats: Annotated[int, typer.Option("--repeats", min=1, help="Runs per task (deterministic agents run "
-                                                                      "once).")] = 3,
-        min_attempts: Annotated[int | None, typer.Option("--min-attempts", min=1, help="Valid attempts per agent "
-                                                         "a level needs to be measured (default 3).")] = None,
-        frontier_agent: Annotated[str | None, typer.Option("--frontier-agent", help="Probe for dead rungs.")] = None,
-        world: Annotated[Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")]
-        = None,
+        persona: Annotated[
+            str | None,
+            typer.Option(
+                "--persona", help="Persona whose tasks to calibrate (default: every task of the taskset)."
+            ),
+        ] = None,
+        agent: Annotated[
+            str,
+            typer.Option(
+                "--agent", help="Reference agent, or `ladder` for the capability ladder ladder-0 … ladder-4."
+            ),
+        ] = "heuristic",
+        repeats: Annotated[
+            int, typer.Option("--repeats", min=1, help="Runs per task (deterministic agents run once).")
+        ] = 3,
+        min_attempts: Annotated[
+            int | None,
+            typer.Option(
+                "--min-attempts",
+                min=1,
+                help="Valid attempts per agent a level needs to be measured (default 3).",
+            ),
+        ] = None,
+        frontier_agent: Annotated[
+            str | None, typer.Option("--frontier-agent", help="Probe for dead rungs.")
+        ] = None,
+        world: Annotated[
+            Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")
+        ] = None,
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
-        out: Annotated[Path | None, typer.Option("--out", help="Record folder (default .taskforge/calibrate/<taskset>/<p>;"
-                                                  " the taskset's own calibration/ records belong to `author`)")]
-        = None,
-        regrade_run: Annotated[Path | None, typer.Option("--regrade", help="Re-grade a stored run instead.")] = None,
+        out: Annotated[
+            Path | None,
+            typer.Option(
+                "--out",
+                help="Record folder (default .taskforge/calibrate/<taskset>/<p>;"
+                " the taskset's own calibration/ records belong to `author`)",
+            ),
+        ] = None,
+        regrade_run: Annotated[
+            Path | None, typer.Option("--regrade", help="Re-grade a stored run instead.")
+        ] = None,
         runs_dir: Annotated[Path, typer.Option("--runs-dir")] = Path(".taskforge/runs"),
         as_json: Annotated[bool, typer.Option("--json", help="Print the record as JSON.")] = False,
     ) -> None:
@@ -71,16 +96,25 @@ def register(app: typer.Typer) -> None:
         if regrade_run is not None:
             source = regrade_run
             try:
-                trials = load_run(source) if (source / "trials.jsonl").is_file() and (source / "run.json").is_file() \
+                trials = (
+                    load_run(source)
+                    if (source / "trials.jsonl").is_file() and (source / "run.json").is_file()
                     else load_trials(source)
+                )
                 stored = load_record(source) if (source / "calibration.json").is_file() else None
             except (FileNotFoundError, ValueError) as exc:
                 render.error(err, str(exc))
                 raise typer.Exit(2) from exc
             trials, moved = regrade(w, {t.id: t for t in tasks}, trials)
             name = stored.agent if stored else (trials[0].agent if trials else agent)
-            record = analyse(trials, persona=label, taskset=taskset.resolve().name, agent=name,
-                             repeats=max((t.repeat for t in trials), default=0) + 1, min_attempts=floor)
+            record = analyse(
+                trials,
+                persona=label,
+                taskset=taskset.resolve().name,
+                agent=name,
+                repeats=max((t.repeat for t in trials), default=0) + 1,
+                min_attempts=floor,
+            )
         else:
             from certify.agents.llm import check_agents
             from certify.model_client import EndpointUnusable
@@ -95,12 +129,29 @@ def register(app: typer.Typer) -> None:
             runs = repeats_for(reference, repeats)
             trials = []
             for member in reference:
-                run = asyncio.run(evaluate(w, tasks, member, repeats=runs, concurrency=concurrency,
-                                           runs_dir=runs_dir, taskset=str(taskset), options={"persona": persona}))
+                run = asyncio.run(
+                    evaluate(
+                        w,
+                        tasks,
+                        member,
+                        repeats=runs,
+                        concurrency=concurrency,
+                        runs_dir=runs_dir,
+                        taskset=str(taskset),
+                        options={"persona": persona},
+                    )
+                )
                 trials += run.trials
                 err.print(f"transcripts ({member.name}): {run.run_dir}")
-            record = analyse(trials, persona=label, taskset=taskset.resolve().name, agent=agent, repeats=runs,
-                             deterministic=all_deterministic(reference), min_attempts=floor)
+            record = analyse(
+                trials,
+                persona=label,
+                taskset=taskset.resolve().name,
+                agent=agent,
+                repeats=runs,
+                deterministic=all_deterministic(reference),
+                min_attempts=floor,
+            )
             if frontier is not None and record.probes:
                 asyncio.run(probe_dead_rungs(w, record, tasks, trials, frontier))
         paths = write_record(folder, record, trials)
@@ -109,8 +160,11 @@ def register(app: typer.Typer) -> None:
         else:
             render_record(console, record)
             if regrade_run is not None:
-                render.say(console, f"re-graded {len(trials)} stored trial(s): "
-                           + (f"{len(moved)} verdict(s) moved: {moved}" if moved else "no verdict moved"))
+                render.say(
+                    console,
+                    f"re-graded {len(trials)} stored trial(s): "
+                    + (f"{len(moved)} verdict(s) moved: {moved}" if moved else "no verdict moved"),
+                )
             render.say(console, ", ".join(str(p) for p in paths), prefix="wrote ")
         raise typer.Exit(0 if record.verdict == "holds" else 1)
 
@@ -120,33 +174,69 @@ def render_record(out, record) -> None:
     inversions, defects, noise, probes and shortcuts as lists."""
     from certify.task import LEVEL_NAMES
 
-    render.say(out, f"Calibration of {record.persona} ({record.taskset}): {record.agent}, {record.repeats} "
-                    f"repeat(s), {record.trials} trials ({record.invalid} invalid, excluded); staircase "
-                    f"{record.verdict.upper() if record.verdict != 'holds' else 'holds'}", style="bold")
+    render.say(
+        out,
+        f"Calibration of {record.persona} ({record.taskset}): {record.agent}, {record.repeats} "
+        f"repeat(s), {record.trials} trials ({record.invalid} invalid, excluded); staircase "
+        f"{record.verdict.upper() if record.verdict != 'holds' else 'holds'}",
+        style="bold",
+    )
     table = render.table()
-    for col, justify in (("level", "left"), ("", "left"), ("n", "right"), ("pass", "right"), ("rate", "right"),
-                         ("Wilson 95%", "right"), ("per repeat", "left")):
+    for col, justify in (
+        ("level", "left"),
+        ("", "left"),
+        ("n", "right"),
+        ("pass", "right"),
+        ("rate", "right"),
+        ("Wilson 95%", "right"),
+        ("per repeat", "left"),
+    ):
         table.add_column(col, justify=justify, no_wrap=True)
     dead = {p.level: p.status for p in record.probes}
     for s in record.levels:
         rate = "-" if s.pass_rate is None else f"{s.pass_rate:.0%}"
         reps = " ".join("-" if r is None else f"{r:.0%}" for r in s.per_repeat)
         name = LEVEL_NAMES.get(s.level, "") + (" (dead)" if s.level in dead else "")
-        table.add_row(render.text(s.level), render.text(name, "red" if s.level in dead else ""), str(s.attempts),
-                      str(s.passes), rate, f"{s.ci[0]:.2f}-{s.ci[1]:.2f}" if s.attempts else "-", render.text(reps))
+        table.add_row(
+            render.text(s.level),
+            render.text(name, "red" if s.level in dead else ""),
+            str(s.attempts),
+            str(s.passes),
+            rate,
+            f"{s.ci[0]:.2f}-{s.ci[1]:.2f}" if s.attempts else "-",
+            render.text(reps),
+        )
     out.print(table)
-    render.bullets(out, "inversions", [(f"{i.lower} > {i.upper}", f"{i.lower} fails {i.fail_lower:.0%}, more than "
-                                        f"{i.upper} ({i.fail_upper:.0%})") for i in record.inversions])
-    render.bullets(out, "defects (same fingerprint on every attempt)",
-                   [(d.task_id, "; ".join(d.fingerprint)) for d in record.defects])
+    render.bullets(
+        out,
+        "inversions",
+        [
+            (
+                f"{i.lower} > {i.upper}",
+                f"{i.lower} fails {i.fail_lower:.0%}, more than {i.upper} ({i.fail_upper:.0%})",
+            )
+            for i in record.inversions
+        ],
+    )
+    render.bullets(
+        out,
+        "defects (same fingerprint on every attempt)",
+        [(d.task_id, "; ".join(d.fingerprint)) for d in record.defects],
+    )
     render.bullets(out, "noise", [(n.task_id, n.detail) for n in record.noise])
-    render.bullets(out, "dead rungs (never passed)", [(p.level, p.status + (f": {p.agent} on {p.task_id}"
-                                                                            if p.agent else ""))
-                                                      for p in record.probes])
+    render.bullets(
+        out,
+        "dead rungs (never passed)",
+        [(p.level, p.status + (f": {p.agent} on {p.task_id}" if p.agent else "")) for p in record.probes],
+    )
     render.bullets(out, "shortcuts", [(s.task_id, s.detail) for s in record.shortcuts])
     if record.verdict == "insufficient":
-        render.say(out, f"fewer than {record.min_attempts} valid attempts per agent at "
-                        f"{', '.join(record.insufficient) or 'every level'}", prefix="insufficient: ")
+        render.say(
+            out,
+            f"fewer than {record.min_attempts} valid attempts per agent at "
+            f"{', '.join(record.insufficient) or 'every level'}",
+            prefix="insufficient: ",
+        )
     if record.ladder is not None:
         from certify.calibrate import render_matrix
 

@@ -37,22 +37,35 @@ def _fmt(value: Any) -> str:
 MARKS = {"pass": "✓", "fail": "✗", "invalid": "!"}
 
 
-def _render(report: dict[str, Any], *, title: str, reasons: dict[str, int], run_dir: Path,
-            notes: list[str]) -> None:
+def _render(
+    report: dict[str, Any], *, title: str, reasons: dict[str, int], run_dir: Path, notes: list[str]
+) -> None:
     from authoring import render
     from certify.task import LEVEL_NAMES
 
     console = render.console()
     render.say(console, title, style="bold")
     table = render.table()
-    for col, justify in (("level", "left"), ("", "left"), ("attempts", "right"), ("passes", "right"),
-                         ("pass rate", "right"), ("Wilson 95% CI", "right")):
+    for col, justify in (
+        ("level", "left"),
+        ("", "left"),
+        ("attempts", "right"),
+        ("passes", "right"),
+        ("pass rate", "right"),
+        ("Wilson 95% CI", "right"),
+    ):
         table.add_column(col, justify=justify, no_wrap=True)
     for row in report["levels"]:
         rate = "-" if row["rate"] is None else f"{row['rate']:.0%}"
         lo, hi = row["ci"]
-        table.add_row(render.text(row["level"]), LEVEL_NAMES.get(row["level"], ""), str(row["attempts"]),
-                      str(row["passes"]), rate, render.text(f"[{lo:.0%}, {hi:.0%}]" if row["attempts"] else "-"))
+        table.add_row(
+            render.text(row["level"]),
+            LEVEL_NAMES.get(row["level"], ""),
+            str(row["attempts"]),
+            str(row["passes"]),
+            rate,
+            render.text(f"[{lo:.0%}, {hi:.0%}]" if row["attempts"] else "-"),
+        )
     console.print(table)
     _render_tasks(console, report)
     if report["failure_codes"]:
@@ -73,11 +86,18 @@ def _render(report: dict[str, Any], *, title: str, reasons: dict[str, int], run_
     console.print(dists)
     parse = report["parse"]
     if any(parse.values()):
-        console.print(f"parses: strict {parse['strict']}  lenient {parse['lenient']}  failed {parse['failed']}")
-    console.print(f"tokens: in {report['tokens']['in']}  out {report['tokens']['out']}  cost ${report['cost']:.4f}")
+        console.print(
+            f"parses: strict {parse['strict']}  lenient {parse['lenient']}  failed {parse['failed']}"
+        )
+    console.print(
+        f"tokens: in {report['tokens']['in']}  out {report['tokens']['out']}  cost ${report['cost']:.4f}"
+    )
     why = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
-    render.say(console, f"invalid trials: {report['invalid']}" + (f" ({why})" if why else "") + f" of "
-               f"{report['trials']}", style="yellow" if report["invalid"] else "green")
+    render.say(
+        console,
+        f"invalid trials: {report['invalid']}" + (f" ({why})" if why else "") + f" of {report['trials']}",
+        style="yellow" if report["invalid"] else "green",
+    )
     for note in notes:
         render.say(console, note, prefix="note: ", prefix_style="yellow")
     render.say(console, str(run_dir), prefix="run folder: ")
@@ -97,59 +117,126 @@ def _render_tasks(console: Any, report: dict[str, Any]) -> None:
     table.add_column("passed", justify="right", no_wrap=True)
     for r in rows:
         marks = render.text(" ".join(MARKS[x] for x in r["results"]))
-        table.add_row(render.text(r["task_id"]), render.text(r["level"]), marks, f"{r['passes']}/{r['trials']}")
+        table.add_row(
+            render.text(r["task_id"]), render.text(r["level"]), marks, f"{r['passes']}/{r['trials']}"
+        )
     if render.fits(console, table):
         console.print(table)
     else:
         for r in rows:
-            render.say(console, f"{r['level']}  {' '.join(MARKS[x] for x in r['results'])}  "
-                                f"{r['passes']}/{r['trials']}", prefix=f"{r['task_id']}  ", indent=2)
-    render.say(console, f"{MARKS['pass']} passed, {MARKS['fail']} failed, {MARKS['invalid']} invalid (not counted); "
-                        "passed = passes / valid trials", style="dim")
+            render.say(
+                console,
+                f"{r['level']}  {' '.join(MARKS[x] for x in r['results'])}  {r['passes']}/{r['trials']}",
+                prefix=f"{r['task_id']}  ",
+                indent=2,
+            )
+    render.say(
+        console,
+        f"{MARKS['pass']} passed, {MARKS['fail']} failed, {MARKS['invalid']} invalid (not counted); "
+        "passed = passes / valid trials",
+        style="dim",
+    )
     pass_k = report.get("pass_k") or {}
     if pass_k:
-        render.say(console, "  ".join(f"k={k} {v['value']:.2f}" for k, v in pass_k.items())
-                   + " (chance that k attempts at a task all pass, averaged over tasks)", prefix="pass^k: ")
+        render.say(
+            console,
+            "  ".join(f"k={k} {v['value']:.2f}" for k, v in pass_k.items())
+            + " (chance that k attempts at a task all pass, averaged over tasks)",
+            prefix="pass^k: ",
+        )
     consistency = report.get("consistency") or {}
     if consistency.get("tasks"):
-        render.say(console, f"{consistency['agree']}/{consistency['tasks']} tasks gave the same verdict on every "
-                            f"valid repeat ({consistency['value']:.0%})", prefix="consistency: ")
+        render.say(
+            console,
+            f"{consistency['agree']}/{consistency['tasks']} tasks gave the same verdict on every "
+            f"valid repeat ({consistency['value']:.0%})",
+            prefix="consistency: ",
+        )
 
 
 def eval_cmd(
-    taskset: Annotated[Path | None, typer.Option("--taskset", help="Taskset folder (holds taskset.json); with "
-                                                 "--retry, the run's own taskset by default.",
-                                                 show_default=False)] = None,
-    agent: Annotated[str | None, typer.Option("--agent", help="oracle, noop, heuristic or openai:<model>; with "
-                                              "--retry, the run's own agent.", show_default=False)] = None,
+    taskset: Annotated[
+        Path | None,
+        typer.Option(
+            "--taskset",
+            help="Taskset folder (holds taskset.json); with --retry, the run's own taskset by default.",
+            show_default=False,
+        ),
+    ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="oracle, noop, heuristic or openai:<model>; with --retry, the run's own agent.",
+            show_default=False,
+        ),
+    ] = None,
     persona: Annotated[str | None, typer.Option("--persona", help="Only this persona's tasks.")] = None,
     task: Annotated[list[str] | None, typer.Option("--task", help="Only this task id (repeatable).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many tasks (after the other "
-                                                                      "filters, in taskset order).")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit", min=1, help="At most this many tasks (after the other filters, in taskset order)."
+        ),
+    ] = None,
     repeats: Annotated[int, typer.Option("--repeats", min=1, help="Attempts per task.")] = 1,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Episodes at once.")] = 4,
-    world: Annotated[Path | None, typer.Option(
-        "--world", help="World directory (default: the built-in default world; tasks certified against another "
-                        "world need it).")] = None,
-    mode: Annotated[Mode | None, typer.Option(
-        "--mode", help="openai: json (one JSON action per reply; the default) or tools (native tool calls).")
+    world: Annotated[
+        Path | None,
+        typer.Option(
+            "--world",
+            help="World directory (default: the built-in default world; tasks certified against another "
+            "world need it).",
+        ),
     ] = None,
-    parse: Annotated[ParseMode | None, typer.Option(
-        "--parse", help="openai: strict (a reply must be exactly the JSON action) or lenient (prose or code "
-                        "fences around it are tolerated; the default).")] = None,
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="openai: an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (default: "
-                           "$OPENAI_BASE_URL, else api.openai.com).")] = None,
-    timeout: Annotated[float | None, typer.Option(
-        "--timeout", min=0.001, help="openai: seconds per model request before it is retried (default 60).")
+    mode: Annotated[
+        Mode | None,
+        typer.Option(
+            "--mode",
+            help="openai: json (one JSON action per reply; the default) or tools (native tool calls).",
+        ),
     ] = None,
-    trial_timeout: Annotated[float | None, typer.Option(
-        "--trial-timeout", min=0.001, help="Seconds per episode; a slower one is an invalid trial.")] = None,
-    runs_dir: Annotated[Path | None, typer.Option(
-        "--runs-dir", help="Where run folders go (default .taskforge/runs).")] = None,
-    retry: Annotated[str | None, typer.Option(
-        "--retry", help="A run folder (or its id under --runs-dir): re-run its invalid or unfinished trials only, "
-                        "appending to it.")] = None,
+    parse: Annotated[
+        ParseMode | None,
+        typer.Option(
+            "--parse",
+            help="openai: strict (a reply must be exactly the JSON action) or lenient (prose or code "
+            "fences around it are tolerated; the default).",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="openai: an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (default: "
+            "$OPENAI_BASE_URL, else api.openai.com).",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            help="openai: seconds per model request before it is retried (default 60).",
+        ),
+    ] = None,
+    trial_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--trial-timeout", min=0.001, help="Seconds per episode; a slower one is an invalid trial."
+        ),
+    ] = None,
+    runs_dir: Annotated[
+        Path | None, typer.Option("--runs-dir", help="Where run folders go (default .taskforge/runs).")
+    ] = None,
+    retry: Annotated[
+        str | None,
+        typer.Option(
+            "--retry",
+            help="A run folder (or its id under --runs-dir): re-run its invalid or unfinished trials only, "
+            "appending to it.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the report object on stdout.")] = False,
 ) -> None:
     """Run an agent over a taskset and report pass rates per level and per task.
@@ -191,8 +278,9 @@ def eval_cmd(
         except (OSError, ValueError) as exc:
             raise usage_error(f"--retry {retry}: not a run folder (no readable run.json)") from exc
         if task or limit or persona or repeats != 1:
-            raise usage_error("--retry re-runs a run's own trials: --task, --limit, --persona and --repeats do not "
-                              "apply")
+            raise usage_error(
+                "--retry re-runs a run's own trials: --task, --limit, --persona and --repeats do not apply"
+            )
         agent = agent or record.agent
         if agent != record.agent:
             raise usage_error(f"--retry {retry}: the run measured '{record.agent}', not '{agent}'")
@@ -208,13 +296,24 @@ def eval_cmd(
     llm: dict[str, Any] = {}
     if record is not None and isinstance(record.options.get("llm"), dict):
         llm = {k: v for k, v in record.options["llm"].items() if k != "model"}
-    for key, value in (("mode", mode), ("parse", parse), ("base_url", base_url), ("request_timeout_s", timeout)):
+    for key, value in (
+        ("mode", mode),
+        ("parse", parse),
+        ("base_url", base_url),
+        ("request_timeout_s", timeout),
+    ):
         if value is not None:
             llm[key] = value.value if isinstance(value, Enum) else value
     if llm and not agent.startswith("openai:"):
-        flags = {"mode": "--mode", "parse": "--parse", "base_url": "--base-url", "request_timeout_s": "--timeout"}
-        raise usage_error(f"{', '.join(flags.get(k, k) for k in llm)} only apply to openai:<model> agents, not "
-                          f"'{agent}'")
+        flags = {
+            "mode": "--mode",
+            "parse": "--parse",
+            "base_url": "--base-url",
+            "request_timeout_s": "--timeout",
+        }
+        raise usage_error(
+            f"{', '.join(flags.get(k, k) for k in llm)} only apply to openai:<model> agents, not '{agent}'"
+        )
     try:
         chosen = build_agent(agent, llm)
     except (ValueError, ImportError) as exc:
@@ -232,8 +331,13 @@ def eval_cmd(
     w = _load_world(world or (Path(loaded.manifest.world) if loaded.manifest.world else None))
     label = loaded.manifest.taskset_id
     notes = list(getattr(chosen, "notes", []))
-    options = {"persona": persona, "world": str(world or DEFAULT_WORLD), "taskset_dir": str(taskset.resolve()),
-               "task_filter": list(task or []), "limit": limit}
+    options = {
+        "persona": persona,
+        "world": str(world or DEFAULT_WORLD),
+        "taskset_dir": str(taskset.resolve()),
+        "task_filter": list(task or []),
+        "limit": limit,
+    }
     config = getattr(chosen, "config", None)
     if config is not None and hasattr(config, "public"):
         options["llm"] = config.public()
@@ -253,8 +357,15 @@ def eval_cmd(
         except EndpointUnusable as exc:
             raise usage_error(str(exc)) from exc
 
-    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=err, transient=False) as bar:
+    with Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    ) as bar:
         job = bar.add_task(f"{'retry' if record else 'eval'} {chosen.name}", total=planned, status="")
         tally = {"passed": 0, "invalid": 0}
 
@@ -266,12 +377,29 @@ def eval_cmd(
         async def go():
             try:
                 if record is not None:
-                    return await retry_invalid(w, run_dir, {t.id: t for t in tasks}, chosen, concurrency=concurrency,
-                                               timeout_s=trial_timeout, progress=progress)
-                return await evaluate(w, tasks, chosen, repeats=repeats, concurrency=concurrency,
-                                      timeout_s=trial_timeout, runs_dir=runs_dir, taskset=label,
-                                      world_label=str(world or DEFAULT_WORLD), options=options, notes=notes,
-                                      progress=progress)
+                    return await retry_invalid(
+                        w,
+                        run_dir,
+                        {t.id: t for t in tasks},
+                        chosen,
+                        concurrency=concurrency,
+                        timeout_s=trial_timeout,
+                        progress=progress,
+                    )
+                return await evaluate(
+                    w,
+                    tasks,
+                    chosen,
+                    repeats=repeats,
+                    concurrency=concurrency,
+                    timeout_s=trial_timeout,
+                    runs_dir=runs_dir,
+                    taskset=label,
+                    world_label=str(world or DEFAULT_WORLD),
+                    options=options,
+                    notes=notes,
+                    progress=progress,
+                )
             finally:
                 close = getattr(chosen, "aclose", None)
                 if close is not None:
@@ -281,7 +409,9 @@ def eval_cmd(
             run = asyncio.run(go())
         except KeyboardInterrupt:
             bar.stop()
-            render.say(err, f"finished trials are kept in {runs_dir}", prefix="interrupted: ", prefix_style="yellow")
+            render.say(
+                err, f"finished trials are kept in {runs_dir}", prefix="interrupted: ", prefix_style="yellow"
+            )
             raise typer.Exit(130) from None
         except ValueError as exc:
             raise usage_error(str(exc)) from exc
@@ -290,15 +420,22 @@ def eval_cmd(
     if as_json:
         sys.stdout.write(json.dumps(run.report, indent=2) + "\n")
     else:
-        title = f"{chosen.name} on {label}" + (f" / {persona}" if persona else "") + \
-                f": {run.record.tasks} task(s) x {run.record.repeats}"
+        title = (
+            f"{chosen.name} on {label}"
+            + (f" / {persona}" if persona else "")
+            + f": {run.record.tasks} task(s) x {run.record.repeats}"
+        )
         if record is not None:
             title += f" (retried {planned} trial(s) of run {record.run_id})"
         _render(run.report, title=title, reasons=invalid_reasons(counted), run_dir=run.run_dir, notes=notes)
     if run.report["trials"] and run.report["invalid"] == run.report["trials"]:
         why = ", ".join(f"{reason} {count}" for reason, count in sorted(invalid_reasons(counted).items()))
-        render.say(err, f"no valid trial ({why}): nothing about the agent was measured; the trials and their errors "
-                        f"are in {run.run_dir}", style="red")
+        render.say(
+            err,
+            f"no valid trial ({why}): nothing about the agent was measured; the trials and their errors "
+            f"are in {run.run_dir}",
+            style="red",
+        )
         raise typer.Exit(1)
 
 

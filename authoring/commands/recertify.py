@@ -16,10 +16,15 @@ def register(app: typer.Typer) -> None:
     @app.command("recertify")
     def recertify_cmd(
         taskset: Annotated[str, typer.Option("--taskset", help="Taskset folder name.")] = "workspace_tasks",
-        tasksets_dir: Annotated[Path, typer.Option("--tasksets-dir", help="Where tasksets live.")] = Path("tasksets"),
-        world: Annotated[Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")]
-        = None,
-        commit: Annotated[bool, typer.Option("--commit", help="Write the updated lock and commit it, alone.")] = False,
+        tasksets_dir: Annotated[Path, typer.Option("--tasksets-dir", help="Where tasksets live.")] = Path(
+            "tasksets"
+        ),
+        world: Annotated[
+            Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")
+        ] = None,
+        commit: Annotated[
+            bool, typer.Option("--commit", help="Write the updated lock and commit it, alone.")
+        ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     ) -> None:
         """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
@@ -57,14 +62,20 @@ def register(app: typer.Typer) -> None:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_bytes(file.render())
                 written.append(path)
-            sha = commit_paths(repo, written, f"taskforge: recertify {taskset} ({report.stale} stale, "
-                                              f"{len(report.broken)} broken)")
+            sha = commit_paths(
+                repo,
+                written,
+                f"taskforge: recertify {taskset} ({report.stale} stale, {len(report.broken)} broken)",
+            )
         data = report.to_dict() | {"commit": sha}
         if as_json:
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
         elif not report.stale:
-            render.say(console, f"nothing stale: all {report.total} certificates of {taskset} match the current "
-                                "grader, simulator, world and defaults")
+            render.say(
+                console,
+                f"nothing stale: all {report.total} certificates of {taskset} match the current "
+                "grader, simulator, world and defaults",
+            )
         else:
             _render(console, report, commit)
             if sha:
@@ -72,8 +83,11 @@ def register(app: typer.Typer) -> None:
             elif commit:
                 console.print("the lock is unchanged; nothing to commit")
             else:
-                render.say(console, f"dry run: nothing written; --commit writes {root / 'certificates.json'} (and "
-                                    "review items for broken tasks) and commits them")
+                render.say(
+                    console,
+                    f"dry run: nothing written; --commit writes {root / 'certificates.json'} (and "
+                    "review items for broken tasks) and commits them",
+                )
         raise typer.Exit(1 if report.broken else 0)
 
 
@@ -87,19 +101,33 @@ def _render(console, report, commit: bool) -> None:
     table.add_column("changed gates")
     for t in report.tasks:
         style = "red" if t.verdict == "broken" else ""
-        table.add_row(render.text(t.task_id), render.text(t.verdict, style), render.text(", ".join(t.reasons)),
-                      render.text(", ".join(t.changed_gates) or "-"))
+        table.add_row(
+            render.text(t.task_id),
+            render.text(t.verdict, style),
+            render.text(", ".join(t.reasons)),
+            render.text(", ".join(t.changed_gates) or "-"),
+        )
     console.print(table)
     render.bullets(console, "details", [(t.task_id, t.detail) for t in report.tasks if t.detail])
     for c in report.calibration:
         moved = f"{len(c.moved)} verdict(s) moved" if c.moved else "no verdict moved"
         staircase = "holds" if c.holds_now else "INVERTED" if c.holds_now is False else "-"
-        render.say(console, f"{c.trials} stored trial(s) re-graded, {moved}; staircase {staircase} {c.note}".rstrip(),
-                   prefix=f"calibration {c.persona}: ")
+        render.say(
+            console,
+            f"{c.trials} stored trial(s) re-graded, {moved}; staircase {staircase} {c.note}".rstrip(),
+            prefix=f"calibration {c.persona}: ",
+        )
     if report.broken:
-        render.say(console, f"{len(report.broken)} task(s) now fail: " + (
-            "opened review items (taskforge review list)" if commit else
-            "run with --commit to record them as review items"), style="red")
+        render.say(
+            console,
+            f"{len(report.broken)} task(s) now fail: "
+            + (
+                "opened review items (taskforge review list)"
+                if commit
+                else "run with --commit to record them as review items"
+            ),
+            style="red",
+        )
 
 
 def _broken_items(report, taskset: str) -> dict[str, list]:
@@ -111,9 +139,19 @@ def _broken_items(report, taskset: str) -> dict[str, list]:
     stamp = now()
     for outcome in report.broken:
         reason = f"{outcome.task_id} no longer certifies ({', '.join(outcome.reasons)} changed)"
-        item = ReviewItem(id="r" + sha256_text(f"{outcome.task_id}|{outcome.detail}")[:9], run="recertify",
-                          source="recertify", taskset=taskset, persona=outcome.persona or "-",
-                          task_id=outcome.task_id, kind="recertify_broken", check="recertify", severity="blocker",
-                          reason=reason, evidence=outcome.detail, created_at=stamp)
+        item = ReviewItem(
+            id="r" + sha256_text(f"{outcome.task_id}|{outcome.detail}")[:9],
+            run="recertify",
+            source="recertify",
+            taskset=taskset,
+            persona=outcome.persona or "-",
+            task_id=outcome.task_id,
+            kind="recertify_broken",
+            check="recertify",
+            severity="blocker",
+            reason=reason,
+            evidence=outcome.detail,
+            created_at=stamp,
+        )
         out.setdefault(item.persona, []).append(item)
     return out

@@ -14,15 +14,21 @@ def register(app: typer.Typer) -> None:
     @app.command("report")
     def report_cmd(
         taskset: Annotated[str, typer.Option("--taskset", help="Taskset folder name.")] = "workspace_tasks",
-        tasksets_dir: Annotated[Path, typer.Option("--tasksets-dir", help="Where tasksets live.")] = Path("tasksets"),
-        out: Annotated[Path | None, typer.Option("--out", help="Site folder (default .taskforge/report/<taskset>).")]
-        = None,
-        world: Annotated[Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")]
-        = None,
+        tasksets_dir: Annotated[Path, typer.Option("--tasksets-dir", help="Where tasksets live.")] = Path(
+            "tasksets"
+        ),
+        out: Annotated[
+            Path | None, typer.Option("--out", help="Site folder (default .taskforge/report/<taskset>).")
+        ] = None,
+        world: Annotated[
+            Path | None, typer.Option("--world", help="World (default: the taskset's, else built-in).")
+        ] = None,
         runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Evaluation runs to include.")] = Path(
-            ".taskforge/runs"),
-        max_runs: Annotated[int, typer.Option("--max-runs", min=0, help="The newest runs of this taskset to "
-                                                                        "include.")] = 5,
+            ".taskforge/runs"
+        ),
+        max_runs: Annotated[
+            int, typer.Option("--max-runs", min=0, help="The newest runs of this taskset to include.")
+        ] = 5,
     ) -> None:
         """Write a static HTML report: ladders, gates, calibration, review items, transcripts."""
         from authoring.report import build_report
@@ -42,4 +48,6 @@ def register(app: typer.Typer) -> None:
             render.error(err, str(exc))
             raise typer.Exit(2) from exc
         pages = len(list(site.glob("*.html")))
-        render.say(out_console, f"{pages} page(s) in {site}; open {index.resolve().as_uri()}", prefix="report: ")
+        render.say(
+            out_console, f"{pages} page(s) in {site}; open {index.resolve().as_uri()}", prefix="report: "
+        )

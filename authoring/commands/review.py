@@ -13,12 +13,19 @@ from authoring import render
 
 console = render.console()
 err = render.console(stderr=True)
-review_app = typer.Typer(help="Review flagged tasks: list, show, approve, reject, send to the fixer.",
-                         no_args_is_help=True)
+review_app = typer.Typer(
+    help="Review flagged tasks: list, show, approve, reject, send to the fixer.", no_args_is_help=True
+)
 
-Checkpoints = Annotated[Path, typer.Option("--checkpoints", help="The SQLite checkpoint store (paused runs).")]
-CheckpointUrl = Annotated[str | None, typer.Option("--checkpoint-url", help="postgresql://… checkpoint store.")]
-TasksetsDir = Annotated[Path, typer.Option("--tasksets-dir", help="Where tasksets (and their reviews/) live.")]
+Checkpoints = Annotated[
+    Path, typer.Option("--checkpoints", help="The SQLite checkpoint store (paused runs).")
+]
+CheckpointUrl = Annotated[
+    str | None, typer.Option("--checkpoint-url", help="postgresql://… checkpoint store.")
+]
+TasksetsDir = Annotated[
+    Path, typer.Option("--tasksets-dir", help="Where tasksets (and their reviews/) live.")
+]
 DEFAULT_DB = Path(".taskforge") / "checkpoints.sqlite"
 
 
@@ -65,23 +72,35 @@ def list_items(
     table.add_column("blocks", no_wrap=True)
     table.add_column("status" if show_all else "age", no_wrap=True, justify="right")
     for i in items:
-        table.add_row(render.text(i.id), render.text(i.task_id or i.story or i.persona or "-"), render.text(i.kind),
-                      "yes" if i.blocking else "no", i.status if show_all else i.age())
+        table.add_row(
+            render.text(i.id),
+            render.text(i.task_id or i.story or i.persona or "-"),
+            render.text(i.kind),
+            "yes" if i.blocking else "no",
+            i.status if show_all else i.age(),
+        )
     if render.fits(console, table):
         console.print(table)
         render.bullets(console, "reasons", [(i.id, i.reason) for i in items])
     else:
         for i in items:
-            render.say(console, f"{i.task_id or i.story or i.persona or '-'}  {i.kind}  "
-                                f"{'blocks' if i.blocking else 'minor'}  {i.status if show_all else i.age()}",
-                       prefix=f"{i.id}  ", indent=2)
+            render.say(
+                console,
+                f"{i.task_id or i.story or i.persona or '-'}  {i.kind}  "
+                f"{'blocks' if i.blocking else 'minor'}  {i.status if show_all else i.age()}",
+                prefix=f"{i.id}  ",
+                indent=2,
+            )
             render.say(console, i.reason, prefix="    ")
 
 
 @review_app.command("show")
-def show(item_id: Annotated[str, typer.Argument(help="Item id (a unique prefix is enough).")],
-         checkpoints: Checkpoints = DEFAULT_DB, checkpoint_url: CheckpointUrl = None,
-         tasksets_dir: TasksetsDir = Path("tasksets")) -> None:
+def show(
+    item_id: Annotated[str, typer.Argument(help="Item id (a unique prefix is enough).")],
+    checkpoints: Checkpoints = DEFAULT_DB,
+    checkpoint_url: CheckpointUrl = None,
+    tasksets_dir: TasksetsDir = Path("tasksets"),
+) -> None:
     """Everything needed to decide: the task, the flag and its evidence, gates, failing turns, the ladder."""
     from authoring.review import ReviewError, find_item
     from authoring.run import RunError, checkpointer
@@ -95,8 +114,13 @@ def show(item_id: Annotated[str, typer.Argument(help="Item id (a unique prefix i
     except (ReviewError, RunError) as exc:
         raise _fail(exc) from exc
     tasks = {tid: a.raw for tid, a in state.get("tasks", {}).items()} or _tasks_on_disk(tasksets_dir, item)
-    render.say(console, f"{item.kind} ({item.severity}{', blocking' if item.blocking else ''}, {item.status}) — "
-                        f"{item.persona} {item.task_id or item.story or ''}", prefix=f"{item.id} ", style="bold")
+    render.say(
+        console,
+        f"{item.kind} ({item.severity}{', blocking' if item.blocking else ''}, {item.status}) — "
+        f"{item.persona} {item.task_id or item.story or ''}",
+        prefix=f"{item.id} ",
+        style="bold",
+    )
     if item.superseded_by:
         render.say(console, f"superseded by run {item.superseded_by}")
     render.say(console, item.reason, prefix="reason: ")
@@ -104,14 +128,17 @@ def show(item_id: Annotated[str, typer.Argument(help="Item id (a unique prefix i
         render.say(console, item.evidence, prefix="evidence: ")
     if item.decision:
         d = item.decision
-        render.say(console, f"{d.verdict} by {d.by} at {d.at} {d.note} {d.result}".rstrip(), prefix="decision: ")
+        render.say(
+            console, f"{d.verdict} by {d.by} at {d.at} {d.note} {d.result}".rstrip(), prefix="decision: "
+        )
     task = tasks.get(item.task_id or "")
     if task:
         _show_task(task)
         authored = state.get("tasks", {}).get(item.task_id)
         for name, gate in (authored.cert.gates if authored else {}).items():
-            render.say(console, f"{'ok' if gate.ok else 'FAIL'} — {gate.detail}", prefix=f"  gate {name}: ",
-                       indent=4)
+            render.say(
+                console, f"{'ok' if gate.ok else 'FAIL'} — {gate.detail}", prefix=f"  gate {name}: ", indent=4
+            )
         _show_transcript(state, item.task_id or "")
     if item.story and (item.kind == "fairness" or not task):
         render.say(console, "the ladder side by side", style="bold")
@@ -141,15 +168,28 @@ def _show_task(task: dict[str, Any]) -> None:
     setup = task.get("setup", {})
     dash = (setup.get("initial_state") or {}).get("dashboard") or {}
     render.say(console, task["prompt"], prefix=f"prompt ({task['difficulty']}): ", indent=2)
-    render.say(console, f"baseline {setup.get('workspace_baseline')!r}, opens "
-                        f"{setup.get('default_selected_dashboard')!r} with {len(dash.get('widgets') or [])} seeded "
-                        f"widget(s) and {len(dash.get('generated_widgets') or [])} note(s)", prefix="setup: ")
+    render.say(
+        console,
+        f"baseline {setup.get('workspace_baseline')!r}, opens "
+        f"{setup.get('default_selected_dashboard')!r} with {len(dash.get('widgets') or [])} seeded "
+        f"widget(s) and {len(dash.get('generated_widgets') or [])} note(s)",
+        prefix="setup: ",
+    )
     ev = task.get("eval", {})
-    graded = [f"{s['tool']} {json.dumps({k: s['args'].get(k) for k in (s.get('graded_args') or s['args'])})}"
-              for s in ev.get("required_tools", []) if not s.get("optional")]
+    graded = [
+        f"{s['tool']} {json.dumps({k: s['args'].get(k) for k in (s.get('graded_args') or s['args'])})}"
+        for s in ev.get("required_tools", [])
+        if not s.get("optional")
+    ]
     render.say(console, "; ".join(graded), prefix="graded calls: ", indent=2)
-    for key in ("required_widgets", "required_generated_widgets", "required_layouts", "required_widget_defs",
-                "required_app_defs", "required_tool_results"):
+    for key in (
+        "required_widgets",
+        "required_generated_widgets",
+        "required_layouts",
+        "required_widget_defs",
+        "required_app_defs",
+        "required_tool_results",
+    ):
         if ev.get(key):
             console.print(f"{key}: {len(ev[key])}")
     console.print(f"max_turns: {ev.get('max_turns')}")
@@ -161,17 +201,35 @@ def _show_transcript(state: dict[str, Any], task_id: str) -> None:
     if not failing:
         return
     last = failing[-1]
-    render.say(console, f"({last.agent}, repeat {last.repeat}): {', '.join(last.failure_codes)}",
-               prefix="last failing attempt ", style="bold")
+    render.say(
+        console,
+        f"({last.agent}, repeat {last.repeat}): {', '.join(last.failure_codes)}",
+        prefix="last failing attempt ",
+        style="bold",
+    )
     for event in last.events:
         mark = "ok " if event["ok"] else "ERR"
         message = "" if event["ok"] else f" — {(event.get('envelope') or {}).get('message', '')}"
-        render.say(console, f"{event['tool']} {json.dumps(event['args'])[:160]}{message}",
-                   prefix=f"  {event['index']:>2} {mark} ", indent=9)
+        render.say(
+            console,
+            f"{event['tool']} {json.dumps(event['args'])[:160]}{message}",
+            prefix=f"  {event['index']:>2} {mark} ",
+            indent=9,
+        )
 
 
-def _decide(item_id: str, verdict: str, note: str, by: str, checkpoints: Path, checkpoint_url: str | None,
-            tasksets_dir: Path, no_commit: bool, sources: Path = Path("."), skills_dir: Path = Path("skills")) -> None:
+def _decide(
+    item_id: str,
+    verdict: str,
+    note: str,
+    by: str,
+    checkpoints: Path,
+    checkpoint_url: str | None,
+    tasksets_dir: Path,
+    no_commit: bool,
+    sources: Path = Path("."),
+    skills_dir: Path = Path("skills"),
+) -> None:
     from authoring.decisions import NoRepair, decide
     from authoring.review import AlreadyDecided, ReviewError
     from authoring.run import RunError, checkpointer
@@ -179,14 +237,27 @@ def _decide(item_id: str, verdict: str, note: str, by: str, checkpoints: Path, c
 
     try:
         with checkpointer(checkpoint_url, checkpoints) as saver:
-            outcome = decide(tasksets_dir, saver, _drivers(), item_id, verdict, by=by, note=note,
-                             commit=not no_commit, sources_root=sources, skills_dir=skills_dir)
+            outcome = decide(
+                tasksets_dir,
+                saver,
+                _drivers(),
+                item_id,
+                verdict,
+                by=by,
+                note=note,
+                commit=not no_commit,
+                sources_root=sources,
+                skills_dir=skills_dir,
+            )
     except (AlreadyDecided, NoRepair) as exc:
         raise _fail(exc, 1) from exc
     except (ReviewError, RunError, TaskFileError) as exc:
         raise _fail(exc) from exc
-    render.say(console, f"{item_id} — " + ", ".join(f"{k}: {v}" for k, v in outcome.items() if v),
-               prefix=f"{verdict}: ")
+    render.say(
+        console,
+        f"{item_id} — " + ", ".join(f"{k}: {v}" for k, v in outcome.items() if v),
+        prefix=f"{verdict}: ",
+    )
 
 
 By = Annotated[str, typer.Option("--by", help="Who decides (recorded in the lock and the review file).")]
@@ -194,28 +265,51 @@ NoCommit = Annotated[bool, typer.Option("--no-commit", help="Record the decision
 
 
 @review_app.command("approve")
-def approve(item_id: str, note: Annotated[str, typer.Option("--note")] = "", by: By = "reviewer",
-            checkpoints: Checkpoints = DEFAULT_DB, checkpoint_url: CheckpointUrl = None,
-            tasksets_dir: TasksetsDir = Path("tasksets"), no_commit: NoCommit = False) -> None:
+def approve(
+    item_id: str,
+    note: Annotated[str, typer.Option("--note")] = "",
+    by: By = "reviewer",
+    checkpoints: Checkpoints = DEFAULT_DB,
+    checkpoint_url: CheckpointUrl = None,
+    tasksets_dir: TasksetsDir = Path("tasksets"),
+    no_commit: NoCommit = False,
+) -> None:
     """Accept the item as it is."""
     _decide(item_id, "approve", note, by, checkpoints, checkpoint_url, tasksets_dir, no_commit)
 
 
 @review_app.command("reject")
-def reject(item_id: str, reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
-           by: By = "reviewer", checkpoints: Checkpoints = DEFAULT_DB, checkpoint_url: CheckpointUrl = None,
-           tasksets_dir: TasksetsDir = Path("tasksets"), no_commit: NoCommit = False) -> None:
+def reject(
+    item_id: str,
+    reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
+    by: By = "reviewer",
+    checkpoints: Checkpoints = DEFAULT_DB,
+    checkpoint_url: CheckpointUrl = None,
+    tasksets_dir: TasksetsDir = Path("tasksets"),
+    no_commit: NoCommit = False,
+) -> None:
     """Reject the item (a rejected blocker ends its run uncommitted once the run's other blockers are decided)."""
     _decide(item_id, "reject", reason, by, checkpoints, checkpoint_url, tasksets_dir, no_commit)
 
 
 @review_app.command("fix")
-def fix(item_id: str, note: Annotated[str, typer.Option("--note")] = "", by: By = "reviewer",
-        checkpoints: Checkpoints = DEFAULT_DB, checkpoint_url: CheckpointUrl = None,
-        tasksets_dir: TasksetsDir = Path("tasksets"), no_commit: NoCommit = False,
-        sources: Annotated[Path, typer.Option("--sources", help="Folder holding personas/ and stories/.")] = Path("."),
-        skills_dir: Annotated[Path, typer.Option("--skills-dir", help="Role skills (lessons are appended).")]
-        = Path("skills")) -> None:
+def fix(
+    item_id: str,
+    note: Annotated[str, typer.Option("--note")] = "",
+    by: By = "reviewer",
+    checkpoints: Checkpoints = DEFAULT_DB,
+    checkpoint_url: CheckpointUrl = None,
+    tasksets_dir: TasksetsDir = Path("tasksets"),
+    no_commit: NoCommit = False,
+    sources: Annotated[Path, typer.Option("--sources", help="Folder holding personas/ and stories/.")] = Path(
+        "."
+    ),
+    skills_dir: Annotated[
+        Path, typer.Option("--skills-dir", help="Role skills (lessons are appended).")
+    ] = Path("skills"),
+) -> None:
     """Send the item to the fixer with its evidence; a repair goes back through the gates, the validator,
     ladder fairness and calibration before it is committed (exit 1 when no repair applies)."""
-    _decide(item_id, "fix", note, by, checkpoints, checkpoint_url, tasksets_dir, no_commit, sources, skills_dir)
+    _decide(
+        item_id, "fix", note, by, checkpoints, checkpoint_url, tasksets_dir, no_commit, sources, skills_dir
+    )

@@ -13,8 +13,9 @@ from rich.console import Console
 
 from authoring import render
 
-new_app = typer.Typer(help="Scaffold a persona or a story to fill in (every field explained).",
-                      no_args_is_help=True)
+new_app = typer.Typer(
+    help="Scaffold a persona or a story to fill in (every field explained).", no_args_is_help=True
+)
 
 Sources = Annotated[Path, typer.Option("--sources", help="Folder holding personas/ and stories/.")]
 WorldOpt = Annotated[Path | None, typer.Option("--world", help="World directory (default: built-in).")]
@@ -37,8 +38,16 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     author, tasks, prompts, rows = RuleAuthor(), [], [], []
     siblings = tuple(r.story.slug for r in report.resolved)
     for resolved in report.resolved:
-        ctx = AuthorContext(world, report.source, resolved, baseline, backends, sorted(world.skills), siblings,
-                            STANDARD_DEFAULTS)
+        ctx = AuthorContext(
+            world,
+            report.source,
+            resolved,
+            baseline,
+            backends,
+            sorted(world.skills),
+            siblings,
+            STANDARD_DEFAULTS,
+        )
         for level in range(5):
             task_id = f"{resolved.story.slug}_level{level}"
             try:
@@ -52,8 +61,11 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     certified = sum(all(render.gate_ok(g) for g in gates.values()) for _, gates in rows)
     render.gate_table(out, f"Draft with the rule author ({certified}/{len(rows)} certify)", rows)
     variety = same_level_similarity(prompts)
-    render.say(out, "  ".join(f"{k} {v:.3f}" for k, v in variety.items()),
-               prefix="same-level prompt similarity (word trigrams, lower is more varied): ")
+    render.say(
+        out,
+        "  ".join(f"{k} {v:.3f}" for k, v in variety.items()),
+        prefix="same-level prompt similarity (word trigrams, lower is more varied): ",
+    )
     rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice]))
     render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
     heuristic = make_agent("heuristic")
@@ -61,11 +73,22 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     async def trials():
         return [await run_trial(world, t, heuristic) for t in tasks]
 
-    record = analyse(asyncio.run(trials()), persona=report.persona, taskset="check", agent="heuristic", repeats=1,
-                     min_attempts=1)
-    rates = "  ".join(f"{s.level} {'-' if s.pass_rate is None else f'{s.pass_rate:.0%}'}" for s in record.levels)
-    render.say(out, f"{rates}: {record.verdict if record.holds else record.verdict.upper()}",
-               prefix="heuristic staircase (one attempt per task): ")
+    record = analyse(
+        asyncio.run(trials()),
+        persona=report.persona,
+        taskset="check",
+        agent="heuristic",
+        repeats=1,
+        min_attempts=1,
+    )
+    rates = "  ".join(
+        f"{s.level} {'-' if s.pass_rate is None else f'{s.pass_rate:.0%}'}" for s in record.levels
+    )
+    render.say(
+        out,
+        f"{rates}: {record.verdict if record.holds else record.verdict.upper()}",
+        prefix="heuristic staircase (one attempt per task): ",
+    )
     for d in record.defects:
         render.say(out, f"{d.task_id}: {'; '.join(d.fingerprint)}", prefix="defect: ")
     for s in record.shortcuts:
@@ -78,8 +101,14 @@ def check_cmd(
     sources: Sources = Path("."),
     world: WorldOpt = None,
     strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too.")] = False,
-    draft: Annotated[bool, typer.Option("--draft", help="Also author the tasks in memory with the rule author "
-                                                        "and run their gates and the heuristic staircase.")] = False,
+    draft: Annotated[
+        bool,
+        typer.Option(
+            "--draft",
+            help="Also author the tasks in memory with the rule author "
+            "and run their gates and the heuristic staircase.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Check a persona's stories against the world, without authoring.
@@ -100,12 +129,18 @@ def check_cmd(
         for warning in report.warnings:
             render.warning(out, str(warning))
         for r in report.resolved:
-            render.say(out, f"{r.kind}; {r.carried_key}={r.carried_value!r} carried by the policy; "
-                            f"{', '.join(t.widget_id for t in r.targets)}; grounded in {r.governance.source}",
-                       prefix=f"{r.story.slug}: ")
+            render.say(
+                out,
+                f"{r.kind}; {r.carried_key}={r.carried_value!r} carried by the policy; "
+                f"{', '.join(t.widget_id for t in r.targets)}; grounded in {r.governance.source}",
+                prefix=f"{r.story.slug}: ",
+            )
         verdict = "errors" if report.errors else "ok"
-        render.say(out, f"{persona}: {verdict}, {len(report.errors)} error(s), {len(report.warnings)} warning(s), "
-                        f"{len(report.resolved)} story(ies) resolved against world {w.name}")
+        render.say(
+            out,
+            f"{persona}: {verdict}, {len(report.errors)} error(s), {len(report.warnings)} warning(s), "
+            f"{len(report.resolved)} story(ies) resolved against world {w.name}",
+        )
     if report.errors:
         raise typer.Exit(2)
     if draft and not as_json and not _draft(out, w, report):
@@ -115,7 +150,9 @@ def check_cmd(
 
 @new_app.command("persona")
 def new_persona(
-    persona: Annotated[str, typer.Argument(help="Persona slug (lower-case, digits, _ or -).", show_default=False)],
+    persona: Annotated[
+        str, typer.Argument(help="Persona slug (lower-case, digits, _ or -).", show_default=False)
+    ],
     sources: Sources = Path("."),
 ) -> None:
     """Write personas/<P>.md to fill in."""
@@ -128,8 +165,11 @@ def new_persona(
     except SourceError as exc:
         render.error(err, str(exc))
         raise typer.Exit(2) from exc
-    render.say(out, f"wrote {path}: replace every FILL-ME, then `taskforge new story {persona} STORY` four times "
-                    f"and `taskforge check {persona}`")
+    render.say(
+        out,
+        f"wrote {path}: replace every FILL-ME, then `taskforge new story {persona} STORY` four times "
+        f"and `taskforge check {persona}`",
+    )
 
 
 @new_app.command("story")
@@ -137,8 +177,13 @@ def new_story(
     persona: Annotated[str, typer.Argument(help="Persona slug.", show_default=False)],
     story: Annotated[str, typer.Argument(help="Story slug (names its five task files).", show_default=False)],
     sources: Sources = Path("."),
-    widget: Annotated[str | None, typer.Option("--widget", help="Prefill the target from this widget (name or "
-                                                                "id) and list its parameters and options.")] = None,
+    widget: Annotated[
+        str | None,
+        typer.Option(
+            "--widget",
+            help="Prefill the target from this widget (name or id) and list its parameters and options.",
+        ),
+    ] = None,
     world: WorldOpt = None,
 ) -> None:
     """Write stories/<P>/<S>.md to fill in, every field explained."""
@@ -155,9 +200,12 @@ def new_story(
         matches = [m for m in lookup(w, widget, sample=0) if m["kind"] == "widget"]
         if len(matches) != 1:
             close = suggestions(w, widget)
-            why = (f"'{widget}' names {len(matches)} widgets (use its id; taskforge world show '{widget}')"
-                   if matches else f"no widget called '{widget}'"
-                   + (f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""))
+            why = (
+                f"'{widget}' names {len(matches)} widgets (use its id; taskforge world show '{widget}')"
+                if matches
+                else f"no widget called '{widget}'"
+                + (f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else "")
+            )
             render.error(err, f"--widget: {why}")
             raise typer.Exit(2)
         info = matches[0]

@@ -82,7 +82,9 @@ class Draft:
 class AuthorDriver(Protocol):
     name: str
 
-    def draft(self, ctx: AuthorContext, level: int, feedback: list[str], history: list[dict[str, Any]]) -> Draft:
+    def draft(
+        self, ctx: AuthorContext, level: int, feedback: list[str], history: list[dict[str, Any]]
+    ) -> Draft:
         """Write the task of `level`; `feedback` holds gate results and review flags from earlier rounds, and
         `history` the session so far (the driver appends to it; it must stay JSON-serialisable)."""
         ...
@@ -110,7 +112,9 @@ def _uuid(*keys: str) -> str:
 def _label(param: dict[str, Any] | None, key: str) -> str:
     """How a person names a parameter or column: its declared label when it has one ("Event Type" → "event
     type"), else the key with underscores read as spaces; acronyms keep their case."""
-    label = str((param or {}).get("label") or (param or {}).get("headerName") or key).replace("_", " ").strip()
+    label = (
+        str((param or {}).get("label") or (param or {}).get("headerName") or key).replace("_", " ").strip()
+    )
     return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
 
 
@@ -139,7 +143,9 @@ class RuleAuthor:
 
     name = "rules"
 
-    def draft(self, ctx: AuthorContext, level: int, feedback: list[str], history: list[dict[str, Any]]) -> Draft:
+    def draft(
+        self, ctx: AuthorContext, level: int, feedback: list[str], history: list[dict[str, Any]]
+    ) -> Draft:
         history.append({"level": level, "feedback": list(feedback)})
         return Draft(_Compiler(ctx, level).compile())
 
@@ -171,8 +177,10 @@ class _Compiler:
         other target that is the same catalog widget (with other parameters): naming one of them would name the
         hidden widget."""
         t0 = self.s.targets[0]
-        return [self.described() if describe and (t.origin, t.widget_id) == (t0.origin, t0.widget_id) else t.name
-                for t in self.s.targets]
+        return [
+            self.described() if describe and (t.origin, t.widget_id) == (t0.origin, t0.widget_id) else t.name
+            for t in self.s.targets
+        ]
 
     def described(self) -> str:
         """The Find level's description of the first target (its contrast follows where it comes from, so the
@@ -189,11 +197,19 @@ class _Compiler:
         return t.params
 
     def _signature_unique(self, t: ResolvedTarget) -> bool:
-        fixture = next((fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
-                        and fx.origin == t.origin), None)
+        fixture = next(
+            (
+                fx
+                for b in self.ctx.backends
+                if (fx := self.ctx.world.backend(b)) is not None and fx.origin == t.origin
+            ),
+            None,
+        )
         return fixture is not None and not any(
-            wid != t.widget_id and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in t.params.items())
-            for wid, d in fixture.catalog.widgets.items())
+            wid != t.widget_id
+            and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in t.params.items())
+            for wid, d in fixture.catalog.widgets.items()
+        )
 
     def shared_params(self) -> dict[str, Any] | None:
         """The parameter set when every target shares it (said once for all), else None."""
@@ -214,10 +230,15 @@ class _Compiler:
             "workspace_skills": list(self.ctx.skills),
             "default_selected_dashboard": self.dash,
             "allowed_tools": list(TOOL_NAMES),
-            "initial_state": {"dashboard": {
-                "name": self.dash, "activate": False, "tabs": [{"id": self.tab_id, "name": self.tab_name}],
-                "widgets": self.seeds, "generated_widgets": self.generated_seeds,
-            }},
+            "initial_state": {
+                "dashboard": {
+                    "name": self.dash,
+                    "activate": False,
+                    "tabs": [{"id": self.tab_id, "name": self.tab_name}],
+                    "widgets": self.seeds,
+                    "generated_widgets": self.generated_seeds,
+                }
+            },
         }
         if not self.generated_seeds:
             setup["initial_state"]["dashboard"].pop("generated_widgets")
@@ -238,26 +259,43 @@ class _Compiler:
                     self.step("read_workspace_resource", {"uri": INDEX_URI}, optional=True)
                 self.step("read_workspace_resource", {"uri": doc.ref}, optional=True)
             t = self.s.targets[self.s.carried_target]
-            self.step("get_params_options", {"origin": t.origin, "widget_id": t.widget_id,
-                                             "param_name": self.s.carried_key}, optional=True)
+            self.step(
+                "get_params_options",
+                {"origin": t.origin, "widget_id": t.widget_id, "param_name": self.s.carried_key},
+                optional=True,
+            )
         if lived:
             # what an agent checks before Ground's work: the options of the parameter its fact sets, and the
             # schema of the second view it repairs
             if self.grounded_key is not None:
                 t = next(t for t in self.s.targets if self.grounded_key in t.params)
-                self.step("get_params_options", {"origin": t.origin, "widget_id": t.widget_id,
-                                                 "param_name": self.grounded_key}, optional=True)
+                self.step(
+                    "get_params_options",
+                    {"origin": t.origin, "widget_id": t.widget_id, "param_name": self.grounded_key},
+                    optional=True,
+                )
             if self.fix is not None and self.furniture is not None:
-                self.step("get_widget_schema", {"origin": self.furniture[2], "widget_id": self.furniture[0]},
-                          optional=True)
+                self.step(
+                    "get_widget_schema",
+                    {"origin": self.furniture[2], "widget_id": self.furniture[0]},
+                    optional=True,
+                )
         rows_by_target = self._main_actions(kind)
         if lived:
             self._retitle()
         note_text = self._notes(kind, rows_by_target, lived)
         if build is not None:
-            self.step("manage_apps", {"operation": "instantiate", "backend_id": build["backend_id"],
-                                      "app_name": build["app"], "dashboard_name": build["app"], "activate": False},
-                      outcome=True)
+            self.step(
+                "manage_apps",
+                {
+                    "operation": "instantiate",
+                    "backend_id": build["backend_id"],
+                    "app_name": build["app"],
+                    "dashboard_name": build["app"],
+                    "activate": False,
+                },
+                outcome=True,
+            )
         self._finish_required_widgets()
         hidden = self._hidden()
         ev: dict[str, Any] = {"required_tools": self.steps}
@@ -272,8 +310,14 @@ class _Compiler:
             "prompt": "",
             "setup": setup,
             "eval": ev,
-            "meta": {"persona": self.ctx.persona.slug, "story": self.slug, "level": level,
-                     "level_name": LEVEL_NAMES[LEVELS[level]], "hidden": hidden, "authored_by": "rules"},
+            "meta": {
+                "persona": self.ctx.persona.slug,
+                "story": self.slug,
+                "level": level,
+                "level_name": LEVEL_NAMES[LEVELS[level]],
+                "hidden": hidden,
+                "authored_by": "rules",
+            },
         }
         # At Find, the description's contrast is a sibling a word matcher takes for the target; of the
         # candidates (each in a few wordings: the words around the description move a word matcher too), the
@@ -282,8 +326,12 @@ class _Compiler:
         for contrast, draw in trials:
             self.contrast, self.draw = contrast, draw
             task["prompt"] = self._phrase(kind, note_text, build, task)
-            if level != 1 or not any(r.passed for r in run_battery(self.ctx.world, parse_task(
-                    task, f"{task['id']}.json", self.ctx.defaults))):
+            if level != 1 or not any(
+                r.passed
+                for r in run_battery(
+                    self.ctx.world, parse_task(task, f"{task['id']}.json", self.ctx.defaults)
+                )
+            ):
                 break
         return task
 
@@ -295,8 +343,10 @@ class _Compiler:
         prompt = self._prompt(kind, note_text, build)
         fits: list[str] = []
         while self.attempt < MAX_PHRASINGS:
-            if not leaked_values(self.ctx.world, parse_task({**task, "prompt": prompt}, f"{task['id']}.json",
-                                                            self.ctx.defaults)):
+            if not leaked_values(
+                self.ctx.world,
+                parse_task({**task, "prompt": prompt}, f"{task['id']}.json", self.ctx.defaults),
+            ):
                 if len(prompt.split()) <= MAX_PROMPT_WORDS:
                     return prompt
                 fits.append(prompt)
@@ -304,8 +354,15 @@ class _Compiler:
             prompt = self._prompt(kind, note_text, build)
         return min(fits, key=lambda p: len(p.split())) if fits else prompt
 
-    def step(self, tool: str, args: dict[str, Any], *, optional: bool = False, outcome: bool = False,
-             graded: list[str] | None = None) -> dict[str, Any]:
+    def step(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        optional: bool = False,
+        outcome: bool = False,
+        graded: list[str] | None = None,
+    ) -> dict[str, Any]:
         """Add a reference step and perform it in the planning episode; a failing step is an authoring bug.
 
         `optional` marks discovery an agent may skip; `outcome` marks work whose effect the state checks grade
@@ -314,7 +371,9 @@ class _Compiler:
         assert self.ws is not None
         envelope = self.ws.call(tool, args).to_dict()
         if not envelope["ok"]:
-            raise AuthoringError(f"{self.slug} level{self.level}: planned {tool} fails: {envelope['message']}")
+            raise AuthoringError(
+                f"{self.slug} level{self.level}: planned {tool} fails: {envelope['message']}"
+            )
         entry: dict[str, Any] = {"tool": tool, "args": args}
         if optional:
             entry["optional"] = True
@@ -329,10 +388,20 @@ class _Compiler:
     def _slot(self, index: int, h: int = SEED_H, w: int = SEED_W) -> dict[str, int]:
         return {"x": 0 if index % 2 == 0 else SEED_W, "y": SEED_H * (index // 2), "w": w, "h": h}
 
-    def _seed(self, role: str, t: ResolvedTarget | None, widget_id: str, origin: str, params: dict[str, Any]) -> str:
+    def _seed(
+        self, role: str, t: ResolvedTarget | None, widget_id: str, origin: str, params: dict[str, Any]
+    ) -> str:
         uuid = _uuid(self.ctx.persona.slug, self.slug, role)
-        self.seeds.append({"origin": origin, "widget_id": widget_id, "widget_uuid": uuid, "tab_id": self.tab_id,
-                           "data_args": dict(params), "layout": self._slot(len(self.seeds))})
+        self.seeds.append(
+            {
+                "origin": origin,
+                "widget_id": widget_id,
+                "widget_uuid": uuid,
+                "tab_id": self.tab_id,
+                "data_args": dict(params),
+                "layout": self._slot(len(self.seeds)),
+            }
+        )
         return uuid
 
     def _other_value(self, t: ResolvedTarget, key: str, avoid: set[str]) -> Any:
@@ -355,8 +424,11 @@ class _Compiler:
         for key in keys:
             if key not in twin:
                 continue
-            avoid = {str(t.params.get(key)) for t in self.s.targets if (t.origin, t.widget_id) ==
-                     (t0.origin, t0.widget_id)} | {str(self.s.seeded_wrong.get(key, t0.params.get(key)))}
+            avoid = {
+                str(t.params.get(key))
+                for t in self.s.targets
+                if (t.origin, t.widget_id) == (t0.origin, t0.widget_id)
+            } | {str(self.s.seeded_wrong.get(key, t0.params.get(key)))}
             other = self._other_value(t0, key, avoid)
             if other is not None:
                 twin[key] = other
@@ -366,8 +438,11 @@ class _Compiler:
         return twin if changed else None
 
     def _widget_def(self, origin: str, widget_id: str) -> WidgetDef:
-        fixture = next(fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
-                       and fx.origin == origin)
+        fixture = next(
+            fx
+            for b in self.ctx.backends
+            if (fx := self.ctx.world.backend(b)) is not None and fx.origin == origin
+        )
         return fixture.catalog.widgets[widget_id]
 
     def _decoy(self) -> tuple[str, str, dict[str, Any]] | None:
@@ -376,8 +451,14 @@ class _Compiler:
         dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
         target takes the description (or its name)."""
         t0 = self.s.targets[0]
-        fixture = next((fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
-                        and fx.origin == t0.origin), None)
+        fixture = next(
+            (
+                fx
+                for b in self.ctx.backends
+                if (fx := self.ctx.world.backend(b)) is not None and fx.origin == t0.origin
+            ),
+            None,
+        )
         if fixture is None:
             return None
         taken = {t.widget_id for t in self.s.targets}
@@ -386,8 +467,11 @@ class _Compiler:
         for wid, definition in fixture.catalog.widgets.items():
             if wid in taken:
                 continue
-            fit = sum(1 for k, v in self.said(t0, level=1).items() if (p := definition.param(k)) is not None
-                      and value_allowed(p, v))
+            fit = sum(
+                1
+                for k, v in self.said(t0, level=1).items()
+                if (p := definition.param(k)) is not None and value_allowed(p, v)
+            )
             candidate = (fit, definition.definition.get("category") == app, wid)
             if fit and (best is None or candidate > best):
                 best = candidate
@@ -399,11 +483,19 @@ class _Compiler:
             name = str(p.get("paramName"))
             values = [o.get("value") if isinstance(o, dict) else o for o in p.get("options") or []]
             if name in t0.params:
-                own = [o.get("value") if isinstance(o, dict) else o for o in (t0.widget.param(name) or {}).get(
-                    "options") or []]
+                own = [
+                    o.get("value") if isinstance(o, dict) else o
+                    for o in (t0.widget.param(name) or {}).get("options") or []
+                ]
                 fallback = [self.s.seeded_wrong.get(name), p.get("value"), *own]
-                other = next((v for v in [*values, *([] if values else fallback)]
-                              if v is not None and str(v) != str(t0.params[name])), None)
+                other = next(
+                    (
+                        v
+                        for v in [*values, *([] if values else fallback)]
+                        if v is not None and str(v) != str(t0.params[name])
+                    ),
+                    None,
+                )
                 if other is not None:
                     params[name] = other
         return definition.widget_id, t0.origin, params
@@ -423,24 +515,41 @@ class _Compiler:
         parameters (never the one the level grounds, and never saying a hidden value); ("", wrong, right)."""
         assert self.furniture is not None
         wid, _, origin, params = self.furniture
-        definition = next(fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
-                          and fx.origin == origin).catalog.widgets[wid]
+        definition = next(
+            fx
+            for b in self.ctx.backends
+            if (fx := self.ctx.world.backend(b)) is not None and fx.origin == origin
+        ).catalog.widgets[wid]
         hidden = self.hidden_values()
         for p in definition.option_params:
             key = str(p.get("paramName"))
             right = params.get(key, p.get("value"))
             if key in (self.grounded_key, self.s.carried_key) or right is None or _value(right) in hidden:
                 continue
-            wrong = next((v for o in p.get("options") or [] if (v := o.get("value") if isinstance(o, dict) else o)
-                          is not None and str(v) != str(right) and _value(v) not in hidden), None)
+            wrong = next(
+                (
+                    v
+                    for o in p.get("options") or []
+                    if (v := o.get("value") if isinstance(o, dict) else o) is not None
+                    and str(v) != str(right)
+                    and _value(v) not in hidden
+                ),
+                None,
+            )
             if wrong is not None:
                 return "", {key: wrong}, {key: right}
         return None
 
     def _furniture(self) -> tuple[str, str, str, dict[str, Any]] | None:
         t0 = self.s.targets[0]
-        fixture = next((self.ctx.world.backend(b) for b in self.ctx.backends
-                        if (fx := self.ctx.world.backend(b)) is not None and fx.origin == t0.origin), None)
+        fixture = next(
+            (
+                self.ctx.world.backend(b)
+                for b in self.ctx.backends
+                if (fx := self.ctx.world.backend(b)) is not None and fx.origin == t0.origin
+            ),
+            None,
+        )
         if fixture is None:
             return None
         taken = {t.widget_id for t in self.s.targets} | ({self.decoy[0]} if self.decoy else set())
@@ -457,15 +566,23 @@ class _Compiler:
             return None
         if self.s.governance.sets:
             # the furniture gets a real repair at Ground: prefer a view with a parameter Ground does not decide
-            fixable = [w for w in pool if any(str(q.get("paramName")) not in (self.grounded_key, self.s.carried_key)
-                                              for q in fixture.catalog.widgets[w].option_params)]
+            fixable = [
+                w
+                for w in pool
+                if any(
+                    str(q.get("paramName")) not in (self.grounded_key, self.s.carried_key)
+                    for q in fixture.catalog.widgets[w].option_params
+                )
+            ]
             pool = fixable or pool
         widget = fixture.catalog.widgets[_pick(sorted(pool), self.slug, "furniture")]
         params: dict[str, Any] = {}
         for p in widget.option_params:
             name = p.get("paramName")
-            if name in t0.params and any(str(o.get("value") if isinstance(o, dict) else o) == str(t0.params[name])
-                                         for o in p.get("options") or []):
+            if name in t0.params and any(
+                str(o.get("value") if isinstance(o, dict) else o) == str(t0.params[name])
+                for o in p.get("options") or []
+            ):
                 params[str(name)] = t0.params[name]
             elif p.get("value") is not None:
                 params[str(name)] = p["value"]
@@ -485,7 +602,11 @@ class _Compiler:
             for i, t in enumerate(self.s.targets):
                 wrong = {**t.params, **(self.s.seeded_wrong if i == 0 else {})}
                 key = self.s.carried_key
-                if self.level == 2 and i == self.s.carried_target and str(wrong.get(key)) == str(t.params.get(key)):
+                if (
+                    self.level == 2
+                    and i == self.s.carried_target
+                    and str(wrong.get(key)) == str(t.params.get(key))
+                ):
                     # Derive hides the carried value: the widget left wrong must not already show it.
                     other = self._other_value(t, key, {str(t.params.get(key))})
                     if other is not None:
@@ -500,8 +621,16 @@ class _Compiler:
             doc = self.s.policy_doc
             uuid = _uuid(self.ctx.persona.slug, self.slug, "policy-note")
             layout = self._slot(len(self.seeds), NOTE_H)
-            self.generated_seeds.append({"widget_type": "note", "widget_uuid": uuid, "name": doc.ref,
-                                         "data": doc.text, "tab_id": self.tab_id, "layout": layout})
+            self.generated_seeds.append(
+                {
+                    "widget_type": "note",
+                    "widget_uuid": uuid,
+                    "name": doc.ref,
+                    "data": doc.text,
+                    "tab_id": self.tab_id,
+                    "layout": layout,
+                }
+            )
             self.policy_note = {"uuid": uuid, "name": doc.ref, "text": doc.text, "layout": layout}
         if not lived:
             return
@@ -517,13 +646,24 @@ class _Compiler:
             uuid = self._seed("furniture", None, wid, origin, seeded)
             if self.fix is not None:
                 self.fix = (uuid, self.fix[1], self.fix[2])
-        text = (f"Prior pass on {self.dash}: leave the {t0.name} cut to "
-                f"{', '.join(_value(v) for v in (twin or t0.params).values())} in place"
-                + (f" next to the {self.furniture[1]}" if self.furniture else "") + " until the next review.")
+        text = (
+            f"Prior pass on {self.dash}: leave the {t0.name} cut to "
+            f"{', '.join(_value(v) for v in (twin or t0.params).values())} in place"
+            + (f" next to the {self.furniture[1]}" if self.furniture else "")
+            + " until the next review."
+        )
         uuid = _uuid(self.ctx.persona.slug, self.slug, "prior-note")
         layout = self._slot(len(self.seeds), NOTE_H, SEED_W if len(self.seeds) % 2 else 2 * SEED_W)
-        self.generated_seeds.append({"widget_type": "note", "widget_uuid": uuid, "name": f"Prior {self.dash} Note",
-                                     "data": text, "tab_id": self.tab_id, "layout": layout})
+        self.generated_seeds.append(
+            {
+                "widget_type": "note",
+                "widget_uuid": uuid,
+                "name": f"Prior {self.dash} Note",
+                "data": text,
+                "tab_id": self.tab_id,
+                "layout": layout,
+            }
+        )
         self.prior_note = {"uuid": uuid, "name": f"Prior {self.dash} Note", "text": text, "layout": layout}
 
     def _read_source(self) -> None:
@@ -544,8 +684,11 @@ class _Compiler:
         if gov.sets != "tab":
             return
         self.tab_title = str(gov.value)
-        self.step("manage_navigation_bar", {"operation": "rename_tabs", "rename_map": {self.tab_id: self.tab_title}},
-                  outcome=True)
+        self.step(
+            "manage_navigation_bar",
+            {"operation": "rename_tabs", "rename_map": {self.tab_id: self.tab_title}},
+            outcome=True,
+        )
 
     # -- the work -----------------------------------------------------------------------------------------
     def _main_actions(self, kind: str) -> list[list[Any]]:
@@ -555,24 +698,50 @@ class _Compiler:
             if kind == "repair":
                 # An instance seeded right needs no repair: its update is a step the agent may skip.
                 seeded_right = self.stale_args[i] == dict(t.params)
-                self.step("update_widget", {"widget_uuid": self.stale[i], "data_args": dict(t.params)},
-                          outcome=not seeded_right, optional=seeded_right)
-                required_widgets.append({"origin": t.origin, "widget_id": t.widget_id, "data_args": dict(t.params),
-                                         "tab_id": self.tab_id, "max_count": 1})
+                self.step(
+                    "update_widget",
+                    {"widget_uuid": self.stale[i], "data_args": dict(t.params)},
+                    outcome=not seeded_right,
+                    optional=seeded_right,
+                )
+                required_widgets.append(
+                    {
+                        "origin": t.origin,
+                        "widget_id": t.widget_id,
+                        "data_args": dict(t.params),
+                        "tab_id": self.tab_id,
+                        "max_count": 1,
+                    }
+                )
             elif kind == "read":
-                envelope = self.step("get_widget_data", {"origin": t.origin, "widget_id": t.widget_id,
-                                                         "data_args": dict(t.params)}, optional=True)
+                envelope = self.step(
+                    "get_widget_data",
+                    {"origin": t.origin, "widget_id": t.widget_id, "data_args": dict(t.params)},
+                    optional=True,
+                )
                 rows.append(list(envelope["data"]["data"]))
                 # Opening the view read on the board (once, on the cut read) is a fair way to read it.
-                required_widgets.append({"origin": t.origin, "widget_id": t.widget_id, "data_args": dict(t.params),
-                                         "tab_id": self.tab_id, "min_count": 0, "max_count": 1})
+                required_widgets.append(
+                    {
+                        "origin": t.origin,
+                        "widget_id": t.widget_id,
+                        "data_args": dict(t.params),
+                        "tab_id": self.tab_id,
+                        "min_count": 0,
+                        "max_count": 1,
+                    }
+                )
             else:
                 args: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id}
                 if t.params:
                     args["data_args"] = dict(t.params)
                 self.step("create_widget", args, outcome=True)
-                req: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id, "tab_id": self.tab_id,
-                                       "max_count": 1}
+                req: dict[str, Any] = {
+                    "origin": t.origin,
+                    "widget_id": t.widget_id,
+                    "tab_id": self.tab_id,
+                    "max_count": 1,
+                }
                 if t.params:
                     req["data_args"] = dict(t.params)
                 required_widgets.append(req)
@@ -583,9 +752,18 @@ class _Compiler:
             assert self.ws is not None
             placed = next(w for w in self.ws.current_dashboard.widgets if w.uuid == self.decoy_uuid)
             declared = {str(p.get("paramName")) for p in self._widget_def(origin, wid).option_params}
-            pinned = {k: None for k in self.said(self.s.targets[0], level=1) if k in declared} | dict(placed.data_args)
-            required_widgets.append({"origin": origin, "widget_id": wid, "data_args": pinned, "tab_id": self.tab_id,
-                                     "max_count": 1})
+            pinned = {k: None for k in self.said(self.s.targets[0], level=1) if k in declared} | dict(
+                placed.data_args
+            )
+            required_widgets.append(
+                {
+                    "origin": origin,
+                    "widget_id": wid,
+                    "data_args": pinned,
+                    "tab_id": self.tab_id,
+                    "max_count": 1,
+                }
+            )
         if self.fix is not None and self.furniture is not None:
             uuid, _, right = self.fix
             wid, name, origin, params = self.furniture
@@ -593,12 +771,26 @@ class _Compiler:
             self.furniture = (wid, name, origin, {**params, **right})
         if self.level >= 3:
             if self.twin is not None:
-                required_widgets.append({"origin": self.s.targets[0].origin, "widget_id": self.s.targets[0].widget_id,
-                                         "data_args": self.twin["params"], "tab_id": self.tab_id, "max_count": 1})
+                required_widgets.append(
+                    {
+                        "origin": self.s.targets[0].origin,
+                        "widget_id": self.s.targets[0].widget_id,
+                        "data_args": self.twin["params"],
+                        "tab_id": self.tab_id,
+                        "max_count": 1,
+                    }
+                )
             if self.furniture is not None:
                 wid, _, origin, params = self.furniture
-                required_widgets.append({"origin": origin, "widget_id": wid, "data_args": params,
-                                         "tab_id": self.tab_id, "max_count": 1})
+                required_widgets.append(
+                    {
+                        "origin": origin,
+                        "widget_id": wid,
+                        "data_args": params,
+                        "tab_id": self.tab_id,
+                        "max_count": 1,
+                    }
+                )
         if required_widgets:
             self.evals["required_widgets"] = required_widgets
         return rows
@@ -613,7 +805,9 @@ class _Compiler:
         wanted = self.f.record or [k for k in row if k not in t.params][:5]
         missing = [k for k in wanted if k not in row]
         if missing:
-            raise AuthoringError(f"{self.story_file}: facts.record: the served row has no column {missing[0]!r}")
+            raise AuthoringError(
+                f"{self.story_file}: facts.record: the served row has no column {missing[0]!r}"
+            )
         return [(k, _value(row[k])) for k in wanted]
 
     @property
@@ -623,11 +817,23 @@ class _Compiler:
     def _notes(self, kind: str, rows: list[list[Any]], lived: bool) -> str:
         gens: list[dict[str, Any]] = []
         if self.prior_note is not None:
-            gens.append({"widget_type": "note", "name_contains": self.prior_note["name"],
-                         "data_contains": [self.prior_note["text"]], "tab_id": self.tab_id})
+            gens.append(
+                {
+                    "widget_type": "note",
+                    "name_contains": self.prior_note["name"],
+                    "data_contains": [self.prior_note["text"]],
+                    "tab_id": self.tab_id,
+                }
+            )
         if self.policy_note is not None:
-            gens.append({"widget_type": "note", "name_contains": self.policy_note["name"],
-                         "data_contains": self.policy_note["text"].splitlines(), "tab_id": self.tab_id})
+            gens.append(
+                {
+                    "widget_type": "note",
+                    "name_contains": self.policy_note["name"],
+                    "data_contains": self.policy_note["text"].splitlines(),
+                    "tab_id": self.tab_id,
+                }
+            )
         gov = self.s.governance
         acts = gov.sets is not None
         note_text = ""
@@ -639,26 +845,49 @@ class _Compiler:
             if lived and not acts:
                 body += f". Per the {gov.name}: {gov.phrase}."
                 contains.append(gov.phrase)
-            self.step("add_generative_widget", {"widget_type": "note", "name": name, "data": body}, outcome=True)
-            gens.append({"widget_type": "note", "name_contains": name, "data_contains": contains,
-                         "must_not_contain": self._distractors(body, lived), "tab_id": self.tab_id})
+            self.step(
+                "add_generative_widget", {"widget_type": "note", "name": name, "data": body}, outcome=True
+            )
+            gens.append(
+                {
+                    "widget_type": "note",
+                    "name_contains": name,
+                    "data_contains": contains,
+                    "must_not_contain": self._distractors(body, lived),
+                    "tab_id": self.tab_id,
+                }
+            )
             note_text = name
         elif lived and not acts:
             name = f"{self.dash} Governance Note"
             body = f"Per the {gov.name}: {gov.phrase}."
-            self.step("add_generative_widget", {"widget_type": "note", "name": name, "data": body}, outcome=True)
-            gens.append({"widget_type": "note", "name_contains": name, "data_contains": [gov.phrase],
-                         "must_not_contain": self._distractors(body, lived), "tab_id": self.tab_id})
+            self.step(
+                "add_generative_widget", {"widget_type": "note", "name": name, "data": body}, outcome=True
+            )
+            gens.append(
+                {
+                    "widget_type": "note",
+                    "name_contains": name,
+                    "data_contains": [gov.phrase],
+                    "must_not_contain": self._distractors(body, lived),
+                    "tab_id": self.tab_id,
+                }
+            )
             note_text = name
         if gens:
             self.evals["required_generated_widgets"] = gens
         if lived:
             self.evals["required_tabs"] = [self.tab_id]
             self.evals["required_tab_names"] = [self.tab_title or self.tab_name]
-            pins = [{"widget_uuid": s["widget_uuid"], "tab_id": self.tab_id, **s["layout"]} for s in self.seeds
-                    if s["widget_uuid"] not in self.stale.values()]
-            pins += [{"widget_uuid": g["widget_uuid"], "tab_id": self.tab_id, **g["layout"]}
-                     for g in self.generated_seeds]
+            pins = [
+                {"widget_uuid": s["widget_uuid"], "tab_id": self.tab_id, **s["layout"]}
+                for s in self.seeds
+                if s["widget_uuid"] not in self.stale.values()
+            ]
+            pins += [
+                {"widget_uuid": g["widget_uuid"], "tab_id": self.tab_id, **g["layout"]}
+                for g in self.generated_seeds
+            ]
             self.evals["required_layouts"] = pins
         return note_text
 
@@ -689,8 +918,10 @@ class _Compiler:
                     value = opt.get("value") if isinstance(opt, dict) else opt
                     if str(value) == str(t.params[key]):
                         continue
-                    envelope = self.ws.call("get_widget_data", {"origin": t.origin, "widget_id": t.widget_id,
-                                                                "data_args": {**t.params, key: value}}).to_dict()
+                    envelope = self.ws.call(
+                        "get_widget_data",
+                        {"origin": t.origin, "widget_id": t.widget_id, "data_args": {**t.params, key: value}},
+                    ).to_dict()
                     served = (envelope.get("data") or {}).get("data") or []
                     for row in served[:1]:
                         for f in fields:
@@ -704,8 +935,9 @@ class _Compiler:
             return ""
         assert self.ws is not None
         t = self.s.targets[0]
-        envelope = self.ws.call("get_widget_data", {"origin": t.origin, "widget_id": t.widget_id,
-                                                    "data_args": dict(t.params)}).to_dict()
+        envelope = self.ws.call(
+            "get_widget_data", {"origin": t.origin, "widget_id": t.widget_id, "data_args": dict(t.params)}
+        ).to_dict()
         return json.dumps((envelope.get("data") or {}).get("data") or [], default=str)
 
     def _other_facts(self) -> list[str]:
@@ -714,7 +946,8 @@ class _Compiler:
         gov = self.s.governance
         world = self.ctx.world
         source = {"skill": world.skills, "resource": world.resources, "prompt": world.prompts}.get(
-            gov.kind, {}).get(gov.ref)
+            gov.kind, {}
+        ).get(gov.ref)
         if source is None:
             return []
         planted = [p.phrase for p in source.planted if p.phrase != gov.phrase]
@@ -722,8 +955,11 @@ class _Compiler:
             return planted
         text = source.content if gov.kind == "skill" else source.text
         parts = [m[1] for m in STEP.findall(text)] or re.split(r"(?<=[.!?])\s+", text.strip())
-        return [p.strip().rstrip(".") for p in parts if gov.phrase.casefold() not in p.casefold()
-                and len(p.split()) >= 3][:6]
+        return [
+            p.strip().rstrip(".")
+            for p in parts
+            if gov.phrase.casefold() not in p.casefold() and len(p.split()) >= 3
+        ][:6]
 
     def _build(self) -> dict[str, Any]:
         """Compose builds a backend and app and uses what it built: the table is keyed on the parameter the
@@ -732,30 +968,61 @@ class _Compiler:
         b = self.f.build
         gov = self.s.governance
         table_id = slugify(b.table).replace("-", "_")
-        app = b.app or (b.backend[: -len(" Service")] if b.backend.endswith(" Service") else b.backend) + " App"
+        app = (
+            b.app or (b.backend[: -len(" Service")] if b.backend.endswith(" Service") else b.backend) + " App"
+        )
         tab_like = gov.sets == "tab"
         tab_name = str(gov.value) if tab_like else (b.tab or b.table.split()[-1])
         tab_id = slugify(tab_name).replace("-", "_")
         port = 9000 + int(hashlib.sha256(b.backend.encode()).hexdigest(), 16) % 900
-        widget: dict[str, Any] = {"name": b.table, "description": f"Authored {b.table.lower()} for {self.dash}.",
-                                  "endpoint": f"/{slugify(b.table)}", "type": "table", "gridData": {"w": 40, "h": 10}}
+        widget: dict[str, Any] = {
+            "name": b.table,
+            "description": f"Authored {b.table.lower()} for {self.dash}.",
+            "endpoint": f"/{slugify(b.table)}",
+            "type": "table",
+            "gridData": {"w": 40, "h": 10},
+        }
         keyed = self.grounded_key
         placed: dict[str, Any] = {}
         if keyed is not None:
             target = next(t for t in self.s.targets if keyed in t.params)
             declared = target.widget.param(keyed) or {}
-            widget["params"] = [{k: declared[k] for k in ("paramName", "type", "value", "label", "description",
-                                                          "options") if k in declared}]
+            widget["params"] = [
+                {
+                    k: declared[k]
+                    for k in ("paramName", "type", "value", "label", "description", "options")
+                    if k in declared
+                }
+            ]
             placed = {keyed: target.params[keyed]}
         widgets = {table_id: widget}
-        apps = [{"name": app, "description": f"Authored app for the {self.dash} work.",
-                 "tabs": {tab_id: {"id": tab_id, "name": tab_name, "layout": [
-                     {"i": table_id, "x": 0, "y": 0, "w": 40, "h": 10}]}}}]
-        self.step("read_workspace_resource", {"uri": "openbb://workspace/specs/widgets-json"}, optional=True) \
-            if "openbb://workspace/specs/widgets-json" in self.ctx.world.resources else None
-        envelope = self.step("manage_backends", {"operation": "add", "name": b.backend,
-                                                 "url": f"http://127.0.0.1:{port}", "widgets_json": widgets,
-                                                 "apps_json": apps}, outcome=True)
+        apps = [
+            {
+                "name": app,
+                "description": f"Authored app for the {self.dash} work.",
+                "tabs": {
+                    tab_id: {
+                        "id": tab_id,
+                        "name": tab_name,
+                        "layout": [{"i": table_id, "x": 0, "y": 0, "w": 40, "h": 10}],
+                    }
+                },
+            }
+        ]
+        self.step(
+            "read_workspace_resource", {"uri": "openbb://workspace/specs/widgets-json"}, optional=True
+        ) if "openbb://workspace/specs/widgets-json" in self.ctx.world.resources else None
+        envelope = self.step(
+            "manage_backends",
+            {
+                "operation": "add",
+                "name": b.backend,
+                "url": f"http://127.0.0.1:{port}",
+                "widgets_json": widgets,
+                "apps_json": apps,
+            },
+            outcome=True,
+        )
         backend_id = envelope["data"]["backend_id"]
         self.step("manage_apps", {"operation": "list", "backend_id": backend_id}, optional=True)
         self.step("list_available_widgets", {"origin": b.backend}, optional=True)
@@ -768,14 +1035,34 @@ class _Compiler:
         if keyed is not None:
             definition["params_include"] = [{"paramName": keyed}]
         self.evals["required_widget_defs"] = [definition]
-        self.evals["required_app_defs"] = [{"backend_name": b.backend, "name_contains": app,
-                                            "tab_names_include": [tab_name], "layout_refs_valid": True,
-                                            "no_overlaps": True,
-                                            "widgets_on_tab": [{"tab_name": tab_name, "widget_name": b.table}]}]
-        self.evals["required_tool_results"] = [{"tool": "manage_apps", "data_contains": [app, tab_name, b.backend]}]
-        self.built = {"origin": b.backend, "name": b.table, "max_count": 1, **({"data_args": placed} if placed else {})}
-        return {"backend": b.backend, "table": b.table, "app": app, "tab": tab_name, "backend_id": backend_id,
-                "keyed": keyed, "tab_like": tab_like}
+        self.evals["required_app_defs"] = [
+            {
+                "backend_name": b.backend,
+                "name_contains": app,
+                "tab_names_include": [tab_name],
+                "layout_refs_valid": True,
+                "no_overlaps": True,
+                "widgets_on_tab": [{"tab_name": tab_name, "widget_name": b.table}],
+            }
+        ]
+        self.evals["required_tool_results"] = [
+            {"tool": "manage_apps", "data_contains": [app, tab_name, b.backend]}
+        ]
+        self.built = {
+            "origin": b.backend,
+            "name": b.table,
+            "max_count": 1,
+            **({"data_args": placed} if placed else {}),
+        }
+        return {
+            "backend": b.backend,
+            "table": b.table,
+            "app": app,
+            "tab": tab_name,
+            "backend_id": backend_id,
+            "keyed": keyed,
+            "tab_like": tab_like,
+        }
 
     def _contrasts(self) -> list[str]:
         """At Find, what the description is not: the catalog description of a sibling easily taken for the
@@ -783,28 +1070,46 @@ class _Compiler:
         confusable first. Said in the prompt ("not the view of ..."), it gives a reader what tells the two
         apart, and it makes the request's words point at the sibling, so matching words alone picks wrong."""
         t0 = self.s.targets[0]
-        fixture = next((fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
-                        and fx.origin == t0.origin), None)
+        fixture = next(
+            (
+                fx
+                for b in self.ctx.backends
+                if (fx := self.ctx.world.backend(b)) is not None and fx.origin == t0.origin
+            ),
+            None,
+        )
         if fixture is None:
             return [""]
         app = t0.widget.definition.get("category")
         taken = {t.widget_id for t in self.s.targets}
         own = set(terms(str(t0.widget.definition.get("description") or "")))
-        siblings = [d for wid, d in fixture.catalog.widgets.items() if wid not in taken
-                    and d.definition.get("category") == app and str(d.definition.get("description") or "").strip()
-                    and _jaccard(own, set(terms(str(d.definition["description"])))) < 0.5]
+        siblings = [
+            d
+            for wid, d in fixture.catalog.widgets.items()
+            if wid not in taken
+            and d.definition.get("category") == app
+            and str(d.definition.get("description") or "").strip()
+            and _jaccard(own, set(terms(str(d.definition["description"])))) < 0.5
+        ]
         if self.decoy is not None and self.decoy[0] in fixture.catalog.widgets:
             placed = fixture.catalog.widgets[self.decoy[0]]
             siblings = [placed] + [d for d in siblings if d is not placed]
 
         def fit(d: WidgetDef) -> int:
-            return sum(1 for k, v in self.said(t0).items() if (p := d.param(k)) is not None and value_allowed(p, v))
+            return sum(
+                1 for k, v in self.said(t0).items() if (p := d.param(k)) is not None and value_allowed(p, v)
+            )
 
         query = f"{self.f.find_hint} {t0.widget.definition.get('description') or ''}"
-        near = BM25([f"{d.name} {d.definition.get('description')}" for d in siblings]).scores(query) if siblings \
+        near = (
+            BM25([f"{d.name} {d.definition.get('description')}" for d in siblings]).scores(query)
+            if siblings
             else []
-        order = sorted(range(len(siblings)), key=lambda i: (-(i == 0 and self.decoy is not None), -fit(siblings[i]),
-                                                            -near[i]))
+        )
+        order = sorted(
+            range(len(siblings)),
+            key=lambda i: (-(i == 0 and self.decoy is not None), -fit(siblings[i]), -near[i]),
+        )
         out = []
         for i in order[:MAX_CONTRASTS]:
             text = str(siblings[i].definition["description"]).strip().rstrip(".")
@@ -835,20 +1140,32 @@ class _Compiler:
             return None
         source = gov.mention
         position = gov.position
-        where = (position.replace(" of its ", f" of {source}'s ", 1) if " of its " in position
-                 else f"the {position[4:]} in {source}" if position.startswith("its ") else f"{position} of {source}")
+        where = (
+            position.replace(" of its ", f" of {source}'s ", 1)
+            if " of its " in position
+            else f"the {position[4:]} in {source}"
+            if position.startswith("its ")
+            else f"{position} of {source}"
+        )
         hop_row = None
         if gov.hop is not None:
             held = self.ctx.world.resources.get(gov.hop.uri)
             entry = next((pl for pl in (held.planted if held else ()) if pl.phrase == gov.phrase), None)
-            hop_position = (entry.where.split(" (")[0] if entry and entry.where else "")
+            hop_position = entry.where.split(" (")[0] if entry and entry.where else ""
             hop_row = f"the {hop_position[4:]}" if hop_position.startswith("its ") else None
         label = None
         if self.grounded_key is not None:
             t = next(t for t in self.s.targets if self.grounded_key in t.params)
             label = _label(t.widget.param(self.grounded_key), self.grounded_key)
-        return Ground(source=source, where=where, where_short=position, topic=gov.topic, label=label,
-                      tab=self.tab_name if label is None else None, hop_row=hop_row)
+        return Ground(
+            source=source,
+            where=where,
+            where_short=position,
+            topic=gov.topic,
+            label=label,
+            tab=self.tab_name if label is None else None,
+            hop_row=hop_row,
+        )
 
     def _prompt(self, kind: str, note_name: str, build: dict[str, Any] | None) -> str:
         level = self.level
@@ -864,11 +1181,18 @@ class _Compiler:
                 groups.append(([name], where))
         shared = self.shared_params()
         if shared is not None:
-            params: list[tuple[str | None, list[tuple[str, str, str]]]] = [(None, self._pairs(self.s.targets[0],
-                                                                                               shared))]
+            params: list[tuple[str | None, list[tuple[str, str, str]]]] = [
+                (None, self._pairs(self.s.targets[0], shared))
+            ]
         else:
-            params = [(name if names.count(name) == 1 else _nth(name, names[:i].count(name)), self._pairs(t, self.said(t)))
-                      for i, (t, name) in enumerate(zip(self.s.targets, names, strict=True)) if t.params]
+            params = [
+                (
+                    name if names.count(name) == 1 else _nth(name, names[:i].count(name)),
+                    self._pairs(t, self.said(t)),
+                )
+                for i, (t, name) in enumerate(zip(self.s.targets, names, strict=True))
+                if t.params
+            ]
         t0 = self.s.targets[0]
         stale = None
         if kind == "repair" and lived:
@@ -876,31 +1200,61 @@ class _Compiler:
             stale = [(_label(t0.widget.param(k), k), _value(x)) for k, x in wrong.items()]
         note = None
         if kind == "read":
-            columns = {c.get("field"): c for c in (t0.widget.definition.get("schema_data") or {})
-                       .get("table", {}).get("columnsDefs", []) if isinstance(c, dict)}
+            columns = {
+                c.get("field"): c
+                for c in (t0.widget.definition.get("schema_data") or {})
+                .get("table", {})
+                .get("columnsDefs", [])
+                if isinstance(c, dict)
+            }
             note = (note_name, [_label(columns.get(k), k) for k, _ in self.fields])
         twin = None
         if lived and self.twin is not None:
-            twin = (t0.name, [(_label(t0.widget.param(k), k), _value(x)) for k, x in self.twin["params"].items()])
+            twin = (
+                t0.name,
+                [(_label(t0.widget.param(k), k), _value(x)) for k, x in self.twin["params"].items()],
+            )
         furniture = None
         if self.fix is not None and self.furniture is not None:
             definition = self.furniture
             _, wrong, right = self.fix
             param_of = {str(p.get("paramName")): p for p in (self._furniture_def().option_params)}
-            furniture = (definition[1], [(_label(param_of.get(k), k), _value(v)) for k, v in wrong.items()],
-                         [(_label(param_of.get(k), k), _value(v)) for k, v in right.items()])
+            furniture = (
+                definition[1],
+                [(_label(param_of.get(k), k), _value(v)) for k, v in wrong.items()],
+                [(_label(param_of.get(k), k), _value(v)) for k, v in right.items()],
+            )
         ask_build = None
         if build is not None:
             label = None
             if build["keyed"] is not None:
                 t = next(t for t in self.s.targets if build["keyed"] in t.params)
                 label = _label(t.widget.param(build["keyed"]), build["keyed"])
-            ask_build = Build(backend=build["backend"], table=build["table"], app=build["app"], tab=build["tab"],
-                              keyed=label, tab_like_board=build["tab_like"])
-        ask = Ask(kind=kind, dash=self.dash, groups=groups, params=params, phrase=self.f.policy.phrase, stale=stale,
-                  note=note, twin=twin, furniture=furniture, keep=lived, ground=self._ground(), build=ask_build,
-                  hidden=self.hidden_values(), contrast=self.contrast if describe else "",
-                  described=self.described() if describe else "")
+            ask_build = Build(
+                backend=build["backend"],
+                table=build["table"],
+                app=build["app"],
+                tab=build["tab"],
+                keyed=label,
+                tab_like_board=build["tab_like"],
+            )
+        ask = Ask(
+            kind=kind,
+            dash=self.dash,
+            groups=groups,
+            params=params,
+            phrase=self.f.policy.phrase,
+            stale=stale,
+            note=note,
+            twin=twin,
+            furniture=furniture,
+            keep=lived,
+            ground=self._ground(),
+            build=ask_build,
+            hidden=self.hidden_values(),
+            contrast=self.contrast if describe else "",
+            described=self.described() if describe else "",
+        )
         # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
         redraw = [self.attempt, self.draw] if self.attempt or self.draw else []
         phrasing = Phrasing(self.voice, self.ctx.persona.slug, self.slug, level, *redraw)
@@ -912,8 +1266,11 @@ class _Compiler:
     def _furniture_def(self):
         assert self.furniture is not None
         wid, _, origin, _ = self.furniture
-        return next(fx for b in self.ctx.backends if (fx := self.ctx.world.backend(b)) is not None
-                    and fx.origin == origin).catalog.widgets[wid]
+        return next(
+            fx
+            for b in self.ctx.backends
+            if (fx := self.ctx.world.backend(b)) is not None and fx.origin == origin
+        ).catalog.widgets[wid]
 
     def _legacy_ground(self, phrasing: Phrasing, kind: str, note_name: str) -> str:
         """A story whose governance names no fact: the level reads the source and writes what it plants into a
@@ -944,64 +1301,96 @@ SUBMIT = "submit_level"
 
 LEVEL_DIALS = {
     0: "Execute: nothing is withheld. The prompt states the dashboard, each widget's display name, app and "
-       "origin, and every parameter key and value as the catalog spells it. meta.hidden is empty.",
+    "origin, and every parameter key and value as the catalog spells it. meta.hidden is empty.",
     1: "Find: exactly one target is described through the story's find_hint and never named (no word of its "
-       "catalog name; when other targets are the same catalog widget with other parameters, they are described "
-       "the same way); everything else as at Execute. meta.hidden = [{kind: target, value: <its catalog name>}].",
+    "catalog name; when other targets are the same catalog widget with other parameters, they are described "
+    "the same way); everything else as at Execute. meta.hidden = [{kind: target, value: <its catalog name>}].",
     2: "Derive: the policy phrase stands in for exactly one graded value (the policy's `carries` key), which the "
-       "prompt never states in any spelling; the widget is named again. The value must be resolvable in the world: "
-       "when the story defines the policy in a note, seed that note (the policy and its distractor) on the "
-       "dashboard; when in a resource, the agent reads it there. meta.hidden = [{kind: carried, value}].",
+    "prompt never states in any spelling; the widget is named again. The value must be resolvable in the world: "
+    "when the story defines the policy in a note, seed that note (the policy and its distractor) on the "
+    "dashboard; when in a resource, the agent reads it there. meta.hidden = [{kind: carried, value}].",
     3: "Ground: a lived-in dashboard (a twin of the target on another value of the grounded parameter, a second view "
-       "of the same app left on a wrong value that the prompt asks to repair, and a prior note) and a graded read of "
-       "the governing source (and of the document its step refers to, when the fact is there). When the story's "
-       "governance has `fact` and `sets`, the value (or tab title) the fact decides is not said: the prompt says "
-       "where the fact is and the agent sets it; otherwise a named note records the source's distinctive phrase. "
-       "meta.hidden = [{kind: planted, value: <phrase>, source: skill:<slug> | resource:<uri> | prompt:<name>}] "
-       "plus {kind: carried, value: <what the fact sets>} when it sets one.",
+    "of the same app left on a wrong value that the prompt asks to repair, and a prior note) and a graded read of "
+    "the governing source (and of the document its step refers to, when the fact is there). When the story's "
+    "governance has `fact` and `sets`, the value (or tab title) the fact decides is not said: the prompt says "
+    "where the fact is and the agent sets it; otherwise a named note records the source's distinctive phrase. "
+    "meta.hidden = [{kind: planted, value: <phrase>, source: skill:<slug> | resource:<uri> | prompt:<name>}] "
+    "plus {kind: carried, value: <what the fact sets>} when it sets one.",
     4: "Compose: level 3 plus a build that uses what the work found: add a custom backend serving the story's table "
-       "(manage_backends add with widgets_json and apps_json; keyed on the grounded parameter when the fact sets "
-       "one), publish and instantiate its app (its tab titled like the board's when the fact titles the tab), and "
-       "put the built widget on the dashboard set to the grounded value. meta.hidden as at level 3.",
+    "(manage_backends add with widgets_json and apps_json; keyed on the grounded parameter when the fact sets "
+    "one), publish and instantiate its app (its tab titled like the board's when the fact titles the tab), and "
+    "put the built widget on the dashboard set to the grounded value. meta.hidden as at level 3.",
 }
 
 
-def _fn(name: str, description: str, properties: dict[str, Any], required: list[str],
-        defs: dict[str, Any] | None = None) -> dict[str, Any]:
-    parameters = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+def _fn(
+    name: str,
+    description: str,
+    properties: dict[str, Any],
+    required: list[str],
+    defs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    parameters = {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
     if defs:
         parameters["$defs"] = defs
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
 
 
 def _task_parameter() -> tuple[dict[str, Any], dict[str, Any]]:
     """The task file's JSON Schema, from the Task model itself (its definitions hoisted to the tool's root)."""
     schema = Task.model_json_schema()
     defs = schema.pop("$defs", {})
-    schema["description"] = ("the complete task file {id, difficulty, prompt, setup, eval, meta}; the taskset's "
-                             "task_defaults are merged into it")
+    schema["description"] = (
+        "the complete task file {id, difficulty, prompt, setup, eval, meta}; the taskset's "
+        "task_defaults are merged into it"
+    )
     return schema, defs
 
 
 _STR = {"type": "string"}
 _TASK, _TASK_DEFS = _task_parameter()
 TOOLS = [
-    _fn("search_catalog", "Find catalog widgets of the backends the story's tasks connect, by words of their name, "
+    _fn(
+        "search_catalog",
+        "Find catalog widgets of the backends the story's tasks connect, by words of their name, "
         "description, category, app or id (an empty query lists them all). Returns origin, widget_id, name, "
-        "description, app and category.", {"query": _STR, "origin": {**_STR, "description": "origin display name"}},
-        ["query"]),
-    _fn("get_widget_schema", "The full definition of one catalog widget: params with types, defaults and options, "
-        "grid size.", {"origin": _STR, "widget_id": _STR}, ["origin", "widget_id"]),
-    _fn("get_widget_rows", "The rows get_widget_data serves for data_args in a fresh episode of the story's setup "
+        "description, app and category.",
+        {"query": _STR, "origin": {**_STR, "description": "origin display name"}},
+        ["query"],
+    ),
+    _fn(
+        "get_widget_schema",
+        "The full definition of one catalog widget: params with types, defaults and options, grid size.",
+        {"origin": _STR, "widget_id": _STR},
+        ["origin", "widget_id"],
+    ),
+    _fn(
+        "get_widget_rows",
+        "The rows get_widget_data serves for data_args in a fresh episode of the story's setup "
         "(unset params take their defaults). Take every graded note value from here.",
-        {"origin": _STR, "widget_id": _STR, "data_args": {"type": "object"}}, ["origin", "widget_id", "data_args"]),
+        {"origin": _STR, "widget_id": _STR, "data_args": {"type": "object"}},
+        ["origin", "widget_id", "data_args"],
+    ),
     _fn("read_skill", "The full text of a workspace skill by slug.", {"slug": _STR}, ["slug"]),
     _fn("read_resource", "A workspace documentation resource by URI.", {"uri": _STR}, ["uri"]),
     _fn("read_prompt", "A workspace prompt by name.", {"name": _STR}, ["name"]),
-    _fn(SUBMIT, "Hand in the complete task object of the level. It is parsed with the taskset defaults "
+    _fn(
+        SUBMIT,
+        "Hand in the complete task object of the level. It is parsed with the taskset defaults "
         "merged and certified by the gates (schema, grounding, oracle, noop, load_bearing, leak, determinism); "
         "the result says whether it certified and what each gate found. Fix and resubmit until it certifies.",
-        {"task": _TASK}, ["task"], _TASK_DEFS),
+        {"task": _TASK},
+        ["task"],
+        _TASK_DEFS,
+    ),
 ]
 AUTHOR_TOOLS = [t["function"]["name"] for t in TOOLS]
 
@@ -1047,8 +1436,10 @@ level{{ item.level }} ({{ 'certified' if item.certified else 'not certified' }})
 Inspect the catalog and plan against the served rows with the tools, then call submit_level with the complete
 task object; resubmit until it certifies."""
 
-NUDGE = ("No level was submitted. Call submit_level with the complete task object of level {level} (id "
-         "{task_id}); a reply without a tool call hands nothing in.")
+NUDGE = (
+    "No level was submitted. Call submit_level with the complete task object of level {level} (id "
+    "{task_id}); a reply without a tool call hands nothing in."
+)
 
 
 def _is_message(entry: Any) -> bool:
@@ -1105,16 +1496,40 @@ class _Tools:
         for conn in self.episode().connections:
             if origin and conn.name != origin:
                 continue
-            apps = {str(a.get("name")): {str(i.get("i")) for t in (a.get("tabs") or {}).values() if isinstance(t, dict)
-                                         for i in t.get("layout") or [] if isinstance(i, dict)}
-                    for a in conn.catalog.apps}
+            apps = {
+                str(a.get("name")): {
+                    str(i.get("i"))
+                    for t in (a.get("tabs") or {}).values()
+                    if isinstance(t, dict)
+                    for i in t.get("layout") or []
+                    if isinstance(i, dict)
+                }
+                for a in conn.catalog.apps
+            }
             for w in conn.catalog.widgets.values():
                 in_apps = [name for name, ids in apps.items() if w.widget_id in ids]
-                entry = {"origin": conn.name, "widget_id": w.widget_id, "name": w.name,
-                         "description": str(w.definition.get("description") or ""), "app": in_apps,
-                         "category": w.definition.get("category")}
-                score = len(wanted & _words(" ".join([w.name, entry["description"], str(entry["category"] or ""),
-                                                       w.widget_id, *in_apps])))
+                entry = {
+                    "origin": conn.name,
+                    "widget_id": w.widget_id,
+                    "name": w.name,
+                    "description": str(w.definition.get("description") or ""),
+                    "app": in_apps,
+                    "category": w.definition.get("category"),
+                }
+                score = len(
+                    wanted
+                    & _words(
+                        " ".join(
+                            [
+                                w.name,
+                                entry["description"],
+                                str(entry["category"] or ""),
+                                w.widget_id,
+                                *in_apps,
+                            ]
+                        )
+                    )
+                )
                 if score or not wanted:
                     matches.append((score, w.name, entry))
         matches.sort(key=lambda m: (-m[0], m[1]))
@@ -1127,7 +1542,9 @@ class _Tools:
         return self._envelope("get_widget_schema", {"origin": origin, "widget_id": widget_id})
 
     def tool_get_widget_rows(self, origin: str, widget_id: str, data_args: dict[str, Any]) -> dict[str, Any]:
-        return self._envelope("get_widget_data", {"origin": origin, "widget_id": widget_id, "data_args": data_args})
+        return self._envelope(
+            "get_widget_data", {"origin": origin, "widget_id": widget_id, "data_args": data_args}
+        )
 
     def tool_read_skill(self, slug: str) -> dict[str, Any]:
         skill = self.ctx.world.skills.get(slug)
@@ -1139,8 +1556,12 @@ class _Tools:
         resource = self.ctx.world.resources.get(uri)
         if resource is None:
             return {"error": f"unknown resource '{uri}'; the world has {sorted(self.ctx.world.resources)}"}
-        return {"uri": resource.uri, "title": resource.title, "description": resource.description,
-                "text": resource.text}
+        return {
+            "uri": resource.uri,
+            "title": resource.title,
+            "description": resource.description,
+            "text": resource.text,
+        }
 
     def tool_read_prompt(self, name: str) -> dict[str, Any]:
         prompt = self.ctx.world.prompts.get(name)
@@ -1155,21 +1576,28 @@ class _Tools:
             except json.JSONDecodeError as exc:
                 return {"certified": False, "error": f"task is not a JSON object ({exc.msg})"}
         if not isinstance(task, dict):
-            return {"certified": False, "error": "task must be a JSON object {id, difficulty, prompt, setup, eval, "
-                                                 "meta}"}
+            return {
+                "certified": False,
+                "error": "task must be a JSON object {id, difficulty, prompt, setup, eval, meta}",
+            }
         self.submissions += 1
         self.last = task
         if task.get("id") != self.task_id or task.get("difficulty") != LEVELS[self.level]:
-            return {"certified": False, "error": f"this level's task has id '{self.task_id}' and difficulty "
-                                                 f"'{LEVELS[self.level]}' (got {task.get('id')!r}, "
-                                                 f"{task.get('difficulty')!r})"}
+            return {
+                "certified": False,
+                "error": f"this level's task has id '{self.task_id}' and difficulty "
+                f"'{LEVELS[self.level]}' (got {task.get('id')!r}, "
+                f"{task.get('difficulty')!r})",
+            }
         try:
             parsed = parse_task(task, f"{self.task_id}.json", self.ctx.defaults or _standard_defaults())
         except TaskFileError as exc:
             return {"certified": False, "error": f"the task does not validate: {exc.field}: {exc.message}"}
         try:
             cert = certify_task(self.ctx.world, parsed, f"{parsed.id}.json")
-        except Exception as exc:  # a draft the gates cannot even run on is feedback for the model, not a crash
+        except (
+            Exception
+        ) as exc:  # a draft the gates cannot even run on is feedback for the model, not a crash
             return {"certified": False, "error": f"the gates could not run on this task: {exc}"}
         if cert.certified:
             self.certified = task
@@ -1179,10 +1607,20 @@ class _Tools:
 def story_setup(ctx: AuthorContext) -> dict[str, Any]:
     """The episode every level of the story starts from, before the level seeds its own widgets."""
     s = ctx.story
-    return {"workspace_baseline": ctx.baseline, "workspace_backends": list(ctx.backends),
-            "workspace_skills": list(ctx.skills), "default_selected_dashboard": s.facts.dashboard,
-            "initial_state": {"dashboard": {"name": s.facts.dashboard, "activate": False,
-                                            "tabs": [{"id": s.tab_id, "name": s.tab_name}], "widgets": []}}}
+    return {
+        "workspace_baseline": ctx.baseline,
+        "workspace_backends": list(ctx.backends),
+        "workspace_skills": list(ctx.skills),
+        "default_selected_dashboard": s.facts.dashboard,
+        "initial_state": {
+            "dashboard": {
+                "name": s.facts.dashboard,
+                "activate": False,
+                "tabs": [{"id": s.tab_id, "name": s.tab_name}],
+                "widgets": [],
+            }
+        },
+    }
 
 
 def _resolved(ctx: AuthorContext) -> dict[str, Any]:
@@ -1190,12 +1628,20 @@ def _resolved(ctx: AuthorContext) -> dict[str, Any]:
     gov = s.governance
     return {
         "kind": s.kind,
-        "targets": [{"name": t.name, "origin": t.origin, "app": t.app, "widget_id": t.widget_id, "params": t.params}
-                    for t in s.targets],
+        "targets": [
+            {"name": t.name, "origin": t.origin, "app": t.app, "widget_id": t.widget_id, "params": t.params}
+            for t in s.targets
+        ],
         "carried": {"key": s.carried_key, "value": s.carried_value, "target": s.carried_target},
         "seeded_wrong": s.seeded_wrong,
-        "governance": {"kind": gov.kind, "ref": gov.ref, "name": gov.name, "phrase": gov.phrase, "where": gov.where,
-                       "source": gov.source},
+        "governance": {
+            "kind": gov.kind,
+            "ref": gov.ref,
+            "name": gov.name,
+            "phrase": gov.phrase,
+            "where": gov.where,
+            "source": gov.source,
+        },
         "tab": {"id": s.tab_id, "name": s.tab_name},
         "warnings": list(s.warnings),
     }
@@ -1214,7 +1660,9 @@ def _standard_defaults() -> dict[str, Any]:
 def _said(completion: Completion) -> str:
     """What a reply said, as evidence: its text and the tool calls it made."""
     calls = [f"{c.function.name}({clip(c.function.arguments or '', 300)})" for c in completion.tool_calls]
-    return clip(" ".join(part for part in (completion.text.strip(), *calls) if part) or "(an empty reply)", EVIDENCE)
+    return clip(
+        " ".join(part for part in (completion.text.strip(), *calls) if part) or "(an empty reply)", EVIDENCE
+    )
 
 
 class LLMAuthor:
@@ -1231,7 +1679,9 @@ class LLMAuthor:
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
 
-    def draft(self, ctx: AuthorContext, level: int, feedback: list[str], history: list[dict[str, Any]]) -> Draft:
+    def draft(
+        self, ctx: AuthorContext, level: int, feedback: list[str], history: list[dict[str, Any]]
+    ) -> Draft:
         cfg = self.endpoint.config
         tools = _Tools(ctx, level)
         story, persona = ctx.story.story, ctx.persona
@@ -1240,16 +1690,41 @@ class LLMAuthor:
         new: list[dict[str, Any]] = []
         parts = []
         if not earlier:
-            parts.append(render(OPENING_PROMPT, persona_title=persona.title, persona_slug=persona.slug,
-                                persona_text=persona.text, story_title=story.title, story_slug=story.slug,
-                                story_prose=story.prose, facts=_yaml(story.facts.model_dump(exclude_none=True)),
-                                resolved=_yaml(_resolved(ctx)), setup=json.dumps(tools.setup, indent=1)))
-        parts.append(render(LEVEL_PROMPT, revision=level in written, level=level,
-                            level_name=LEVEL_NAMES[LEVELS[level]], task_id=tools.task_id, story_slug=story.slug,
-                            persona_slug=persona.slug, dial=LEVEL_DIALS[level], feedback=list(feedback),
-                            written=[{"level": lv, "certified": d.get("certified", False),
-                                      "task": json.dumps(d["task"], ensure_ascii=False)}
-                                     for lv, d in sorted(written.items())]))
+            parts.append(
+                render(
+                    OPENING_PROMPT,
+                    persona_title=persona.title,
+                    persona_slug=persona.slug,
+                    persona_text=persona.text,
+                    story_title=story.title,
+                    story_slug=story.slug,
+                    story_prose=story.prose,
+                    facts=_yaml(story.facts.model_dump(exclude_none=True)),
+                    resolved=_yaml(_resolved(ctx)),
+                    setup=json.dumps(tools.setup, indent=1),
+                )
+            )
+        parts.append(
+            render(
+                LEVEL_PROMPT,
+                revision=level in written,
+                level=level,
+                level_name=LEVEL_NAMES[LEVELS[level]],
+                task_id=tools.task_id,
+                story_slug=story.slug,
+                persona_slug=persona.slug,
+                dial=LEVEL_DIALS[level],
+                feedback=list(feedback),
+                written=[
+                    {
+                        "level": lv,
+                        "certified": d.get("certified", False),
+                        "task": json.dumps(d["task"], ensure_ascii=False),
+                    }
+                    for lv, d in sorted(written.items())
+                ],
+            )
+        )
         new.append({"role": "user", "content": "\n\n".join(parts)})
         system = {"role": "system", "content": self.endpoint.skill("task-author")}
         rounds = nudges = 0
@@ -1258,16 +1733,30 @@ class LLMAuthor:
 
         def record() -> None:
             history.extend(new)
-            history.append({"draft": {"level": level, "task": tools.certified or tools.last,
-                                      "certified": tools.certified is not None, "rounds": rounds,
-                                      "submissions": tools.submissions}})
+            history.append(
+                {
+                    "draft": {
+                        "level": level,
+                        "task": tools.certified or tools.last,
+                        "certified": tools.certified is not None,
+                        "rounds": rounds,
+                        "submissions": tools.submissions,
+                    }
+                }
+            )
 
         while rounds < cfg.max_tool_rounds and tools.certified is None:
             rounds += 1
             choice = SUBMIT if force or rounds == cfg.max_tool_rounds else "auto"
             try:
-                completion = self.endpoint.complete("author", tools.task_id, [system, *earlier, *new],
-                                                    evidence=said, tools=TOOLS, tool_choice=choice)
+                completion = self.endpoint.complete(
+                    "author",
+                    tools.task_id,
+                    [system, *earlier, *new],
+                    evidence=said,
+                    tools=TOOLS,
+                    tool_choice=choice,
+                )
             except RoleFailure:
                 record()
                 raise
@@ -1276,32 +1765,61 @@ class LLMAuthor:
             assistant: dict[str, Any] = {"role": "assistant", "content": completion.message.content}
             if not calls:
                 nudges += 1
-                new += [assistant, {"role": "user", "content": NUDGE.format(level=level, task_id=tools.task_id)}]
+                new += [
+                    assistant,
+                    {"role": "user", "content": NUDGE.format(level=level, task_id=tools.task_id)},
+                ]
                 if nudges > cfg.max_nudges:
                     break
                 force = True
                 continue
             force = False
-            assistant["tool_calls"] = [{"id": c.id or f"call_{rounds}_{n}", "type": "function",
-                                        "function": {"name": c.function.name, "arguments": c.function.arguments}}
-                                       for n, c in enumerate(calls)]
+            assistant["tool_calls"] = [
+                {
+                    "id": c.id or f"call_{rounds}_{n}",
+                    "type": "function",
+                    "function": {"name": c.function.name, "arguments": c.function.arguments},
+                }
+                for n, c in enumerate(calls)
+            ]
             new.append(assistant)
             for record_, call in zip(assistant["tool_calls"], calls, strict=True):
                 action = parse_arguments(call.function.name, call.function.arguments, "lenient").action
-                result = {"error": action.parse_error} if action.parse_error else tools.run(action.tool, action.args)
+                result = (
+                    {"error": action.parse_error}
+                    if action.parse_error
+                    else tools.run(action.tool, action.args)
+                )
                 if action.tool == SUBMIT:
                     failed = ", ".join(k for k, g in (result.get("gates") or {}).items() if not g["ok"])
-                    verdict = "certified" if result.get("certified") else f"not certified ({failed or 'invalid task'})"
+                    verdict = (
+                        "certified"
+                        if result.get("certified")
+                        else f"not certified ({failed or 'invalid task'})"
+                    )
                     self.endpoint.progress(f"llm author {tools.task_id}: round {rounds}: {verdict}")
-                new.append({"role": "tool", "tool_call_id": record_["id"],
-                            "content": clip(json.dumps(result, ensure_ascii=False, separators=(",", ":"),
-                                                       default=str), MAX_RESULT_CHARS)})
+                new.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": record_["id"],
+                        "content": clip(
+                            json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str),
+                            MAX_RESULT_CHARS,
+                        ),
+                    }
+                )
         record()
         task = tools.certified or tools.last
         if task is None:
-            why = (f"{nudges} replies without a tool call" if nudges > cfg.max_nudges
-                   else f"{rounds} model request(s)")
+            why = (
+                f"{nudges} replies without a tool call"
+                if nudges > cfg.max_nudges
+                else f"{rounds} model request(s)"
+            )
             raise RoleFailure("author", f"{tools.task_id}: no level was submitted ({why})", evidence=said)
         note = f"{rounds} model round(s), {tools.submissions} submission(s), " + (
-            "certified" if tools.certified is not None else "not certified: the pipeline's gate feedback takes over")
+            "certified"
+            if tools.certified is not None
+            else "not certified: the pipeline's gate feedback takes over"
+        )
         return Draft(task, [note])

@@ -28,7 +28,9 @@ KNOWLEDGE_TOOLS = tuple(tool for tool, _ in SOURCE_READS.values())
 class FairnessDriver(Protocol):
     name: str
 
-    def review(self, story: str, levels: list[Task], persona_tasks: list[Task], persona: str) -> list[Flag]: ...
+    def review(
+        self, story: str, levels: list[Task], persona_tasks: list[Task], persona: str
+    ) -> list[Flag]: ...
 
 
 def _graded_core(task: Task) -> set[tuple[str, str, str]]:
@@ -40,14 +42,21 @@ def _graded_core(task: Task) -> set[tuple[str, str, str]]:
     for step in task.eval.required_tools:
         if not step.optional and step.tool == "get_widget_data":
             args = step.args
-            core.add((str(args.get("origin")), str(args.get("widget_id")),
-                      repr(sorted((args.get("data_args") or {}).items()))))
+            core.add(
+                (
+                    str(args.get("origin")),
+                    str(args.get("widget_id")),
+                    repr(sorted((args.get("data_args") or {}).items())),
+                )
+            )
     return core
 
 
 def _required(task: Task, tool: str, operation: str | None = None) -> bool:
-    return any(not s.optional and s.tool == tool and (operation is None or s.args.get("operation") == operation)
-               for s in task.eval.required_tools)
+    return any(
+        not s.optional and s.tool == tool and (operation is None or s.args.get("operation") == operation)
+        for s in task.eval.required_tools
+    )
 
 
 def incomplete_ladder(story: str, levels: list[Task], persona: str) -> list[Flag]:
@@ -55,8 +64,17 @@ def incomplete_ladder(story: str, levels: list[Task], persona: str) -> list[Flag
     present = sorted({t.level for t in levels})
     if present == [0, 1, 2, 3, 4]:
         return []
-    return [make_flag(role="fairness", kind="fairness", persona=persona, story=story, check="complete_ladder",
-                      severity="blocker", reason=f"the story has levels {present}, not 0-4")]
+    return [
+        make_flag(
+            role="fairness",
+            kind="fairness",
+            persona=persona,
+            story=story,
+            check="complete_ladder",
+            severity="blocker",
+            reason=f"the story has levels {present}, not 0-4",
+        )
+    ]
 
 
 class RuleFairness:
@@ -66,26 +84,51 @@ class RuleFairness:
         flags: list[Flag] = []
         by_level = {t.level: t for t in levels}
 
-        def flag(level: int | None, check: str, reason: str, evidence: str = "", severity: str = "blocker") -> None:
+        def flag(
+            level: int | None, check: str, reason: str, evidence: str = "", severity: str = "blocker"
+        ) -> None:
             task = by_level.get(level) if level is not None else None
-            flags.append(make_flag(role="fairness", kind="fairness", persona=persona, story=story,
-                                   task_id=task.id if task else None, level=level, check=check, severity=severity,
-                                   reason=reason, evidence=evidence))
+            flags.append(
+                make_flag(
+                    role="fairness",
+                    kind="fairness",
+                    persona=persona,
+                    story=story,
+                    task_id=task.id if task else None,
+                    level=level,
+                    check=check,
+                    severity=severity,
+                    reason=reason,
+                    evidence=evidence,
+                )
+            )
 
         incomplete = incomplete_ladder(story, levels, persona)
         if incomplete:
             return incomplete
-        names = {lv: t.eval.judged_dashboard or t.eval.required_dashboard_name_contains for lv, t in by_level.items()}
+        names = {
+            lv: t.eval.judged_dashboard or t.eval.required_dashboard_name_contains
+            for lv, t in by_level.items()
+        }
         if len(set(names.values())) != 1 or None in names.values():
             odd = [lv for lv, n in names.items() if n != names[0] or n is None]
             for lv in odd:
-                flag(lv, "constant_core", "the judged dashboard is not the same as at the other levels",
-                     f"level{lv}: {names[lv]!r} vs level0: {names[0]!r}")
+                flag(
+                    lv,
+                    "constant_core",
+                    "the judged dashboard is not the same as at the other levels",
+                    f"level{lv}: {names[lv]!r} vs level0: {names[0]!r}",
+                )
         base = _graded_core(by_level[0])
         for lv in range(1, 5):
             missing = base - _graded_core(by_level[lv])
             if missing:
-                flag(lv, "constant_core", "graded targets or values differ from Execute", f"missing {sorted(missing)}")
+                flag(
+                    lv,
+                    "constant_core",
+                    "graded targets or values differ from Execute",
+                    f"missing {sorted(missing)}",
+                )
 
         l0 = by_level[0].prompt
         for lv, kind in ((1, "target"), (2, "carried"), (3, "planted")):
@@ -96,19 +139,33 @@ class RuleFairness:
                 continue
             value = hidden[0].value
             if kind in ("target", "carried") and value not in l0:
-                flag(lv, "signature", f"the hidden {kind} '{value}' is not stated at Execute, so the level below "
-                     "does not show what this level hides")
+                flag(
+                    lv,
+                    "signature",
+                    f"the hidden {kind} '{value}' is not stated at Execute, so the level below "
+                    "does not show what this level hides",
+                )
         for lv in range(5):
             knows = any(_required(by_level[lv], tool) for tool in KNOWLEDGE_TOOLS)
             builds = _required(by_level[lv], "manage_backends", "add")
             if (lv >= 3) != knows:
-                flag(lv, "signature", "a knowledge read is graded " + ("below Ground" if knows else "missing at "
-                                                                       "Ground and above"))
+                flag(
+                    lv,
+                    "signature",
+                    "a knowledge read is graded "
+                    + ("below Ground" if knows else "missing at Ground and above"),
+                )
             if (lv == 4) != builds:
-                flag(lv, "signature", "a backend build is graded " + ("below Compose" if builds else "missing at "
-                                                                      "Compose"))
+                flag(
+                    lv,
+                    "signature",
+                    "a backend build is graded " + ("below Compose" if builds else "missing at Compose"),
+                )
         budgets = {lv: t.eval.turn_budget or 0 for lv, t in by_level.items()}
-        if not (budgets[0] <= min(budgets[1], budgets[2]) and max(budgets[1], budgets[2]) <= budgets[3] < budgets[4]):
+        if not (
+            budgets[0] <= min(budgets[1], budgets[2])
+            and max(budgets[1], budgets[2]) <= budgets[3] < budgets[4]
+        ):
             flag(None, "budgets", "turn budgets do not grow with the work", f"{budgets}")
         for lv in range(1, 5):
             if jaccard(l0, by_level[lv].prompt) > 0.9:
@@ -119,19 +176,32 @@ class RuleFairness:
         for level, score in scores.items():
             if level != "all" and score > TARGET and any(t.difficulty == level for t in levels):
                 lv = int(level[-1])
-                flag(lv, "variety", f"same-level prompts across the persona's stories are too alike "
-                     f"(trigram Jaccard {score:.3f} > {TARGET})", severity="minor")
+                flag(
+                    lv,
+                    "variety",
+                    f"same-level prompts across the persona's stories are too alike "
+                    f"(trigram Jaccard {score:.3f} > {TARGET})",
+                    severity="minor",
+                )
         return flags
 
 
 # -------------------------------------------------------------------------------------------- LLM driver
-Rule = Literal["constant-core", "signature-present", "signature-absent-below", "budget", "copy-paste", "skeleton",
-               "voice"]
+Rule = Literal[
+    "constant-core",
+    "signature-present",
+    "signature-absent-below",
+    "budget",
+    "copy-paste",
+    "skeleton",
+    "voice",
+]
 
 
 class FairnessFinding(RoleReply):
-    level: int | None = Field(default=None, ge=0, le=4, description="the level that must change; null for "
-                                                                     "the whole ladder")
+    level: int | None = Field(
+        default=None, ge=0, le=4, description="the level that must change; null for the whole ladder"
+    )
     rule: Rule
     severity: Literal["blocker", "minor"]
     reason: str = Field(min_length=1)
@@ -201,19 +271,45 @@ class LLMFairness:
             for other in persona_tasks:
                 other_story = other.meta.story if other.meta else None
                 if other.difficulty == task.difficulty and other_story != story and other.id != task.id:
-                    others.append({"level": task.level, "task_id": other.id, "prompt": other.prompt,
-                                   "jaccard": round(jaccard(task.prompt, other.prompt), 3), "against": task.id})
-        user = render(FAIRNESS_PROMPT, story=story, others=json.dumps(others, indent=1, ensure_ascii=False),
-                      levels=[{"id": t.id, "name": LEVEL_NAMES[t.difficulty], "json": task_json(t)} for t in ordered])
-        reply = self.endpoint.ask("fairness", story, self.endpoint.skill("task-level-fairness"), user, FairnessReply)
+                    others.append(
+                        {
+                            "level": task.level,
+                            "task_id": other.id,
+                            "prompt": other.prompt,
+                            "jaccard": round(jaccard(task.prompt, other.prompt), 3),
+                            "against": task.id,
+                        }
+                    )
+        user = render(
+            FAIRNESS_PROMPT,
+            story=story,
+            others=json.dumps(others, indent=1, ensure_ascii=False),
+            levels=[{"id": t.id, "name": LEVEL_NAMES[t.difficulty], "json": task_json(t)} for t in ordered],
+        )
+        reply = self.endpoint.ask(
+            "fairness", story, self.endpoint.skill("task-level-fairness"), user, FairnessReply
+        )
         by_level = {t.level: t for t in ordered}
         flags = []
         for f in reply.flags:
             task = by_level.get(f.level) if f.level is not None else None
-            flags.append(make_flag(role="fairness", kind="fairness", persona=persona, story=story,
-                                   task_id=task.id if task else None, level=f.level, check=f.rule,
-                                   severity=f.severity, reason=f.reason, evidence=f.evidence))
-        self.endpoint.progress(f"llm fairness {story}: {reply.verdict}" + (f" ({len(flags)} flag(s))" if flags else ""))
+            flags.append(
+                make_flag(
+                    role="fairness",
+                    kind="fairness",
+                    persona=persona,
+                    story=story,
+                    task_id=task.id if task else None,
+                    level=f.level,
+                    check=f.rule,
+                    severity=f.severity,
+                    reason=f.reason,
+                    evidence=f.evidence,
+                )
+            )
+        self.endpoint.progress(
+            f"llm fairness {story}: {reply.verdict}" + (f" ({len(flags)} flag(s))" if flags else "")
+        )
         return flags
 
 

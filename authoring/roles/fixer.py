@@ -33,11 +33,24 @@ MAX_EVENTS = 40
 # What a repair may change (JSON pointers into the task file, each with everything below it). Never the id, the
 # level, the story or persona, the setup's backends, skills, baseline or tools, nor the standing rules
 # (trace_checks, workspace_checks, layout): changing those is not a repair of the task but of the benchmark.
-PATCHABLE = ("/prompt", "/setup/initial_state", "/eval/required_tools", "/eval/required_widgets",
-             "/eval/required_generated_widgets", "/eval/required_tabs", "/eval/required_tab_names",
-             "/eval/required_dashboard_name_contains", "/eval/required_layouts", "/eval/required_widget_defs",
-             "/eval/required_app_defs", "/eval/required_tool_results", "/eval/required_values_in_answer",
-             "/eval/reference_answer", "/eval/max_turns", "/meta/hidden")
+PATCHABLE = (
+    "/prompt",
+    "/setup/initial_state",
+    "/eval/required_tools",
+    "/eval/required_widgets",
+    "/eval/required_generated_widgets",
+    "/eval/required_tabs",
+    "/eval/required_tab_names",
+    "/eval/required_dashboard_name_contains",
+    "/eval/required_layouts",
+    "/eval/required_widget_defs",
+    "/eval/required_app_defs",
+    "/eval/required_tool_results",
+    "/eval/required_values_in_answer",
+    "/eval/reference_answer",
+    "/eval/max_turns",
+    "/meta/hidden",
+)
 
 
 class JsonPatchOp(RoleReply):
@@ -95,8 +108,10 @@ def apply_patch(task: dict[str, Any], patch: list[JsonPatchOp]) -> dict[str, Any
     for n, op in enumerate(patch):
         for where in (op.path, op.from_):
             if where is not None and not patchable(where):
-                raise PatchRejected(f"operation {n} ({op.op} {where}) is outside what a repair may change; the "
-                                    f"patchable paths are {', '.join(PATCHABLE)}")
+                raise PatchRejected(
+                    f"operation {n} ({op.op} {where}) is outside what a repair may change; the "
+                    f"patchable paths are {', '.join(PATCHABLE)}"
+                )
     try:
         return jsonpatch.apply_patch(task, [op.rfc() for op in patch], in_place=False)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
@@ -106,7 +121,9 @@ def apply_patch(task: dict[str, Any], patch: list[JsonPatchOp]) -> dict[str, Any
 class FixerDriver(Protocol):
     name: str
 
-    def repair(self, task: dict[str, Any], defect: Defect, trials: list[Trial], world: World) -> FixResult: ...
+    def repair(
+        self, task: dict[str, Any], defect: Defect, trials: list[Trial], world: World
+    ) -> FixResult: ...
 
 
 class RuleFixer:
@@ -116,16 +133,28 @@ class RuleFixer:
         failing = [t for t in trials if t.task_id == defect.task_id and t.valid and not t.passed]
         steps = task.get("eval", {}).get("required_tools", [])
         budget = task.get("eval", {}).get("max_turns")
-        if failing and all(t.ended_by == "max_turns" for t in failing) and budget is not None and \
-                budget < len(steps) + SLACK:
+        if (
+            failing
+            and all(t.ended_by == "max_turns" for t in failing)
+            and budget is not None
+            and budget < len(steps) + SLACK
+        ):
             patch = [JsonPatchOp(op="replace", path="/eval/max_turns", value=len(steps) + SLACK)]
-            return FixResult(apply_patch(task, patch), repaired=f"max_turns {budget} -> {len(steps) + SLACK}",
-                             lesson=f"a turn budget below the reference length + {SLACK} ran every attempt out of "
-                                    "turns; keep max_turns = reference length (optional steps included) + 3",
-                             skill="task-author", patch=patch)
-        return FixResult(None, escalate=(
-            f"{defect.task_id} fails the same way on all {defect.attempts} attempts "
-            f"({'; '.join(defect.fingerprint[:3])}); no known repair applies, a person should decide"))
+            return FixResult(
+                apply_patch(task, patch),
+                repaired=f"max_turns {budget} -> {len(steps) + SLACK}",
+                lesson=f"a turn budget below the reference length + {SLACK} ran every attempt out of "
+                "turns; keep max_turns = reference length (optional steps included) + 3",
+                skill="task-author",
+                patch=patch,
+            )
+        return FixResult(
+            None,
+            escalate=(
+                f"{defect.task_id} fails the same way on all {defect.attempts} attempts "
+                f"({'; '.join(defect.fingerprint[:3])}); no known repair applies, a person should decide"
+            ),
+        )
 
 
 def with_lesson(text: str | None, skill: str, story: str, level: str, lesson: str, day: str) -> str:
@@ -143,8 +172,10 @@ def with_lesson(text: str | None, skill: str, story: str, level: str, lesson: st
 def append_lesson(skills_dir: Path, skill: str, story: str, level: str, lesson: str) -> Path:
     path = skills_dir / f"{skill}.md"
     before = path.read_text(encoding="utf-8") if path.is_file() else None
-    path.write_text(with_lesson(before, skill, story, level, lesson, datetime.now(UTC).date().isoformat()),
-                    encoding="utf-8")
+    path.write_text(
+        with_lesson(before, skill, story, level, lesson, datetime.now(UTC).date().isoformat()),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -219,10 +250,14 @@ def _graded_strength(task: Task) -> dict[str, int]:
 def check_patch(before: dict[str, Any], after: dict[str, Any], defaults: dict[str, Any]) -> Task:
     """The patched task, or PatchRejected saying why it is not an acceptable repair of `before`."""
     if after.get("id") != before.get("id"):
-        raise PatchRejected(f"the patch changes the task id to {after.get('id')!r}; keep {before.get('id')!r}")
+        raise PatchRejected(
+            f"the patch changes the task id to {after.get('id')!r}; keep {before.get('id')!r}"
+        )
     if after.get("difficulty") != before.get("difficulty"):
-        raise PatchRejected(f"the patch changes difficulty to {after.get('difficulty')!r}; keep "
-                            f"{before.get('difficulty')!r} (never lower the level's dial)")
+        raise PatchRejected(
+            f"the patch changes difficulty to {after.get('difficulty')!r}; keep "
+            f"{before.get('difficulty')!r} (never lower the level's dial)"
+        )
     file = f"{before.get('id')}.json"
     try:
         patched = parse_task(after, file, defaults)
@@ -237,8 +272,10 @@ def check_patch(before: dict[str, Any], after: dict[str, Any], defaults: dict[st
     old, new = _graded_strength(original), _graded_strength(patched)
     weaker = [f"{k} {old[k]} -> {new[k]}" for k in old if new[k] < old[k]]
     if weaker:
-        raise PatchRejected(f"the patch weakens the task ({'; '.join(weaker)}); repair the cause without removing "
-                            "checks, or escalate")
+        raise PatchRejected(
+            f"the patch weakens the task ({'; '.join(weaker)}); repair the cause without removing "
+            "checks, or escalate"
+        )
     return patched
 
 
@@ -247,15 +284,24 @@ def trial_digest(trial: Trial) -> dict[str, Any]:
     for event in trial.events[:MAX_EVENTS]:
         envelope = event.get("envelope") or {}
         error = envelope.get("error") if isinstance(envelope, dict) else None
-        item: dict[str, Any] = {"tool": event.get("tool"), "args": clip(event.get("args"), 300),
-                                "ok": event.get("ok")}
+        item: dict[str, Any] = {
+            "tool": event.get("tool"),
+            "args": clip(event.get("args"), 300),
+            "ok": event.get("ok"),
+        }
         if not event.get("ok"):
             item["error"] = clip((error or {}).get("message") or envelope.get("message") or "", 300)
         events.append(item)
-    return {"repeat": trial.repeat, "ended_by": trial.ended_by, "failure_codes": trial.failure_codes,
-            "fingerprint": trial.fingerprint, "turns": trial.turns, "events": events,
-            "events_omitted": max(0, len(trial.events) - MAX_EVENTS),
-            "final_answer": clip(trial.final_answer or "", 300)}
+    return {
+        "repeat": trial.repeat,
+        "ended_by": trial.ended_by,
+        "failure_codes": trial.failure_codes,
+        "fingerprint": trial.fingerprint,
+        "turns": trial.turns,
+        "events": events,
+        "events_omitted": max(0, len(trial.events) - MAX_EVENTS),
+        "final_answer": clip(trial.final_answer or "", 300),
+    }
 
 
 class LLMFixer:
@@ -270,10 +316,13 @@ class LLMFixer:
         from ..pipeline import STANDARD_DEFAULTS
 
         failing = [t for t in trials if t.task_id == defect.task_id and t.valid and not t.passed][:MAX_TRIALS]
-        user = render(FIXER_PROMPT, task=json.dumps(task, indent=1, ensure_ascii=False),
-                      defect=json.dumps(defect.model_dump(mode="json"), indent=1, ensure_ascii=False),
-                      trials=json.dumps([trial_digest(t) for t in failing], indent=1, ensure_ascii=False),
-                      patchable=", ".join(PATCHABLE))
+        user = render(
+            FIXER_PROMPT,
+            task=json.dumps(task, indent=1, ensure_ascii=False),
+            defect=json.dumps(defect.model_dump(mode="json"), indent=1, ensure_ascii=False),
+            trials=json.dumps([trial_digest(t) for t in failing], indent=1, ensure_ascii=False),
+            patchable=", ".join(PATCHABLE),
+        )
         patched: dict[str, Any] = {}
 
         def check(reply: FixerReply) -> None:
@@ -283,15 +332,24 @@ class LLMFixer:
                 patched["task"] = after
 
         try:
-            reply = self.endpoint.ask("fixer", defect.task_id, self.endpoint.skill("task-fixer"), user, FixerReply,
-                                      check)
+            reply = self.endpoint.ask(
+                "fixer", defect.task_id, self.endpoint.skill("task-fixer"), user, FixerReply, check
+            )
         except RejectedReply as exc:
             self.endpoint.progress(f"llm fixer {defect.task_id}: patch rejected, escalating")
-            return FixResult(None, escalate=f"the LLM fixer's patch was rejected: {exc.reason} (last reply: "
-                                            f"{clip(exc.evidence, 300)})")
+            return FixResult(
+                None,
+                escalate=f"the LLM fixer's patch was rejected: {exc.reason} (last reply: "
+                f"{clip(exc.evidence, 300)})",
+            )
         if reply.action == "escalate":
             self.endpoint.progress(f"llm fixer {defect.task_id}: escalated")
             return FixResult(None, escalate=reply.reason)
         self.endpoint.progress(f"llm fixer {defect.task_id}: {reply.repaired}")
-        return FixResult(patched["task"], repaired=reply.repaired, lesson=reply.lesson, skill=reply.skill,
-                         patch=reply.patch)
+        return FixResult(
+            patched["task"],
+            repaired=reply.repaired,
+            lesson=reply.lesson,
+            skill=reply.skill,
+            patch=reply.patch,
+        )

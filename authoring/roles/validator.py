@@ -39,8 +39,14 @@ def _observable_text(task: Task, world: World) -> str:
     episode = replay(world, task, reference_calls(task))
     parts = [task.prompt]
     for event in episode.events:
-        if event.ok and event.tool in ("get_widget_data", "get_skill_content", "read_workspace_resource",
-                                       "get_workspace_prompt", "get_workspace_snapshot", "read_widget"):
+        if event.ok and event.tool in (
+            "get_widget_data",
+            "get_skill_content",
+            "read_workspace_resource",
+            "get_workspace_prompt",
+            "get_workspace_snapshot",
+            "read_widget",
+        ):
             parts.append(json.dumps(event.envelope.get("data"), ensure_ascii=False))
     return "\n".join(parts)
 
@@ -54,27 +60,50 @@ class RuleValidator:
         story = meta.story if meta else None
 
         def flag(check: str, severity: str, reason: str, evidence: str = "", suggestion: str = "") -> None:
-            flags.append(make_flag(role="validator", kind="validator", persona=persona, story=story, task_id=task.id,
-                                   level=task.level, check=check, severity=severity, reason=reason,
-                                   evidence=evidence, suggestion=suggestion))
+            flags.append(
+                make_flag(
+                    role="validator",
+                    kind="validator",
+                    persona=persona,
+                    story=story,
+                    task_id=task.id,
+                    level=task.level,
+                    check=check,
+                    severity=severity,
+                    reason=reason,
+                    evidence=evidence,
+                    suggestion=suggestion,
+                )
+            )
 
         try:
             ws = Workspace.start(world, task.setup)
         except SetupError as exc:
             flag("reachability", "blocker", "the setup does not start", str(exc))
             return flags
-        built = {s.args.get("name") for s in task.eval.required_tools
-                 if s.tool == "manage_backends" and s.args.get("operation") == "add"}
+        built = {
+            s.args.get("name")
+            for s in task.eval.required_tools
+            if s.tool == "manage_backends" and s.args.get("operation") == "add"
+        }
         for req in task.eval.required_widgets:
             if ws._origin_or_none(req.origin) is None and req.origin not in built:
-                flag("reachability", "blocker", f"graded origin '{req.origin}' is neither connected nor built",
-                     json.dumps(req.model_dump()))
+                flag(
+                    "reachability",
+                    "blocker",
+                    f"graded origin '{req.origin}' is neither connected nor built",
+                    json.dumps(req.model_dump()),
+                )
 
         reference = len(task.eval.reference_steps())
         budget = task.eval.turn_budget
         if budget is not None and budget < reference:
-            flag("budget", "blocker", f"max_turns {budget} is below the reference's {reference} calls",
-                 suggestion=f"max_turns = {reference + 3}")
+            flag(
+                "budget",
+                "blocker",
+                f"max_turns {budget} is below the reference's {reference} calls",
+                suggestion=f"max_turns = {reference + 3}",
+            )
         elif budget is not None and budget > 2 * reference + 6:
             flag("budget", "minor", f"max_turns {budget} is far above the reference's {reference} calls")
 
@@ -82,17 +111,29 @@ class RuleValidator:
         for req in task.eval.required_generated_widgets:
             for fact in req.data_contains:
                 if fact.casefold() not in observable and not _numeric_seen(fact, observable):
-                    flag("possibility", "blocker", f"a graded note fact is nowhere an agent can read it: '{fact}'",
-                         f"note '{req.name_contains}'")
+                    flag(
+                        "possibility",
+                        "blocker",
+                        f"a graded note fact is nowhere an agent can read it: '{fact}'",
+                        f"note '{req.name_contains}'",
+                    )
 
         words = task.prompt.split()
         named_tools = [t for t in TOOL_NAMES if re.search(rf"\b{t}\b", task.prompt)]
         if named_tools:
-            flag("single_ask", "blocker", f"the prompt names tools: {named_tools}", suggestion="describe the work")
+            flag(
+                "single_ask",
+                "blocker",
+                f"the prompt names tools: {named_tools}",
+                suggestion="describe the work",
+            )
         uuids = [w.uuid for d in ws.dashboards.values() for w in d.widgets if w.uuid in task.prompt]
         if uuids:
-            flag("single_ask", "blocker", f"the prompt quotes widget uuids {uuids[:3]} (closed-world episodes "
-                 "discover them)")
+            flag(
+                "single_ask",
+                "blocker",
+                f"the prompt quotes widget uuids {uuids[:3]} (closed-world episodes discover them)",
+            )
         ids = sorted({w for f in world.backends.values() for w in f.catalog.widgets if w in task.prompt})
         if ids:
             flag("single_ask", "minor", f"the prompt quotes catalog widget ids {ids[:3]}")
@@ -102,11 +143,20 @@ class RuleValidator:
         if task.level == 1 and meta is not None:
             for hidden in meta.hidden:
                 if hidden.kind == "target" and not _findable(task, world, hidden.value):
-                    flag("findability", "minor", f"the description may not lead to '{hidden.value}': other widgets "
-                         "of the same origin share more of the prompt's words")
+                    flag(
+                        "findability",
+                        "minor",
+                        f"the description may not lead to '{hidden.value}': other widgets "
+                        "of the same origin share more of the prompt's words",
+                    )
         for reason in find_giveaways(task, world):
-            flag("findability", "blocker", reason, suggestion="describe another target of the story, or seed a "
-                 "neighbour of the same app that takes the same values")
+            flag(
+                "findability",
+                "blocker",
+                reason,
+                suggestion="describe another target of the story, or seed a "
+                "neighbour of the same app that takes the same values",
+            )
         for reason in incoherences(task):
             flag("coherence", "blocker", reason)
         for slip in prose(task):
@@ -135,8 +185,10 @@ def _findable(task: Task, world: World, name: str) -> bool:
         target = next((w for w in widgets if w.name == name), None)
         if target is None:
             continue
-        scores = sorted((len(prompt & _words(f"{w.name} {w.definition.get('description', '')}")), w.widget_id)
-                        for w in widgets)
+        scores = sorted(
+            (len(prompt & _words(f"{w.name} {w.definition.get('description', '')}")), w.widget_id)
+            for w in widgets
+        )
         mine = len(prompt & _words(f"{target.name} {target.definition.get('description', '')}"))
         better = sum(1 for s, _ in scores if s > mine)
         return better < 5
@@ -220,8 +272,13 @@ def _widget_refs(task: Task) -> list[tuple[str, str, dict[str, Any] | None]]:
 
 
 def _app_members(app: dict[str, Any]) -> set[str]:
-    return {str(item.get("i")) for tab in (app.get("tabs") or {}).values() if isinstance(tab, dict)
-            for item in tab.get("layout") or [] if isinstance(item, dict)}
+    return {
+        str(item.get("i"))
+        for tab in (app.get("tabs") or {}).values()
+        if isinstance(tab, dict)
+        for item in tab.get("layout") or []
+        if isinstance(item, dict)
+    }
 
 
 def world_digest(task: Task, world: World) -> dict[str, Any]:
@@ -234,50 +291,95 @@ def world_digest(task: Task, world: World) -> dict[str, Any]:
     for origin, widget_id, data_args in _widget_refs(task):
         key = (origin, widget_id)
         if key not in widgets:
-            conn = next((c for c in ws.connections if c.name == origin and widget_id in c.catalog.widgets), None)
+            conn = next(
+                (c for c in ws.connections if c.name == origin and widget_id in c.catalog.widgets), None
+            )
             if conn is None:
-                widgets[key] = {"origin": origin, "widget_id": widget_id, "served": False,
-                                "note": "no backend of the setup serves it (one the task builds is defined in its "
-                                        "manage_backends step)"}
+                widgets[key] = {
+                    "origin": origin,
+                    "widget_id": widget_id,
+                    "served": False,
+                    "note": "no backend of the setup serves it (one the task builds is defined in its "
+                    "manage_backends step)",
+                }
                 continue
             w = conn.catalog.widgets[widget_id]
             members = {str(a.get("name")): _app_members(a) for a in conn.catalog.apps}
             apps = [name for name, ids in members.items() if widget_id in ids]
             near = set().union(*(members[a] for a in apps)) if apps else set()
-            neighbours = [{"name": o.name, "description": str(o.definition.get("description") or "")}
-                          for o in conn.catalog.widgets.values() if o.widget_id != widget_id
-                          and (o.widget_id in near or (not apps and o.definition.get("category")
-                                                       == w.definition.get("category")))]
-            widgets[key] = {"origin": origin, "widget_id": widget_id, "name": w.name,
-                            "description": str(w.definition.get("description") or ""),
-                            "category": w.definition.get("category"), "apps": apps,
-                            "params": [{"name": p.get("paramName"), "default": p.get("value"),
-                                        "options": [o.get("value") if isinstance(o, dict) else o
-                                                    for o in p.get("options") or []]} for p in w.option_params],
-                            "same_app_widgets": neighbours[:MAX_NEIGHBOURS], "rows": []}
+            neighbours = [
+                {"name": o.name, "description": str(o.definition.get("description") or "")}
+                for o in conn.catalog.widgets.values()
+                if o.widget_id != widget_id
+                and (
+                    o.widget_id in near
+                    or (not apps and o.definition.get("category") == w.definition.get("category"))
+                )
+            ]
+            widgets[key] = {
+                "origin": origin,
+                "widget_id": widget_id,
+                "name": w.name,
+                "description": str(w.definition.get("description") or ""),
+                "category": w.definition.get("category"),
+                "apps": apps,
+                "params": [
+                    {
+                        "name": p.get("paramName"),
+                        "default": p.get("value"),
+                        "options": [
+                            o.get("value") if isinstance(o, dict) else o for o in p.get("options") or []
+                        ],
+                    }
+                    for p in w.option_params
+                ],
+                "same_app_widgets": neighbours[:MAX_NEIGHBOURS],
+                "rows": [],
+            }
         entry = widgets[key]
         if entry.get("served") is False or data_args is None:
             continue
         if any(r["data_args"] == data_args for r in entry["rows"]):
             continue
-        envelope = ws.call("get_widget_data", {"origin": origin, "widget_id": widget_id, "data_args": data_args})
+        envelope = ws.call(
+            "get_widget_data", {"origin": origin, "widget_id": widget_id, "data_args": data_args}
+        )
         rows = envelope.data.get("data", []) if envelope.ok and isinstance(envelope.data, dict) else []
-        entry["rows"].append({"data_args": data_args, "ok": envelope.ok,
-                              "served": rows[:MAX_ROWS] if envelope.ok else envelope.message})
+        entry["rows"].append(
+            {
+                "data_args": data_args,
+                "ok": envelope.ok,
+                "served": rows[:MAX_ROWS] if envelope.ok else envelope.message,
+            }
+        )
     sources = []
     for step in task.eval.required_tools:
         if step.tool == "get_skill_content" and step.args.get("slug") in world.skills:
             skill = world.skills[step.args["slug"]]
-            sources.append({"skill": skill.slug, "name": skill.name, "content": clip(skill.content, 2000),
-                            "listed_in_setup": skill.slug in (task.setup.workspace_skills or [])})
+            sources.append(
+                {
+                    "skill": skill.slug,
+                    "name": skill.name,
+                    "content": clip(skill.content, 2000),
+                    "listed_in_setup": skill.slug in (task.setup.workspace_skills or []),
+                }
+            )
         elif step.tool == "read_workspace_resource" and step.args.get("uri") in world.resources:
             resource = world.resources[step.args["uri"]]
-            sources.append({"resource": resource.uri, "title": resource.title, "text": clip(resource.text, 2000)})
+            sources.append(
+                {"resource": resource.uri, "title": resource.title, "text": clip(resource.text, 2000)}
+            )
         elif step.tool == "get_workspace_prompt" and step.args.get("name") in world.prompts:
             prompt = world.prompts[step.args["name"]]
-            sources.append({"prompt": prompt.name, "description": prompt.description, "text": clip(prompt.text, 2000)})
-    return {"widgets": list(widgets.values()), "knowledge_sources": sources,
-            "skills_in_setup": list(ws.skills), "dashboards": [d.name for d in ws.dashboards.values()]}
+            sources.append(
+                {"prompt": prompt.name, "description": prompt.description, "text": clip(prompt.text, 2000)}
+            )
+    return {
+        "widgets": list(widgets.values()),
+        "knowledge_sources": sources,
+        "skills_in_setup": list(ws.skills),
+        "dashboards": [d.name for d in ws.dashboards.values()],
+    }
 
 
 class LLMValidator:
@@ -289,14 +391,33 @@ class LLMValidator:
         self.endpoint = endpoint
 
     def review(self, task: Task, world: World, persona: str) -> list[Flag]:
-        user = render(VALIDATOR_PROMPT, task=task_json(task), max_rows=MAX_ROWS,
-                      digest=json.dumps(world_digest(task, world), indent=1, ensure_ascii=False, default=str))
-        reply = self.endpoint.ask("validator", task.id, self.endpoint.skill("task-validator"), user,
-                                  ValidatorReply)
+        user = render(
+            VALIDATOR_PROMPT,
+            task=task_json(task),
+            max_rows=MAX_ROWS,
+            digest=json.dumps(world_digest(task, world), indent=1, ensure_ascii=False, default=str),
+        )
+        reply = self.endpoint.ask(
+            "validator", task.id, self.endpoint.skill("task-validator"), user, ValidatorReply
+        )
         story = task.meta.story if task.meta else None
-        flags = [make_flag(role="validator", kind="validator", persona=persona, story=story, task_id=task.id,
-                           level=task.level, check=f.check, severity=f.severity, reason=f.reason,
-                           evidence=f.evidence, suggestion=f.suggestion) for f in reply.flags]
-        self.endpoint.progress(f"llm validator {task.id}: {reply.verdict}"
-                               + (f" ({len(flags)} flag(s))" if flags else ""))
+        flags = [
+            make_flag(
+                role="validator",
+                kind="validator",
+                persona=persona,
+                story=story,
+                task_id=task.id,
+                level=task.level,
+                check=f.check,
+                severity=f.severity,
+                reason=f.reason,
+                evidence=f.evidence,
+                suggestion=f.suggestion,
+            )
+            for f in reply.flags
+        ]
+        self.endpoint.progress(
+            f"llm validator {task.id}: {reply.verdict}" + (f" ({len(flags)} flag(s))" if flags else "")
+        )
         return flags

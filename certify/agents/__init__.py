@@ -15,5 +15,17 @@ from .base import (
     register_agent,
 )
 
-__all__ = ["AGENTS", "FAMILIES", "Action", "Agent", "AgentRefused", "AgentSession", "AgentUnavailable", "TaskView",
-           "Usage", "family", "make_agent", "register_agent"]
+__all__ = [
+    "AGENTS",
+    "FAMILIES",
+    "Action",
+    "Agent",
+    "AgentRefused",
+    "AgentSession",
+    "AgentUnavailable",
+    "TaskView",
+    "Usage",
+    "family",
+    "make_agent",
+    "register_agent",
+]

@@ -21,8 +21,12 @@ from ..task import Task
 FINAL_ANSWER_SCHEMA: dict[str, Any] = {
     "name": "final_answer",
     "description": "Submit your final answer and end the episode. Use it once the work is done.",
-    "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
-                   "additionalProperties": False},
+    "parameters": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+        "additionalProperties": False,
+    },
 }
 
 
@@ -38,8 +42,12 @@ class TaskView:
     @classmethod
     def of(cls, task: Task) -> TaskView:
         allowed = task.setup.allowed_tools
-        return cls(task.id, task.prompt, [*tool_schemas(list(allowed) if allowed else None), FINAL_ANSWER_SCHEMA],
-                   tuple(episode_rules(task)))
+        return cls(
+            task.id,
+            task.prompt,
+            [*tool_schemas(list(allowed) if allowed else None), FINAL_ANSWER_SCHEMA],
+            tuple(episode_rules(task)),
+        )
 
     @property
     def tool_names(self) -> list[str]:
@@ -148,8 +156,9 @@ def make_agent(name: str) -> Agent:
     factory = AGENTS.get(prefix)
     if factory is None:
         hint = f"; '{name}' is a family, use it where a population is expected" if name in FAMILIES else ""
-        raise ValueError(f"unknown agent '{name}'; known: {', '.join(sorted(AGENTS))} (openai:<model> for a "
-                         f"model){hint}")
+        raise ValueError(
+            f"unknown agent '{name}'; known: {', '.join(sorted(AGENTS))} (openai:<model> for a model){hint}"
+        )
     return factory(name)
 
 

@@ -25,8 +25,9 @@ _APP = (
 _TAB = re.compile(rf"\bon\s+(?:its|a|an|the)\s+({_CAP})\s+tab\b")
 _PLACE = re.compile(r"\bthe built\b", re.I)
 # "a Pulled Order Tracker table keyed on status": the built table takes that parameter of the widgets worked on.
-_KEYED = re.compile(r"\bkeyed (?:on|by) (?:the |its )?([a-z][a-z ]{1,30}?)(?=[,.;:)]|\s+(?:and|like|as|so|that)\b)",
-                    re.I)
+_KEYED = re.compile(
+    r"\bkeyed (?:on|by) (?:the |its )?([a-z][a-z ]{1,30}?)(?=[,.;:)]|\s+(?:and|like|as|so|that)\b)", re.I
+)
 # "on a tab titled like the board's": the app's tab takes the title the dashboard's tab ends up with.
 _TAB_LIKE = re.compile(r"\btab (?:titled|named) (?:like|after|as) the (?:board|dashboard)(?:'s)?\b", re.I)
 

@@ -52,8 +52,12 @@ class HeuristicSession:
         if not self._queue:
             self._plan()
         action = self._queue.pop(0) if self._queue else None
-        self._log.append({"stage": self._stage, "action": None if action is None else
-                          {"tool": action.tool, "args": action.args}})
+        self._log.append(
+            {
+                "stage": self._stage,
+                "action": None if action is None else {"tool": action.tool, "args": action.args},
+            }
+        )
         return action
 
     # -- observing ----------------------------------------------------------------------------------------
@@ -88,8 +92,10 @@ class HeuristicSession:
         elif self._stage == "schemas":
             self._stage = "act"
             self._targets = self._choose_targets()
-            self._queue.extend(Action("get_widget_schema", {"origin": t["origin"], "widget_id": t["widget_id"]})
-                               for t in self._targets)
+            self._queue.extend(
+                Action("get_widget_schema", {"origin": t["origin"], "widget_id": t["widget_id"]})
+                for t in self._targets
+            )
         elif self._stage == "act":
             self._stage = "note"
             self._act()
@@ -107,8 +113,13 @@ class HeuristicSession:
         chosen = named_widgets(self.prompt, self._catalog)
         if not chosen and self._catalog:
             prompt_words = words(self.prompt)
-            scored = sorted(((len(prompt_words & words(f"{w.get('name')} {w.get('description')}")), i, w)
-                             for i, w in enumerate(self._catalog)), key=lambda s: (-s[0], s[1]))
+            scored = sorted(
+                (
+                    (len(prompt_words & words(f"{w.get('name')} {w.get('description')}")), i, w)
+                    for i, w in enumerate(self._catalog)
+                ),
+                key=lambda s: (-s[0], s[1]),
+            )
             if scored and scored[0][0] >= 2:
                 chosen.append(scored[0][2])
         return chosen
@@ -122,9 +133,14 @@ class HeuristicSession:
                 continue
             best: tuple[int, int, Any] | None = None
             for m in option_mentions(self.prompt, param):
-                before = lowered[max(0, m.start - 24):m.start]
-                stated = 1 if re.search(r"\bto\s+$", before) or str(param.get("paramName", "")).lower() in before \
-                    or str(param.get("label", "")).lower() in before else 0
+                before = lowered[max(0, m.start - 24) : m.start]
+                stated = (
+                    1
+                    if re.search(r"\bto\s+$", before)
+                    or str(param.get("paramName", "")).lower() in before
+                    or str(param.get("label", "")).lower() in before
+                    else 0
+                )
                 candidate = (stated, m.start, m.value)
                 if best is None or candidate[:2] > best[:2]:
                     best = candidate
@@ -134,7 +150,9 @@ class HeuristicSession:
 
     def _instances(self, widget_id: str) -> list[dict[str, Any]]:
         comp = self._snapshot.get("dashboard_composition") or {}
-        return [w for w in comp.get("widgets") or [] if w.get("widget_id") == widget_id and not w.get("generated")]
+        return [
+            w for w in comp.get("widgets") or [] if w.get("widget_id") == widget_id and not w.get("generated")
+        ]
 
     def _instructions(self) -> str:
         return blank_names(self.prompt, (str(w.get("name") or "") for w in self._catalog))
@@ -149,29 +167,41 @@ class HeuristicSession:
             values = self._values(wid)
             instances = self._instances(wid)
             if instances and (repair or not adding):
+
                 def stale_score(w: dict[str, Any], v: dict[str, Any] = values) -> tuple[int, int]:
                     args = w.get("data_args") or {}
                     differs = sum(1 for k, val in v.items() if args.get(k) != val)
                     mentioned = sum(1 for val in args.values() if find(self.prompt, str(val)))
                     return (differs > 0, mentioned)
+
                 stale = max(instances, key=stale_score)
-                self._queue.append(Action("update_widget", {"widget_uuid": stale["widget_uuid"], "data_args": values}))
+                self._queue.append(
+                    Action("update_widget", {"widget_uuid": stale["widget_uuid"], "data_args": values})
+                )
             elif not adding and recording:
                 pass
             else:
-                self._queue.append(Action("create_widget", {"origin": target["origin"], "widget_id": wid,
-                                                            "data_args": values}))
+                self._queue.append(
+                    Action(
+                        "create_widget", {"origin": target["origin"], "widget_id": wid, "data_args": values}
+                    )
+                )
             if recording:
-                self._queue.append(Action("get_widget_data", {"origin": target["origin"], "widget_id": wid,
-                                                              "data_args": values}))
+                self._queue.append(
+                    Action(
+                        "get_widget_data", {"origin": target["origin"], "widget_id": wid, "data_args": values}
+                    )
+                )
 
     def _note(self) -> Action | None:
         name = note_name(self.prompt)
         if name is None:
             return None
         if self._rows:
-            lines = ["; ".join(f"{k}: {v}" for k, v in row.items()) if isinstance(row, dict) else str(row)
-                     for row in self._rows[:5]]
+            lines = [
+                "; ".join(f"{k}: {v}" for k, v in row.items()) if isinstance(row, dict) else str(row)
+                for row in self._rows[:5]
+            ]
             text = "\n".join(lines)
         else:
             text = self._summary()

@@ -118,7 +118,9 @@ def resources(index_text: str) -> list[Document]:
     resource's title (how a request names it); otherwise the title is the URI's last segment."""
     out, seen = [], set()
     for line in index_text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
+        cells = (
+            [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
+        )
         title = cells[0] if cells and cells[0] and not URI.search(cells[0]) else ""
         for uri in URI.findall(line):
             if uri not in seen:
@@ -211,8 +213,11 @@ def units(text: str) -> list[str]:
         return [u for u in out if u]
     raw = text.splitlines()
     headers = {i for i, ln in enumerate(raw[:-1]) if _TABLE_RULE.match(raw[i + 1])}
-    lines = [ln.strip(" |") for i, ln in enumerate(raw)
-             if ln.strip(" |-") and not ln.lstrip().startswith("#") and i not in headers]
+    lines = [
+        ln.strip(" |")
+        for i, ln in enumerate(raw)
+        if ln.strip(" |-") and not ln.lstrip().startswith("#") and i not in headers
+    ]
     if len(lines) >= 2:
         return lines
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]

@@ -60,8 +60,11 @@ POLICY_READS = 3
 NOTE_ROWS = 10
 # A request that names a workspace resource: the index is read to learn which URI carries that title.
 RESOURCE_WORD = re.compile(r"\bresources?\b", re.I)
-TAB_TITLE = re.compile(r"\btab\b.{0,60}?\b(?:title|titled|name|named|call|called|rename|retitle)\b|"
-                       r"\b(?:title|titled|name|named|call|called|rename|retitle)\b.{0,60}?\btab\b", re.I | re.S)
+TAB_TITLE = re.compile(
+    r"\btab\b.{0,60}?\b(?:title|titled|name|named|call|called|rename|retitle)\b|"
+    r"\b(?:title|titled|name|named|call|called|rename|retitle)\b.{0,60}?\btab\b",
+    re.I | re.S,
+)
 
 Script = Generator[Action, dict[str, Any] | None, None]
 
@@ -299,7 +302,8 @@ class LadderSession:
             unit = knowledge.asked_unit(text, question)
             if unit is not None:
                 hop = knowledge.cross_reference(
-                    unit, [d for d in [*work.documents, *(work.index or []), *work.read.values()] if d is not doc]
+                    unit,
+                    [d for d in [*work.documents, *(work.index or []), *work.read.values()] if d is not doc],
                 )
                 if hop is not None:
                     yield from self._read(hop, work)

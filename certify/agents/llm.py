@@ -44,8 +44,15 @@ if TYPE_CHECKING:
     import httpx2
     import openai
 
-__all__ = ["PLACEHOLDER_KEY", "LLMConfig", "OpenAIAgent", "OpenAISession", "check_agents", "resolve_endpoint",
-           "system_prompt"]
+__all__ = [
+    "PLACEHOLDER_KEY",
+    "LLMConfig",
+    "OpenAIAgent",
+    "OpenAISession",
+    "check_agents",
+    "resolve_endpoint",
+    "system_prompt",
+]
 
 FINAL_ANSWER = "final_answer"
 TRUNCATED = "…[truncated: {shown} of {total} characters shown]"
@@ -87,22 +94,43 @@ class LLMConfig(BaseModel):
     parse: ParseMode = "lenient"
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
-    temperature: float | None = Field(default=0.0, description="None leaves it out (models that accept only "
-                                                                  "their default); left out anyway for models "
-                                                                  "known to refuse it")
-    max_tokens: int | None = Field(default=None, gt=0, description="output cap, sent as max_completion_tokens")
+    temperature: float | None = Field(
+        default=0.0,
+        description="None leaves it out (models that accept only "
+        "their default); left out anyway for models "
+        "known to refuse it",
+    )
+    max_tokens: int | None = Field(
+        default=None, gt=0, description="output cap, sent as max_completion_tokens"
+    )
     request_timeout_s: float = Field(default=60.0, gt=0, description="seconds per HTTP attempt")
-    max_retries: int = Field(default=3, ge=0, description="the SDK's retries of a request (429, 5xx, timeouts, "
-                                                          "connection errors), honouring Retry-After")
-    max_requests: int = Field(default=200, ge=1,
-                              description="model requests per episode; a safety stop when a task sets no budget")
-    max_idle_replies: int = Field(default=2, ge=0, description="replies without a tool call in a row that are "
-                                                               "nudged; one more stops the session (tools mode)")
-    max_tool_output_chars: int | None = Field(default=None, gt=0, description="cap on each result the model is "
-                                                                              "sent, with a truncation marker; "
-                                                                              "None sends results whole")
-    context_tokens: int | None = Field(default=None, gt=0, description="trim old tool results beyond this "
-                                                                        "request size; None keeps everything")
+    max_retries: int = Field(
+        default=3,
+        ge=0,
+        description="the SDK's retries of a request (429, 5xx, timeouts, "
+        "connection errors), honouring Retry-After",
+    )
+    max_requests: int = Field(
+        default=200, ge=1, description="model requests per episode; a safety stop when a task sets no budget"
+    )
+    max_idle_replies: int = Field(
+        default=2,
+        ge=0,
+        description="replies without a tool call in a row that are "
+        "nudged; one more stops the session (tools mode)",
+    )
+    max_tool_output_chars: int | None = Field(
+        default=None,
+        gt=0,
+        description="cap on each result the model is "
+        "sent, with a truncation marker; "
+        "None sends results whole",
+    )
+    context_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="trim old tool results beyond this request size; None keeps everything",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -118,10 +146,16 @@ class LLMConfig(BaseModel):
         return self.model_dump(exclude={"api_key"})
 
     def client_config(self) -> ModelConfig:
-        return ModelConfig(model=self.model, base_url=self.base_url, api_key=self.api_key,
-                           timeout_s=self.request_timeout_s, max_retries=self.max_retries,
-                           temperature=self.temperature, max_completion_tokens=self.max_tokens,
-                           context_tokens=self.context_tokens)
+        return ModelConfig(
+            model=self.model,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            timeout_s=self.request_timeout_s,
+            max_retries=self.max_retries,
+            temperature=self.temperature,
+            max_completion_tokens=self.max_tokens,
+            context_tokens=self.context_tokens,
+        )
 
 
 def _dump(obj: Any) -> str:
@@ -129,8 +163,9 @@ def _dump(obj: Any) -> str:
 
 
 def _tool_catalogue(tools: list[dict[str, Any]]) -> str:
-    return "\n".join(f"- {t['name']}: {t.get('description', '').strip()}\n  args: {_dump(t['parameters'])}"
-                     for t in tools)
+    return "\n".join(
+        f"- {t['name']}: {t.get('description', '').strip()}\n  args: {_dump(t['parameters'])}" for t in tools
+    )
 
 
 def system_prompt(view: TaskView, mode: Literal["json", "tools"] = "tools") -> str:
@@ -148,11 +183,19 @@ class OpenAIAgent:
     privileged = False
     deterministic = False
 
-    def __init__(self, config: LLMConfig, *, client: openai.AsyncOpenAI | None = None,
-                 http_client: httpx2.AsyncClient | None = None, prices: PriceTable | None = None) -> None:
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
         self.config = config
         self.name = f"openai:{config.model}"
-        self.model = ModelClient(config.client_config(), client=client, http_client=http_client, prices=prices)
+        self.model = ModelClient(
+            config.client_config(), client=client, http_client=http_client, prices=prices
+        )
         note = self.model.prices.note(config.model)
         self._notes: list[str] = [note] if note else []
 
@@ -160,8 +203,10 @@ class OpenAIAgent:
     def from_name(cls, name: str, **config: Any) -> OpenAIAgent:
         prefix, _, model = name.partition(":")
         if prefix != "openai" or not model.strip():
-            raise ValueError(f"'{name}' names no model: use openai:<model>, e.g. openai:gpt-4.1-mini or "
-                             "openai:llama3.1:8b with OPENAI_BASE_URL pointing at Ollama")
+            raise ValueError(
+                f"'{name}' names no model: use openai:<model>, e.g. openai:gpt-4.1-mini or "
+                "openai:llama3.1:8b with OPENAI_BASE_URL pointing at Ollama"
+            )
         return cls(LLMConfig(model=model.strip(), **config))
 
     @property
@@ -188,8 +233,9 @@ class OpenAIAgent:
     def session(self, view: TaskView, task: Task | None = None) -> OpenAISession:
         return OpenAISession(self, view)
 
-    async def complete(self, messages: list[dict[str, Any]], usage: Usage,
-                       tools: list[dict[str, Any]] | None = None) -> Completion:
+    async def complete(
+        self, messages: list[dict[str, Any]], usage: Usage, tools: list[dict[str, Any]] | None = None
+    ) -> Completion:
         """One reply, its cost added to `usage`; failures sorted into AgentUnavailable and AgentRefused."""
         try:
             completion = await self.model.complete(messages, tools=tools)
@@ -225,10 +271,21 @@ class OpenAISession:
         if self._mode == "json":
             self._tools: list[dict[str, Any]] | None = None
         else:
-            self._tools = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
-                                                             "parameters": t["parameters"]}} for t in view.tools]
-        self._messages: list[dict[str, Any]] = [{"role": "system", "content": system},
-                                                {"role": "user", "content": view.prompt}]
+            self._tools = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t.get("description", ""),
+                        "parameters": t["parameters"],
+                    },
+                }
+                for t in view.tools
+            ]
+        self._messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": view.prompt},
+        ]
         self._queue: deque[tuple[str, Action]] = deque()
         self._awaiting: str | None = None
         self._nudged = False
@@ -275,8 +332,9 @@ class OpenAISession:
 
     async def _next_tools(self, observation: dict[str, Any] | None) -> Action | None:
         if observation is not None and self._awaiting is not None:
-            self._messages.append({"role": "tool", "tool_call_id": self._awaiting,
-                                   "content": self._observed(observation)})
+            self._messages.append(
+                {"role": "tool", "tool_call_id": self._awaiting, "content": self._observed(observation)}
+            )
             self._awaiting = None
         elif observation is not None and self._nudged:
             self._messages.append({"role": "user", "content": str(observation.get("message") or "")})
@@ -298,8 +356,13 @@ class OpenAISession:
             records = []
             for n, call in enumerate(calls):
                 call_id = call.id or f"call_{self._replies}_{n}"
-                records.append({"id": call_id, "type": "function",
-                                "function": {"name": call.function.name, "arguments": call.function.arguments}})
+                records.append(
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": call.function.name, "arguments": call.function.arguments},
+                    }
+                )
                 parsed = parse_arguments(call.function.name, call.function.arguments, self._parse)
                 self._count(parsed.kind)
                 self._queue.append((call_id, parsed.action))

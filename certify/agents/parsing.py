@@ -107,12 +107,16 @@ def parse_reply(text: str | None, mode: ParseMode) -> Parsed:
     raw = text or ""
     stripped = raw.strip()
     if not stripped:
-        return Parsed(Action("", parse_error="the reply is empty; expected one JSON action", raw=raw), "failed")
+        return Parsed(
+            Action("", parse_error="the reply is empty; expected one JSON action", raw=raw), "failed"
+        )
     strict_problem = None
     try:
         whole = json.loads(stripped)
     except json.JSONDecodeError as exc:
-        strict_problem = f"the reply is not a single JSON object ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        strict_problem = (
+            f"the reply is not a single JSON object ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        )
     else:
         found = _action_from(whole)
         if isinstance(found, tuple):
@@ -124,13 +128,17 @@ def parse_reply(text: str | None, mode: ParseMode) -> Parsed:
             if isinstance(found, str):
                 return Parsed(Action("", parse_error=found, raw=_clip(raw)), "failed")
             if mode == "strict":
-                error = ("the reply has text around its JSON action; reply with exactly one JSON object "
-                         '{"tool": NAME, "args": {...}} and nothing else')
+                error = (
+                    "the reply has text around its JSON action; reply with exactly one JSON object "
+                    '{"tool": NAME, "args": {...}} and nothing else'
+                )
                 return Parsed(Action("", parse_error=error, raw=_clip(raw)), "lenient")
             return Parsed(Action(found[0], found[1], raw=_clip(raw), lenient=True), "lenient")
     if truncated(stripped):
-        strict_problem = (f"{strict_problem}: it is truncated, the object is never closed (the reply may have hit "
-                          "its output cap)")
+        strict_problem = (
+            f"{strict_problem}: it is truncated, the object is never closed (the reply may have hit "
+            "its output cap)"
+        )
     error = f'{strict_problem}; reply with exactly one JSON object {{"tool": NAME, "args": {{...}}}}'
     return Parsed(Action("", parse_error=error, raw=_clip(raw)), "failed")
 
@@ -149,8 +157,10 @@ def parse_arguments(tool: str, arguments: str | None, mode: ParseMode) -> Parsed
             return Parsed(Action(tool, args, raw=_clip(raw)), "strict")
         problem = f"the arguments of {tool} must be a JSON object, got {type(args).__name__}"
     if truncated(raw):
-        problem = (f"the arguments of {tool} are truncated JSON: the object is never closed (the reply may have "
-                   "hit its output cap)")
+        problem = (
+            f"the arguments of {tool} are truncated JSON: the object is never closed (the reply may have "
+            "hit its output cap)"
+        )
         return Parsed(Action(tool, parse_error=problem, raw=_clip(raw)), "failed")
     first = next((obj for obj in top_level_objects(raw) if isinstance(obj, dict)), None)
     if first is not None:

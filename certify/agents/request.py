@@ -218,7 +218,11 @@ def described_spans(
     for m in re.finditer(r"\bfrom\s+(?:the\s+)?", prompt, re.I):
         tail = re.split(r"[.;:,!?]", prompt[m.end() : m.end() + 60], maxsplit=1)[0]
         # the origin belongs to this "from" unless another "from" comes first ("… come from <widget> from <origin>")
-        sources = [s for s in origins if s and (hits := find(tail, s)) and not re.search(r"\bfrom\b", tail[: hits[0]], re.I)]
+        sources = [
+            s
+            for s in origins
+            if s and (hits := find(tail, s)) and not re.search(r"\bfrom\b", tail[: hits[0]], re.I)
+        ]
         rest = prompt[m.end() :].lower()
         for origin in sources:
             if rest.startswith(origin.lower() + "'s "):
@@ -238,8 +242,10 @@ def described_spans(
                 cut = max(cut, v.end())
         begin = request.sentence_of(m.start())[0] + cut
         phrase = prompt[begin:start]
-        last = max((pos + len(str(t.widget["name"])) for t in named for pos in t.positions if begin <= pos < start),
-                   default=-1)
+        last = max(
+            (pos + len(str(t.widget["name"])) for t in named for pos in t.positions if begin <= pos < start),
+            default=-1,
+        )
         if last >= 0 and not prompt[last:start].strip():
             # "from <origin>" belongs to the widget named right before it; a description can only precede that
             # name, joined to it by "and" or a comma ("the family's flows and Redemption Notices from …")
@@ -422,7 +428,9 @@ def _is_stale(text: str, position: int, floor: int) -> bool:
     return stale >= 0 and stale >= target
 
 
-def twin_signatures(request: Request, schema: dict[str, Any], name: str | None = None) -> list[dict[str, Any]]:
+def twin_signatures(
+    request: Request, schema: dict[str, Any], name: str | None = None
+) -> list[dict[str, Any]]:
     """For each fencing clause about the widget (one that names it, or names nothing), the values it states: the
     instance showing them is to be left alone. A clause that names another widget fences that one only."""
     out = []

@@ -69,7 +69,9 @@ class BM25:
         self._idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in frequency.items()}
 
     def scores(self, query: str) -> list[float]:
-        wanted = dict.fromkeys(terms(query))  # in query order: summing over a set made ties hash-seed dependent
+        wanted = dict.fromkeys(
+            terms(query)
+        )  # in query order: summing over a set made ties hash-seed dependent
         out = []
         for doc, length in zip(self._docs, self._lengths, strict=True):
             norm = self.k1 * (1 - self.b + self.b * (length / self._avg if self._avg else 0.0))

@@ -11,4 +11,13 @@ from . import (  # noqa: F401  (registration)
 )
 from .core import CHECKS, CheckFn, CheckResult, GradeContext, GradeResult, check, grade, grade_context
 
-__all__ = ["CHECKS", "CheckFn", "CheckResult", "GradeContext", "GradeResult", "check", "grade", "grade_context"]
+__all__ = [
+    "CHECKS",
+    "CheckFn",
+    "CheckResult",
+    "GradeContext",
+    "GradeResult",
+    "check",
+    "grade",
+    "grade_context",
+]

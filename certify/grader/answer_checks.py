@@ -16,8 +16,13 @@ def _answer_graded(ctx: GradeContext) -> bool:
 def missing_final_answer(ctx: GradeContext) -> Iterable[CheckResult]:
     if _answer_graded(ctx):
         text = ctx.final_answer or ""
-        yield CheckResult("missing_final_answer", bool(text.strip()), "a final answer was submitted",
-                          f"{len(text)} characters", "answer")
+        yield CheckResult(
+            "missing_final_answer",
+            bool(text.strip()),
+            "a final answer was submitted",
+            f"{len(text)} characters",
+            "answer",
+        )
 
 
 @check("missing_answer_value")
@@ -25,9 +30,13 @@ def missing_answer_value(ctx: GradeContext) -> Iterable[CheckResult]:
     text = ctx.final_answer or ""
     nums = numbers_in(text)
     for value in ctx.eval.required_values_in_answer:
-        yield CheckResult("missing_answer_value", bool(text) and text_contains(text, value, blob_numbers=nums),
-                          f"answer states '{value}'", "present" if value.casefold() in text.casefold() else "absent",
-                          "answer")
+        yield CheckResult(
+            "missing_answer_value",
+            bool(text) and text_contains(text, value, blob_numbers=nums),
+            f"answer states '{value}'",
+            "present" if value.casefold() in text.casefold() else "absent",
+            "answer",
+        )
 
 
 @check("answer_judgment")
@@ -40,5 +49,10 @@ def answer_judgment(ctx: GradeContext) -> Iterable[CheckResult]:
     if verdict is None:
         yield CheckResult("answer_judgment", True, "judge verdict", "pending: no judge configured", "answer")
     else:
-        yield CheckResult("answer_judgment", bool(verdict.get("passed")), "judge verdict",
-                          str(verdict.get("reason") or ""), "answer")
+        yield CheckResult(
+            "answer_judgment",
+            bool(verdict.get("passed")),
+            "judge verdict",
+            str(verdict.get("reason") or ""),
+            "answer",
+        )

@@ -29,8 +29,13 @@ class CheckResult:
     group: str = "state"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "passed": self.passed, "label": self.label, "evidence": self.evidence,
-                "group": self.group}
+        return {
+            "code": self.code,
+            "passed": self.passed,
+            "label": self.label,
+            "evidence": self.evidence,
+            "group": self.group,
+        }
 
 
 @dataclass
@@ -59,8 +64,12 @@ class GradeResult:
         return tuple(sorted(f"{c.code}:{c.label}" for c in self.failures))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "share": round(self.share, 4), "failure_codes": self.failure_codes,
-                "checks": [c.to_dict() for c in self.checks]}
+        return {
+            "passed": self.passed,
+            "share": round(self.share, 4),
+            "failure_codes": self.failure_codes,
+            "checks": [c.to_dict() for c in self.checks],
+        }
 
 
 @dataclass
@@ -138,4 +147,6 @@ def grade_context(ctx: GradeContext, registry: dict[str, CheckFn] | None = None)
 
 
 def grade(task: Task, episode: Episode, registry: dict[str, CheckFn] | None = None) -> GradeResult:
-    return grade_context(GradeContext(task, episode.workspace, episode.events, episode.final_answer), registry)
+    return grade_context(
+        GradeContext(task, episode.workspace, episode.events, episode.final_answer), registry
+    )

@@ -32,7 +32,9 @@ def published(ctx: GradeContext) -> list[PublishedBackend]:
         if custom is None:
             continue
         widgets = {wid: d.definition for wid, d in conn.catalog.widgets.items()}
-        out.append(PublishedBackend(conn.id, conn.name, widgets, list(conn.catalog.apps), list(custom.warnings)))
+        out.append(
+            PublishedBackend(conn.id, conn.name, widgets, list(conn.catalog.apps), list(custom.warnings))
+        )
     ctx.extras["published"] = out
     return out
 
@@ -63,8 +65,12 @@ def _flat_params(params: Any) -> list[dict[str, Any]]:
 def _shallow_includes(spec: dict[str, Any], item: dict[str, Any]) -> bool:
     for key, value in spec.items():
         if key == "renderFn":
-            have = {s.strip() for s in (item.get(key) if isinstance(item.get(key), list) else
-                                        str(item.get(key) or "").split(","))}
+            have = {
+                s.strip()
+                for s in (
+                    item.get(key) if isinstance(item.get(key), list) else str(item.get(key) or "").split(",")
+                )
+            }
             want = {s.strip() for s in (value if isinstance(value, list) else str(value).split(","))}
             if not want <= have:
                 return False
@@ -74,15 +80,22 @@ def _shallow_includes(spec: dict[str, Any], item: dict[str, Any]) -> bool:
 
 
 def _named_backends(ctx: GradeContext) -> list[str]:
-    names = [d.backend_name for d in ctx.eval.required_widget_defs] + [d.backend_name for d in ctx.eval.required_app_defs]
+    names = [d.backend_name for d in ctx.eval.required_widget_defs] + [
+        d.backend_name for d in ctx.eval.required_app_defs
+    ]
     return list(dict.fromkeys(names))
 
 
 @check("missing_custom_backend")
 def missing_custom_backend(ctx: GradeContext) -> Iterable[CheckResult]:
     for name in _named_backends(ctx):
-        yield CheckResult("missing_custom_backend", _backend(ctx, name) is not None, f"backend '{name}' published",
-                          ", ".join(b.name for b in published(ctx)) or "no custom backends", "definitions")
+        yield CheckResult(
+            "missing_custom_backend",
+            _backend(ctx, name) is not None,
+            f"backend '{name}' published",
+            ", ".join(b.name for b in published(ctx)) or "no custom backends",
+            "definitions",
+        )
 
 
 @check("backend_validation_warnings")
@@ -90,9 +103,13 @@ def backend_validation_warnings(ctx: GradeContext) -> Iterable[CheckResult]:
     names = set(_named_backends(ctx))
     for backend in published(ctx):
         if backend.name in names or ctx.eval.workspace_checks.require_no_backend_warnings:
-            yield CheckResult("backend_validation_warnings", not backend.warnings,
-                              f"backend '{backend.name}' accepted without warnings", "; ".join(backend.warnings[:3]),
-                              "definitions")
+            yield CheckResult(
+                "backend_validation_warnings",
+                not backend.warnings,
+                f"backend '{backend.name}' accepted without warnings",
+                "; ".join(backend.warnings[:3]),
+                "definitions",
+            )
 
 
 def _def_for(backend: PublishedBackend, req: RequiredWidgetDef) -> tuple[str, dict[str, Any]] | None:
@@ -101,8 +118,14 @@ def _def_for(backend: PublishedBackend, req: RequiredWidgetDef) -> tuple[str, di
         definition = backend.widgets.get(req.widget_id)
         return (req.widget_id, definition) if isinstance(definition, dict) else None
     want = str(req.name).casefold()
-    return next(((wid, d) for wid, d in backend.widgets.items()
-                 if isinstance(d, dict) and str(d.get("name") or "").casefold() == want), None)
+    return next(
+        (
+            (wid, d)
+            for wid, d in backend.widgets.items()
+            if isinstance(d, dict) and str(d.get("name") or "").casefold() == want
+        ),
+        None,
+    )
 
 
 @check("missing_widget_def")
@@ -110,9 +133,13 @@ def missing_widget_def(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widget_defs:
         backend = _backend(ctx, req.backend_name)
         if backend is not None:
-            yield CheckResult("missing_widget_def", _def_for(backend, req) is not None,
-                              f"'{req.backend_name}' serves widget '{req.widget_id or req.name}'",
-                              f"widgets: {sorted(backend.widgets)[:8]}", "definitions")
+            yield CheckResult(
+                "missing_widget_def",
+                _def_for(backend, req) is not None,
+                f"'{req.backend_name}' serves widget '{req.widget_id or req.name}'",
+                f"widgets: {sorted(backend.widgets)[:8]}",
+                "definitions",
+            )
 
 
 @check("widget_def_mismatch")
@@ -125,18 +152,32 @@ def widget_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
         wid, definition = found_def
         for dotted, value in req.expect.items():
             found, actual = _path(definition, dotted)
-            yield CheckResult("widget_def_mismatch", found and actual == value,
-                              f"{req.widget_id or req.name}.{dotted} == {value!r}",
-                              f"is {actual!r}" if found else "absent", "definitions")
+            yield CheckResult(
+                "widget_def_mismatch",
+                found and actual == value,
+                f"{req.widget_id or req.name}.{dotted} == {value!r}",
+                f"is {actual!r}" if found else "absent",
+                "definitions",
+            )
         params = _flat_params(definition.get("params"))
         for spec in req.params_include:
-            yield CheckResult("widget_def_mismatch", any(_shallow_includes(spec, p) for p in params),
-                              f"{wid} has a param like {spec}", f"{len(params)} param(s)", "definitions")
+            yield CheckResult(
+                "widget_def_mismatch",
+                any(_shallow_includes(spec, p) for p in params),
+                f"{wid} has a param like {spec}",
+                f"{len(params)} param(s)",
+                "definitions",
+            )
         columns = ((definition.get("data") or {}).get("table") or {}).get("columnsDefs") or []
         for spec in req.columns_include:
             ok = any(isinstance(c, dict) and _shallow_includes(spec, c) for c in columns)
-            yield CheckResult("widget_def_mismatch", ok, f"{wid} has a column like {spec}",
-                              f"{len(columns)} column(s)", "definitions")
+            yield CheckResult(
+                "widget_def_mismatch",
+                ok,
+                f"{wid} has a column like {spec}",
+                f"{len(columns)} column(s)",
+                "definitions",
+            )
 
 
 def _find_app(backend: PublishedBackend, template_id: str | None, name_contains: str | None) -> dict | None:
@@ -158,9 +199,13 @@ def _required_apps(ctx: GradeContext) -> Iterable[tuple[Any, dict | None]]:
 @check("missing_app_def")
 def missing_app_def(ctx: GradeContext) -> Iterable[CheckResult]:
     for req, app in _required_apps(ctx):
-        yield CheckResult("missing_app_def", app is not None,
-                          f"'{req.backend_name}' publishes app '{req.template_id or req.name_contains}'",
-                          "found" if app else "not found", "definitions")
+        yield CheckResult(
+            "missing_app_def",
+            app is not None,
+            f"'{req.backend_name}' publishes app '{req.template_id or req.name_contains}'",
+            "found" if app else "not found",
+            "definitions",
+        )
 
 
 @check("app_def_mismatch")
@@ -172,38 +217,80 @@ def app_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
         tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
         for dotted, value in req.expect.items():
             found, actual = _path(app, dotted)
-            yield CheckResult("app_def_mismatch", found and actual == value, f"app '{name}'.{dotted} == {value!r}",
-                              f"is {actual!r}" if found else "absent", "definitions")
+            yield CheckResult(
+                "app_def_mismatch",
+                found and actual == value,
+                f"app '{name}'.{dotted} == {value!r}",
+                f"is {actual!r}" if found else "absent",
+                "definitions",
+            )
         for tab in req.tabs_include:
-            yield CheckResult("app_def_mismatch", tab in tabs, f"app '{name}' has tab '{tab}'",
-                              f"tabs: {sorted(tabs)}", "definitions")
+            yield CheckResult(
+                "app_def_mismatch",
+                tab in tabs,
+                f"app '{name}' has tab '{tab}'",
+                f"tabs: {sorted(tabs)}",
+                "definitions",
+            )
         names = {k: str(t.get("name") or "") for k, t in tabs.items() if isinstance(t, dict)}
         for want in req.tab_names_include:
-            yield CheckResult("app_def_mismatch", any(n.casefold() == want.casefold() for n in names.values()),
-                              f"app '{name}' has a tab named '{want}'", f"tab names: {sorted(names.values())}",
-                              "definitions")
+            yield CheckResult(
+                "app_def_mismatch",
+                any(n.casefold() == want.casefold() for n in names.values()),
+                f"app '{name}' has a tab named '{want}'",
+                f"tab names: {sorted(names.values())}",
+                "definitions",
+            )
         if req.tab_count is not None:
-            yield CheckResult("app_def_mismatch", len(tabs) == req.tab_count, f"app '{name}' has {req.tab_count} tabs",
-                              f"{len(tabs)} tab(s)", "definitions")
+            yield CheckResult(
+                "app_def_mismatch",
+                len(tabs) == req.tab_count,
+                f"app '{name}' has {req.tab_count} tabs",
+                f"{len(tabs)} tab(s)",
+                "definitions",
+            )
         if req.prompts_min_count is not None:
             count = len(app.get("prompts") or [])
-            yield CheckResult("app_def_mismatch", count >= req.prompts_min_count,
-                              f"app '{name}' has at least {req.prompts_min_count} prompts", f"{count}", "definitions")
+            yield CheckResult(
+                "app_def_mismatch",
+                count >= req.prompts_min_count,
+                f"app '{name}' has at least {req.prompts_min_count} prompts",
+                f"{count}",
+                "definitions",
+            )
         backend = _backend(ctx, req.backend_name)
         for item in req.widgets_on_tab:
             tab = _tab_of(tabs, item)
             refs = [x.get("i") for x in tab.get("layout") or [] if isinstance(x, dict)]
-            wanted = {item.widget_id} if item.widget_id is not None else {
-                wid for wid, d in (backend.widgets.items() if backend else ()) if isinstance(d, dict)
-                and str(d.get("name") or "").casefold() == str(item.widget_name).casefold()}
+            wanted = (
+                {item.widget_id}
+                if item.widget_id is not None
+                else {
+                    wid
+                    for wid, d in (backend.widgets.items() if backend else ())
+                    if isinstance(d, dict)
+                    and str(d.get("name") or "").casefold() == str(item.widget_name).casefold()
+                }
+            )
             where, what = item.tab_id or item.tab_name, item.widget_id or item.widget_name
-            yield CheckResult("app_def_mismatch", bool(wanted & set(refs)), f"app '{name}' tab '{where}' shows '{what}'",
-                              f"layout: {refs}", "definitions")
+            yield CheckResult(
+                "app_def_mismatch",
+                bool(wanted & set(refs)),
+                f"app '{name}' tab '{where}' shows '{what}'",
+                f"layout: {refs}",
+                "definitions",
+            )
         for spec in req.groups_include:
             want = spec.model_dump(exclude={"widgetIds_include"})
-            ok = any(isinstance(g, dict) and all(g.get(k) == v for k, v in want.items())
-                     and set(spec.widgetIds_include) <= set(g.get("widgetIds") or []) for g in app.get("groups") or [])
-            yield CheckResult("app_def_mismatch", ok, f"app '{name}' has a group like {want}", "", "definitions")
+            ok = any(
+                isinstance(g, dict)
+                and all(g.get(k) == v for k, v in want.items())
+                and set(spec.widgetIds_include) <= set(g.get("widgetIds") or [])
+                for g in app.get("groups") or []
+            )
+            yield CheckResult(
+                "app_def_mismatch", ok, f"app '{name}' has a group like {want}", "", "definitions"
+            )
 
 
 def _tab_of(tabs: dict[str, Any], item: WidgetOnTab) -> dict[str, Any]:
@@ -211,7 +298,9 @@ def _tab_of(tabs: dict[str, Any], item: WidgetOnTab) -> dict[str, Any]:
         tab = tabs.get(item.tab_id)
         return tab if isinstance(tab, dict) else {}
     want = str(item.tab_name).casefold()
-    return next((t for t in tabs.values() if isinstance(t, dict) and str(t.get("name") or "").casefold() == want), {})
+    return next(
+        (t for t in tabs.values() if isinstance(t, dict) and str(t.get("name") or "").casefold() == want), {}
+    )
 
 
 def _app_structure_targets(ctx: GradeContext, flag: str) -> Iterable[tuple[PublishedBackend, dict]]:
@@ -235,10 +324,20 @@ def _app_structure_targets(ctx: GradeContext, flag: str) -> Iterable[tuple[Publi
 def app_layout_refs(ctx: GradeContext) -> Iterable[CheckResult]:
     for backend, app in _app_structure_targets(ctx, "layout_refs_valid"):
         tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
-        bad = [str(x.get("i")) for t in tabs.values() if isinstance(t, dict) for x in t.get("layout") or []
-               if isinstance(x, dict) and x.get("i") != "navigation_bar" and x.get("i") not in backend.widgets]
-        yield CheckResult("app_layout_ref_invalid", not bad, f"app '{app.get('name')}' layout refers to served widgets",
-                          f"unknown: {bad}" if bad else "ok", "definitions")
+        bad = [
+            str(x.get("i"))
+            for t in tabs.values()
+            if isinstance(t, dict)
+            for x in t.get("layout") or []
+            if isinstance(x, dict) and x.get("i") != "navigation_bar" and x.get("i") not in backend.widgets
+        ]
+        yield CheckResult(
+            "app_layout_ref_invalid",
+            not bad,
+            f"app '{app.get('name')}' layout refers to served widgets",
+            f"unknown: {bad}" if bad else "ok",
+            "definitions",
+        )
 
 
 @check("app_layout_overlap")
@@ -252,6 +351,13 @@ def app_layout_overlap(ctx: GradeContext) -> Iterable[CheckResult]:
                     rects.append((x.get("i"), Rect(*(float(x[k]) for k in ("x", "y", "w", "h")))))
                 except (KeyError, TypeError, ValueError, AttributeError):
                     continue
-            clashes = [f"{a}/{b}" for i, (a, ra) in enumerate(rects) for b, rb in rects[:i] if overlaps(ra, rb)]
-            yield CheckResult("app_layout_overlap", not clashes, f"app '{app.get('name')}' tab '{key}' has no overlaps",
-                              f"{clashes}" if clashes else "ok", "definitions")
+            clashes = [
+                f"{a}/{b}" for i, (a, ra) in enumerate(rects) for b, rb in rects[:i] if overlaps(ra, rb)
+            ]
+            yield CheckResult(
+                "app_layout_overlap",
+                not clashes,
+                f"app '{app.get('name')}' tab '{key}' has no overlaps",
+                f"{clashes}" if clashes else "ok",
+                "definitions",
+            )

@@ -27,10 +27,15 @@ def unrequested_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
         else:
             accounted = any(widget_matches(w, req) for req in ctx.eval.required_widgets)
         if not accounted:
-            extra.append(f"{w.uuid} {w.name or w.widget_id} {json_blob(w.data_args) if not w.generated else ''}".strip())
-    yield CheckResult("unrequested_widget", len(extra) <= limit,
-                      f"at most {limit} widget(s) on '{ctx.judged.name}' that nothing asked for",
-                      f"{len(extra)}: {'; '.join(extra[:4])}" if extra else "none")
+            extra.append(
+                f"{w.uuid} {w.name or w.widget_id} {json_blob(w.data_args) if not w.generated else ''}".strip()
+            )
+    yield CheckResult(
+        "unrequested_widget",
+        len(extra) <= limit,
+        f"at most {limit} widget(s) on '{ctx.judged.name}' that nothing asked for",
+        f"{len(extra)}: {'; '.join(extra[:4])}" if extra else "none",
+    )
 
 
 def _present(blob: str, values: list[str]) -> list[str]:
@@ -48,11 +53,19 @@ def forbidden_values(ctx: GradeContext) -> Iterable[CheckResult]:
         for w in ctx.judged.widgets:
             if w.uuid not in initial and generated_matches(w, req):
                 found += [v for v in _present(generated_blob(w), req.must_not_contain) if v not in found]
-        yield CheckResult("forbidden_value", not found,
-                          f"no {req.widget_type} named like '{req.name_contains or ''}' states a distractor "
-                          f"({len(req.must_not_contain)} listed)", f"states {found[:5]}" if found else "none stated")
+        yield CheckResult(
+            "forbidden_value",
+            not found,
+            f"no {req.widget_type} named like '{req.name_contains or ''}' states a distractor "
+            f"({len(req.must_not_contain)} listed)",
+            f"states {found[:5]}" if found else "none stated",
+        )
     if ctx.eval.answer_must_not_contain:
         found = _present(ctx.final_answer or "", ctx.eval.answer_must_not_contain)
-        yield CheckResult("forbidden_value", not found,
-                          f"the answer states no distractor ({len(ctx.eval.answer_must_not_contain)} listed)",
-                          f"states {found[:5]}" if found else "none stated", "answer")
+        yield CheckResult(
+            "forbidden_value",
+            not found,
+            f"the answer states no distractor ({len(ctx.eval.answer_must_not_contain)} listed)",
+            f"states {found[:5]}" if found else "none stated",
+            "answer",
+        )

@@ -27,8 +27,13 @@ def preserve_other_dashboards(ctx: GradeContext) -> Iterable[CheckResult]:
             changed.append(f"{before.name} ({dash_id}) missing")
         elif after.composition() != before.composition():
             changed.append(f"{before.name} ({dash_id}) changed")
-    yield CheckResult("collateral_dashboard_change", not changed, "every other dashboard unchanged",
-                      "; ".join(changed[:5]) if changed else "unchanged", "preservation")
+    yield CheckResult(
+        "collateral_dashboard_change",
+        not changed,
+        "every other dashboard unchanged",
+        "; ".join(changed[:5]) if changed else "unchanged",
+        "preservation",
+    )
 
 
 @check("custom_backend_replaced")
@@ -36,8 +41,13 @@ def preserve_custom_backend_ids(ctx: GradeContext) -> Iterable[CheckResult]:
     if not ctx.eval.workspace_checks.preserve_custom_backend_ids:
         return
     gone = [k for k in ctx.workspace.initial_custom if k not in ctx.workspace.custom]
-    yield CheckResult("custom_backend_replaced", not gone, "initial custom backends kept", f"missing: {gone}",
-                      "preservation")
+    yield CheckResult(
+        "custom_backend_replaced",
+        not gone,
+        "initial custom backends kept",
+        f"missing: {gone}",
+        "preservation",
+    )
 
 
 @check("duplicate_custom_backend_name")
@@ -46,8 +56,13 @@ def unique_custom_backend_names(ctx: GradeContext) -> Iterable[CheckResult]:
         return
     names = [b.name for b in ctx.workspace.custom.values()]
     dupes = sorted({n for n in names if names.count(n) > 1})
-    yield CheckResult("duplicate_custom_backend_name", not dupes, "custom backend names unique", f"duplicates: {dupes}",
-                      "preservation")
+    yield CheckResult(
+        "duplicate_custom_backend_name",
+        not dupes,
+        "custom backend names unique",
+        f"duplicates: {dupes}",
+        "preservation",
+    )
 
 
 @check("unexpected_dashboard_created")
@@ -56,8 +71,13 @@ def dashboard_delta(ctx: GradeContext) -> Iterable[CheckResult]:
     if limit is None:
         return
     delta = len(ctx.workspace.dashboards) - len(ctx.workspace.initial_dashboards)
-    yield CheckResult("unexpected_dashboard_created", delta <= limit, f"at most {limit} new dashboard(s)",
-                      f"{delta} created", "preservation")
+    yield CheckResult(
+        "unexpected_dashboard_created",
+        delta <= limit,
+        f"at most {limit} new dashboard(s)",
+        f"{delta} created",
+        "preservation",
+    )
 
 
 @check("unexpected_backend_created")
@@ -66,5 +86,10 @@ def backend_delta(ctx: GradeContext) -> Iterable[CheckResult]:
     if limit is None:
         return
     delta = len(ctx.workspace.custom) - len(ctx.workspace.initial_custom)
-    yield CheckResult("unexpected_backend_created", delta <= limit, f"at most {limit} new backend(s)",
-                      f"{delta} added", "preservation")
+    yield CheckResult(
+        "unexpected_backend_created",
+        delta <= limit,
+        f"at most {limit} new backend(s)",
+        f"{delta} added",
+        "preservation",
+    )

@@ -13,15 +13,23 @@ from .match import json_blob, numbers_in, phrase_matches, subset, text_contains
 
 
 def widget_matches(widget: Widget, req: RequiredWidget) -> bool:
-    return (not widget.generated and widget.origin == req.origin
-            and (req.widget_id is None or widget.widget_id == req.widget_id)
-            and (req.name is None or widget.name.casefold() == req.name.casefold())
-            and (req.tab_id is None or widget.tab_id == req.tab_id) and subset(req.data_args, widget.data_args))
+    return (
+        not widget.generated
+        and widget.origin == req.origin
+        and (req.widget_id is None or widget.widget_id == req.widget_id)
+        and (req.name is None or widget.name.casefold() == req.name.casefold())
+        and (req.tab_id is None or widget.tab_id == req.tab_id)
+        and subset(req.data_args, widget.data_args)
+    )
 
 
 def generated_matches(widget: Widget, req: RequiredGeneratedWidget) -> bool:
-    return (widget.generated and widget.type == req.widget_type and (req.tab_id is None or widget.tab_id == req.tab_id)
-            and (not req.name_contains or req.name_contains.casefold() in widget.name.casefold()))
+    return (
+        widget.generated
+        and widget.type == req.widget_type
+        and (req.tab_id is None or widget.tab_id == req.tab_id)
+        and (not req.name_contains or req.name_contains.casefold() in widget.name.casefold())
+    )
 
 
 def _describe(req: RequiredWidget) -> str:
@@ -33,8 +41,12 @@ def _describe(req: RequiredWidget) -> str:
 def judged_dashboard(ctx: GradeContext) -> Iterable[CheckResult]:
     name = ctx.eval.judged_dashboard
     if name is not None:
-        yield CheckResult("missing_dashboard", ctx.judged_found, f"dashboard '{name}' present",
-                          f"judging '{ctx.judged.name}' ({ctx.judged.id})")
+        yield CheckResult(
+            "missing_dashboard",
+            ctx.judged_found,
+            f"dashboard '{name}' present",
+            f"judging '{ctx.judged.name}' ({ctx.judged.id})",
+        )
 
 
 @check("dashboard_name")
@@ -42,8 +54,12 @@ def dashboard_name(ctx: GradeContext) -> Iterable[CheckResult]:
     want = ctx.eval.required_dashboard_name_contains
     if want:
         name = ctx.judged.name
-        yield CheckResult("dashboard_name", phrase_matches(want, name), f"active dashboard named like '{want}'",
-                          f"active dashboard is '{name}' ({ctx.judged.id})")
+        yield CheckResult(
+            "dashboard_name",
+            phrase_matches(want, name),
+            f"active dashboard named like '{want}'",
+            f"active dashboard is '{name}' ({ctx.judged.id})",
+        )
 
 
 @check("missing_tab")
@@ -65,8 +81,12 @@ def required_tab_names(ctx: GradeContext) -> Iterable[CheckResult]:
 def required_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widgets:
         count = sum(1 for w in ctx.judged.widgets if widget_matches(w, req))
-        yield CheckResult("missing_widget", count >= req.min_count, f"at least {req.min_count} x {_describe(req)}",
-                          f"{count} matching on '{ctx.judged.name}'")
+        yield CheckResult(
+            "missing_widget",
+            count >= req.min_count,
+            f"at least {req.min_count} x {_describe(req)}",
+            f"{count} matching on '{ctx.judged.name}'",
+        )
 
 
 @check("too_many_widgets")
@@ -74,8 +94,12 @@ def widget_caps(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widgets:
         if req.max_count is not None:
             count = sum(1 for w in ctx.judged.widgets if widget_matches(w, req))
-            yield CheckResult("too_many_widgets", count <= req.max_count,
-                              f"at most {req.max_count} x {_describe(req)}", f"{count} matching on '{ctx.judged.name}'")
+            yield CheckResult(
+                "too_many_widgets",
+                count <= req.max_count,
+                f"at most {req.max_count} x {_describe(req)}",
+                f"{count} matching on '{ctx.judged.name}'",
+            )
 
 
 def generated_blob(widget: Widget) -> str:
@@ -111,15 +135,22 @@ def required_generated_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
 def required_layouts(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_layouts:
         want = {k: getattr(req, k) for k in ("x", "y", "w", "h") if getattr(req, k) is not None}
-        candidates = [w for w in ctx.judged.widgets
-                      if (req.widget_uuid is None or w.uuid == req.widget_uuid)
-                      and (req.widget_id is None or w.widget_id == req.widget_id)
-                      and (req.tab_id is None or w.tab_id == req.tab_id)]
+        candidates = [
+            w
+            for w in ctx.judged.widgets
+            if (req.widget_uuid is None or w.uuid == req.widget_uuid)
+            and (req.widget_id is None or w.widget_id == req.widget_id)
+            and (req.tab_id is None or w.tab_id == req.tab_id)
+        ]
         ok = any(all(float(getattr(w, k)) == float(v) for k, v in want.items()) for w in candidates)
         ref = req.widget_uuid or req.widget_id or "widget"
         seen = [f"{w.uuid}@{w.tab_id}:{w.x:g},{w.y:g},{w.w:g},{w.h:g}" for w in candidates][:3]
-        yield CheckResult("layout_mismatch", ok, f"{ref} at {want} on tab '{req.tab_id}'",
-                          f"found {seen}" if seen else "no such widget")
+        yield CheckResult(
+            "layout_mismatch",
+            ok,
+            f"{ref} at {want} on tab '{req.tab_id}'",
+            f"found {seen}" if seen else "no such widget",
+        )
 
 
 @check("layout_out_of_grid")
@@ -129,8 +160,12 @@ def within_grid(ctx: GradeContext) -> Iterable[CheckResult]:
         return
     for w in ctx.judged.widgets:
         ok = w.x >= 0 and w.y >= 0 and w.w > 0 and w.h > 0 and w.x + w.w <= rules.grid_width
-        yield CheckResult("layout_out_of_grid", ok, f"{w.uuid} inside the {rules.grid_width}-column grid",
-                          f"x={w.x:g} y={w.y:g} w={w.w:g} h={w.h:g}")
+        yield CheckResult(
+            "layout_out_of_grid",
+            ok,
+            f"{w.uuid} inside the {rules.grid_width}-column grid",
+            f"x={w.x:g} y={w.y:g} w={w.w:g} h={w.h:g}",
+        )
 
 
 @check("layout_overlap")
@@ -146,5 +181,9 @@ def no_overlaps(ctx: GradeContext) -> Iterable[CheckResult]:
             for b in widgets[:i]:
                 if overlaps(Rect(a.x, a.y, a.w, a.h), Rect(b.x, b.y, b.w, b.h)):
                     clashes.append(f"{a.uuid}/{b.uuid}")
-        yield CheckResult("layout_overlap", not clashes, f"no overlapping widgets on tab '{tab_id}'",
-                          f"overlaps: {clashes}" if clashes else "none")
+        yield CheckResult(
+            "layout_overlap",
+            not clashes,
+            f"no overlapping widgets on tab '{tab_id}'",
+            f"overlaps: {clashes}" if clashes else "none",
+        )

@@ -25,9 +25,13 @@ def required_calls(ctx: GradeContext) -> list[tuple[str, dict[str, Any], int]]:
 def missing_tool_call(ctx: GradeContext) -> Iterable[CheckResult]:
     for tool, expected, minimum in required_calls(ctx):
         count = sum(1 for e in ctx.ok_calls(tool) if subset(expected, e.args))
-        yield CheckResult("missing_tool_call", count >= minimum, f"{tool} {json_blob(expected)}",
-                          f"{count} successful matching call(s), {len(ctx.ok_calls(tool))} successful {tool} call(s)",
-                          "trace")
+        yield CheckResult(
+            "missing_tool_call",
+            count >= minimum,
+            f"{tool} {json_blob(expected)}",
+            f"{count} successful matching call(s), {len(ctx.ok_calls(tool))} successful {tool} call(s)",
+            "trace",
+        )
 
 
 @check("missing_tool_result")
@@ -39,17 +43,26 @@ def missing_tool_result(ctx: GradeContext) -> Iterable[CheckResult]:
             nums = numbers_in(blob)
             if all(text_contains(blob, s, blob_numbers=nums) for s in req.data_contains):
                 count += 1
-        yield CheckResult("missing_tool_result", count >= req.min_count,
-                          f"{req.tool} result containing {req.data_contains}", f"{count} matching result(s)", "trace")
+        yield CheckResult(
+            "missing_tool_result",
+            count >= req.min_count,
+            f"{req.tool} result containing {req.data_contains}",
+            f"{count} matching result(s)",
+            "trace",
+        )
 
 
 @check("missing_resource_read")
 def missing_resource_read(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_resource_reads:
-        count = sum(1 for e in ctx.ok_calls("read_workspace_resource")
-                    if isinstance(e.args, dict) and e.args.get("uri") == req.uri)
-        yield CheckResult("missing_resource_read", count >= req.min_count, f"read {req.uri}", f"{count} read(s)",
-                          "trace")
+        count = sum(
+            1
+            for e in ctx.ok_calls("read_workspace_resource")
+            if isinstance(e.args, dict) and e.args.get("uri") == req.uri
+        )
+        yield CheckResult(
+            "missing_resource_read", count >= req.min_count, f"read {req.uri}", f"{count} read(s)", "trace"
+        )
 
 
 @check("too_many_invalid_calls")
@@ -57,8 +70,13 @@ def too_many_invalid_calls(ctx: GradeContext) -> Iterable[CheckResult]:
     limit = ctx.eval.trace_checks.max_invalid_tool_calls
     bad = [e for e in ctx.events if not e.ok]
     shown = ", ".join(f"#{e.index} {e.tool} ({e.code})" for e in bad[:5])
-    yield CheckResult("too_many_invalid_calls", len(bad) <= limit, f"at most {limit} invalid call(s)",
-                      f"{len(bad)} invalid: {shown}" if bad else "none", "trace")
+    yield CheckResult(
+        "too_many_invalid_calls",
+        len(bad) <= limit,
+        f"at most {limit} invalid call(s)",
+        f"{len(bad)} invalid: {shown}" if bad else "none",
+        "trace",
+    )
 
 
 def _origin_arg(args: Any) -> Any:
@@ -73,8 +91,16 @@ def _listing_events(ctx: GradeContext) -> list[tuple[str, Any, bool, bool]]:
     return cached
 
 
-_SHOWING_TOOLS = frozenset({"get_workspace_snapshot", "navigate_workspace", "manage_dashboard", "read_widget",
-                            "update_widget", "update_widget_layout"})
+_SHOWING_TOOLS = frozenset(
+    {
+        "get_workspace_snapshot",
+        "navigate_workspace",
+        "manage_dashboard",
+        "read_widget",
+        "update_widget",
+        "update_widget_layout",
+    }
+)
 _ORIGIN = itemgetter("origin")
 _PAIR = itemgetter("origin", "widget_id")
 
@@ -125,13 +151,22 @@ def _walk_listings(ctx: GradeContext) -> Iterable[tuple[str, Any, bool, bool]]:
 @check("widget_list_not_called_before_use")
 def list_before_use(ctx: GradeContext) -> Iterable[CheckResult]:
     allowed = ctx.task.setup.allowed_tools
-    if not ctx.eval.trace_checks.forbid_invented_widget_ids or not allowed or "list_available_widgets" not in allowed:
+    if (
+        not ctx.eval.trace_checks.forbid_invented_widget_ids
+        or not allowed
+        or "list_available_widgets" not in allowed
+    ):
         return
     for tool, e, origin_listed, _ in _listing_events(ctx):
         if not e.ok:
             continue
-        yield CheckResult("widget_list_not_called_before_use", origin_listed,
-                          f"#{e.index} {tool} uses an origin listed before", f"origin '{_origin_arg(e.args)}'", "trace")
+        yield CheckResult(
+            "widget_list_not_called_before_use",
+            origin_listed,
+            f"#{e.index} {tool} uses an origin listed before",
+            f"origin '{_origin_arg(e.args)}'",
+            "trace",
+        )
 
 
 @check("unlisted_widget_id")
@@ -142,8 +177,13 @@ def unlisted_widget_id(ctx: GradeContext) -> Iterable[CheckResult]:
         if not e.ok:
             continue
         if origin_listed:
-            yield CheckResult("unlisted_widget_id", pair_listed, f"#{e.index} {tool} uses a widget id that was listed",
-                              f"{_origin_arg(e.args)}/{e.args.get('widget_id')}", "trace")
+            yield CheckResult(
+                "unlisted_widget_id",
+                pair_listed,
+                f"#{e.index} {tool} uses a widget id that was listed",
+                f"{_origin_arg(e.args)}/{e.args.get('widget_id')}",
+                "trace",
+            )
 
 
 @check("schema_not_called_before_create")
@@ -157,8 +197,13 @@ def schema_before_create(ctx: GradeContext) -> Iterable[CheckResult]:
         if e.tool == "get_widget_schema" and e.ok:
             seen.add(key)
         elif e.tool == "create_widget":
-            yield CheckResult("schema_not_called_before_create", key in seen,
-                              f"#{e.index} create_widget preceded by get_widget_schema", f"{key[0]}/{key[1]}", "trace")
+            yield CheckResult(
+                "schema_not_called_before_create",
+                key in seen,
+                f"#{e.index} create_widget preceded by get_widget_schema",
+                f"{key[0]}/{key[1]}",
+                "trace",
+            )
 
 
 @check("repeated_snapshots")
@@ -170,5 +215,10 @@ def repeated_snapshots(ctx: GradeContext) -> Iterable[CheckResult]:
     for e in ctx.events:
         run = run + 1 if e.tool == "get_workspace_snapshot" else 0
         longest = max(longest, run)
-    yield CheckResult("repeated_snapshots", longest <= limit, f"at most {limit} snapshots in a row",
-                      f"longest run {longest}", "trace")
+    yield CheckResult(
+        "repeated_snapshots",
+        longest <= limit,
+        f"at most {limit} snapshots in a row",
+        f"longest run {longest}",
+        "trace",
+    )

@@ -38,8 +38,11 @@ class SignatureMatcher(Generic):
 
     def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
         by_key = {(w.get("origin"), w.get("widget_id")): w for w in self.catalog}
-        placed = [by_key[k] for k in dict.fromkeys((w.get("origin"), w.get("widget_id")) for w in self.placed())
-                  if k in by_key]
+        placed = [
+            by_key[k]
+            for k in dict.fromkeys((w.get("origin"), w.get("widget_id")) for w in self.placed())
+            if k in by_key
+        ]
         best = yield from self.best_fits(placed)
         if not best:
             keys = {id(w) for w in placed}
@@ -84,8 +87,9 @@ class NoteStuffer(Generic):
             for plan in plans:
                 origin, wid = plan.key
                 for args in plan.choices:
-                    data = yield from self.call("get_widget_data", {"origin": origin, "widget_id": wid,
-                                                                    "data_args": args})
+                    data = yield from self.call(
+                        "get_widget_data", {"origin": origin, "widget_id": wid, "data_args": args}
+                    )
                     if data is not None:
                         self.rows.append(list(data.get("data") or []))
 
@@ -99,8 +103,10 @@ class NoteStuffer(Generic):
                     self.texts.append(str(data.get("content") or ""))
         if "resource" in self.prompt.lower():
             envelope_uris = yield from self.resource_uris()
-            for i in ranked(self.prompt, [u.rsplit("/", 2)[-2] + " " + u.rsplit("/", 1)[-1].replace("-", " ")
-                                          for u in envelope_uris])[:1]:
+            for i in ranked(
+                self.prompt,
+                [u.rsplit("/", 2)[-2] + " " + u.rsplit("/", 1)[-1].replace("-", " ") for u in envelope_uris],
+            )[:1]:
                 data = yield from self.call("read_workspace_resource", {"uri": envelope_uris[i]})
                 if data is not None:
                     self.texts.append(str(data.get("text") or ""))
@@ -112,16 +118,24 @@ class NoteStuffer(Generic):
         envelope = yield "read_workspace_resource", {"uri": "openbb://workspace/"}
         message = str((envelope.get("error") or {}).get("message") or "")
         _, _, listed = message.partition("Valid URIs:")
-        return [u.strip().rstrip(".") for u in listed.split(",") if u.strip().startswith("openbb://")
-                and "/skills/" not in u]
+        return [
+            u.strip().rstrip(".")
+            for u in listed.split(",")
+            if u.strip().startswith("openbb://") and "/skills/" not in u
+        ]
 
     def note_text(self, plans: list[Plan]) -> str:
         parts = [super().note_text(plans)]
         for rows in self.rows:
-            parts += [" ".join(str(v) for v in row.values()) if isinstance(row, dict) else str(row) for row in rows]
+            parts += [
+                " ".join(str(v) for v in row.values()) if isinstance(row, dict) else str(row) for row in rows
+            ]
         for plan in plans:
             schema = self.schemas.get(plan.key) or {}
-            parts += [f"{p['paramName']}: " + ", ".join(str(v) for v in option_values(p)) for p in option_params(schema)]
+            parts += [
+                f"{p['paramName']}: " + ", ".join(str(v) for v in option_values(p))
+                for p in option_params(schema)
+            ]
         parts += self.texts
         return "\n".join(p for p in parts if p)
 
@@ -135,10 +149,22 @@ class OverBuilder(Generic):
         more = self.ranked(3, exclude=chosen)
         cats = {p.entry.get("category") for p in plans}
         keys = {(w.get("origin"), w.get("widget_id")) for w in chosen + more}
-        siblings = [w for w in self.catalog if w.get("category") in cats and (w.get("origin"), w.get("widget_id"))
-                    not in keys]
-        return [Plan(w, [self.stated(self.schemas[k]) if (k := (str(w.get("origin")), str(w.get("widget_id"))))
-                         in self.schemas else {}]) for w in (more + siblings)[:4]]
+        siblings = [
+            w
+            for w in self.catalog
+            if w.get("category") in cats and (w.get("origin"), w.get("widget_id")) not in keys
+        ]
+        return [
+            Plan(
+                w,
+                [
+                    self.stated(self.schemas[k])
+                    if (k := (str(w.get("origin")), str(w.get("widget_id")))) in self.schemas
+                    else {}
+                ],
+            )
+            for w in (more + siblings)[:4]
+        ]
         yield  # pragma: no cover - makes this a generator
 
 
@@ -154,8 +180,9 @@ class NeighbourCopier(Generic):
         others = [d for d in self.snapshot.get("dashboards") or [] if d.get("dashboard_id") != current]
         neighbours: list[dict[str, Any]] = []
         for i in ranked(self.prompt, [str(d.get("name")) for d in others])[:3]:
-            data = yield from self.call("manage_dashboard", {"operation": "read",
-                                                             "dashboard_id": others[i].get("dashboard_id")})
+            data = yield from self.call(
+                "manage_dashboard", {"operation": "read", "dashboard_id": others[i].get("dashboard_id")}
+            )
             comp = (data or {}).get("dashboard_composition") or {}
             neighbours += [w for w in comp.get("widgets") or [] if not w.get("generated")]
         neighbours += self.placed()

@@ -61,17 +61,29 @@ class Generic:
         self.prompt = view.prompt
         self.tools = set(view.tool_names)
         self.snapshot = (yield from self.call("get_workspace_snapshot", {})) or {}
-        named = [b.get("name") for b in self.snapshot.get("backends") or [] if says(self.prompt, str(b.get("name")))]
+        named = [
+            b.get("name")
+            for b in self.snapshot.get("backends") or []
+            if says(self.prompt, str(b.get("name")))
+        ]
         for origin in dict.fromkeys(named) or [None]:
             data = yield from self.call("list_available_widgets", {"origin": origin} if origin else {})
             self.catalog += (data or {}).get("widgets") or []
         plans = yield from self.choose()
-        how = self.recall("intent", compute=lambda: intent(self.prompt, [str(w.get("name")) for w in self.catalog]))
+        how = self.recall(
+            "intent", compute=lambda: intent(self.prompt, [str(w.get("name")) for w in self.catalog])
+        )
         yield from self.act(plans, how)
         yield from self.read_sources()
         if how.note:
-            yield from self.call("add_generative_widget", {"widget_type": "note", "name": note_name(self.prompt) or "Note",
-                                                           "data": self.note_text(plans)})
+            yield from self.call(
+                "add_generative_widget",
+                {
+                    "widget_type": "note",
+                    "name": note_name(self.prompt) or "Note",
+                    "data": self.note_text(plans),
+                },
+            )
         extras = yield from self.extras(plans)
         yield from self.act(extras, WRITE_ONLY)
         if how.answer and "final_answer" in self.tools:
@@ -107,7 +119,9 @@ class Generic:
         lines = []
         for rows in self.rows:
             for row in rows[:5]:
-                lines.append("; ".join(f"{k}: {v}" for k, v in row.items()) if isinstance(row, dict) else str(row))
+                lines.append(
+                    "; ".join(f"{k}: {v}" for k, v in row.items()) if isinstance(row, dict) else str(row)
+                )
         return "\n".join(lines) or "Done: " + ", ".join(str(p.entry.get("name")) for p in plans)
 
     # -- shared helpers ------------------------------------------------------------------------------------
@@ -126,10 +140,20 @@ class Generic:
         return _READINGS[full]
 
     def stated(self, schema: dict[str, Any]) -> dict[str, Any]:
-        shape = tuple((p.get("paramName"), len(p.get("options") or [])) for p in schema.get("params") or []
-                      if isinstance(p, dict))
-        return dict(self.recall("stated", schema.get("origin"), schema.get("widget_id"), shape,
-                                compute=lambda: stated_values(self.prompt, schema)))
+        shape = tuple(
+            (p.get("paramName"), len(p.get("options") or []))
+            for p in schema.get("params") or []
+            if isinstance(p, dict)
+        )
+        return dict(
+            self.recall(
+                "stated",
+                schema.get("origin"),
+                schema.get("widget_id"),
+                shape,
+                compute=lambda: stated_values(self.prompt, schema),
+            )
+        )
 
     def categories(self) -> set[str]:
         def compute() -> set[str]:
@@ -151,16 +175,25 @@ class Generic:
         # Only entries whose name or app occurs in the prompt can be named (or tell the app): the rest are skipped
         # before the phrase search, which is what costs.
         folded = self.prompt.casefold()
-        said = [w for w in self.catalog if any(str(w.get(k) or "\0").casefold() in folded for k in ("name", "category"))]
+        said = [
+            w
+            for w in self.catalog
+            if any(str(w.get(k) or "\0").casefold() in folded for k in ("name", "category"))
+        ]
         return named_widgets(self.prompt, said, limit=MAX_CANDIDATES)
 
     def ranked(self, k: int, exclude: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """The k scope entries the whole prompt, as a bag of words, scores highest (named ones excluded)."""
-        skip = {(w.get("origin"), w.get("widget_id")) for w in (exclude if exclude is not None else self.named())}
+        skip = {
+            (w.get("origin"), w.get("widget_id")) for w in (exclude if exclude is not None else self.named())
+        }
 
         def compute() -> list[dict[str, Any]]:
             pool = self.scope()
-            return [pool[i] for i in ranked(self.prompt, [f"{w.get('name')} {w.get('description')}" for w in pool])]
+            return [
+                pool[i]
+                for i in ranked(self.prompt, [f"{w.get('name')} {w.get('description')}" for w in pool])
+            ]
 
         ranking = self.recall("ranking", compute=compute)
         return [w for w in ranking if (w.get("origin"), w.get("widget_id")) not in skip][:k]
@@ -207,21 +240,32 @@ class Generic:
             instances = [w for w in placed if w.get("widget_id") == wid and w.get("origin") == origin]
             choices = plan.choices or [{}]
             if instances and (how.repair or not how.add):
-                stale = max(instances, key=lambda w: sum(1 for k, v in choices[0].items()
-                                                         if (w.get("data_args") or {}).get(k) != v))
-                yield from self.call("update_widget", {"widget_uuid": stale["widget_uuid"], "data_args": choices[0]})
+                stale = max(
+                    instances,
+                    key=lambda w: sum(
+                        1 for k, v in choices[0].items() if (w.get("data_args") or {}).get(k) != v
+                    ),
+                )
+                yield from self.call(
+                    "update_widget", {"widget_uuid": stale["widget_uuid"], "data_args": choices[0]}
+                )
                 rest = choices[1:]
                 if how.read and not how.add and not how.repair:
                     rest = []
                 for args in rest:
-                    yield from self.call("create_widget", {"origin": origin, "widget_id": wid, "data_args": args})
+                    yield from self.call(
+                        "create_widget", {"origin": origin, "widget_id": wid, "data_args": args}
+                    )
             elif how.add or how.repair or not how.read:
                 for args in choices:
-                    yield from self.call("create_widget", {"origin": origin, "widget_id": wid, "data_args": args})
+                    yield from self.call(
+                        "create_widget", {"origin": origin, "widget_id": wid, "data_args": args}
+                    )
             if how.read:
                 for args in choices:
-                    data = yield from self.call("get_widget_data", {"origin": origin, "widget_id": wid,
-                                                                    "data_args": args})
+                    data = yield from self.call(
+                        "get_widget_data", {"origin": origin, "widget_id": wid, "data_args": args}
+                    )
                     if data is not None:
                         self.rows.append(list(data.get("data") or []))
 
@@ -232,4 +276,3 @@ class Generic:
                 data = yield from self.call("get_skill_content", {"slug": skill.get("slug")})
                 if data is not None:
                     self.texts.append(str(data.get("content") or ""))
-

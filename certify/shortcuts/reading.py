@@ -13,7 +13,9 @@ from typing import Any
 from ..agents.reading import blank_names, find, option_mentions
 from ..agents.retrieval import BM25
 
-REPAIR = re.compile(r"\b(repair|fix|correct|restore|reset|re-?cut|re-?point|switch|misconfigured|set up wrong)\b", re.I)
+REPAIR = re.compile(
+    r"\b(repair|fix|correct|restore|reset|re-?cut|re-?point|switch|misconfigured|set up wrong)\b", re.I
+)
 ADD = re.compile(r"\b(add|put|bring|place|pin|drop|open up)\b", re.I)
 READ = re.compile(r"\b(read|pull|look up|check|record|recording|as served|as the view serves)\b", re.I)
 NOTE = re.compile(r"\bnote\b", re.I)
@@ -36,8 +38,13 @@ def intent(prompt: str, names: Iterable[str]) -> Intent:
     """The kinds of work the whole prompt's verbs ask for, read with catalog names blanked (a verb inside a
     widget's name, as in "Record Date Holdings", is not an instruction)."""
     said = blank_names(prompt, [n for n in names if n and n.casefold() in prompt.casefold()])
-    return Intent(bool(ADD.search(said)), bool(REPAIR.search(said)), bool(READ.search(said)),
-                  bool(NOTE.search(said)), bool(ANSWER.search(said)))
+    return Intent(
+        bool(ADD.search(said)),
+        bool(REPAIR.search(said)),
+        bool(READ.search(said)),
+        bool(NOTE.search(said)),
+        bool(ANSWER.search(said)),
+    )
 
 
 def says(text: str, needle: str) -> bool:
@@ -49,8 +56,14 @@ def option_values(param: dict[str, Any]) -> list[Any]:
 
 
 def option_params(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    return [p for p in schema.get("params") or [] if isinstance(p, dict) and isinstance(p.get("options"), list)
-            and p.get("options") and p.get("paramName")]
+    return [
+        p
+        for p in schema.get("params") or []
+        if isinstance(p, dict)
+        and isinstance(p.get("options"), list)
+        and p.get("options")
+        and p.get("paramName")
+    ]
 
 
 def stated_values(prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +75,7 @@ def stated_values(prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
         cues = [c for c in (str(param.get("label") or "").lower(), str(param["paramName"]).lower()) if c]
         best: tuple[int, int, Any] | None = None
         for m in option_mentions(prompt, param):
-            before = lowered[max(0, m.start - 24):m.start]
+            before = lowered[max(0, m.start - 24) : m.start]
             near = int(bool(re.search(r"\b(to|=|:)\s*$", before)) or any(c in before for c in cues))
             if best is None or (near, -m.start) > (best[0], -best[1]):
                 best = (near, m.start, m.value)

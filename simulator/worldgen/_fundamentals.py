@@ -264,35 +264,50 @@ def _income(model: FundamentalsModel, _: Mapping[str, Any]) -> list[dict[str, An
     return _per_quarter(model, make)
 
 
-def _statement_lines(model: FundamentalsModel, items: Callable[[Quarter], list[tuple[str, str, float]]]
-                     ) -> list[dict[str, Any]]:
+def _statement_lines(
+    model: FundamentalsModel, items: Callable[[Quarter], list[tuple[str, str, float]]]
+) -> list[dict[str, Any]]:
     """Rows of a statement whose lines are (name, series code, value in $m) per quarter."""
 
     def make(t: str, label: str, q: Quarter, ya: Quarter) -> list[dict[str, Any]]:
-        return [{"line_item": n, "value": _m(v), "unit": "$m", "series_id": _sid(t, c),
-                 "filing_ref": _ref(model, t, label)} for n, c, v in items(q)]
+        return [
+            {
+                "line_item": n,
+                "value": _m(v),
+                "unit": "$m",
+                "series_id": _sid(t, c),
+                "filing_ref": _ref(model, t, label),
+            }
+            for n, c, v in items(q)
+        ]
 
     return _per_quarter(model, make)
 
 
 @_builder("balance_sheet")
 def _balance(model: FundamentalsModel, _: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return _statement_lines(model, lambda q: [
-        ("Cash and Equivalents", "CASH", q.cash),
-        ("Total Debt", "DEBT", q.debt),
-        ("Total Assets", "TA", q.total_assets),
-        ("Shareholders' Equity", "EQ", q.equity),
-    ])
+    return _statement_lines(
+        model,
+        lambda q: [
+            ("Cash and Equivalents", "CASH", q.cash),
+            ("Total Debt", "DEBT", q.debt),
+            ("Total Assets", "TA", q.total_assets),
+            ("Shareholders' Equity", "EQ", q.equity),
+        ],
+    )
 
 
 @_builder("cash_flow")
 def _cash_flow(model: FundamentalsModel, _: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return _statement_lines(model, lambda q: [
-        ("Operating Cash Flow", "OCF", q.operating_cash_flow),
-        ("Capital Expenditure", "CAPEX", -q.capex),
-        ("Free Cash Flow", "FCF", q.fcf),
-        ("Share Buybacks", "BB", -q.buybacks),
-    ])
+    return _statement_lines(
+        model,
+        lambda q: [
+            ("Operating Cash Flow", "OCF", q.operating_cash_flow),
+            ("Capital Expenditure", "CAPEX", -q.capex),
+            ("Free Cash Flow", "FCF", q.fcf),
+            ("Share Buybacks", "BB", -q.buybacks),
+        ],
+    )
 
 
 @_builder("segments")

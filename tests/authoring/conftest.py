@@ -103,7 +103,9 @@ def postgres_database() -> Iterator[Callable[[], str]]:
     why, when there is no server."""
     url = os.environ.get("TASKFORGE_TEST_PG_URL")
     if not url:
-        pytest.skip("no PostgreSQL server: set TASKFORGE_TEST_PG_URL, or run the suite under scripts/with-postgres")
+        pytest.skip(
+            "no PostgreSQL server: set TASKFORGE_TEST_PG_URL, or run the suite under scripts/with-postgres"
+        )
     psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[postgres]')")
     made: list[str] = []
 

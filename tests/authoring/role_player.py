@@ -57,7 +57,14 @@ def contexts(options: RunOptions) -> dict[str, AuthorContext]:
     defaults = taskset_defaults(options)
     return {
         r.story.slug: AuthorContext(
-            world, persona, r, resolve_baseline(options, world), backends, sorted(world.skills), siblings, defaults
+            world,
+            persona,
+            r,
+            resolve_baseline(options, world),
+            backends,
+            sorted(world.skills),
+            siblings,
+            defaults,
         )
         for r in resolved
     }

@@ -46,8 +46,9 @@ def context(world: World, tmp_path: Path, story: str, slug: str = "story") -> Au
     path.write_text(story)
     backends = list(world.default_backends)
     resolved = resolve(world, load_story(path, "desk_head"), backends)
-    return AuthorContext(world, load_persona(tmp_path, "desk_head"), resolved, "lived", backends,
-                         sorted(world.skills), (slug,))
+    return AuthorContext(
+        world, load_persona(tmp_path, "desk_head"), resolved, "lived", backends, sorted(world.skills), (slug,)
+    )
 
 
 def author(ctx: AuthorContext, level: int) -> tuple[Task, dict[str, str]]:
@@ -68,19 +69,26 @@ def ladder(ctx: AuthorContext) -> list[Task]:
 
 @pytest.mark.parametrize("story", [ADD_STORY, REPAIR_STORY], ids=["add", "repair"])
 def test_a_workspace_prompt_governs_the_ground_levels(world, tmp_path, story):
-    governed = re.sub(r"governance: \{skill: [\w-]+\}", "governance: {prompt: workspace_session_context}", story)
+    governed = re.sub(
+        r"governance: \{skill: [\w-]+\}", "governance: {prompt: workspace_session_context}", story
+    )
     ctx = context(world, tmp_path, governed)
     gov = ctx.story.governance
-    assert (gov.source, gov.phrase, gov.where) == ("prompt:workspace_session_context", "tidewater hand-off rule",
-                                                   "the last point it makes")
+    assert (gov.source, gov.phrase, gov.where) == (
+        "prompt:workspace_session_context",
+        "tidewater hand-off rule",
+        "the last point it makes",
+    )
     tasks = ladder(ctx)
     for task in tasks[3:]:
         reads = [s for s in task.eval.required_tools if s.tool == "get_workspace_prompt"]
         assert [(s.args, s.graded_args, s.optional) for s in reads] == [
-            ({"name": "workspace_session_context"}, ["name"], False)]
+            ({"name": "workspace_session_context"}, ["name"], False)
+        ]
         assert "the workspace session context prompt" in task.prompt and gov.phrase not in task.prompt
         assert [(h.kind, h.value, h.source) for h in task.meta.hidden] == [
-            ("planted", "tidewater hand-off rule", "prompt:workspace_session_context")]
+            ("planted", "tidewater hand-off rule", "prompt:workspace_session_context")
+        ]
     assert not any(s.tool == "get_workspace_prompt" for t in tasks[:3] for s in t.eval.required_tools)
     flags = RuleFairness().review("story", tasks, tasks, "desk_head")
     assert [f.reason for f in flags if f.severity == "blocker"] == []
@@ -105,15 +113,20 @@ The desk head wants the Gamma and the Beta books side by side, quarter-to-date.
 
 @pytest.mark.parametrize("kind", ["add", "repair"])
 def test_two_targets_of_one_widget_are_both_described_at_find(world, tmp_path, kind):
-    story = TWO_CUTS if kind == "add" else TWO_CUTS.replace("  find_hint:", "  seeded_wrong: {period: MTD}\n"
-                                                                          "  find_hint:")
+    story = (
+        TWO_CUTS
+        if kind == "add"
+        else TWO_CUTS.replace("  find_hint:", "  seeded_wrong: {period: MTD}\n  find_hint:")
+    )
     ctx = context(world, tmp_path, story)
     tasks = ladder(ctx)
     find = tasks[1].prompt
     assert "Positions" not in find and find.lower().count("holdings book") >= 3, find
     assert "Positions" in tasks[0].prompt and "Gamma" in find and "Beta" in find
     graded = {(r.widget_id, r.data_args["fund"]) for r in tasks[1].eval.required_widgets}
-    decoy = {("desk_overview_book_summary", "Alpha")} if kind == "repair" else set()  # placed look-alike, kept as is
+    decoy = (
+        {("desk_overview_book_summary", "Alpha")} if kind == "repair" else set()
+    )  # placed look-alike, kept as is
     assert graded == {("desk_overview_positions", "Gamma"), ("desk_overview_positions", "Beta")} | decoy
     if kind == "repair":
         updates = [s.args["widget_uuid"] for s in tasks[0].eval.required_tools if s.tool == "update_widget"]

@@ -32,20 +32,44 @@ def errors_of(world, tmp_path, text):
 
 
 def test_nearest_names_ignore_case_and_spelling():
-    assert nearest("optimizer constraints", ["Optimiser Constraints", "Top Positions"]) == ["Optimiser Constraints"]
+    assert nearest("optimizer constraints", ["Optimiser Constraints", "Top Positions"]) == [
+        "Optimiser Constraints"
+    ]
     assert did_you_mean("perod", ["fund", "period"]) == " (did you mean 'period'?)"
     assert did_you_mean("zzz", ["fund", "period"]) == ""
 
 
-@pytest.mark.parametrize(("old", "new", "key", "expected"), [
-    ("{widget: Positions,", "{widget: positons,", "facts.targets[0].widget", "(did you mean 'Positions'?)"),
-    ("app: Desk App", "app: Desk Ap", "facts.targets[0].app", "(did you mean 'Desk App'?)"),
-    ("origin: Acme Data}", "origin: Acme data}", "facts.targets[0].origin", "(did you mean 'Acme Data'?)"),
-    ("fund: Gamma", "fund: Gama", "facts.params.fund", "(did you mean 'Gamma'?) (allowed: 'Alpha', 'Beta', 'Gamma')"),
-    ("skill: close-checklist", "skill: close-checklst", "facts.governance.skill",
-     "(did you mean 'close-checklist'?)"),
-    ("carries: period", "carries: perod", "facts.policy.carries", "(did you mean 'period'?)"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "key", "expected"),
+    [
+        (
+            "{widget: Positions,",
+            "{widget: positons,",
+            "facts.targets[0].widget",
+            "(did you mean 'Positions'?)",
+        ),
+        ("app: Desk App", "app: Desk Ap", "facts.targets[0].app", "(did you mean 'Desk App'?)"),
+        (
+            "origin: Acme Data}",
+            "origin: Acme data}",
+            "facts.targets[0].origin",
+            "(did you mean 'Acme Data'?)",
+        ),
+        (
+            "fund: Gamma",
+            "fund: Gama",
+            "facts.params.fund",
+            "(did you mean 'Gamma'?) (allowed: 'Alpha', 'Beta', 'Gamma')",
+        ),
+        (
+            "skill: close-checklist",
+            "skill: close-checklst",
+            "facts.governance.skill",
+            "(did you mean 'close-checklist'?)",
+        ),
+        ("carries: period", "carries: perod", "facts.policy.carries", "(did you mean 'period'?)"),
+    ],
+)
 def test_facts_errors_suggest_the_nearest_name(mini_world, tmp_path, old, new, key, expected):
     errors = errors_of(mini_world, tmp_path, ADD_STORY.replace(old, new))
     assert list(errors) == [key], errors
@@ -56,8 +80,10 @@ def test_a_misspelt_parameter_is_reported_itself_and_nothing_else(mini_world, tm
     errors = errors_of(mini_world, tmp_path, ADD_STORY.replace("period: QTD", "perod: QTD"))
     assert list(errors) == ["facts.params.perod"]
     assert "no target has a parameter 'perod' (did you mean 'period'?)" in errors["facts.params.perod"]
-    own = ADD_STORY.replace("{widget: Positions, app: Desk App, origin: Acme Data}",
-                            "{widget: Positions, app: Desk App, origin: Acme Data, params: {fund: Gamma, perod: QTD}}")
+    own = ADD_STORY.replace(
+        "{widget: Positions, app: Desk App, origin: Acme Data}",
+        "{widget: Positions, app: Desk App, origin: Acme Data, params: {fund: Gamma, perod: QTD}}",
+    )
     errors = errors_of(mini_world, tmp_path, own)
     assert list(errors) == ["facts.targets[0].params.perod"]
     assert "(its parameters: 'fund', 'period')" in errors["facts.targets[0].params.perod"]
@@ -73,9 +99,15 @@ def test_unknown_and_misspelt_keys(tmp_path):
         load_story(write(tmp_path / "a.md", ADD_STORY.replace("  find_hint:", "  find_hnt:")), "p")
     assert info.value.key == "facts.find_hint" and "'find_hnt' a misspelling" in info.value.message
     with pytest.raises(SourceError) as info:
-        load_story(write(tmp_path / "b.md", ADD_STORY.replace("  find_hint: the holdings book\n",
-                                                                "  find_hint: the holdings book\n  kidn: add\n")),
-                   "p")
+        load_story(
+            write(
+                tmp_path / "b.md",
+                ADD_STORY.replace(
+                    "  find_hint: the holdings book\n", "  find_hint: the holdings book\n  kidn: add\n"
+                ),
+            ),
+            "p",
+        )
     assert info.value.key == "facts.kidn" and "did you mean 'kind'" in info.value.message
 
 
@@ -88,7 +120,9 @@ def test_bom_size_and_placeholders_name_the_file(tmp_path):
     big = write(tmp_path / "big.md", ADD_STORY + "x" * MAX_SOURCE_BYTES)
     with pytest.raises(SourceError, match="byte limit"):
         load_story(big, "p")
-    held = write(tmp_path / "held.md", ADD_STORY.replace("find_hint: the holdings book", f"find_hint: {PLACEHOLDER}"))
+    held = write(
+        tmp_path / "held.md", ADD_STORY.replace("find_hint: the holdings book", f"find_hint: {PLACEHOLDER}")
+    )
     with pytest.raises(SourceError) as info:
         load_story(held, "p")
     assert info.value.key == "facts.find_hint" and "placeholder" in info.value.message
@@ -105,14 +139,21 @@ def test_folder_warnings_name_the_files(sources):
     write(sources / "stories" / "desk_head" / "notes.txt", "scratch")
     warnings = [str(w) for w in folder_warnings(sources, "desk_head")]
     assert any("2 stories; a persona has 4" in w for w in warnings)
-    assert any(w.endswith("notes.txt: not a story: only .md files are read (rename it or move it out)")
-               for w in warnings)
+    assert any(
+        w.endswith("notes.txt: not a story: only .md files are read (rename it or move it out)")
+        for w in warnings
+    )
 
 
 def test_check_persona_collects_every_story_and_the_author_warnings(sources, mini_world):
-    write(sources / "stories" / "desk_head" / "morning_positions.md",
-          ADD_STORY.replace("period: QTD", "period: YTD").replace("{widget: Positions,", "{widget: Positions,"))
-    write(sources / "stories" / "desk_head" / "risk_repair.md", REPAIR_STORY.replace("severity: Low", "severity: Lo"))
+    write(
+        sources / "stories" / "desk_head" / "morning_positions.md",
+        ADD_STORY.replace("period: QTD", "period: YTD").replace("{widget: Positions,", "{widget: Positions,"),
+    )
+    write(
+        sources / "stories" / "desk_head" / "risk_repair.md",
+        REPAIR_STORY.replace("severity: Low", "severity: Lo"),
+    )
     write(sources / "stories" / "desk_head" / "broken.md", "---\nfacts: [\n---\n")
     report = check_persona(sources, "desk_head", mini_world, BACKENDS)
     keys = sorted((e.file.rsplit("/", 1)[-1], e.key) for e in report.errors)
@@ -120,8 +161,9 @@ def test_check_persona_collects_every_story_and_the_author_warnings(sources, min
     assert [r.story.slug for r in report.resolved] == ["morning_positions"]
     default_warning = [w for w in report.warnings if "also the parameter's default" in w.message]
     assert len(default_warning) == 1 and default_warning[0].file.endswith("morning_positions.md")
-    assert [str(w) for w in report.warnings] == [str(w) for w in persona_warnings(sources, "desk_head",
-                                                                                   report.resolved)]
+    assert [str(w) for w in report.warnings] == [
+        str(w) for w in persona_warnings(sources, "desk_head", report.resolved)
+    ]
 
 
 def test_unsafe_persona_name_is_refused_before_reading(tmp_path, mini_world):
@@ -130,15 +172,17 @@ def test_unsafe_persona_name_is_refused_before_reading(tmp_path, mini_world):
 
 
 def _fill_story(text: str) -> str:
-    for placeholder, value in (('"FILL-ME a dashboard name"', "Desk Morning"),
-                               ('{"FILL-ME a parameter": "FILL-ME its value"}', "{fund: Gamma, period: QTD}"),
-                               ('"FILL-ME a noun phrase for the widget"', "the holdings book"),
-                               ('"FILL-ME the policy\'s name"', "the quarterly desk policy"),
-                               ('"FILL-ME a parameter name from params"', "period"),
-                               ('"FILL-ME what the policy means, ending in the value"', "quarter-to-date"),
-                               ('"FILL-ME a skill slug"', "close-checklist"),
-                               ('"FILL-ME a backend name, e.g. Tilt Watch Service"', "Book Service"),
-                               ('"FILL-ME a table name, e.g. Tilt Tracker"', "Book Register")):
+    for placeholder, value in (
+        ('"FILL-ME a dashboard name"', "Desk Morning"),
+        ('{"FILL-ME a parameter": "FILL-ME its value"}', "{fund: Gamma, period: QTD}"),
+        ('"FILL-ME a noun phrase for the widget"', "the holdings book"),
+        ('"FILL-ME the policy\'s name"', "the quarterly desk policy"),
+        ('"FILL-ME a parameter name from params"', "period"),
+        ('"FILL-ME what the policy means, ending in the value"', "quarter-to-date"),
+        ('"FILL-ME a skill slug"', "close-checklist"),
+        ('"FILL-ME a backend name, e.g. Tilt Watch Service"', "Book Service"),
+        ('"FILL-ME a table name, e.g. Tilt Tracker"', "Book Register"),
+    ):
         assert placeholder in text, placeholder
         text = text.replace(placeholder, value)
     body = text.index("FILL-ME: the storyline")
@@ -151,8 +195,8 @@ def test_scaffolds_pass_the_facts_check_once_filled(tmp_path, mini_world):
     write(tmp_path / "personas" / "desk_head.md", persona)
     (widget,) = [m for m in lookup(mini_world, "Positions") if m["kind"] == "widget"]
     story = story_text("desk_head", "morning", widget)
-    assert "{widget: \"Positions\", app: \"Desk App\", origin: \"Acme Data\"}" in story
-    assert "#   fund (default \"Alpha\"): Alpha, Beta, Gamma" in story
+    assert '{widget: "Positions", app: "Desk App", origin: "Acme Data"}' in story
+    assert '#   fund (default "Alpha"): Alpha, Beta, Gamma' in story
     write(tmp_path / "stories" / "desk_head" / "morning.md", story)
     before = check_persona(tmp_path, "desk_head", mini_world, BACKENDS)
     assert {e.key for e in before.errors} == {"voice.openers[0]", "facts.dashboard"}
@@ -170,13 +214,22 @@ def test_author_shows_the_same_warnings_as_check(sources, repo, mini_world_path,
     from simulator import World
     from tests.authoring.test_pipeline import drivers, options
 
-    write(sources / "stories" / "desk_head" / "morning_positions.md", ADD_STORY.replace("period: QTD", "period: YTD"))
+    write(
+        sources / "stories" / "desk_head" / "morning_positions.md",
+        ADD_STORY.replace("period: QTD", "period: YTD"),
+    )
     write(sources / "stories" / "desk_head" / "draft.txt", "not yet")
-    expected = [f"warning: {w}" for w in check_persona(sources, "desk_head", World.load(mini_world_path)).warnings]
+    expected = [
+        f"warning: {w}" for w in check_persona(sources, "desk_head", World.load(mini_world_path)).warnings
+    ]
     assert len(expected) == 3
     messages: list[str] = []
-    run_persona(options(sources, repo, mini_world_path, commit=False), drivers(messages), driver_name="rules",
-                checkpoint_path=tmp_path / "cp.sqlite")
+    run_persona(
+        options(sources, repo, mini_world_path, commit=False),
+        drivers(messages),
+        driver_name="rules",
+        checkpoint_path=tmp_path / "cp.sqlite",
+    )
     assert [m for m in messages if m.startswith("warning: ")] == expected
 
 
@@ -185,7 +238,7 @@ def test_the_readme_documents_every_facts_key():
     from tests.conftest import ROOT
 
     readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("| facts key |"):]
+    table = readme[readme.index("| facts key |") :]
     for key in Facts.model_fields:
         assert f"| `{key}` |" in table, key
     for model in (TargetFact, PolicyFact, GovernanceFact, BuildFact):

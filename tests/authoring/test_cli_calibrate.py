@@ -52,8 +52,11 @@ def test_ladder_prints_the_matrix_and_the_pooled_staircase(tmp_path):
     assert rows[0] == "| ladder-0 | 1/1 (100%) | 0/1 (0%) | 0/1 (0%) | 0/1 (0%) | 0/1 (0%) |"
     assert rows[4] == "| ladder-4 | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) |"
     assert "| criterion | fair | fair | fair | fair | fair |" in out
-    pooled = [line.split()[4] for line in out.splitlines()
-              if line.startswith(("level0 ", "level1 ", "level2 ", "level3 ", "level4 "))]
+    pooled = [
+        line.split()[4]
+        for line in out.splitlines()
+        if line.startswith(("level0 ", "level1 ", "level2 ", "level3 ", "level4 "))
+    ]
     assert pooled == ["100%", "80%", "60%", "40%", "20%"]
     record = json.loads((tmp_path / "out" / "calibration.json").read_text())
     assert record["agent"] == "ladder" and record["ladder"]["agents"] == [

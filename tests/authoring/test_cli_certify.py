@@ -18,32 +18,63 @@ def write_taskset(root, tasks):
 
 
 def test_certify_json_report_and_batch_carries_on(mini_world_path, tmp_path):
-    ts = write_taskset(tmp_path / "ts", {
-        "desk_fix_level0": raw(),
-        "broken": "{ not json",
-        "free_level0": raw(id="free_level0", **{"eval.required_tools": [
-            {"tool": "get_workspace_snapshot", "args": {}, "optional": True}],
-            "eval.required_widgets": [], "eval.required_generated_widgets": []}),
-    })
+    ts = write_taskset(
+        tmp_path / "ts",
+        {
+            "desk_fix_level0": raw(),
+            "broken": "{ not json",
+            "free_level0": raw(
+                id="free_level0",
+                **{
+                    "eval.required_tools": [{"tool": "get_workspace_snapshot", "args": {}, "optional": True}],
+                    "eval.required_widgets": [],
+                    "eval.required_generated_widgets": [],
+                },
+            ),
+        },
+    )
     result = runner.invoke(app, ["certify", "--world", str(mini_world_path), "--json", str(ts)])
     assert result.exit_code == 1, result.output
     report = json.loads(result.stdout)
     by_id = {t["id"]: t for t in report["tasks"]}
     assert set(by_id) == {"desk_fix_level0", "broken", "free_level0"}
     assert by_id["desk_fix_level0"]["certified"] is True
-    assert list(by_id["desk_fix_level0"]["gates"]) == ["schema", "grounding", "oracle", "noop", "load_bearing",
-                                                       "leak", "determinism", "equivalence", "shortcuts"]
+    assert list(by_id["desk_fix_level0"]["gates"]) == [
+        "schema",
+        "grounding",
+        "oracle",
+        "noop",
+        "load_bearing",
+        "leak",
+        "determinism",
+        "equivalence",
+        "shortcuts",
+    ]
     assert by_id["broken"]["gates"]["schema"]["ok"] is False
     assert "invalid JSON" in by_id["broken"]["gates"]["schema"]["detail"]
     assert by_id["free_level0"]["gates"]["noop"]["ok"] is False
-    assert report["summary"] == {"total": 3, "certified": 1, "by_gate": {
-        "schema": 2, "grounding": 2, "oracle": 2, "noop": 1, "load_bearing": 1, "leak": 2, "determinism": 2,
-        "equivalence": 2, "shortcuts": 2}}
+    assert report["summary"] == {
+        "total": 3,
+        "certified": 1,
+        "by_gate": {
+            "schema": 2,
+            "grounding": 2,
+            "oracle": 2,
+            "noop": 1,
+            "load_bearing": 1,
+            "leak": 2,
+            "determinism": 2,
+            "equivalence": 2,
+            "shortcuts": 2,
+        },
+    }
 
 
 def test_certify_single_file_exit_zero_and_table(mini_world_path, tmp_path):
     ts = write_taskset(tmp_path / "ts", {"desk_fix_level0": raw()})
-    result = runner.invoke(app, ["certify", "--world", str(mini_world_path), str(ts / "desk_fix_level0.json")])
+    result = runner.invoke(
+        app, ["certify", "--world", str(mini_world_path), str(ts / "desk_fix_level0.json")]
+    )
     assert result.exit_code == 0, result.output
     assert "1/1 certified" in result.output
 
@@ -63,8 +94,13 @@ def test_world_list_and_check(mini_world_path):
     report = json.loads(result.stdout)
     assert set(report) == {"world", "backends", "skills", "initial_states", "resources", "prompts"}
     acme = next(b for b in report["backends"] if b["slug"] == "acme-x")
-    assert acme == {"slug": "acme-x", "origin": "Acme Data", "apps": 1, "widgets": 6,
-                    "widget_types": ["chart", "markdown", "table"]}
+    assert acme == {
+        "slug": "acme-x",
+        "origin": "Acme Data",
+        "apps": 1,
+        "widgets": 6,
+        "widget_types": ["chart", "markdown", "table"],
+    }
     assert runner.invoke(app, ["world", "check", "--world", str(mini_world_path)]).exit_code == 0
 
 

@@ -20,8 +20,15 @@ def invoke(*args):
 def test_world_show_overview_and_json(mini_world_path):
     result = invoke("world", "show", "--world", str(mini_world_path))
     assert result.exit_code == 0, result.output
-    for expected in ("acme-x *", "acme-y", "apps of acme-x: Desk App", "apps and widgets of acme-y: as acme-x",
-                     "close-checklist", "openbb://workspace/specs/layout-grid", "workspace_tool_usage"):
+    for expected in (
+        "acme-x *",
+        "acme-y",
+        "apps of acme-x: Desk App",
+        "apps and widgets of acme-y: as acme-x",
+        "close-checklist",
+        "openbb://workspace/specs/layout-grid",
+        "workspace_tool_usage",
+    ):
         assert expected in result.stdout
     data = json.loads(invoke("world", "show", "--world", str(mini_world_path), "--json").stdout)
     assert {b["slug"] for b in data["backends"]} == {"acme-x", "acme-y", "extra"}
@@ -37,18 +44,26 @@ def test_world_show_a_widget_with_params_options_and_served_rows(mini_world_path
     assert "Sample (1 of 1 rows served with the defaults)" in out
     assert "fund: Alpha, period: YTD, ticker: AAA, weight: 0.1" in out
     assert "    - widget: Positions\n      app: Desk App\n      origin: Acme Data" in out
-    data = json.loads(invoke("world", "show", "desk_overview_positions", "--world", str(mini_world_path),
-                             "--json").stdout)
+    data = json.loads(
+        invoke("world", "show", "desk_overview_positions", "--world", str(mini_world_path), "--json").stdout
+    )
     (widget,) = data["matches"]
-    assert widget["params"][0] == {"name": "fund", "label": "Fund", "type": "text", "default": "Alpha",
-                                   "options": ["Alpha", "Beta", "Gamma"]}
+    assert widget["params"][0] == {
+        "name": "fund",
+        "label": "Fund",
+        "type": "text",
+        "default": "Alpha",
+        "options": ["Alpha", "Beta", "Gamma"],
+    }
     assert widget["rows_served"] == 1 and widget["twins"] == ["acme-y"]
 
 
 def test_world_show_other_kinds_and_a_miss(mini_world_path):
     app_out = invoke("world", "show", "desk app", "--world", str(mini_world_path)).stdout
-    assert "tab Overview (id overview)" in app_out and "Positions (desk_overview_positions, table) with {fund: Beta" \
-        in app_out
+    assert (
+        "tab Overview (id overview)" in app_out
+        and "Positions (desk_overview_positions, table) with {fund: Beta" in app_out
+    )
     skill = invoke("world", "show", "close-checklist", "--world", str(mini_world_path)).stdout
     assert "Sign off with the amber ledger stamp." in skill
     backend = invoke("world", "show", "extra", "--world", str(mini_world_path)).stdout
@@ -61,42 +76,78 @@ def test_world_show_other_kinds_and_a_miss(mini_world_path):
 def test_new_then_check(tmp_path, mini_world_path):
     src = str(tmp_path)
     assert invoke("new", "persona", "desk_head", "--sources", src).exit_code == 0
-    made = invoke("new", "story", "desk_head", "morning", "--sources", src, "--widget", "Positions", "--world",
-                  str(mini_world_path))
+    made = invoke(
+        "new",
+        "story",
+        "desk_head",
+        "morning",
+        "--sources",
+        src,
+        "--widget",
+        "Positions",
+        "--world",
+        str(mini_world_path),
+    )
     assert made.exit_code == 0, made.output
     assert (tmp_path / "stories" / "desk_head" / "morning.md").is_file()
     again = invoke("new", "story", "desk_head", "morning", "--sources", src)
     assert again.exit_code == 2 and "already exists" in again.stderr
-    bad = invoke("new", "story", "desk_head", "x", "--sources", src, "--widget", "Nope", "--world", str(mini_world_path))
+    bad = invoke(
+        "new",
+        "story",
+        "desk_head",
+        "x",
+        "--sources",
+        src,
+        "--widget",
+        "Nope",
+        "--world",
+        str(mini_world_path),
+    )
     assert bad.exit_code == 2 and "no widget called 'Nope'" in bad.stderr
     check = invoke("check", "desk_head", "--sources", src, "--world", str(mini_world_path))
     assert check.exit_code == 2
-    assert "personas/desk_head.md: voice.openers[0]: still holds the scaffold's FILL-ME placeholder" in \
-        " ".join(check.stderr.split())
+    assert (
+        "personas/desk_head.md: voice.openers[0]: still holds the scaffold's FILL-ME placeholder"
+        in " ".join(check.stderr.split())
+    )
 
 
 def test_check_reports_warnings_and_json(sources, mini_world_path):
-    (sources / "stories" / "desk_head" / "morning_positions.md").write_text(ADD_STORY.replace("period: QTD",
-                                                                                             "period: YTD"))
+    (sources / "stories" / "desk_head" / "morning_positions.md").write_text(
+        ADD_STORY.replace("period: QTD", "period: YTD")
+    )
     result = invoke("check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path))
     assert result.exit_code == 0, result.output
     flat = " ".join(result.stdout.split())
     assert "2 stories; a persona has 4" in flat and "also the parameter's default" in flat
-    strict = invoke("check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--strict")
+    strict = invoke(
+        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--strict"
+    )
     assert strict.exit_code == 1
-    data = json.loads(invoke("check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path),
-                             "--json").stdout)
-    assert data["ok"] is True and {s["story"] for s in data["stories"]} == {"morning_positions", "risk_repair"}
+    data = json.loads(
+        invoke(
+            "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--json"
+        ).stdout
+    )
+    assert data["ok"] is True and {s["story"] for s in data["stories"]} == {
+        "morning_positions",
+        "risk_repair",
+    }
     broken = ADD_STORY.replace("fund: Gamma", "fund: Gama")
     (sources / "stories" / "desk_head" / "morning_positions.md").write_text(broken)
     failed = invoke("check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path))
     assert failed.exit_code == 2
-    assert "facts.params.fund: 'Gama' is not among the declared options of 'Positions' (did you mean 'Gamma'?)" in \
-        " ".join(failed.stderr.split())
+    assert (
+        "facts.params.fund: 'Gama' is not among the declared options of 'Positions' (did you mean 'Gamma'?)"
+        in " ".join(failed.stderr.split())
+    )
 
 
 def test_check_draft_authors_in_memory(sources, mini_world_path):
-    result = invoke("check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--draft")
+    result = invoke(
+        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--draft"
+    )
     assert result.exit_code == 0, result.output
     assert "Draft with the rule author (10/10 certify)" in result.stdout
     assert "morning_positions_level4 ✓  ✓" in result.stdout

@@ -14,7 +14,9 @@ from authoring.state import serializer
 from tests.conftest import COMPAT, COMPAT_WORLD, needs_compat
 
 TEMPLATES = COMPAT / "task_templates"
-PERSONAS = sorted(p.name for p in TEMPLATES.iterdir() if (p / "README.md").is_file()) if TEMPLATES.is_dir() else []
+PERSONAS = (
+    sorted(p.name for p in TEMPLATES.iterdir() if (p / "README.md").is_file()) if TEMPLATES.is_dir() else []
+)
 
 
 # Levels our author cannot close against a shortcut in that world (findings about the corpus's templates and
@@ -27,19 +29,30 @@ PERSONAS = sorted(p.name for p in TEMPLATES.iterdir() if (p / "README.md").is_fi
 # ask for the source's planted phrase in a note: form_tooling_level3's source is a resource a note stuffer reads
 # and copies whole, and nothing but a fact that sets a parameter or a title (which this corpus does not plant)
 # tells it from a reader. They stay open for review with the gate's reason.
-UNCLOSABLE = {"client_advisor": {"client_review_level2", "holdings_watch_level1", "meeting_prep_level2"},
-              "compliance_risk": {"alert_sweep_level2", "case_handoff_level2"},
-              "fund_operations": {"form_tooling_level3", "settlement_watch_level1"},
-              "portfolio_manager": {"allocation_read_level2", "price_watch_level2"}}
+UNCLOSABLE = {
+    "client_advisor": {"client_review_level2", "holdings_watch_level1", "meeting_prep_level2"},
+    "compliance_risk": {"alert_sweep_level2", "case_handoff_level2"},
+    "fund_operations": {"form_tooling_level3", "settlement_watch_level1"},
+    "portfolio_manager": {"allocation_read_level2", "price_watch_level2"},
+}
 
 
 @needs_compat
 @pytest.mark.parametrize("persona", PERSONAS)
 def test_compat_persona_authors_twenty_certified_tasks(persona, tmp_path):
-    graph = build_graph(Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer()), InMemorySaver(serde=serializer()))
-    options = RunOptions(persona=persona, tasksets_dir=str(tmp_path / "tasksets"), sources_root=str(TEMPLATES),
-                         skills_dir=str(tmp_path / "skills"), world=str(COMPAT_WORLD), baseline="stark-workspace-a",
-                         repeats=1, commit=False)
+    graph = build_graph(
+        Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer()), InMemorySaver(serde=serializer())
+    )
+    options = RunOptions(
+        persona=persona,
+        tasksets_dir=str(tmp_path / "tasksets"),
+        sources_root=str(TEMPLATES),
+        skills_dir=str(tmp_path / "skills"),
+        world=str(COMPAT_WORLD),
+        baseline="stark-workspace-a",
+        repeats=1,
+        commit=False,
+    )
     config = {"configurable": {"thread_id": persona}, "recursion_limit": 500}
     graph.invoke({"options": options}, config, context=options)
     state = graph.get_state(config).values
@@ -49,8 +62,10 @@ def test_compat_persona_authors_twenty_certified_tasks(persona, tmp_path):
     for task_id in uncertified:
         gates = state["tasks"][task_id].cert.gates
         assert {g for g, r in gates.items() if not r.ok} == {"shortcuts"}
-        assert any(f.task_id == task_id and f.kind == "gate_failure" and f.severity == "blocker"
-                   for f in state["flags"].values())
+        assert any(
+            f.task_id == task_id and f.kind == "gate_failure" and f.severity == "blocker"
+            for f in state["flags"].values()
+        )
     if not uncertified:
         assert state["result"].status == "certified"
         assert state["calibration"].holds is True

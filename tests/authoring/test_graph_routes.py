@@ -44,9 +44,19 @@ class ValidatorOnce(RuleValidator):
         if task.id == self.target:
             self.seen += 1
             if self.seen == 1:
-                flags.append(make_flag(role="validator", kind="validator", persona=persona, story=task.meta.story,
-                                       task_id=task.id, level=task.level, check="clarity", severity="blocker",
-                                       reason="the prompt does not say when it is needed"))
+                flags.append(
+                    make_flag(
+                        role="validator",
+                        kind="validator",
+                        persona=persona,
+                        story=task.meta.story,
+                        task_id=task.id,
+                        level=task.level,
+                        check="clarity",
+                        severity="blocker",
+                        reason="the prompt does not say when it is needed",
+                    )
+                )
         return flags
 
 
@@ -66,15 +76,19 @@ class ListeningAuthor(RuleAuthor):
 
 def test_validator_blocker_goes_back_to_the_author(sources, repo, mini_world_path):
     author = ListeningAuthor()
-    _, _, snap = start(drivers(author=author, validator=ValidatorOnce("risk_repair_level2")),
-                       options(sources, repo, mini_world_path))
+    _, _, snap = start(
+        drivers(author=author, validator=ValidatorOnce("risk_repair_level2")),
+        options(sources, repo, mini_world_path),
+    )
     assert snap.values["result"].status == "committed"
     task = snap.values["tasks"]["risk_repair_level2"]
     assert task.raw["prompt"].endswith("Needed before the open.")
     flag = next(f for f in snap.values["flags"].values() if f.check == "clarity")
     assert flag.status == "resolved"
-    assert any(s == "risk_repair" and lv == 2 and any("validator flag clarity" in f for f in fb)
-               for s, lv, fb in author.feedback)
+    assert any(
+        s == "risk_repair" and lv == 2 and any("validator flag clarity" in f for f in fb)
+        for s, lv, fb in author.feedback
+    )
 
 
 class FairnessOnce(RuleFairness):
@@ -86,9 +100,19 @@ class FairnessOnce(RuleFairness):
         if story == "morning_positions":
             self.calls += 1
             if self.calls == 1:
-                flags.append(make_flag(role="fairness", kind="fairness", persona=persona, story=story,
-                                       task_id="morning_positions_level3", level=3, check="copy_paste",
-                                       severity="blocker", reason="level3 reads like level2"))
+                flags.append(
+                    make_flag(
+                        role="fairness",
+                        kind="fairness",
+                        persona=persona,
+                        story=story,
+                        task_id="morning_positions_level3",
+                        level=3,
+                        check="copy_paste",
+                        severity="blocker",
+                        reason="level3 reads like level2",
+                    )
+                )
         return flags
 
 
@@ -131,7 +155,9 @@ class SilentAuthor(RuleAuthor):
 
     def draft(self, ctx, level, feedback, history):
         if ctx.story.story.slug == "morning_positions" and level == 2:
-            raise RoleFailure("author", "no submit_level call in 12 model rounds", evidence="last reply: 'Sure!'")
+            raise RoleFailure(
+                "author", "no submit_level call in 12 model rounds", evidence="last reply: 'Sure!'"
+            )
         return super().draft(ctx, level, feedback, history)
 
 
@@ -174,7 +200,9 @@ class MarkingFixer:
         patched = copy.deepcopy(task)
         patched["prompt"] += MARK
         self.repaired.append(defect.task_id)
-        return FixResult(patched, repaired="marked the prompt", lesson="mark level-0 prompts", skill="task-author")
+        return FixResult(
+            patched, repaired="marked the prompt", lesson="mark level-0 prompts", skill="task-author"
+        )
 
 
 class RefusingFixer:
@@ -191,12 +219,15 @@ def marked_oracle():
     AGENTS.pop("marked-oracle")
 
 
-def test_calibration_defects_go_to_the_fixer_and_back_through_the_whole_path(sources, repo, mini_world_path,
-                                                                           marked_oracle):
+def test_calibration_defects_go_to_the_fixer_and_back_through_the_whole_path(
+    sources, repo, mini_world_path, marked_oracle
+):
     fixer, messages = MarkingFixer(), []
     validator = CountingValidator()
-    _, _, snap = start(drivers(messages, fixer=fixer, validator=validator),
-                       options(sources, repo, mini_world_path, reference_agent="marked-oracle"))
+    _, _, snap = start(
+        drivers(messages, fixer=fixer, validator=validator),
+        options(sources, repo, mini_world_path, reference_agent="marked-oracle"),
+    )
     assert sorted(fixer.repaired) == ["morning_positions_level0", "risk_repair_level0"]
     assert snap.values["result"].status == "committed"
     assert snap.values["calibration"].holds is True
@@ -218,9 +249,13 @@ class CountingValidator(RuleValidator):
         return super().review(task, world, persona)
 
 
-def test_an_inverted_staircase_the_fixer_cannot_repair_is_a_blocker(sources, repo, mini_world_path, marked_oracle):
-    _, _, snap = start(drivers(fixer=RefusingFixer()),
-                       options(sources, repo, mini_world_path, reference_agent="marked-oracle"))
+def test_an_inverted_staircase_the_fixer_cannot_repair_is_a_blocker(
+    sources, repo, mini_world_path, marked_oracle
+):
+    _, _, snap = start(
+        drivers(fixer=RefusingFixer()),
+        options(sources, repo, mini_world_path, reference_agent="marked-oracle"),
+    )
     assert snap.next == ("review",)
     items = snap.tasks[0].interrupts[0].value["items"]
     kinds = sorted(i["kind"] for i in items)
@@ -236,7 +271,9 @@ def test_a_fix_decision_takes_the_repair_path(sources, repo, mini_world_path, ma
     opts = options(sources, repo, mini_world_path, reference_agent="marked-oracle")
     d = drivers(fixer=RefusingFixer())
     graph, config, snap = start(d, opts)
-    defect = next(i for i in snap.tasks[0].interrupts[0].value["items"] if i["task_id"] == "risk_repair_level0")
+    defect = next(
+        i for i in snap.tasks[0].interrupts[0].value["items"] if i["task_id"] == "risk_repair_level0"
+    )
     d.fixer = MarkingFixer()
     invoke(graph, Command(resume={defect["id"]: {"verdict": "fix", "by": "ana", "note": ""}}), config, opts)
     after = graph.get_state(config)
@@ -268,15 +305,28 @@ def test_stories_are_authored_in_parallel_and_levels_in_order(sources, repo, min
         assert [lv for s, lv in author.order if s == story] == [0, 1, 2, 3, 4]
 
 
-def test_a_story_removed_from_the_persona_deletes_its_tasks_in_the_commit(sources, repo, mini_world_path, tmp_path):
+def test_a_story_removed_from_the_persona_deletes_its_tasks_in_the_commit(
+    sources, repo, mini_world_path, tmp_path
+):
     from authoring.run import run_persona
 
     db = tmp_path / "cp.sqlite"
-    assert run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules",
-                       checkpoint_path=db).status == "committed"
+    assert (
+        run_persona(
+            options(sources, repo, mini_world_path), drivers(), driver_name="rules", checkpoint_path=db
+        ).status
+        == "committed"
+    )
     (sources / "stories" / "desk_head" / "morning_positions.md").unlink()
-    assert run_persona(options(sources, repo, mini_world_path, min_attempts=1), drivers(), driver_name="rules",
-                       checkpoint_path=db).status == "committed"
+    assert (
+        run_persona(
+            options(sources, repo, mini_world_path, min_attempts=1),
+            drivers(),
+            driver_name="rules",
+            checkpoint_path=db,
+        ).status
+        == "committed"
+    )
     shown = git(repo, "show", "--name-status", "--format=", "HEAD")
     assert "D\ttasksets/workspace_tasks/desk_head/morning_positions_level0.json" in shown
     assert git(repo, "status", "--porcelain", "--", "tasksets") == ""
@@ -295,12 +345,36 @@ def test_the_live_display_shows_each_story_level_role_and_round():
     from authoring.progress import LiveProgress
 
     live = LiveProgress()
-    live.update({"story": "risk_repair", "level": 1, "role": "author", "round": 2, "status": "drafting",
-                 "message": "risk_repair level1 (Find): round 2"})
-    live.update({"story": "morning_positions", "level": 4, "role": "gates", "round": None, "status": "certified",
-                 "message": "morning_positions level4 (Compose): certified"})
-    live.update({"role": "calibration", "status": "running", "message": "calibrating with heuristic x3",
-                 "story": None, "level": None, "round": None})
+    live.update(
+        {
+            "story": "risk_repair",
+            "level": 1,
+            "role": "author",
+            "round": 2,
+            "status": "drafting",
+            "message": "risk_repair level1 (Find): round 2",
+        }
+    )
+    live.update(
+        {
+            "story": "morning_positions",
+            "level": 4,
+            "role": "gates",
+            "round": None,
+            "status": "certified",
+            "message": "morning_positions level4 (Compose): certified",
+        }
+    )
+    live.update(
+        {
+            "role": "calibration",
+            "status": "running",
+            "message": "calibrating with heuristic x3",
+            "story": None,
+            "level": None,
+            "round": None,
+        }
+    )
     console = Console(width=80, record=True)
     console.print(live.render())
     text = console.export_text()
@@ -351,19 +425,30 @@ class DownEndpoint(RuleAuthor):
         return super().draft(ctx, level, feedback, history)
 
 
-def test_an_endpoint_that_stays_down_is_retried_then_stops_the_run_which_resumes(sources, repo, mini_world_path,
-                                                                                tmp_path):
+def test_an_endpoint_that_stays_down_is_retried_then_stops_the_run_which_resumes(
+    sources, repo, mini_world_path, tmp_path
+):
     from authoring.run import RunError, run_persona
 
     author, db = DownEndpoint(), tmp_path / "cp.sqlite"
     with pytest.raises(RunError, match=r"kept failing .*run the same command again"):
-        run_persona(options(sources, repo, mini_world_path), drivers(author=author), driver_name="rules",
-                    checkpoint_path=db)
+        run_persona(
+            options(sources, repo, mini_world_path),
+            drivers(author=author),
+            driver_name="rules",
+            checkpoint_path=db,
+        )
     assert author.attempts == 3, "the node was retried by its RetryPolicy"
     assert not (repo / "tasksets").exists()
     author.down = False
     messages: list[str] = []
-    done = run_persona(options(sources, repo, mini_world_path), drivers(messages, author=author),
-                       driver_name="rules", checkpoint_path=db)
+    done = run_persona(
+        options(sources, repo, mini_world_path),
+        drivers(messages, author=author),
+        driver_name="rules",
+        checkpoint_path=db,
+    )
     assert done.status == "committed" and any(m.startswith("resuming") for m in messages)
-    assert not any("morning_positions level0" in m for m in messages), "finished levels are not authored again"
+    assert not any("morning_positions level0" in m for m in messages), (
+        "finished levels are not authored again"
+    )

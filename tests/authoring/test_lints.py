@@ -24,7 +24,7 @@ GOOD = "On the open Desk Board, bring it up with fund Beta and period QTD; leave
         ("Put Positions up;. Then stop.", "doubled_punctuation"),
         ("Put Positions up. then stop.", "lowercase_sentence"),
         ("Put a orders view up.", "article"),
-    ("Publish it on a Evidence tab.", "article"),
+        ("Publish it on a Evidence tab.", "article"),
         ("Switch it, back to desk Credit Flow.", "comma_in_phrasal_verb"),
         ("Bring up it on the board.", "particle_after_pronoun"),
         ("There is also a twin; is correct for its purpose.", "dangling_predicate"),

@@ -96,10 +96,19 @@ def llm(skills: Path):
     def build(script: list[Any], **config: Any) -> Harness:
         model = FakeModel(script)
         http = httpx2.AsyncClient(transport=httpx2.MockTransport(model.handler))
-        client = openai.AsyncOpenAI(api_key="test-key", base_url="http://fake.test/v1",
-                                    max_retries=config.get("max_retries", 3), http_client=http)
-        cfg = LLMConfig(model="fake-model", base_url="http://fake.test/v1", api_key="test-key", skills_dir=skills,
-                        **{"cache_dir": None, **config})
+        client = openai.AsyncOpenAI(
+            api_key="test-key",
+            base_url="http://fake.test/v1",
+            max_retries=config.get("max_retries", 3),
+            http_client=http,
+        )
+        cfg = LLMConfig(
+            model="fake-model",
+            base_url="http://fake.test/v1",
+            api_key="test-key",
+            skills_dir=skills,
+            **{"cache_dir": None, **config},
+        )
         progress: list[str] = []
         harness = Harness(model, llm_drivers(cfg, progress.append, client=client), progress)
         made.append(harness)
@@ -126,14 +135,26 @@ def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
 def test_author_sees_the_gate_result_and_fixes_its_submission(llm, ctx, skills):
     good = rule_level(ctx, 1)
     leaky = copy.deepcopy(good)
-    leaky["prompt"] = "Risk Review is open: put Positions from Acme Data's Desk App there, fund Beta and period QTD."
-    h = llm([
-        [("search_catalog", {"query": "holdings book positions", "origin": "Acme Data"}),
-         ("get_widget_rows", {"origin": "Acme Data", "widget_id": "desk_overview_positions",
-                              "data_args": {"fund": "Beta", "period": "QTD"}})],
-        [("submit_level", {"task": leaky})],
-        [("submit_level", {"task": good})],
-    ])
+    leaky["prompt"] = (
+        "Risk Review is open: put Positions from Acme Data's Desk App there, fund Beta and period QTD."
+    )
+    h = llm(
+        [
+            [
+                ("search_catalog", {"query": "holdings book positions", "origin": "Acme Data"}),
+                (
+                    "get_widget_rows",
+                    {
+                        "origin": "Acme Data",
+                        "widget_id": "desk_overview_positions",
+                        "data_args": {"fund": "Beta", "period": "QTD"},
+                    },
+                ),
+            ],
+            [("submit_level", {"task": leaky})],
+            [("submit_level", {"task": good})],
+        ]
+    )
     history: list[dict[str, Any]] = []
     draft = h.drivers.author.draft(ctx, 1, [], history)
 
@@ -141,12 +162,25 @@ def test_author_sees_the_gate_result_and_fixes_its_submission(llm, ctx, skills):
     assert len(h.model.requests) == 3
     first = h.model.requests[0]
     assert first["messages"][0] == {"role": "system", "content": (skills / "task-author.md").read_text()}
-    assert {t["function"]["name"] for t in first["tools"]} == {"search_catalog", "get_widget_schema",
-                                                               "get_widget_rows", "read_skill", "read_resource",
-                                                               "read_prompt", "submit_level"}
+    assert {t["function"]["name"] for t in first["tools"]} == {
+        "search_catalog",
+        "get_widget_schema",
+        "get_widget_rows",
+        "read_skill",
+        "read_resource",
+        "read_prompt",
+        "submit_level",
+    }
     opening = h.user(0)
-    for expected in ("Runs the Acme desk", "## Story: Risk review", "find_hint: the holdings book",
-                     "Write level 1 (Find)", "never named", f"{SLUG}_level1", "amber ledger stamp"):
+    for expected in (
+        "Runs the Acme desk",
+        "## Story: Risk review",
+        "find_hint: the holdings book",
+        "Write level 1 (Find)",
+        "never named",
+        f"{SLUG}_level1",
+        "amber ledger stamp",
+    ):
         assert expected in opening, expected
 
     search, rows = tool_results(h.model.requests[1])
@@ -157,8 +191,10 @@ def test_author_sees_the_gate_result_and_fixes_its_submission(llm, ctx, skills):
     verdict = tool_results(h.model.requests[2])[-1]
     assert verdict["certified"] is False and verdict["gates"]["leak"]["ok"] is False
     assert "Positions" in verdict["gates"]["leak"]["detail"] and verdict["gates"]["oracle"]["ok"] is True
-    assert h.progress == [f"llm author {SLUG}_level1: round 2: not certified (leak, shortcuts)",
-                          f"llm author {SLUG}_level1: round 3: certified"]
+    assert h.progress == [
+        f"llm author {SLUG}_level1: round 2: not certified (leak, shortcuts)",
+        f"llm author {SLUG}_level1: round 3: certified",
+    ]
 
     json.dumps(history)
     roles = [m.get("role") for m in history]
@@ -197,21 +233,30 @@ def test_a_reply_without_a_tool_call_forces_submit_level_then_is_a_role_failure(
     forced = {"type": "function", "function": {"name": "submit_level"}}
     assert second["tool_choice"] == forced and third["tool_choice"] == forced
     assert "Call submit_level" in h.last_message(1)["content"]
-    assert history[-1] == {"draft": {"level": 0, "task": None, "certified": False, "rounds": 3, "submissions": 0}}
+    assert history[-1] == {
+        "draft": {"level": 0, "task": None, "certified": False, "rounds": 3, "submissions": 0}
+    }
 
 
 def test_submit_level_takes_the_task_schema(llm, ctx):
     h = llm([[("submit_level", {"task": rule_level(ctx, 0)})]])
     h.drivers.author.draft(ctx, 0, [], [])
-    submit = next(t["function"] for t in h.model.requests[0]["tools"] if t["function"]["name"] == "submit_level")
+    submit = next(
+        t["function"] for t in h.model.requests[0]["tools"] if t["function"]["name"] == "submit_level"
+    )
     task = submit["parameters"]["properties"]["task"]
     assert task["required"] == ["id", "difficulty", "prompt"] and "eval" in task["properties"]
-    assert task["properties"]["eval"] == {"$ref": "#/$defs/Eval"} and "RequiredWidget" in submit["parameters"]["$defs"]
+    assert (
+        task["properties"]["eval"] == {"$ref": "#/$defs/Eval"}
+        and "RequiredWidget" in submit["parameters"]["$defs"]
+    )
 
 
 def test_the_last_round_forces_a_submission(llm, ctx):
     level = rule_level(ctx, 0)
-    h = llm([[("search_catalog", {"query": "positions"})], [("submit_level", {"task": level})]], max_tool_rounds=2)
+    h = llm(
+        [[("search_catalog", {"query": "positions"})], [("submit_level", {"task": level})]], max_tool_rounds=2
+    )
     assert h.drivers.author.draft(ctx, 0, [], []).task == level
     assert "tool_choice" not in h.model.requests[0]
     assert h.model.requests[1]["tool_choice"]["function"]["name"] == "submit_level"
@@ -221,7 +266,9 @@ def test_author_out_of_rounds_hands_back_its_last_submission(llm, ctx):
     broken = rule_level(ctx, 0)
     broken["eval"]["max_turns"] = 2
     malformed = {**broken, "eval": {**broken["eval"], "max_turn": 9}}
-    h = llm([[("submit_level", {"task": malformed})], [("submit_level", {"task": broken})]], max_tool_rounds=2)
+    h = llm(
+        [[("submit_level", {"task": malformed})], [("submit_level", {"task": broken})]], max_tool_rounds=2
+    )
     draft = h.drivers.author.draft(ctx, 0, [], [])
     assert draft.task == broken and "not certified" in draft.notes[0]
     rejected = tool_results(h.model.requests[1])[-1]
@@ -229,9 +276,18 @@ def test_author_out_of_rounds_hands_back_its_last_submission(llm, ctx):
 
 
 # ------------------------------------------------------------------------------------------------ reviewers
-FLAG_REPLY = {"verdict": "flag", "flags": [{"check": "budget", "severity": "blocker",
-                                            "reason": "max_turns 2 is below the reference's 3 calls",
-                                            "evidence": "eval.max_turns: 2", "suggestion": "max_turns = 6"}]}
+FLAG_REPLY = {
+    "verdict": "flag",
+    "flags": [
+        {
+            "check": "budget",
+            "severity": "blocker",
+            "reason": "max_turns 2 is below the reference's 3 calls",
+            "evidence": "eval.max_turns: 2",
+            "suggestion": "max_turns = 6",
+        }
+    ],
+}
 
 
 def test_validator_flag(llm, ctx, skills):
@@ -243,7 +299,13 @@ def test_validator_flag(llm, ctx, skills):
     assert len(flags) == 1
     flag = flags[0]
     assert (flag.role, flag.check, flag.severity, flag.task_id, flag.story, flag.level) == (
-        "validator", "budget", "blocker", f"{SLUG}_level0", SLUG, 0)
+        "validator",
+        "budget",
+        "blocker",
+        f"{SLUG}_level0",
+        SLUG,
+        0,
+    )
     assert flag.suggestion == "max_turns = 6" and flag.blocking
     request = h.model.requests[0]
     schema = request["response_format"]["json_schema"]
@@ -259,14 +321,24 @@ def test_validator_flag(llm, ctx, skills):
 
 def test_fairness_flag(llm, ctx, skills):
     levels = [parsed(rule_level(ctx, lv)) for lv in range(5)]
-    reply = {"verdict": "flag", "flags": [{"level": "level3", "rule": "budget", "severity": "blocker",
-                                           "reason": "max_turns does not grow from Derive to Ground",
-                                           "evidence": "level2 max_turns 9, level3 max_turns 9"}]}
+    reply = {
+        "verdict": "flag",
+        "flags": [
+            {
+                "level": "level3",
+                "rule": "budget",
+                "severity": "blocker",
+                "reason": "max_turns does not grow from Derive to Ground",
+                "evidence": "level2 max_turns 9, level3 max_turns 9",
+            }
+        ],
+    }
     h = llm([json.dumps(reply)])
     flags = h.drivers.fairness.review(SLUG, levels, levels, "desk_lead")
 
     assert [(f.role, f.check, f.level, f.task_id, f.severity) for f in flags] == [
-        ("fairness", "budget", 3, f"{SLUG}_level3", "blocker")]
+        ("fairness", "budget", 3, f"{SLUG}_level3", "blocker")
+    ]
     assert h.model.requests[0]["messages"][0]["content"] == (skills / "task-level-fairness.md").read_text()
     user = h.user(0)
     assert all(f"### {SLUG}_level{lv}" in user for lv in range(5))
@@ -276,12 +348,28 @@ def test_fairness_flag(llm, ctx, skills):
 def failing_trial(task_id: str, *, passed: bool = False) -> Trial:
     events = [
         {"index": 1, "tool": "get_workspace_snapshot", "args": {}, "ok": True, "envelope": {"ok": True}},
-        {"index": 2, "tool": "create_widget", "args": {"origin": "Acme Data", "widget_id": "positions"}, "ok": False,
-         "envelope": {"ok": False, "message": "Unknown widget 'positions'",
-                      "error": {"code": "not_found", "message": "Unknown widget 'positions' of Acme Data"}}},
+        {
+            "index": 2,
+            "tool": "create_widget",
+            "args": {"origin": "Acme Data", "widget_id": "positions"},
+            "ok": False,
+            "envelope": {
+                "ok": False,
+                "message": "Unknown widget 'positions'",
+                "error": {"code": "not_found", "message": "Unknown widget 'positions' of Acme Data"},
+            },
+        },
     ]
-    return Trial(task_id=task_id, level="level0", agent="heuristic", passed=passed, ended_by="max_turns",
-                 failure_codes=["missing_widget"], fingerprint=["missing_widget: Positions"], events=events)
+    return Trial(
+        task_id=task_id,
+        level="level0",
+        agent="heuristic",
+        passed=passed,
+        ended_by="max_turns",
+        failure_codes=["missing_widget"],
+        fingerprint=["missing_widget: Positions"],
+        events=events,
+    )
 
 
 def test_fixer_patch_and_its_lesson(llm, ctx, skills):
@@ -289,15 +377,37 @@ def test_fixer_patch_and_its_lesson(llm, ctx, skills):
     task["eval"]["max_turns"] = 2
     lesson = "a budget below the reference ran every attempt out of turns → max_turns = reference length + 3"
     patch = [{"op": "replace", "path": "/eval/max_turns", "value": 6}]
-    h = llm([json.dumps({"action": "patch", "patch": patch, "repaired": "max_turns 2 -> 6", "lesson": lesson,
-                         "skill": "task-author"})])
-    defect = Defect(task_id=task["id"], level="level0", fingerprint=["missing_widget: Positions"], attempts=3,
-                    repeats=[0, 1, 2])
-    trials = [failing_trial(task["id"]), failing_trial("other_level0"), failing_trial(task["id"], passed=True)]
+    h = llm(
+        [
+            json.dumps(
+                {
+                    "action": "patch",
+                    "patch": patch,
+                    "repaired": "max_turns 2 -> 6",
+                    "lesson": lesson,
+                    "skill": "task-author",
+                }
+            )
+        ]
+    )
+    defect = Defect(
+        task_id=task["id"],
+        level="level0",
+        fingerprint=["missing_widget: Positions"],
+        attempts=3,
+        repeats=[0, 1, 2],
+    )
+    trials = [
+        failing_trial(task["id"]),
+        failing_trial("other_level0"),
+        failing_trial(task["id"], passed=True),
+    ]
     result = h.drivers.fixer.repair(task, defect, trials, ctx.world)
 
     assert result.escalate is None and [op.rfc() for op in result.patch] == patch
-    assert result.task == {**task, "eval": {**task["eval"], "max_turns": 6}} and task["eval"]["max_turns"] == 2
+    assert (
+        result.task == {**task, "eval": {**task["eval"], "max_turns": 6}} and task["eval"]["max_turns"] == 2
+    )
     assert (result.repaired, result.skill) == ("max_turns 2 -> 6", "task-author")
     assert certify_task(ctx.world, parsed(result.task)).certified
     user = h.user(0)
@@ -318,14 +428,19 @@ def test_fixer_patch_outside_the_allowlist_or_weakening_is_sent_back_then_escala
     graded = [i for i, s in enumerate(task["eval"]["required_tools"]) if not s.get("optional")]
 
     def reply(*ops: dict[str, Any]) -> str:
-        return json.dumps({"action": "patch", "patch": list(ops), "repaired": "r", "lesson": "l",
-                           "skill": "task-author"})
+        return json.dumps(
+            {"action": "patch", "patch": list(ops), "repaired": "r", "lesson": "l", "skill": "task-author"}
+        )
 
-    h = llm([reply({"op": "replace", "path": "/id", "value": "something_else"}),
-             reply({"op": "replace", "path": "/eval/trace_checks", "value": {"max_invalid_tool_calls": 9}}),
-             reply({"op": "remove", "path": "/eval/required_tools/99"}),
-             reply(*({"op": "remove", "path": f"/eval/required_tools/{i}"} for i in reversed(graded)))],
-            max_repairs=3)
+    h = llm(
+        [
+            reply({"op": "replace", "path": "/id", "value": "something_else"}),
+            reply({"op": "replace", "path": "/eval/trace_checks", "value": {"max_invalid_tool_calls": 9}}),
+            reply({"op": "remove", "path": "/eval/required_tools/99"}),
+            reply(*({"op": "remove", "path": f"/eval/required_tools/{i}"} for i in reversed(graded))),
+        ],
+        max_repairs=3,
+    )
     defect = Defect(task_id=task["id"], level="level0", fingerprint=["x"], attempts=3, repeats=[0, 1, 2])
     result = h.drivers.fixer.repair(task, defect, [], ctx.world)
 
@@ -344,13 +459,17 @@ def test_rule_fixer_returns_its_repair_as_a_patch(ctx):
     defect = Defect(task_id=task["id"], level="level0", fingerprint=["x"], attempts=1, repeats=[0])
     result = RuleFixer().repair(task, defect, [failing_trial(task["id"])], ctx.world)
     steps = len(task["eval"]["required_tools"])
-    assert [op.rfc() for op in result.patch] == [{"op": "replace", "path": "/eval/max_turns", "value": steps + 3}]
+    assert [op.rfc() for op in result.patch] == [
+        {"op": "replace", "path": "/eval/max_turns", "value": steps + 3}
+    ]
     assert result.task["eval"]["max_turns"] == steps + 3 and task["eval"]["max_turns"] == 2
 
 
 # ------------------------------------------------------------------------------------------------ repairs
 def test_malformed_reply_is_retried_with_the_error_then_accepted(llm, ctx):
-    h = llm(["APPROVE", json.dumps({"verdict": "maybe"}), '```json\n{"verdict": "approve", "flags": []}\n```'])
+    h = llm(
+        ["APPROVE", json.dumps({"verdict": "maybe"}), '```json\n{"verdict": "approve", "flags": []}\n```']
+    )
     flags = h.drivers.validator.review(parsed(rule_level(ctx, 0)), ctx.world, "desk_lead")
 
     assert flags == [] and len(h.model.requests) == 3
@@ -364,8 +483,11 @@ def test_malformed_reply_is_retried_with_the_error_then_accepted(llm, ctx):
 def test_a_reply_that_never_validates_is_a_role_failure_with_the_reply_as_evidence(llm, ctx):
     bad = json.dumps({"verdict": "flag", "flags": []})
     h = llm([bad], max_repairs=1)
-    with pytest.raises(RoleFailure, match=rf"validator: {SLUG}_level0: no usable reply after 2 attempt\(s\).*"
-                                          r"verdict 'flag' needs at least one flag") as caught:
+    with pytest.raises(
+        RoleFailure,
+        match=rf"validator: {SLUG}_level0: no usable reply after 2 attempt\(s\).*"
+        r"verdict 'flag' needs at least one flag",
+    ) as caught:
         h.drivers.validator.review(parsed(rule_level(ctx, 0)), ctx.world, "desk_lead")
     assert caught.value.evidence == bad and len(h.model.requests) == 2
 
@@ -379,18 +501,26 @@ def test_rate_limit_is_retried_by_the_sdk(llm, ctx):
 
 
 def test_an_endpoint_that_keeps_failing_is_a_role_unavailable(llm, ctx):
-    h = llm([httpx2.Response(503, headers={"retry-after-ms": "1"}, json={"error": {"message": "overloaded"}})],
-            max_retries=2)
-    with pytest.raises(RoleUnavailable, match=r"validator: .*the model endpoint failed \(api_error\).*HTTP 503: "
-                                              r"overloaded") as caught:
+    h = llm(
+        [httpx2.Response(503, headers={"retry-after-ms": "1"}, json={"error": {"message": "overloaded"}})],
+        max_retries=2,
+    )
+    with pytest.raises(
+        RoleUnavailable,
+        match=r"validator: .*the model endpoint failed \(api_error\).*HTTP 503: "
+        r"overloaded",
+    ) as caught:
         h.drivers.validator.review(parsed(rule_level(ctx, 0)), ctx.world, "desk_lead")
     assert len(h.model.requests) == 3 and "overloaded" in caught.value.evidence
 
 
 def test_budgets_stop_a_role_with_its_last_reply_as_evidence(llm, ctx):
     h = llm([[("search_catalog", {"query": "positions"})]], max_calls_per_level=3)
-    with pytest.raises(RoleFailure, match=rf"author: {SLUG}_level0: the budget of {SLUG}_level0 is spent: 3 model "
-                                          r"calls \(cap 3\)") as caught:
+    with pytest.raises(
+        RoleFailure,
+        match=rf"author: {SLUG}_level0: the budget of {SLUG}_level0 is spent: 3 model "
+        r"calls \(cap 3\)",
+    ) as caught:
         h.drivers.author.draft(ctx, 0, [], [])
     assert len(h.model.requests) == 3 and caught.value.evidence.startswith("search_catalog(")
     h = llm([json.dumps({"verdict": "approve", "flags": []})], max_tokens_per_run=100)
@@ -403,8 +533,11 @@ def test_budgets_stop_a_role_with_its_last_reply_as_evidence(llm, ctx):
 def test_config_from_env_fails_loudly(monkeypatch):
     for name in ("TASKFORGE_MODEL", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ValueError, match=r"no model: pass --model or set TASKFORGE_MODEL.*no endpoint: set "
-                                         r"OPENAI_API_KEY.*OPENAI_BASE_URL"):
+    with pytest.raises(
+        ValueError,
+        match=r"no model: pass --model or set TASKFORGE_MODEL.*no endpoint: set "
+        r"OPENAI_API_KEY.*OPENAI_BASE_URL",
+    ):
         LLMConfig.from_env()
     with pytest.raises(ValueError, match="no endpoint") as caught:
         LLMConfig.from_env(model="gpt-4.1")
@@ -417,8 +550,11 @@ def test_config_from_env_fails_loudly(monkeypatch):
 
     monkeypatch.setenv("OPENAI_MODEL", "llama3.1:8b")
     local = LLMConfig.from_env(base_url="http://localhost:11434/v1")
-    assert (local.model, local.base_url, local.api_key) == ("llama3.1:8b", "http://localhost:11434/v1",
-                                                            "sk-no-key-required")
+    assert (local.model, local.base_url, local.api_key) == (
+        "llama3.1:8b",
+        "http://localhost:11434/v1",
+        "sk-no-key-required",
+    )
     monkeypatch.setenv("TASKFORGE_MODEL", "gpt-4.1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     hosted = LLMConfig.from_env()

@@ -23,13 +23,24 @@ from tests.authoring.conftest import git
 def options(sources: Path, repo: Path, world: Path, **kw) -> RunOptions:
     """The fixture persona has two stories, so each level has two tasks: calibration measures a level on two."""
     kw = {"baseline": "lived", "repeats": 1, "min_attempts": 2, **kw}
-    return RunOptions(persona="desk_head", tasksets_dir=str(repo / "tasksets"), sources_root=str(sources),
-                      skills_dir=str(repo / "skills"), world=str(world), **kw)
+    return RunOptions(
+        persona="desk_head",
+        tasksets_dir=str(repo / "tasksets"),
+        sources_root=str(sources),
+        skills_dir=str(repo / "skills"),
+        world=str(world),
+        **kw,
+    )
 
 
 def drivers(messages: list[str] | None = None, **replace) -> Drivers:
-    d = Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer(),
-                (messages.append if messages is not None else (lambda m: None)))
+    d = Drivers(
+        RuleAuthor(),
+        RuleValidator(),
+        RuleFairness(),
+        RuleFixer(),
+        (messages.append if messages is not None else (lambda m: None)),
+    )
     for k, v in replace.items():
         setattr(d, k, v)
     return d
@@ -40,8 +51,12 @@ def test_persona_is_certified_calibrated_and_committed(sources, repo, mini_world
     git(repo, "checkout", "-q", "-b", "work")
     (repo / "unrelated.txt").write_text("someone else's work\n")
     git(repo, "add", "unrelated.txt")
-    outcome = run_persona(options(sources, repo, mini_world_path), drivers(messages), driver_name="rules",
-                          checkpoint_path=tmp_path / "cp.sqlite")
+    outcome = run_persona(
+        options(sources, repo, mini_world_path),
+        drivers(messages),
+        driver_name="rules",
+        checkpoint_path=tmp_path / "cp.sqlite",
+    )
     assert outcome.status == "committed", outcome.summary
     files = sorted(p.name for p in (repo / "tasksets" / "workspace_tasks" / "desk_head").glob("*.json"))
     assert len(files) == 10 and files[0] == "morning_positions_level0.json"
@@ -54,28 +69,45 @@ def test_persona_is_certified_calibrated_and_committed(sources, repo, mini_world
     assert (repo / "tasksets" / "workspace_tasks" / "calibration" / "desk_head" / "staircase.png").is_file()
     assert any("staircase holds" in m for m in messages)
 
-    again = run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules",
-                        checkpoint_path=tmp_path / "cp.sqlite")
+    again = run_persona(
+        options(sources, repo, mini_world_path),
+        drivers(),
+        driver_name="rules",
+        checkpoint_path=tmp_path / "cp.sqlite",
+    )
     assert again.status == "up_to_date"
 
 
 def test_dirty_persona_paths_stop_the_run(sources, repo, mini_world_path, tmp_path):
-    run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules",
-                checkpoint_path=tmp_path / "cp.sqlite")
+    run_persona(
+        options(sources, repo, mini_world_path),
+        drivers(),
+        driver_name="rules",
+        checkpoint_path=tmp_path / "cp.sqlite",
+    )
     target = repo / "tasksets" / "workspace_tasks" / "desk_head" / "risk_repair_level0.json"
     target.write_text(target.read_text().replace("Risk Board", "Risk Board!"))
     (sources / "stories" / "desk_head" / "risk_repair.md").write_text(
-        (sources / "stories" / "desk_head" / "risk_repair.md").read_text() + "\nMore prose.\n")
+        (sources / "stories" / "desk_head" / "risk_repair.md").read_text() + "\nMore prose.\n"
+    )
     with pytest.raises(RunError, match="uncommitted changes"):
-        run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules",
-                    checkpoint_path=tmp_path / "cp.sqlite")
+        run_persona(
+            options(sources, repo, mini_world_path),
+            drivers(),
+            driver_name="rules",
+            checkpoint_path=tmp_path / "cp.sqlite",
+        )
     assert "Risk Board!" in target.read_text()
 
 
 def test_no_commit_writes_but_does_not_commit(sources, repo, mini_world_path, tmp_path):
     head = git(repo, "rev-parse", "HEAD")
-    outcome = run_persona(options(sources, repo, mini_world_path, commit=False), drivers(), driver_name="rules",
-                          checkpoint_path=tmp_path / "cp.sqlite")
+    outcome = run_persona(
+        options(sources, repo, mini_world_path, commit=False),
+        drivers(),
+        driver_name="rules",
+        checkpoint_path=tmp_path / "cp.sqlite",
+    )
     assert outcome.status == "certified"
     assert git(repo, "rev-parse", "HEAD") == head
 
@@ -86,9 +118,19 @@ class FlaggingFairness(RuleFairness):
     def review(self, story, levels, persona_tasks, persona):
         flags = super().review(story, levels, persona_tasks, persona)
         if story == "risk_repair":
-            flags.append(make_flag(role="fairness", kind="fairness", persona=persona, story=story,
-                                   task_id="risk_repair_level1", level=1, check="constant_core", severity="blocker",
-                                   reason="level1 reads differently from its ladder"))
+            flags.append(
+                make_flag(
+                    role="fairness",
+                    kind="fairness",
+                    persona=persona,
+                    story=story,
+                    task_id="risk_repair_level1",
+                    level=1,
+                    check="constant_core",
+                    severity="blocker",
+                    reason="level1 reads differently from its ladder",
+                )
+            )
         return flags
 
 
@@ -102,13 +144,20 @@ def test_blockers_interrupt_and_an_approval_resumes_to_commit(sources, repo, min
     items = snapshot.tasks[0].interrupts[0].value["items"]
     assert [i["check"] for i in items] == ["constant_core"]
     assert not (repo / "tasksets" / "workspace_tasks" / "desk_head").exists()
-    graph.invoke(Command(resume={items[0]["id"]: {"verdict": "approve", "by": "ana", "note": "reads fine"}}),
-                 config, context=opts)
+    graph.invoke(
+        Command(resume={items[0]["id"]: {"verdict": "approve", "by": "ana", "note": "reads fine"}}),
+        config,
+        context=opts,
+    )
     result = graph.get_state(config).values["result"]
     assert result.status == "committed"
     lock = json.loads((repo / "tasksets" / "workspace_tasks" / "certificates.json").read_text())
     reviews = lock["tasks"]["risk_repair_level1"]["reviews"]
-    assert reviews[0]["verdict"] == "approve" and reviews[0]["by"] == "ana" and reviews[0]["note"] == "reads fine"
+    assert (
+        reviews[0]["verdict"] == "approve"
+        and reviews[0]["by"] == "ana"
+        and reviews[0]["note"] == "reads fine"
+    )
 
 
 def test_rejection_ends_without_commit(sources, repo, mini_world_path):
@@ -117,8 +166,11 @@ def test_rejection_ends_without_commit(sources, repo, mini_world_path):
     opts = options(sources, repo, mini_world_path)
     graph.invoke({"options": opts}, config, context=opts)
     item = graph.get_state(config).tasks[0].interrupts[0].value["items"][0]
-    graph.invoke(Command(resume={item["id"]: {"verdict": "reject", "by": "ana", "note": "wrong story"}}), config,
-                 context=opts)
+    graph.invoke(
+        Command(resume={item["id"]: {"verdict": "reject", "by": "ana", "note": "wrong story"}}),
+        config,
+        context=opts,
+    )
     assert graph.get_state(config).values["result"].status == "rejected"
     assert not (repo / "tasksets").exists()
 
@@ -129,31 +181,53 @@ def test_bad_facts_stop_before_authoring(sources, repo, mini_world_path, tmp_pat
     story = sources / "stories" / "desk_head" / "risk_repair.md"
     story.write_text(story.read_text().replace("status: Closed}", "status: Pending}"))
     with pytest.raises(FactErrors) as info:
-        run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules",
-                    checkpoint_path=tmp_path / "cp.sqlite")
+        run_persona(
+            options(sources, repo, mini_world_path),
+            drivers(),
+            driver_name="rules",
+            checkpoint_path=tmp_path / "cp.sqlite",
+        )
     assert "risk_repair.md: facts.params.status" in str(info.value)
     assert not (repo / "tasksets").exists()
 
 
-def test_the_ladder_family_calibrates_a_persona_and_its_findings_wait_for_review(sources, repo, mini_world_path,
-                                                                                 tmp_path):
+def test_the_ladder_family_calibrates_a_persona_and_its_findings_wait_for_review(
+    sources, repo, mini_world_path, tmp_path
+):
     from authoring.decisions import decide
     from authoring.run import checkpointer
     from certify.calibrate import load_record
 
     db = tmp_path / "cp.sqlite"
-    outcome = run_persona(options(sources, repo, mini_world_path, reference_agent="ladder"), drivers(),
-                          driver_name="rules", checkpoint_path=db)
+    outcome = run_persona(
+        options(sources, repo, mini_world_path, reference_agent="ladder"),
+        drivers(),
+        driver_name="rules",
+        checkpoint_path=db,
+    )
     record = outcome.state["calibration"].model_dump()
     assert record["agent"] == "ladder" and record["deterministic"] and record["repeats"] == 1
-    assert [row for row in record["ladder"]["agents"]] == ["ladder-0", "ladder-1", "ladder-2", "ladder-3", "ladder-4"]
+    assert [row for row in record["ladder"]["agents"]] == [
+        "ladder-0",
+        "ladder-1",
+        "ladder-2",
+        "ladder-3",
+        "ladder-4",
+    ]
     findings = record["ladder"]["findings"]
     ladder_items = [i for i in outcome.items if i["kind"] == "ladder"]
     assert len(ladder_items) == len(findings) > 0 and outcome.status == "needs_review"
     for item in outcome.items:
         with checkpointer(None, db) as saver:
-            result = decide(repo / "tasksets", saver, drivers(), item["id"], "approve", by="ana",
-                            note="the world does not define this level's knowledge yet")
+            result = decide(
+                repo / "tasksets",
+                saver,
+                drivers(),
+                item["id"],
+                "approve",
+                by="ana",
+                note="the world does not define this level's knowledge yet",
+            )
     assert result["run"] == "committed"
     stored = load_record(repo / "tasksets" / "workspace_tasks" / "calibration" / "desk_head")
     assert stored.ladder is not None and len(stored.ladder.cells) == 25

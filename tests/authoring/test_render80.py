@@ -51,8 +51,17 @@ def write_taskset(root: Path, tasks: dict[str, object], *, folder: str = "desk")
 
 
 def test_gate_table_columns_come_from_the_results_and_fit():
-    gates = ("schema", "grounding", "oracle", "noop", "load_bearing", "leak", "determinism", "equivalence",
-             "shortcuts")
+    gates = (
+        "schema",
+        "grounding",
+        "oracle",
+        "noop",
+        "load_bearing",
+        "leak",
+        "determinism",
+        "equivalence",
+        "shortcuts",
+    )
     ok = {g: {"ok": True, "detail": "fine"} for g in gates}
     bad = {**ok, "shortcuts": {"ok": False, "detail": "the note stuffer passes: data_contains [5.24%] alone"}}
     skipped = {g: {"ok": False, "detail": "not run: schema gate failed"} for g in gates}
@@ -64,7 +73,9 @@ def test_gate_table_columns_come_from_the_results_and_fit():
     assert_whole(text, LONG_ID, "short_level0")
     header = next(line for line in text.splitlines() if line.startswith("task"))
     assert header.split()[1:] == ["sc", "gr", "or", "no", "lo", "le", "de", "eq", "sh"]
-    assert "gates: sc schema, gr grounding" in flat(text) and "sh shortcuts; ✓ passed, ✗ failed, · not run" in flat(text)
+    assert "gates: sc schema, gr grounding" in flat(
+        text
+    ) and "sh shortcuts; ✓ passed, ✗ failed, · not run" in flat(text)
     row = next(line for line in text.splitlines() if line.startswith("broken"))
     assert row.split()[1:] == ["✗", *["·"] * 8]
     assert "shortcuts: the note stuffer passes: data_contains [5.24%] alone" in flat(text)
@@ -86,12 +97,20 @@ def test_say_wraps_at_words_and_keeps_brackets():
 
 
 def test_certify_at_80_columns(mini_world_path, tmp_path):
-    ts = write_taskset(tmp_path / "ts", {
-        "desk_fix_level0": raw(),
-        LONG_ID: raw(id=LONG_ID, **{"eval.required_tools": [
-            {"tool": "get_workspace_snapshot", "args": {}, "optional": True}],
-            "eval.required_widgets": [], "eval.required_generated_widgets": []}),
-    })
+    ts = write_taskset(
+        tmp_path / "ts",
+        {
+            "desk_fix_level0": raw(),
+            LONG_ID: raw(
+                id=LONG_ID,
+                **{
+                    "eval.required_tools": [{"tool": "get_workspace_snapshot", "args": {}, "optional": True}],
+                    "eval.required_widgets": [],
+                    "eval.required_generated_widgets": [],
+                },
+            ),
+        },
+    )
     write_taskset(ts, {"broken_level0": "{ not json"}, folder="src[old]")
     result = run80("certify", "--world", str(mini_world_path), str(ts))
     assert result.exit_code == 1
@@ -104,8 +123,12 @@ def test_certify_at_80_columns(mini_world_path, tmp_path):
 
 
 def test_world_commands_at_80_columns(mini_world_path):
-    for args, token in ((["world", "list"], "acme-x"), (["world", "show"], "openbb://workspace/specs/layout-grid"),
-                        (["world", "show", "Positions"], "desk_overview_positions"), (["world", "check"], "ok")):
+    for args, token in (
+        (["world", "list"], "acme-x"),
+        (["world", "show"], "openbb://workspace/specs/layout-grid"),
+        (["world", "show", "Positions"], "desk_overview_positions"),
+        (["world", "check"], "ok"),
+    ):
         result = run80(*args, "--world", str(mini_world_path))
         assert result.exit_code == 0, result.output
         assert_fits(result.stdout)
@@ -118,23 +141,51 @@ def test_check_at_80_columns_keeps_bracketed_names(sources, mini_world_path):
     result = run80("check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path))
     assert result.exit_code == 2
     assert_fits(result.stderr)
-    assert "facts.targets[0].widget: no widget named 'Positions [old]' in app 'Desk App' in 'Acme Data' (did you " \
-           "mean 'Positions'?)" in flat(result.stderr)
+    assert (
+        "facts.targets[0].widget: no widget named 'Positions [old]' in app 'Desk App' in 'Acme Data' (did you "
+        "mean 'Positions'?)" in flat(result.stderr)
+    )
 
 
 def test_eval_and_calibrate_at_80_columns(mini_world_path, tmp_path):
-    ts = write_taskset(tmp_path / "ts", {"desk_fix_level0": raw(),
-                                         LONG_ID: raw(id=LONG_ID, difficulty="level4", persona="desk")})
-    result = run80("eval", "--taskset", str(ts), "--agent", "noop", "--repeats", "2", "--world", str(mini_world_path),
-                   "--runs-dir", str(tmp_path / "runs"))
+    ts = write_taskset(
+        tmp_path / "ts",
+        {"desk_fix_level0": raw(), LONG_ID: raw(id=LONG_ID, difficulty="level4", persona="desk")},
+    )
+    result = run80(
+        "eval",
+        "--taskset",
+        str(ts),
+        "--agent",
+        "noop",
+        "--repeats",
+        "2",
+        "--world",
+        str(mini_world_path),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    )
     assert result.exit_code == 0, result.output
     assert_fits(result.stdout)
     assert_whole(result.stdout, "desk_fix_level0", LONG_ID)
     assert re.search(rf"{LONG_ID}\s+level4\s+✗ ✗\s+0/2", result.stdout)
     assert_fits(result.stderr)
     (run_dir,) = (tmp_path / "runs").iterdir()
-    cal = run80("calibrate", "--taskset", str(ts), "--persona", "desk", "--world", str(mini_world_path),
-                "--regrade", str(run_dir), "--out", str(tmp_path / "cal"), "--min-attempts", "1")
+    cal = run80(
+        "calibrate",
+        "--taskset",
+        str(ts),
+        "--persona",
+        "desk",
+        "--world",
+        str(mini_world_path),
+        "--regrade",
+        str(run_dir),
+        "--out",
+        str(tmp_path / "cal"),
+        "--min-attempts",
+        "1",
+    )
     assert cal.exit_code == 0, cal.output
     assert_fits(cal.stdout)
     assert "level4  Compose (dead)" in cal.stdout and "0.00-0.79" in cal.stdout, "one unique task per level"
@@ -144,24 +195,48 @@ def test_run_errors_keep_bracketed_text(monkeypatch, sources, tmp_path):
     import authoring.run
 
     def refuse(*args, **kwargs):
-        raise authoring.run.RunError("--checkpoint-url postgresql://… needs langgraph-checkpoint-postgres: "
-                                     "pip install -e '.[postgres]'")
+        raise authoring.run.RunError(
+            "--checkpoint-url postgresql://… needs langgraph-checkpoint-postgres: "
+            "pip install -e '.[postgres]'"
+        )
 
     monkeypatch.setattr(authoring.run, "run_persona", refuse)
-    result = run80("author", "--persona", "desk_head", "--sources", str(sources), "--checkpoint-url", "postgresql://x")
+    result = run80(
+        "author", "--persona", "desk_head", "--sources", str(sources), "--checkpoint-url", "postgresql://x"
+    )
     assert result.exit_code == 2
     assert "pip install -e '.[postgres]'" in flat(result.stderr)
     missing = run80("eval", "--taskset", str(tmp_path / "src[old]"), "--agent", "noop")
-    assert missing.exit_code == 2 and "--taskset " + str(tmp_path / "src[old]") + ": no such folder" in \
-        flat(missing.stderr)
+    assert missing.exit_code == 2 and "--taskset " + str(tmp_path / "src[old]") + ": no such folder" in flat(
+        missing.stderr
+    )
 
 
 @pytest.fixture
 def authored(sources, repo, mini_world_path, monkeypatch):
     monkeypatch.chdir(repo)
-    result = run80("author", "--persona", "desk_head", "--world", str(mini_world_path), "--sources", str(sources),
-                   "--tasksets-dir", "tasksets", "--skills-dir", "skills", "--baseline", "lived", "--repeats", "1",
-                   "--min-attempts", "2", "--no-commit", "--reference-agent", "heuristic")
+    result = run80(
+        "author",
+        "--persona",
+        "desk_head",
+        "--world",
+        str(mini_world_path),
+        "--sources",
+        str(sources),
+        "--tasksets-dir",
+        "tasksets",
+        "--skills-dir",
+        "skills",
+        "--baseline",
+        "lived",
+        "--repeats",
+        "1",
+        "--min-attempts",
+        "2",
+        "--no-commit",
+        "--reference-agent",
+        "heuristic",
+    )
     return result, repo / "tasksets" / "workspace_tasks"
 
 
@@ -197,9 +272,20 @@ def test_author_recertify_and_review_at_80_columns(authored, mini_world_path):
 
 
 def test_a_table_too_wide_folds_into_a_compact_layout():
-    gates = {g: {"ok": g != "leak", "detail": "the prompt names the target"} for g in
-             ("schema", "grounding", "oracle", "noop", "load_bearing", "leak", "determinism", "equivalence",
-              "shortcuts")}
+    gates = {
+        g: {"ok": g != "leak", "detail": "the prompt names the target"}
+        for g in (
+            "schema",
+            "grounding",
+            "oracle",
+            "noop",
+            "load_bearing",
+            "leak",
+            "determinism",
+            "equivalence",
+            "shortcuts",
+        )
+    }
     out = Console(width=50, record=True)
     render.gate_table(out, "Certification", [(LONG_ID, gates)], extra=[("level", ["level4"])])
     text = out.export_text()

@@ -24,7 +24,9 @@ from tests.authoring.test_review import decide_now, flagged_run
 from tests.conftest import write_world
 
 HOSTILE = "<img src=x onerror=alert(1)> src[old] & '.[postgres]'"
-CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+CHROMIUM = next(
+    (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,15 +42,34 @@ def site(tmp_path_factory):
     decide_now(repo, db, outcome.items[0]["id"], "approve", note="reads fine")
     root = repo / "tasksets" / "workspace_tasks"
     file = read_file(root, "desk_head")
-    file.items.append(ReviewItem(id="hostile", run="recertify", source="recertify", taskset="workspace_tasks",
-                                 persona="desk_head", task_id="morning_positions_level1", kind="recertify_broken",
-                                 severity="blocker", reason=HOSTILE, evidence=f"evidence: {HOSTILE}",
-                                 created_at="2025-01-01T00:00:00+00:00"))
+    file.items.append(
+        ReviewItem(
+            id="hostile",
+            run="recertify",
+            source="recertify",
+            taskset="workspace_tasks",
+            persona="desk_head",
+            task_id="morning_positions_level1",
+            kind="recertify_broken",
+            severity="blocker",
+            reason=HOSTILE,
+            evidence=f"evidence: {HOSTILE}",
+            created_at="2025-01-01T00:00:00+00:00",
+        )
+    )
     reviews_path(root, "desk_head").write_bytes(file.render())
     world = World.load(world_path)
     runs = base / "runs"
-    asyncio.run(evaluate(world, select_tasks(root), make_agent("noop"), repeats=2, runs_dir=runs,
-                         taskset=TaskSet.load(root).manifest.taskset_id))
+    asyncio.run(
+        evaluate(
+            world,
+            select_tasks(root),
+            make_agent("noop"),
+            repeats=2,
+            runs_dir=runs,
+            taskset=TaskSet.load(root).manifest.taskset_id,
+        )
+    )
     out = base / "site"
     index = build_report(root, out, world=world, runs_dir=runs)
     return index, out
@@ -79,9 +100,9 @@ def test_the_site_has_every_part(site):
     assert "pass^k" in run and "doing nothing" not in run and "missing_tool_call" in run
     review = page(out, "review.html")
     assert 'id="open-items"' in review and 'id="decided-items"' in review
-    decided = review[review.index('id="decided-items"'):]
+    decided = review[review.index('id="decided-items"') :]
     assert "approve" in decided and "reads fine" in decided and "ana" in decided
-    assert "dead_rung" in review[:review.index('id="decided-items"')]
+    assert "dead_rung" in review[: review.index('id="decided-items"')]
 
 
 def test_untrusted_text_is_escaped(site):
@@ -95,9 +116,21 @@ def test_untrusted_text_is_escaped(site):
 def test_the_command_writes_the_site(site, tmp_path):
     _, out = site
     tasksets = out.parent / "repo" / "tasksets"
-    result = CliRunner().invoke(app, ["report", "--tasksets-dir", str(tasksets), "--out", str(tmp_path / "s"),
-                                      "--world", str(out.parent / "world"), "--runs-dir", str(tmp_path / "none")],
-                                env={"COLUMNS": "80"})
+    result = CliRunner().invoke(
+        app,
+        [
+            "report",
+            "--tasksets-dir",
+            str(tasksets),
+            "--out",
+            str(tmp_path / "s"),
+            "--world",
+            str(out.parent / "world"),
+            "--runs-dir",
+            str(tmp_path / "none"),
+        ],
+        env={"COLUMNS": "80"},
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "s" / "index.html").is_file() and "file://" in result.stdout
     assert not (tmp_path / "none").exists()
@@ -108,15 +141,32 @@ def test_the_command_writes_the_site(site, tmp_path):
 def chromium(tmp_path: Path, url: str, *flags: str) -> tuple[str, str]:
     """Load `url` in headless Chromium; returns (stdout, the console lines it logged)."""
     profile = tmp_path / "chromium-profile"
-    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                           "--no-first-run", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                           *flags, url], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            *flags,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
     return done.stdout, "\n".join(console)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install "
-                                             "chromium; .ci/run installs it)")
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="headless Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)",
+)
 def test_the_report_renders_in_a_browser_from_disk(site, tmp_path):
     _, out = site
     dom, console = chromium(tmp_path, (out / "persona-desk_head.html").as_uri(), "--dump-dom")
@@ -125,7 +175,9 @@ def test_the_report_renders_in_a_browser_from_disk(site, tmp_path):
     assert 'data-ready="1"' in body and 'data-broken-images="0"' in body
     assert 'id="staircase-plot"' in dom and dom.count('class="ladder"') == 2 and 'id="levels"' in dom
 
-    dom, console = chromium(tmp_path, (out / "trials-desk_head.html").as_uri() + "?q=level1&failed=1", "--dump-dom")
+    dom, console = chromium(
+        tmp_path, (out / "trials-desk_head.html").as_uri() + "?q=level1&failed=1", "--dump-dom"
+    )
     assert console == ""
     items = re.findall(r"<li data-verdict=\"(\w+)\" data-text=\"([^\"]*)\"( hidden=\"\")?>", dom)
     shown = [(v, text) for v, text, hidden in items if not hidden]
@@ -135,10 +187,12 @@ def test_the_report_renders_in_a_browser_from_disk(site, tmp_path):
 
     dom, console = chromium(tmp_path, (out / "review.html").as_uri(), "--dump-dom")
     assert console == ""
-    assert 'id="item-hostile"' in dom and "<img src=\"x\"" not in dom
+    assert 'id="item-hostile"' in dom and '<img src="x"' not in dom
 
     shot = tmp_path / "persona.png"
-    chromium(tmp_path, (out / "persona-desk_head.html").as_uri(), f"--screenshot={shot}", "--window-size=1400,1000")
+    chromium(
+        tmp_path, (out / "persona-desk_head.html").as_uri(), f"--screenshot={shot}", "--window-size=1400,1000"
+    )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 

@@ -16,29 +16,68 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def author_cmd(sources: Path, repo: Path, world: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "authoring", "author", "--persona", "desk_head", "--world", str(world),
-            "--sources", str(sources), "--tasksets-dir", str(repo / "tasksets"), "--skills-dir",
-            str(repo / "skills"), "--baseline", "lived", "--repeats", "2", "--min-attempts", "2",
-            # the fixture's stories predate policy documents: the heuristic keeps this test about resuming
-            "--reference-agent", "heuristic", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "authoring",
+        "author",
+        "--persona",
+        "desk_head",
+        "--world",
+        str(world),
+        "--sources",
+        str(sources),
+        "--tasksets-dir",
+        str(repo / "tasksets"),
+        "--skills-dir",
+        str(repo / "skills"),
+        "--baseline",
+        "lived",
+        "--repeats",
+        "2",
+        "--min-attempts",
+        "2",
+        # the fixture's stories predate policy documents: the heuristic keeps this test about resuming
+        "--reference-agent",
+        "heuristic",
+        *extra,
+    ]
 
 
 def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
 
 
-def sigkill_halfway_then_resume(sources: Path, repo: Path, world: Path, clean: Path,
-                                clean_args: tuple[str, ...] = (), run_args: tuple[str, ...] = (),
-                                after_kill: Callable[[], None] | None = None) -> None:
+def sigkill_halfway_then_resume(
+    sources: Path,
+    repo: Path,
+    world: Path,
+    clean: Path,
+    clean_args: tuple[str, ...] = (),
+    run_args: tuple[str, ...] = (),
+    after_kill: Callable[[], None] | None = None,
+) -> None:
     subprocess.run(["git", "clone", "-q", str(repo), str(clean)], check=True)
     git(clean, "config", "user.email", "test@example.com")
     git(clean, "config", "user.name", "Test")
-    done = subprocess.run(author_cmd(sources, clean, world, *clean_args), cwd=clean, env=env(),
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        author_cmd(sources, clean, world, *clean_args),
+        cwd=clean,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
 
-    proc = subprocess.Popen(author_cmd(sources, repo, world, *run_args), cwd=repo, env=env(),
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        author_cmd(sources, repo, world, *run_args),
+        cwd=repo,
+        env=env(),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     seen = []
     assert proc.stderr is not None
     for line in proc.stderr:
@@ -53,8 +92,14 @@ def sigkill_halfway_then_resume(sources: Path, repo: Path, world: Path, clean: P
     if after_kill is not None:
         after_kill()
 
-    resumed = subprocess.run(author_cmd(sources, repo, world, *run_args), cwd=repo, env=env(), capture_output=True,
-                             text=True, timeout=300)
+    resumed = subprocess.run(
+        author_cmd(sources, repo, world, *run_args),
+        cwd=repo,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming" in resumed.stderr
     assert "morning_positions level0" not in resumed.stderr, "finished levels are not authored twice"
@@ -83,7 +128,14 @@ def test_sigkill_halfway_then_resume_on_postgres(sources, repo, mini_world_path,
     def killed_run_is_in_postgres() -> None:
         assert len(threads()) == 1, "the killed run's checkpoints are in Postgres"
 
-    sigkill_halfway_then_resume(sources, repo, mini_world_path, tmp_path / "clean", ("--checkpoint-url", reference),
-                                ("--checkpoint-url", shared), after_kill=killed_run_is_in_postgres)
+    sigkill_halfway_then_resume(
+        sources,
+        repo,
+        mini_world_path,
+        tmp_path / "clean",
+        ("--checkpoint-url", reference),
+        ("--checkpoint-url", shared),
+        after_kill=killed_run_is_in_postgres,
+    )
     assert not (repo / ".taskforge" / "checkpoints.sqlite").exists(), "no SQLite store was made"
     assert threads() == set(), "the finished run is pruned from the store"

@@ -24,27 +24,50 @@ class TwoBlockers(RuleFairness):
     """Raises one blocker on each story's level 1."""
 
     def review(self, story, levels, persona_tasks, persona):
-        return [*super().review(story, levels, persona_tasks, persona),
-                make_flag(role="fairness", kind="fairness", persona=persona, story=story, task_id=f"{story}_level1",
-                          level=1, check="constant_core", severity="blocker", reason=f"{story} level1 reads oddly")]
+        return [
+            *super().review(story, levels, persona_tasks, persona),
+            make_flag(
+                role="fairness",
+                kind="fairness",
+                persona=persona,
+                story=story,
+                task_id=f"{story}_level1",
+                level=1,
+                check="constant_core",
+                severity="blocker",
+                reason=f"{story} level1 reads oddly",
+            ),
+        ]
 
 
 def flagged_run(sources, repo, world, db: Path, fairness=None):
     """A persona run that stops for review, in its own process-like session."""
-    outcome = run_persona(options(sources, repo, world), drivers(fairness=fairness or FlaggingFairness()),
-                          driver_name="rules", checkpoint_path=db)
+    outcome = run_persona(
+        options(sources, repo, world),
+        drivers(fairness=fairness or FlaggingFairness()),
+        driver_name="rules",
+        checkpoint_path=db,
+    )
     assert outcome.status == "needs_review"
     return outcome
 
 
 def decide_now(repo: Path, db: Path, item_id: str, verdict: str, fairness=None, **kw):
     with checkpointer(None, db) as saver:
-        return decide(repo / "tasksets", saver, drivers(fairness=fairness or FlaggingFairness()), item_id, verdict,
-                      by=kw.pop("by", "ana"), **kw)
+        return decide(
+            repo / "tasksets",
+            saver,
+            drivers(fairness=fairness or FlaggingFairness()),
+            item_id,
+            verdict,
+            by=kw.pop("by", "ana"),
+            **kw,
+        )
 
 
-def test_items_printed_by_author_are_decidable_at_once_and_the_approval_commits(sources, repo, mini_world_path,
-                                                                               tmp_path):
+def test_items_printed_by_author_are_decidable_at_once_and_the_approval_commits(
+    sources, repo, mini_world_path, tmp_path
+):
     db = tmp_path / "cp.sqlite"
     outcome = flagged_run(sources, repo, mini_world_path, db)
     printed = outcome.items[0]["id"]
@@ -57,7 +80,9 @@ def test_items_printed_by_author_are_decidable_at_once_and_the_approval_commits(
     assert result["run"] == "committed" and result["commit"]
     lock = json.loads((repo / LOCK).read_text())
     review = lock["tasks"]["risk_repair_level1"]["reviews"][0]
-    assert review["verdict"] == "approve" and review["by"] == "ana" and review["note"] == "the ladder reads fine"
+    assert (
+        review["verdict"] == "approve" and review["by"] == "ana" and review["note"] == "the ladder reads fine"
+    )
     committed = json.loads(git(repo, "show", f"HEAD:{REVIEWS}"))
     decided = next(i for i in committed["items"] if i["id"] == printed)
     assert decided["status"] == "approved" and decided["decision"]["by"] == "ana"
@@ -77,13 +102,17 @@ def test_after_one_rejection_the_other_blockers_stay_decidable(sources, repo, mi
     assert rejected["run"] == "waiting" and rejected["waiting"] == [second]
     last = decide_now(repo, db, second, "approve", TwoBlockers())
     assert last["run"] == "rejected"
-    assert not (repo / "tasksets" / "workspace_tasks" / "desk_head").exists(), "a rejected run commits no task"
+    assert not (repo / "tasksets" / "workspace_tasks" / "desk_head").exists(), (
+        "a rejected run commits no task"
+    )
     statuses = {i.id: i.status for i in all_items(repo / "tasksets")}
     assert statuses[first] == "rejected" and statuses[second] == "approved"
     assert "rejected in review" in git(repo, "log", "-1", "--format=%s")
 
 
-def test_fix_without_a_repair_records_nothing_and_keeps_the_item_open(sources, repo, mini_world_path, tmp_path):
+def test_fix_without_a_repair_records_nothing_and_keeps_the_item_open(
+    sources, repo, mini_world_path, tmp_path
+):
     db = tmp_path / "cp.sqlite"
     outcome = flagged_run(sources, repo, mini_world_path, db)
     item_id = outcome.items[0]["id"]
@@ -101,7 +130,9 @@ def test_a_superseded_run_cannot_be_resumed(sources, repo, mini_world_path, tmp_
     old = [i["id"] for i in outcome.items]
     story = sources / "stories" / "desk_head" / "risk_repair.md"
     story.write_text(story.read_text() + "\nThe story was fixed.\n")
-    fixed = run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules", checkpoint_path=db)
+    fixed = run_persona(
+        options(sources, repo, mini_world_path), drivers(), driver_name="rules", checkpoint_path=db
+    )
     assert fixed.status == "committed"
     head_lock = git(repo, "show", f"HEAD:{LOCK}")
     items = {(i.id, i.run): i for i in all_items(repo / "tasksets")}
@@ -112,7 +143,9 @@ def test_a_superseded_run_cannot_be_resumed(sources, repo, mini_world_path, tmp_
     assert git(repo, "show", f"HEAD:{LOCK}") == head_lock, "nothing was committed over the newer run"
     assert len(json.loads(head_lock)["personas"]["desk_head"]["tasks"]) == 10
     assert git(repo, "status", "--porcelain") == ""
-    again = run_persona(options(sources, repo, mini_world_path), drivers(), driver_name="rules", checkpoint_path=db)
+    again = run_persona(
+        options(sources, repo, mini_world_path), drivers(), driver_name="rules", checkpoint_path=db
+    )
     assert again.status == "up_to_date"
 
 
@@ -124,8 +157,12 @@ def test_losing_the_checkpoint_store_loses_no_review_item(sources, repo, mini_wo
     assert [i.id for i in items] == [outcome.items[0]["id"]]
     with pytest.raises(ReviewError, match="not in the checkpoint store"):
         decide_now(repo, db, items[0].id, "approve")
-    rerun = run_persona(options(sources, repo, mini_world_path), drivers(fairness=FlaggingFairness()),
-                        driver_name="rules", checkpoint_path=db)
+    rerun = run_persona(
+        options(sources, repo, mini_world_path),
+        drivers(fairness=FlaggingFairness()),
+        driver_name="rules",
+        checkpoint_path=db,
+    )
     assert rerun.status == "needs_review", "a lost paused run is never reported up to date"
     assert decide_now(repo, db, rerun.items[0]["id"], "approve")["run"] == "committed"
 
@@ -155,32 +192,57 @@ class MinorRemark(RuleValidator):
     def review(self, task, world, persona):
         flags = super().review(task, world, persona)
         if task.id == "risk_repair_level0":
-            flags.append(make_flag(role="validator", kind="validator", persona=persona, story="risk_repair",
-                                   task_id=task.id, level=0, check="deadline", severity="minor",
-                                   reason="the prompt never says when it is needed"))
+            flags.append(
+                make_flag(
+                    role="validator",
+                    kind="validator",
+                    persona=persona,
+                    story="risk_repair",
+                    task_id=task.id,
+                    level=0,
+                    check="deadline",
+                    severity="minor",
+                    reason="the prompt never says when it is needed",
+                )
+            )
         return flags
 
 
-def test_fixing_an_item_of_a_finished_run_takes_the_whole_repair_path(sources, repo, mini_world_path, tmp_path):
+def test_fixing_an_item_of_a_finished_run_takes_the_whole_repair_path(
+    sources, repo, mini_world_path, tmp_path
+):
     from tests.authoring.test_graph_routes import MARK, CountingValidator, MarkingFixer
 
     db = tmp_path / "cp.sqlite"
-    done = run_persona(options(sources, repo, mini_world_path), drivers(validator=MinorRemark()), driver_name="rules",
-                       checkpoint_path=db)
+    done = run_persona(
+        options(sources, repo, mini_world_path),
+        drivers(validator=MinorRemark()),
+        driver_name="rules",
+        checkpoint_path=db,
+    )
     assert done.status == "committed"
     item = next(i for i in all_items(repo / "tasksets") if i.check == "deadline")
     assert item.source == "run" and item.status == "open"
     messages: list[str] = []
     validator = CountingValidator()
     with checkpointer(None, db) as saver:
-        result = decide(repo / "tasksets", saver, drivers(messages, fixer=MarkingFixer(), validator=validator),
-                        item.id, "fix", by="ana", sources_root=sources, skills_dir=repo / "skills")
+        result = decide(
+            repo / "tasksets",
+            saver,
+            drivers(messages, fixer=MarkingFixer(), validator=validator),
+            item.id,
+            "fix",
+            by="ana",
+            sources_root=sources,
+            skills_dir=repo / "skills",
+        )
     assert result["run"] == "committed" and result["flag_status"] == "fixed", (result, messages)
     task = json.loads(git(repo, "show", "HEAD:tasksets/workspace_tasks/desk_head/risk_repair_level0.json"))
     assert task["prompt"].endswith(MARK)
     assert validator.seen == {"risk_repair_level0": 1}, "the repaired task went back to a validator"
-    assert any(m.startswith("ladder fairness") for m in messages) and any(m.startswith("calibration with")
-                                                                          for m in messages)
+    assert any(m.startswith("ladder fairness") for m in messages) and any(
+        m.startswith("calibration with") for m in messages
+    )
     lock = json.loads(git(repo, "show", f"HEAD:{LOCK}"))
     assert lock["tasks"]["risk_repair_level0"]["reviews"][0]["verdict"] == "fix"
     fixed = find_item(repo / "tasksets", item.id)

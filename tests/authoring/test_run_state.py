@@ -36,8 +36,9 @@ def head_holds(repo: Path, n_tasks: int = 10) -> bool:
 
 def run(sources, repo, world, db, **kw):
     force = kw.pop("force", False)
-    return run_persona(options(sources, repo, world, **kw), drivers(), driver_name="rules", checkpoint_path=db,
-                       force=force)
+    return run_persona(
+        options(sources, repo, world, **kw), drivers(), driver_name="rules", checkpoint_path=db, force=force
+    )
 
 
 def cli(argv: list[str], capsys) -> tuple[int, str, str]:
@@ -49,7 +50,9 @@ def cli(argv: list[str], capsys) -> tuple[int, str, str]:
 
 
 # 1 ------------------------------------------------------------------------------------------------------------
-def test_no_commit_then_author_commits_instead_of_claiming_up_to_date(sources, repo, mini_world_path, tmp_path):
+def test_no_commit_then_author_commits_instead_of_claiming_up_to_date(
+    sources, repo, mini_world_path, tmp_path
+):
     db = tmp_path / "cp.sqlite"
     first = run(sources, repo, mini_world_path, db, commit=False)
     assert first.status == "certified" and taskforge_commits(repo) == []
@@ -64,9 +67,30 @@ def test_no_commit_then_author_commits_instead_of_claiming_up_to_date(sources, r
 
 # 2 ------------------------------------------------------------------------------------------------------------
 def _author_argv(sources: Path, repo: Path, world: Path) -> list[str]:
-    return [sys.executable, "-m", "authoring", "author", "--persona", "desk_head", "--world", str(world),
-            "--sources", str(sources), "--tasksets-dir", str(repo / "tasksets"), "--skills-dir", str(repo / "skills"),
-            "--baseline", "lived", "--repeats", "1", "--min-attempts", "2", "--reference-agent", "heuristic"]
+    return [
+        sys.executable,
+        "-m",
+        "authoring",
+        "author",
+        "--persona",
+        "desk_head",
+        "--world",
+        str(world),
+        "--sources",
+        str(sources),
+        "--tasksets-dir",
+        str(repo / "tasksets"),
+        "--skills-dir",
+        str(repo / "skills"),
+        "--baseline",
+        "lived",
+        "--repeats",
+        "1",
+        "--min-attempts",
+        "2",
+        "--reference-agent",
+        "heuristic",
+    ]
 
 
 def _hold_commits(repo: Path, marker: Path) -> Path:
@@ -78,13 +102,21 @@ def _hold_commits(repo: Path, marker: Path) -> Path:
 
 
 @pytest.mark.parametrize("how", ["sigkill", "ctrl-c"])
-def test_a_kill_between_writing_and_committing_resumes_into_one_commit(sources, repo, mini_world_path, tmp_path,
-                                                                        how):
+def test_a_kill_between_writing_and_committing_resumes_into_one_commit(
+    sources, repo, mini_world_path, tmp_path, how
+):
     marker = tmp_path / "hook.pid"
     hook = _hold_commits(repo, marker)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    proc = subprocess.Popen(_author_argv(sources, repo, mini_world_path), cwd=repo, env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _author_argv(sources, repo, mini_world_path),
+        cwd=repo,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 240
     while not (marker.is_file() and marker.read_text().strip()):
         assert proc.poll() is None and time.monotonic() < deadline, "author never reached its commit"
@@ -102,19 +134,33 @@ def test_a_kill_between_writing_and_committing_resumes_into_one_commit(sources, 
     assert (repo / LOCK).is_file(), "the files were written"
     hook.unlink()
 
-    resumed = subprocess.run(_author_argv(sources, repo, mini_world_path), cwd=repo, env=env, capture_output=True,
-                             text=True, timeout=240)
+    resumed = subprocess.run(
+        _author_argv(sources, repo, mini_world_path),
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming" in resumed.stderr and "at commit" in resumed.stderr
     assert len(taskforge_commits(repo)) == 1 and head_holds(repo)
     assert git(repo, "status", "--porcelain", "--", "tasksets") == ""
-    again = subprocess.run(_author_argv(sources, repo, mini_world_path), cwd=repo, env=env, capture_output=True,
-                           text=True, timeout=240)
+    again = subprocess.run(
+        _author_argv(sources, repo, mini_world_path),
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert again.returncode == 0 and "up to date" in again.stdout
 
 
 # 3 ------------------------------------------------------------------------------------------------------------
-def test_a_deleted_lock_is_reported_or_rebuilt_never_called_committed(sources, repo, mini_world_path, tmp_path):
+def test_a_deleted_lock_is_reported_or_rebuilt_never_called_committed(
+    sources, repo, mini_world_path, tmp_path
+):
     db = tmp_path / "cp.sqlite"
     assert run(sources, repo, mini_world_path, db).status == "committed"
     (repo / LOCK).unlink()
@@ -129,8 +175,9 @@ def test_a_deleted_lock_is_reported_or_rebuilt_never_called_committed(sources, r
 
 
 # 4 ------------------------------------------------------------------------------------------------------------
-def test_options_that_change_the_output_start_a_new_run_and_force_always_reauthors(sources, repo, mini_world_path,
-                                                                                   tmp_path):
+def test_options_that_change_the_output_start_a_new_run_and_force_always_reauthors(
+    sources, repo, mini_world_path, tmp_path
+):
     db = tmp_path / "cp.sqlite"
     first = run(sources, repo, mini_world_path, db)
     assert first.status == "committed"
@@ -141,12 +188,22 @@ def test_options_that_change_the_output_start_a_new_run_and_force_always_reautho
     task = json.loads((repo / TS / "desk_head" / "risk_repair_level0.json").read_text())
     assert task["setup"]["workspace_baseline"] == ""
     messages: list[str] = []
-    forced = run_persona(options(sources, repo, mini_world_path, baseline=""), drivers(messages), driver_name="rules",
-                         checkpoint_path=db, force=True)
+    forced = run_persona(
+        options(sources, repo, mini_world_path, baseline=""),
+        drivers(messages),
+        driver_name="rules",
+        checkpoint_path=db,
+        force=True,
+    )
     assert forced.status == "committed" and any("level0 (Execute): certified" in m for m in messages)
     again: list[str] = []
-    run_persona(options(sources, repo, mini_world_path, baseline=""), drivers(again), driver_name="rules",
-                checkpoint_path=db, force=True)
+    run_persona(
+        options(sources, repo, mini_world_path, baseline=""),
+        drivers(again),
+        driver_name="rules",
+        checkpoint_path=db,
+        force=True,
+    )
     assert any("level0 (Execute): certified" in m for m in again), "a second --force re-authors too"
     assert len(taskforge_commits(repo)) == 4
 
@@ -168,9 +225,28 @@ def test_a_second_destination_gets_its_own_commit(sources, repo, mini_world_path
 
 # 9 ------------------------------------------------------------------------------------------------------------
 def _args(sources, repo, world, *extra) -> list[str]:
-    return ["author", "--persona", "desk_head", "--world", str(world), "--sources", str(sources), "--tasksets-dir",
-            str(repo / "tasksets"), "--skills-dir", str(repo / "skills"), "--baseline", "lived", "--repeats", "1",
-            "--min-attempts", "2", "--reference-agent", "heuristic", *extra]
+    return [
+        "author",
+        "--persona",
+        "desk_head",
+        "--world",
+        str(world),
+        "--sources",
+        str(sources),
+        "--tasksets-dir",
+        str(repo / "tasksets"),
+        "--skills-dir",
+        str(repo / "skills"),
+        "--baseline",
+        "lived",
+        "--repeats",
+        "1",
+        "--min-attempts",
+        "2",
+        "--reference-agent",
+        "heuristic",
+        *extra,
+    ]
 
 
 def one_line_error(code: int, err: str) -> None:
@@ -204,8 +280,10 @@ def test_bad_inputs_end_in_one_line_errors(sources, repo, mini_world_path, tmp_p
     code, _, err = cli(_args(sources, repo, mini_world_path, "--force"), capsys)
     one_line_error(code, err)
     assert "checkpoint store" in err
-    code, _, err = cli(["review", "approve", "fnope", "--checkpoints", str(store), "--tasksets-dir",
-                        str(repo / "tasksets")], capsys)
+    code, _, err = cli(
+        ["review", "approve", "fnope", "--checkpoints", str(store), "--tasksets-dir", str(repo / "tasksets")],
+        capsys,
+    )
     one_line_error(code, err)
 
     deep = tmp_path / "deep.json"
@@ -234,8 +312,9 @@ def test_a_read_only_destination_is_one_line(sources, repo, mini_world_path, tmp
 
 
 # 10 -----------------------------------------------------------------------------------------------------------
-def test_a_decision_refuses_a_pending_edit_of_the_lock(sources, repo, mini_world_path, tmp_path, capsys,
-                                                        monkeypatch):
+def test_a_decision_refuses_a_pending_edit_of_the_lock(
+    sources, repo, mini_world_path, tmp_path, capsys, monkeypatch
+):
     from tests.authoring.test_review import flagged_run
 
     db = tmp_path / "cp.sqlite"
@@ -248,31 +327,70 @@ def test_a_decision_refuses_a_pending_edit_of_the_lock(sources, repo, mini_world
     edited = lock.read_text().replace('"taskset": "workspace_tasks"', '"taskset": "workspace_tasks" ', 1)
     lock.write_text(edited)
     head = git(repo, "rev-parse", "HEAD")
-    code, _, err = cli(["review", "approve", outcome.items[0]["id"], "--checkpoints", str(db), "--tasksets-dir",
-                        str(repo / "tasksets")], capsys)
+    code, _, err = cli(
+        [
+            "review",
+            "approve",
+            outcome.items[0]["id"],
+            "--checkpoints",
+            str(db),
+            "--tasksets-dir",
+            str(repo / "tasksets"),
+        ],
+        capsys,
+    )
     one_line_error(code, err)
     assert "certificates.json" in err and "uncommitted changes" in err
     assert git(repo, "rev-parse", "HEAD") == head and lock.read_text() == edited
     git(repo, "checkout", "--", str(LOCK))
-    code, out, err = cli(["review", "approve", outcome.items[0]["id"], "--checkpoints", str(db), "--tasksets-dir",
-                          str(repo / "tasksets")], capsys)
+    code, out, err = cli(
+        [
+            "review",
+            "approve",
+            outcome.items[0]["id"],
+            "--checkpoints",
+            str(db),
+            "--tasksets-dir",
+            str(repo / "tasksets"),
+        ],
+        capsys,
+    )
     assert code == 0 and "run: committed" in out, err
 
 
-def test_calibrate_leaves_committed_files_alone(sources, repo, mini_world_path, tmp_path, capsys, monkeypatch):
+def test_calibrate_leaves_committed_files_alone(
+    sources, repo, mini_world_path, tmp_path, capsys, monkeypatch
+):
     assert run(sources, repo, mini_world_path, tmp_path / "cp.sqlite").status == "committed"
     monkeypatch.chdir(tmp_path)
-    code, out, err = cli(["calibrate", "--taskset", str(repo / TS), "--persona", "desk_head", "--world",
-                          str(mini_world_path), "--repeats", "1"], capsys)
+    code, out, err = cli(
+        [
+            "calibrate",
+            "--taskset",
+            str(repo / TS),
+            "--persona",
+            "desk_head",
+            "--world",
+            str(mini_world_path),
+            "--repeats",
+            "1",
+        ],
+        capsys,
+    )
     assert code in (0, 1), err
     assert git(repo, "status", "--porcelain", "--", "tasksets") == "", "no tracked file was rewritten"
-    record = json.loads((tmp_path / ".taskforge" / "calibrate" / "workspace_tasks" / "desk_head" /
-                         "calibration.json").read_text())
+    record = json.loads(
+        (
+            tmp_path / ".taskforge" / "calibrate" / "workspace_tasks" / "desk_head" / "calibration.json"
+        ).read_text()
+    )
     assert record["taskset"] == "workspace_tasks"
     assert "wrote" in out and ".taskforge/calibrate" in out
 
 
-def test_recertify_says_what_it_wrote_and_checks_the_repository_first(sources, repo, mini_world_path, tmp_path):
+def test_recertify_says_what_it_wrote_and_checks_the_repository_first(
+    sources, repo, mini_world_path, tmp_path
+):
     assert run(sources, repo, mini_world_path, tmp_path / "cp.sqlite", commit=False).status == "certified"
     runner = CliRunner()
     args = ["recertify", "--tasksets-dir", str(repo / "tasksets"), "--world", str(mini_world_path)]
@@ -288,21 +406,41 @@ def test_recertify_says_what_it_wrote_and_checks_the_repository_first(sources, r
     outside = tmp_path / "loose"
     (outside / "tasksets").mkdir(parents=True)
     subprocess.run(["cp", "-r", str(repo / TS), str(outside / "tasksets")], check=True)
-    result = runner.invoke(app, ["recertify", "--tasksets-dir", str(outside / "tasksets"), "--world",
-                                 str(mini_world_path), "--commit"])
+    result = runner.invoke(
+        app,
+        [
+            "recertify",
+            "--tasksets-dir",
+            str(outside / "tasksets"),
+            "--world",
+            str(mini_world_path),
+            "--commit",
+        ],
+    )
     assert result.exit_code == 2 and "not inside a git repository" in result.output
     assert "--no-commit" not in result.output
     assert (outside / LOCK).read_text() == before
 
 
-def test_review_fix_without_a_repair_exits_1_and_author_points_at_the_queue(sources, repo, mini_world_path,
-                                                                          tmp_path, capsys, monkeypatch):
+def test_review_fix_without_a_repair_exits_1_and_author_points_at_the_queue(
+    sources, repo, mini_world_path, tmp_path, capsys, monkeypatch
+):
     from tests.authoring.test_review import flagged_run
 
     db = tmp_path / "cp.sqlite"
     outcome = flagged_run(sources, repo, mini_world_path, db)
-    code, _, err = cli(["review", "fix", outcome.items[0]["id"], "--checkpoints", str(db), "--tasksets-dir",
-                        str(repo / "tasksets")], capsys)
+    code, _, err = cli(
+        [
+            "review",
+            "fix",
+            outcome.items[0]["id"],
+            "--checkpoints",
+            str(db),
+            "--tasksets-dir",
+            str(repo / "tasksets"),
+        ],
+        capsys,
+    )
     assert code == 1 and "no repair" in err and "stays open" in err
 
     fresh = tmp_path / "fresh"
@@ -312,5 +450,6 @@ def test_review_fix_without_a_repair_exits_1_and_author_points_at_the_queue(sour
     monkeypatch.chdir(tmp_path)
     code, out, err = cli(_args(sources, fresh, mini_world_path), capsys)
     assert code == 0, err
-    assert "open review item(s), none blocking: taskforge review list --taskset workspace_tasks" in \
-        " ".join(out.split())
+    assert "open review item(s), none blocking: taskforge review list --taskset workspace_tasks" in " ".join(
+        out.split()
+    )

@@ -27,9 +27,11 @@ def test_persona_voice_and_title(sources):
 
 @pytest.mark.parametrize(
     ("text", "key"),
-    [("---\nvoice:\n  openers: [a]\n  shouting: yes\n---\n# Persona: X\nbody", "voice.shouting"),
-     ("---\nmood: calm\n---\n# Persona: X\nbody", "mood"),
-     ("---\nvoice: [\n---\n# X", "front matter")],
+    [
+        ("---\nvoice:\n  openers: [a]\n  shouting: yes\n---\n# Persona: X\nbody", "voice.shouting"),
+        ("---\nmood: calm\n---\n# Persona: X\nbody", "mood"),
+        ("---\nvoice: [\n---\n# X", "front matter"),
+    ],
 )
 def test_bad_personas_name_the_key(tmp_path, text, key):
     write(tmp_path / "personas" / "p.md", text)
@@ -48,10 +50,16 @@ def test_unsafe_names_are_refused(tmp_path):
 
 @pytest.mark.parametrize(
     ("old", "new", "key"),
-    [("dashboard: Desk Morning", "dashbord: Desk Morning", "facts.dashboard"),
-     ("  find_hint: the holdings book\n", "", "facts.find_hint"),
-     ("  find_hint: the holdings book\n", "  find_hint: the holdings book\n  colour: red\n", "facts.colour"),
-     ("governance: {skill: close-checklist}", "governance: {skill: a, resource: b}", "facts.governance")],
+    [
+        ("dashboard: Desk Morning", "dashbord: Desk Morning", "facts.dashboard"),
+        ("  find_hint: the holdings book\n", "", "facts.find_hint"),
+        (
+            "  find_hint: the holdings book\n",
+            "  find_hint: the holdings book\n  colour: red\n",
+            "facts.colour",
+        ),
+        ("governance: {skill: close-checklist}", "governance: {skill: a, resource: b}", "facts.governance"),
+    ],
 )
 def test_bad_story_front_matter(tmp_path, old, new, key):
     path = write(tmp_path / "s.md", ADD_STORY.replace(old, new))
@@ -62,13 +70,24 @@ def test_bad_story_front_matter(tmp_path, old, new, key):
 
 @pytest.mark.parametrize(
     ("old", "new", "key", "message"),
-    [("{widget: Positions, app: Desk App", "{widget: Positions, app: Other App", "facts.targets[0].app",
-      "no app named 'Other App'"),
-     ("{widget: Positions,", "{widget: Holdings,", "facts.targets[0].widget", "no widget named 'Holdings'"),
-     ("fund: Gamma", "fund: Omega", "facts.params.fund", "not among the declared options"),
-     ("skill: close-checklist", "skill: ghost-skill", "facts.governance.skill", "unknown skill"),
-     ("carries: period", "carries: colour", "facts.policy.carries", "not a graded parameter"),
-     ("origin: Acme Data}", "origin: Nobody}", "facts.targets[0].origin", "no connected backend")],
+    [
+        (
+            "{widget: Positions, app: Desk App",
+            "{widget: Positions, app: Other App",
+            "facts.targets[0].app",
+            "no app named 'Other App'",
+        ),
+        (
+            "{widget: Positions,",
+            "{widget: Holdings,",
+            "facts.targets[0].widget",
+            "no widget named 'Holdings'",
+        ),
+        ("fund: Gamma", "fund: Omega", "facts.params.fund", "not among the declared options"),
+        ("skill: close-checklist", "skill: ghost-skill", "facts.governance.skill", "unknown skill"),
+        ("carries: period", "carries: colour", "facts.policy.carries", "not a graded parameter"),
+        ("origin: Acme Data}", "origin: Nobody}", "facts.targets[0].origin", "no connected backend"),
+    ],
 )
 def test_facts_are_checked_against_the_world(mini_world, tmp_path, old, new, key, message):
     path = write(tmp_path / "morning.md", ADD_STORY.replace(old, new))
@@ -83,7 +102,10 @@ def test_resolution_and_warnings(mini_world, tmp_path):
     story = load_story(write(tmp_path / "m.md", ADD_STORY), "p")
     resolved = resolve(mini_world, story, ["acme-x", "extra"])
     assert resolved.kind == "add" and resolved.carried_value == "QTD" and resolved.warnings == []
-    assert resolved.governance.phrase == "amber ledger stamp" and resolved.governance.source == "skill:close-checklist"
+    assert (
+        resolved.governance.phrase == "amber ledger stamp"
+        and resolved.governance.source == "skill:close-checklist"
+    )
     lazy = load_story(write(tmp_path / "l.md", ADD_STORY.replace("period: QTD", "period: YTD")), "p")
     assert "default" in resolve(mini_world, lazy, ["acme-x", "extra"]).warnings[0]
 
@@ -91,22 +113,38 @@ def test_resolution_and_warnings(mini_world, tmp_path):
 def test_variety_metric():
     assert jaccard("add the book view now please", "add the book view now please") == 1.0
     assert jaccard("one two three four", "five six seven eight") == 0.0
-    scores = same_level_similarity([("a", "level0", "put the alpha view up now"), ("b", "level0", "put the alpha "
-                                                                                  "view up later"),
-                                    ("a", "level1", "x y z")])
+    scores = same_level_similarity(
+        [
+            ("a", "level0", "put the alpha view up now"),
+            ("b", "level0", "put the alpha view up later"),
+            ("a", "level1", "x y z"),
+        ]
+    )
     assert 0 < scores["level0"] < 1 and scores["all"] == scores["level0"]
 
 
 def test_rule_fixer_repairs_a_short_budget_and_escalates_the_rest(tmp_path):
     task = {"id": "s_level0", "difficulty": "level0", "eval": {"required_tools": [{}] * 4, "max_turns": 3}}
-    defect = Defect(task_id="s_level0", level="level0", fingerprint=["missing_widget:x"], attempts=2, repeats=[0, 1])
-    ran_out = [Trial(task_id="s_level0", level="level0", agent="h", repeat=r, passed=False, ended_by="max_turns")
-               for r in range(2)]
+    defect = Defect(
+        task_id="s_level0", level="level0", fingerprint=["missing_widget:x"], attempts=2, repeats=[0, 1]
+    )
+    ran_out = [
+        Trial(task_id="s_level0", level="level0", agent="h", repeat=r, passed=False, ended_by="max_turns")
+        for r in range(2)
+    ]
     fixed = RuleFixer().repair(task, defect, ran_out, None)
-    assert fixed.task["eval"]["max_turns"] == 7 and fixed.skill == "task-author" and task["eval"]["max_turns"] == 3
+    assert (
+        fixed.task["eval"]["max_turns"] == 7
+        and fixed.skill == "task-author"
+        and task["eval"]["max_turns"] == 3
+    )
     stopped = [t.model_copy(update={"ended_by": "agent_stopped"}) for t in ran_out]
     escalated = RuleFixer().repair(task, defect, stopped, None)
-    assert isinstance(escalated, FixResult) and escalated.task is None and "no known repair" in escalated.escalate
+    assert (
+        isinstance(escalated, FixResult)
+        and escalated.task is None
+        and "no known repair" in escalated.escalate
+    )
     path = append_lesson(tmp_path, "task-author", "s", "level0", fixed.lesson)
     text = path.read_text()
     assert "## Lessons" in text and "s/level0: a turn budget below" in text

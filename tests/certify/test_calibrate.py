@@ -26,11 +26,26 @@ from tests.certify.helpers import task
 from tests.certify.ladder_tasks import ladder_task, ladder_world
 
 
-def trial(task_id: str, level: int, passed: bool, repeat: int = 0, codes: tuple[str, ...] = ("missing_widget",),
-          valid: bool = True, agent: str = "ref") -> Trial:
-    return Trial(task_id=task_id, level=f"level{level}", agent=agent, repeat=repeat, valid=valid,
-                 passed=passed if valid else None, failure_codes=[] if passed else list(codes),
-                 fingerprint=[] if passed else [f"{c}:x" for c in codes], share=1.0 if passed else 0.5)
+def trial(
+    task_id: str,
+    level: int,
+    passed: bool,
+    repeat: int = 0,
+    codes: tuple[str, ...] = ("missing_widget",),
+    valid: bool = True,
+    agent: str = "ref",
+) -> Trial:
+    return Trial(
+        task_id=task_id,
+        level=f"level{level}",
+        agent=agent,
+        repeat=repeat,
+        valid=valid,
+        passed=passed if valid else None,
+        failure_codes=[] if passed else list(codes),
+        fingerprint=[] if passed else [f"{c}:x" for c in codes],
+        share=1.0 if passed else 0.5,
+    )
 
 
 def grid(rates: dict[int, list[bool]], repeats: int = 1) -> list[Trial]:
@@ -48,15 +63,26 @@ def record(trials, repeats=1, **kw):
 
 
 def test_monotone_staircase_holds():
-    r = record(grid({0: [True] * 4, 1: [True, True, True, False], 2: [True, False, False, False],
-                     3: [False] * 4, 4: [False] * 4}))
+    r = record(
+        grid(
+            {
+                0: [True] * 4,
+                1: [True, True, True, False],
+                2: [True, False, False, False],
+                3: [False] * 4,
+                4: [False] * 4,
+            }
+        )
+    )
     assert r.holds and not r.inversions
     assert [s.pass_rate for s in r.levels] == [1.0, 0.75, 0.25, 0.0, 0.0]
     assert r.levels[1].ci[0] < 0.75 < r.levels[1].ci[1]
 
 
 def test_ties_are_allowed():
-    r = record(grid({0: [True, False], 1: [True, False], 2: [True, False], 3: [False, False], 4: [False, False]}))
+    r = record(
+        grid({0: [True, False], 1: [True, False], 2: [True, False], 3: [False, False], 4: [False, False]})
+    )
     assert r.holds
 
 
@@ -73,9 +99,14 @@ def test_inversion_with_a_defect_fingerprint():
 
 def test_inversion_that_is_noise():
     trials = grid({0: [True] * 2, 2: [True, True], 3: [False, False]}, repeats=1)
-    trials += [trial("a_level1", 1, False, 0, ("missing_widget",)), trial("a_level1", 1, True, 1),
-               trial("a_level1", 1, False, 2, ("layout_overlap",)), trial("b_level1", 1, False, 0),
-               trial("b_level1", 1, False, 1, ("dashboard_name",)), trial("b_level1", 1, True, 2)]
+    trials += [
+        trial("a_level1", 1, False, 0, ("missing_widget",)),
+        trial("a_level1", 1, True, 1),
+        trial("a_level1", 1, False, 2, ("layout_overlap",)),
+        trial("b_level1", 1, False, 0),
+        trial("b_level1", 1, False, 1, ("dashboard_name",)),
+        trial("b_level1", 1, True, 2),
+    ]
     r = record(trials, repeats=3)
     assert not r.holds and r.defects == []
     assert sorted(n.task_id for n in r.noise) == ["a_level1", "b_level1"]
@@ -100,7 +131,9 @@ def test_a_dead_execute_rung_is_not_a_probe_item():
 
 def test_dead_rung_probe_passes_and_fails(mini_world):
     good, hard = task(id="good_level1", difficulty="level1"), task(id="hard_level2", difficulty="level2")
-    hard.eval.required_generated_widgets[0].data_contains = ["0.9999"]  # not even the reference can write this
+    hard.eval.required_generated_widgets[0].data_contains = [
+        "0.9999"
+    ]  # not even the reference can write this
     trials = [trial("good_level1", 1, False), trial("hard_level2", 2, False), trial("x_level0", 0, True)]
     r = record(trials)
     from certify.agents import make_agent
@@ -117,22 +150,33 @@ def test_shortcuts_are_reported_for_the_heuristic_baseline_from_level_one():
 
 # ---------------------------------------------------------------------------------------------- verdicts
 def test_verdict_holds_with_enough_attempts_per_level():
-    r = analyse(grid({0: [True] * 4, 1: [True, True, False, False], 2: [False] * 4}), persona="p", taskset="t",
-                agent="ref", repeats=1)
+    r = analyse(
+        grid({0: [True] * 4, 1: [True, True, False, False], 2: [False] * 4}),
+        persona="p",
+        taskset="t",
+        agent="ref",
+        repeats=1,
+    )
     assert (r.verdict, r.holds, r.min_attempts) == ("holds", True, 3)
     assert [s.status for s in r.levels] == ["measured"] * 3
 
 
 def test_verdict_inverted():
-    r = analyse(grid({0: [True] * 3, 1: [False] * 3, 2: [True] * 3}), persona="p", taskset="t", agent="ref",
-                repeats=1)
+    r = analyse(
+        grid({0: [True] * 3, 1: [False] * 3, 2: [True] * 3}), persona="p", taskset="t", agent="ref", repeats=1
+    )
     assert (r.verdict, r.holds) == ("inverted", False)
     assert [(i.lower, i.upper) for i in r.inversions] == [("level1", "level2")]
 
 
 def test_verdict_insufficient_is_never_holds():
-    r = analyse(grid({0: [True] * 3, 1: [True, False], 2: [False] * 3}), persona="p", taskset="t", agent="ref",
-                repeats=1)
+    r = analyse(
+        grid({0: [True] * 3, 1: [True, False], 2: [False] * 3}),
+        persona="p",
+        taskset="t",
+        agent="ref",
+        repeats=1,
+    )
     assert (r.verdict, r.holds) == ("insufficient", False)
     assert r.insufficient == ["level1"] and r.levels[1].status == "insufficient"
     assert r.inversions == [], "an unmeasured rung takes no part in the staircase"
@@ -147,7 +191,9 @@ def test_a_calibration_whose_trials_are_all_invalid_does_not_hold():
 
 
 def test_verdict_probed_dead_rung(mini_world):
-    trials = [trial(f"s{i}_level0", 0, True) for i in range(3)] + [trial(f"g{i}_level1", 1, False) for i in range(3)]
+    trials = [trial(f"s{i}_level0", 0, True) for i in range(3)] + [
+        trial(f"g{i}_level1", 1, False) for i in range(3)
+    ]
     r = analyse(trials, persona="p", taskset="t", agent="ref", repeats=1)
     assert [(p.level, p.status) for p in r.probes] == [("level1", "unprobed")]
     tasks = [task(id=f"g{i}_level1", difficulty="level1") for i in range(3)]
@@ -160,8 +206,13 @@ def test_verdict_probed_dead_rung(mini_world):
 # ---------------------------------------------------------------------------------------------- honesty
 def test_deterministic_repeats_are_one_attempt_and_intervals_count_tasks():
     trials = grid({0: [True, True, True, False]}, repeats=3)
-    r = analyse([t.model_copy(update={"agent": "heuristic"}) for t in trials], persona="p", taskset="t",
-                agent="heuristic", repeats=3)
+    r = analyse(
+        [t.model_copy(update={"agent": "heuristic"}) for t in trials],
+        persona="p",
+        taskset="t",
+        agent="heuristic",
+        repeats=3,
+    )
     assert r.deterministic and r.repeats == 1
     assert (r.levels[0].attempts, r.levels[0].tasks, r.levels[0].passes) == (4, 4, 3)
     assert r.levels[0].ci == [round(x, 4) for x in wilson(3, 4)]
@@ -179,19 +230,33 @@ def test_a_stochastic_agents_repeats_are_attempts_but_the_interval_counts_tasks(
 # ---------------------------------------------------------------------------------------------- the ladder
 def ladder_grid(passes: dict[int, set[int]]) -> list[Trial]:
     """Three tasks per level; `passes[k]` is the set of rungs that pass level k."""
-    return [trial(f"s{i}_level{lv}", lv, rung in passes[lv], agent=f"ladder-{rung}")
-            for lv in passes for i in range(3) for rung in range(5)]
+    return [
+        trial(f"s{i}_level{lv}", lv, rung in passes[lv], agent=f"ladder-{rung}")
+        for lv in passes
+        for i in range(3)
+        for rung in range(5)
+    ]
 
 
 def test_a_fair_ladder_gives_a_strictly_decreasing_pooled_staircase():
-    r = analyse(ladder_grid({lv: set(range(lv, 5)) for lv in range(5)}), persona="p", taskset="t", agent="ladder",
-                repeats=3)
+    r = analyse(
+        ladder_grid({lv: set(range(lv, 5)) for lv in range(5)}),
+        persona="p",
+        taskset="t",
+        agent="ladder",
+        repeats=3,
+    )
     assert r.verdict == "holds" and r.deterministic and r.repeats == 1
     assert [s.pass_rate for s in r.levels] == [1.0, 0.8, 0.6, 0.4, 0.2]
     assert r.ladder is not None and r.ladder.findings == [] and all(r.ladder.fair.values())
     assert r.ladder.cell("ladder-2", "level3").passes == 0 and r.ladder.cell("ladder-3", "level3").passes == 3
-    assert r.summary()["ladder"]["matrix"]["ladder-1"] == {"level0": 1.0, "level1": 1.0, "level2": 0.0,
-                                                          "level3": 0.0, "level4": 0.0}
+    assert r.summary()["ladder"]["matrix"]["ladder-1"] == {
+        "level0": 1.0,
+        "level1": 1.0,
+        "level2": 0.0,
+        "level3": 0.0,
+        "level4": 0.0,
+    }
 
 
 def test_ladder_violations_are_findings_with_their_transcript():
@@ -212,7 +277,9 @@ def test_ladder_violations_are_findings_with_their_transcript():
 def test_the_calibration_service_runs_the_ladder_family_once_per_task(tmp_path):
     world = World.load(ladder_world(tmp_path / "world"))
     tasks = [ladder_task(lv) for lv in range(5)]
-    r, trials = asyncio.run(calibrate(world, tasks, "ladder", persona="p", taskset="t", repeats=3, min_attempts=1))
+    r, trials = asyncio.run(
+        calibrate(world, tasks, "ladder", persona="p", taskset="t", repeats=3, min_attempts=1)
+    )
     assert len(trials) == 25 and {t.repeat for t in trials} == {0}
     assert r.verdict == "holds" and r.ladder is not None and r.ladder.findings == []
     assert [s.pass_rate for s in r.levels] == [1.0, 0.8, 0.6, 0.4, 0.2]
@@ -239,8 +306,13 @@ def test_records_round_trip_with_compact_transcripts(tmp_path, mini_world):
 def test_the_plot_shows_intervals_n_and_dead_rungs():
     import matplotlib.pyplot as plt
 
-    r = record(grid({0: [True, True, False, True], 1: [True, False, False, False], 2: [False, False, False, False]},
-                    repeats=2), repeats=2)
+    r = record(
+        grid(
+            {0: [True, True, False, True], 1: [True, False, False, False], 2: [False, False, False, False]},
+            repeats=2,
+        ),
+        repeats=2,
+    )
     fig = staircase_figure(r)
     try:
         (ax,) = fig.axes

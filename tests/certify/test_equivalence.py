@@ -17,9 +17,16 @@ def task(**changes):
     """The helper's task, with the navigation and dashboard-reading tools a variant or a shortcut may use."""
     return base_task(**{"setup.allowed_tools": TOOLS, **changes})
 
-REPAIR = {"tool": "update_widget", "args": {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}}}
-NOTE = {"tool": "add_generative_widget", "args": {"widget_type": "note", "name": "Desk Note",
-                                                  "data": "Gamma QTD weight 5.24%"}, "outcome": True}
+
+REPAIR = {
+    "tool": "update_widget",
+    "args": {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}},
+}
+NOTE = {
+    "tool": "add_generative_widget",
+    "args": {"widget_type": "note", "name": "Desk Note", "data": "Gamma QTD weight 5.24%"},
+    "outcome": True,
+}
 SNAPSHOT = {"tool": "get_workspace_snapshot", "args": {}, "optional": True}
 
 
@@ -33,8 +40,16 @@ def kinds(world, t):
 
 
 def test_every_kind_is_registered():
-    assert set(VARIANTS) == {"minimal_repair", "addressing", "reorder", "reads_inserted", "navigate",
-                             "answer_reworded", "note_reworded", "other_ids"}
+    assert set(VARIANTS) == {
+        "minimal_repair",
+        "addressing",
+        "reorder",
+        "reads_inserted",
+        "navigate",
+        "answer_reworded",
+        "note_reworded",
+        "other_ids",
+    }
 
 
 def test_base_task_passes_every_variant_that_applies(mini_world):
@@ -47,13 +62,21 @@ def test_minimal_repair(mini_world):
     """Gamma is already right: a repair that sends only the period is as valid as the full parameter set."""
     seeded = raw()["setup"]["initial_state"]["dashboard"]["widgets"]
     seeded[0] = {**seeded[0], "data_args": {"fund": "Gamma", "period": "MTD"}}
-    strict = task(**{"setup.initial_state.dashboard.widgets": seeded,
-                     "eval.required_tools": [SNAPSHOT, {**REPAIR, "graded_args": ["widget_uuid", "data_args"]}, NOTE]})
+    strict = task(
+        **{
+            "setup.initial_state.dashboard.widgets": seeded,
+            "eval.required_tools": [SNAPSHOT, {**REPAIR, "graded_args": ["widget_uuid", "data_args"]}, NOTE],
+        }
+    )
     result = gate(mini_world, strict)
     assert not result.ok
     assert "minimal_repair [#2 sends only ['period']] fails missing_tool_call: update_widget" in result.detail
-    outcome = task(**{"setup.initial_state.dashboard.widgets": seeded,
-                      "eval.required_tools": [SNAPSHOT, {**REPAIR, "outcome": True}, NOTE]})
+    outcome = task(
+        **{
+            "setup.initial_state.dashboard.widgets": seeded,
+            "eval.required_tools": [SNAPSHOT, {**REPAIR, "outcome": True}, NOTE],
+        }
+    )
     assert gate(mini_world, outcome).ok and "minimal_repair" in kinds(mini_world, outcome)
 
 
@@ -95,20 +118,27 @@ def test_navigate(mini_world):
     whichever dashboard is active at the end is over-strict for a task that names its dashboard."""
 
     def active_named(ctx):
-        yield CheckResult("active_dashboard", ctx.active.name == "Task Board", "ended on Task Board", ctx.active.name)
+        yield CheckResult(
+            "active_dashboard", ctx.active.name == "Task Board", "ended on Task Board", ctx.active.name
+        )
 
     judged = task(**{"eval.judged_dashboard": "Task Board"})
     result = gate(mini_world, judged, {**CHECKS, "active_dashboard": active_named})
     assert not result.ok
-    assert "navigate [away to 'dash_001' and back after #2; ends on 'dash_001'] fails active_dashboard" in result.detail
+    assert (
+        "navigate [away to 'dash_001' and back after #2; ends on 'dash_001'] fails active_dashboard"
+        in result.detail
+    )
     assert gate(mini_world, judged).ok and "navigate" in kinds(mini_world, judged)
 
 
 def test_answer_reworded(mini_world):
     """The same figure as a fraction instead of a percentage is the same answer; a distractor that is a prefix of
     it in the other format makes the grading punish the rewording."""
-    answered = {"eval.reference_answer": "Gamma weighs 5.24% this quarter.",
-                "eval.required_values_in_answer": ["0.0524"]}
+    answered = {
+        "eval.reference_answer": "Gamma weighs 5.24% this quarter.",
+        "eval.required_values_in_answer": ["0.0524"],
+    }
     strict = task(**answered, **{"eval.answer_must_not_contain": ["0.05"]})
     result = gate(mini_world, strict)
     assert not result.ok
@@ -120,46 +150,112 @@ def test_answer_reworded(mini_world):
 def test_note_reworded(mini_world):
     """A note may say the same in capitals, as a fraction, and keep every row of the cut it read; a distractor
     that the cut itself serves punishes such a faithful note."""
-    read = {"tool": "get_widget_data", "optional": True, "args": {
-        "origin": "Acme Data", "widget_id": "desk_overview_positions", "data_args": {"fund": "Beta", "period": "QTD"}}}
+    read = {
+        "tool": "get_widget_data",
+        "optional": True,
+        "args": {
+            "origin": "Acme Data",
+            "widget_id": "desk_overview_positions",
+            "data_args": {"fund": "Beta", "period": "QTD"},
+        },
+    }
     note = {"widget_type": "note", "name_contains": "Desk Note", "data_contains": ["0.0524"]}
     steps = [SNAPSHOT, read, {**REPAIR, "outcome": True}, NOTE]
-    strict = task(**{"eval.required_tools": steps,
-                     "eval.required_generated_widgets": [{**note, "must_not_contain": ["BBB"]}]})
+    strict = task(
+        **{
+            "eval.required_tools": steps,
+            "eval.required_generated_widgets": [{**note, "must_not_contain": ["BBB"]}],
+        }
+    )
     result = gate(mini_world, strict)
     assert not result.ok
-    assert "note_reworded [notes #4 upper case, other number format, every row read] fails forbidden_value" in (
-        result.detail)
-    fine = task(**{"eval.required_tools": steps,
-                   "eval.required_generated_widgets": [{**note, "must_not_contain": ["AAA"]}]})
+    assert (
+        "note_reworded [notes #4 upper case, other number format, every row read] fails forbidden_value"
+        in (result.detail)
+    )
+    fine = task(
+        **{
+            "eval.required_tools": steps,
+            "eval.required_generated_widgets": [{**note, "must_not_contain": ["AAA"]}],
+        }
+    )
     assert gate(mini_world, fine).ok and "note_reworded" in kinds(mini_world, fine)
 
 
 def test_other_ids(mini_world):
     """What the agent builds carries ids of its own choosing: graded by name it passes, graded by id it fails."""
-    build = {"tool": "manage_backends", "outcome": True, "args": {
-        "operation": "add", "name": "Book Service", "url": "http://127.0.0.1:9001",
-        "widgets_json": {"book_register": {"name": "Book Register", "description": "Book.", "endpoint": "/book",
-                                           "type": "table"}},
-        "apps_json": [{"name": "Book App", "tabs": {"book": {"id": "book", "name": "Book", "layout": [
-            {"i": "book_register", "x": 0, "y": 0, "w": 40, "h": 10}]}}}]}}
+    build = {
+        "tool": "manage_backends",
+        "outcome": True,
+        "args": {
+            "operation": "add",
+            "name": "Book Service",
+            "url": "http://127.0.0.1:9001",
+            "widgets_json": {
+                "book_register": {
+                    "name": "Book Register",
+                    "description": "Book.",
+                    "endpoint": "/book",
+                    "type": "table",
+                }
+            },
+            "apps_json": [
+                {
+                    "name": "Book App",
+                    "tabs": {
+                        "book": {
+                            "id": "book",
+                            "name": "Book",
+                            "layout": [{"i": "book_register", "x": 0, "y": 0, "w": 40, "h": 10}],
+                        }
+                    },
+                }
+            ],
+        },
+    }
     steps = [SNAPSHOT, {**REPAIR, "outcome": True}, NOTE, build]
-    prompt = raw()["prompt"] + " Add a Book Service backend serving a Book Register table, with a Book App on a Book tab."
-    by_id = task(prompt=prompt, **{"eval.required_tools": steps, "eval.required_widget_defs": [
-        {"backend_name": "Book Service", "widget_id": "book_register"}], "eval.required_app_defs": [
-        {"backend_name": "Book Service", "name_contains": "Book App", "tabs_include": ["book"]}]})
+    prompt = (
+        raw()["prompt"]
+        + " Add a Book Service backend serving a Book Register table, with a Book App on a Book tab."
+    )
+    by_id = task(
+        prompt=prompt,
+        **{
+            "eval.required_tools": steps,
+            "eval.required_widget_defs": [{"backend_name": "Book Service", "widget_id": "book_register"}],
+            "eval.required_app_defs": [
+                {"backend_name": "Book Service", "name_contains": "Book App", "tabs_include": ["book"]}
+            ],
+        },
+    )
     result = gate(mini_world, by_id)
     assert not result.ok
     assert "other_ids [own ids: book_register→book_register_alt, book→book_alt]" in result.detail
     assert "missing_widget_def" in result.detail
-    by_name = task(prompt=prompt, **{"eval.required_tools": steps, "eval.required_widget_defs": [
-        {"backend_name": "Book Service", "name": "Book Register"}], "eval.required_app_defs": [
-        {"backend_name": "Book Service", "name_contains": "Book App", "tab_names_include": ["Book"],
-         "widgets_on_tab": [{"tab_name": "Book", "widget_name": "Book Register"}]}]})
+    by_name = task(
+        prompt=prompt,
+        **{
+            "eval.required_tools": steps,
+            "eval.required_widget_defs": [{"backend_name": "Book Service", "name": "Book Register"}],
+            "eval.required_app_defs": [
+                {
+                    "backend_name": "Book Service",
+                    "name_contains": "Book App",
+                    "tab_names_include": ["Book"],
+                    "widgets_on_tab": [{"tab_name": "Book", "widget_name": "Book Register"}],
+                }
+            ],
+        },
+    )
     assert gate(mini_world, by_name).ok and "other_ids" in kinds(mini_world, by_name)
 
 
 def test_not_run_when_the_reference_fails(mini_world):
-    broken = task(**{"eval.required_generated_widgets": [{"widget_type": "note", "name_contains": "Desk Note",
-                                                          "data_contains": ["0.0999"]}]})
+    broken = task(
+        **{
+            "eval.required_generated_widgets": [
+                {"widget_type": "note", "name_contains": "Desk Note", "data_contains": ["0.0999"]}
+            ]
+        }
+    )
     assert gate(mini_world, broken).detail == "not run: the reference does not pass"

@@ -44,30 +44,73 @@ def taskset_dir(tmp_path: Path) -> Path:
     (root / "ops").mkdir()
     (root / "taskset.json").write_text(json.dumps({"taskset_id": "mini-set"}))
     (root / "desk" / "desk_fix_level0.json").write_text(json.dumps(raw()))
-    (root / "desk" / "desk_fix_level1.json").write_text(json.dumps(raw(id="desk_fix_level1", difficulty="level1")))
+    (root / "desk" / "desk_fix_level1.json").write_text(
+        json.dumps(raw(id="desk_fix_level1", difficulty="level1"))
+    )
     (root / "ops" / "ops_fix_level0.json").write_text(json.dumps(raw(id="ops_fix_level0")))
-    (root / "loose_level2.json").write_text(json.dumps(raw(id="loose_level2", difficulty="level2", persona="desk")))
+    (root / "loose_level2.json").write_text(
+        json.dumps(raw(id="loose_level2", difficulty="level2", persona="desk"))
+    )
     return root
 
 
-def make_trial(level: str, passed: bool | None, *, valid: bool = True, codes=(), turns=3, tokens=(10, 5),
-               cost=0.01, parses=(1, 0, 0)) -> Trial:
-    return Trial(task_id=f"t_{level}", level=level, agent="fake", valid=valid, passed=passed,
-                 invalid_reason=None if valid else "rate_limited", failure_codes=list(codes), turns=turns,
-                 tool_calls=max(0, turns - 1), tokens_in=tokens[0], tokens_out=tokens[1], cost=cost,
-                 strict_parses=parses[0], lenient_parses=parses[1], failed_parses=parses[2])
+def make_trial(
+    level: str,
+    passed: bool | None,
+    *,
+    valid: bool = True,
+    codes=(),
+    turns=3,
+    tokens=(10, 5),
+    cost=0.01,
+    parses=(1, 0, 0),
+) -> Trial:
+    return Trial(
+        task_id=f"t_{level}",
+        level=level,
+        agent="fake",
+        valid=valid,
+        passed=passed,
+        invalid_reason=None if valid else "rate_limited",
+        failure_codes=list(codes),
+        turns=turns,
+        tool_calls=max(0, turns - 1),
+        tokens_in=tokens[0],
+        tokens_out=tokens[1],
+        cost=cost,
+        strict_parses=parses[0],
+        lenient_parses=parses[1],
+        failed_parses=parses[2],
+    )
 
 
 def test_aggregate_excludes_invalid_trials_from_rates():
     trials = [
-        make_trial("level0", True), make_trial("level0", True), make_trial("level0", None, valid=False),
+        make_trial("level0", True),
+        make_trial("level0", True),
+        make_trial("level0", None, valid=False),
         make_trial("level1", False, codes=["missing_widget", "layout_overlap"], turns=7),
-        make_trial("level1", True, turns=5), make_trial("level1", False, codes=["missing_widget"], turns=9),
-        make_trial("level3", None, valid=False, codes=["ignored"], tokens=(1000, 100), cost=1.0, parses=(0, 0, 9)),
+        make_trial("level1", True, turns=5),
+        make_trial("level1", False, codes=["missing_widget"], turns=9),
+        make_trial(
+            "level3", None, valid=False, codes=["ignored"], tokens=(1000, 100), cost=1.0, parses=(0, 0, 9)
+        ),
     ]
     report = aggregate(trials)
-    assert list(report) == ["levels", "invalid", "failure_codes", "tokens", "cost", "turns", "tool_calls", "parse",
-                            "trials", "tasks", "pass_k", "consistency"]
+    assert list(report) == [
+        "levels",
+        "invalid",
+        "failure_codes",
+        "tokens",
+        "cost",
+        "turns",
+        "tool_calls",
+        "parse",
+        "trials",
+        "tasks",
+        "pass_k",
+        "consistency",
+    ]
     level0, level1, level3 = report["levels"]
     assert level0 == {"level": "level0", "attempts": 2, "passes": 2, "rate": 1.0, "ci": [0.3424, 1.0]}
     assert (level1["attempts"], level1["passes"], level1["rate"]) == (3, 1, 0.3333)
@@ -80,10 +123,17 @@ def test_aggregate_excludes_invalid_trials_from_rates():
 
 
 def test_select_tasks_and_persona_filter(taskset_dir):
-    assert sorted(t.id for t in select_tasks(taskset_dir)) == ["desk_fix_level0", "desk_fix_level1",
-                                                                "loose_level2", "ops_fix_level0"]
-    assert sorted(t.id for t in select_tasks(taskset_dir, "desk")) == ["desk_fix_level0", "desk_fix_level1",
-                                                                        "loose_level2"]
+    assert sorted(t.id for t in select_tasks(taskset_dir)) == [
+        "desk_fix_level0",
+        "desk_fix_level1",
+        "loose_level2",
+        "ops_fix_level0",
+    ]
+    assert sorted(t.id for t in select_tasks(taskset_dir, "desk")) == [
+        "desk_fix_level0",
+        "desk_fix_level1",
+        "loose_level2",
+    ]
     assert [t.id for t in select_tasks(taskset_dir, "ops")] == ["ops_fix_level0"]
     with pytest.raises(TaskFileError, match=r"no task belongs to persona 'nobody'.*desk, ops"):
         select_tasks(taskset_dir, "nobody")
@@ -94,8 +144,19 @@ def test_select_tasks_and_persona_filter(taskset_dir):
 
 def test_run_folder_is_complete(mini_world, taskset_dir, tmp_path):
     tasks = select_tasks(taskset_dir)
-    run = asyncio.run(evaluate(mini_world, tasks, OracleAgent(), repeats=2, concurrency=3, runs_dir=tmp_path / "runs",
-                               run_id="r1", taskset="mini-set", options={"persona": None}))
+    run = asyncio.run(
+        evaluate(
+            mini_world,
+            tasks,
+            OracleAgent(),
+            repeats=2,
+            concurrency=3,
+            runs_dir=tmp_path / "runs",
+            run_id="r1",
+            taskset="mini-set",
+            options={"persona": None},
+        )
+    )
     assert run.run_dir == tmp_path / "runs" / "r1"
     record = load_record(run.run_dir)
     assert (record.status, record.completed_trials, record.planned_trials) == ("complete", 8, 8)
@@ -107,7 +168,10 @@ def test_run_folder_is_complete(mini_world, taskset_dir, tmp_path):
     report = json.loads((run.run_dir / REPORT_FILE).read_text())
     assert report == run.report and report["trials"] == 8
     assert [(lv["level"], lv["attempts"], lv["rate"]) for lv in report["levels"]] == [
-        ("level0", 4, 1.0), ("level1", 2, 1.0), ("level2", 2, 1.0)]
+        ("level0", 4, 1.0),
+        ("level1", 2, 1.0),
+        ("level2", 2, 1.0),
+    ]
     with pytest.raises(FileExistsError):
         asyncio.run(evaluate(mini_world, tasks, NoopAgent(), runs_dir=tmp_path / "runs", run_id="r1"))
 
@@ -158,8 +222,9 @@ class _Session:
 
 def test_concurrency_is_bounded(mini_world, taskset_dir, tmp_path):
     agent = _Agent(pause=0.02)
-    run = asyncio.run(evaluate(mini_world, select_tasks(taskset_dir), agent, repeats=3, concurrency=3,
-                               runs_dir=tmp_path))
+    run = asyncio.run(
+        evaluate(mini_world, select_tasks(taskset_dir), agent, repeats=3, concurrency=3, runs_dir=tmp_path)
+    )
     assert len(run.trials) == 12 and agent.peak == 3
 
 
@@ -176,8 +241,18 @@ def test_an_interrupted_run_keeps_its_finished_trials(mini_world, taskset_dir, t
             if done == 3:
                 three_done.set()
 
-        job = asyncio.create_task(evaluate(mini_world, tasks, _Agent(), repeats=4, concurrency=1, runs_dir=tmp_path,
-                                           run_id="killed", progress=progress))
+        job = asyncio.create_task(
+            evaluate(
+                mini_world,
+                tasks,
+                _Agent(),
+                repeats=4,
+                concurrency=1,
+                runs_dir=tmp_path,
+                run_id="killed",
+                progress=progress,
+            )
+        )
         await three_done.wait()
         job.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -231,8 +306,22 @@ def cli():
 
 
 def test_cli_json_report(cli, mini_world_path, taskset_dir, tmp_path):
-    result = cli("eval", "--taskset", str(taskset_dir), "--persona", "desk", "--agent", "oracle", "--repeats", "2",
-                 "--world", str(mini_world_path), "--runs-dir", str(tmp_path / "runs"), "--json")
+    result = cli(
+        "eval",
+        "--taskset",
+        str(taskset_dir),
+        "--persona",
+        "desk",
+        "--agent",
+        "oracle",
+        "--repeats",
+        "2",
+        "--world",
+        str(mini_world_path),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["trials"] == 6 and report["invalid"] == 0
@@ -243,20 +332,34 @@ def test_cli_json_report(cli, mini_world_path, taskset_dir, tmp_path):
 
 
 def test_cli_table(cli, mini_world_path, taskset_dir, tmp_path):
-    result = cli("eval", "--taskset", str(taskset_dir), "--agent", "noop", "--world", str(mini_world_path),
-                 "--runs-dir", str(tmp_path / "runs"))
+    result = cli(
+        "eval",
+        "--taskset",
+        str(taskset_dir),
+        "--agent",
+        "noop",
+        "--world",
+        str(mini_world_path),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    )
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "Execute" in out and "Wilson 95% CI" in out and "missing_widget" in out and "invalid trials: 0" in out
+    assert (
+        "Execute" in out and "Wilson 95% CI" in out and "missing_widget" in out and "invalid trials: 0" in out
+    )
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--taskset", "nowhere", "--agent", "oracle"], "no such folder"),
-    (["--agent", "gpt-4o"], "unknown agent 'gpt-4o'"),
-    (["--agent", "openai:gpt-4o"], "OPENAI_API_KEY"),
-    (["--agent", "oracle", "--mode", "tools"], "--mode only apply to openai:<model> agents"),
-    (["--agent", "oracle", "--persona", "nobody"], "no task belongs to persona 'nobody'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--taskset", "nowhere", "--agent", "oracle"], "no such folder"),
+        (["--agent", "gpt-4o"], "unknown agent 'gpt-4o'"),
+        (["--agent", "openai:gpt-4o"], "OPENAI_API_KEY"),
+        (["--agent", "oracle", "--mode", "tools"], "--mode only apply to openai:<model> agents"),
+        (["--agent", "oracle", "--persona", "nobody"], "no task belongs to persona 'nobody'"),
+    ],
+)
 def test_cli_usage_errors_exit_2(cli, taskset_dir, monkeypatch, args, message):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
@@ -271,8 +374,12 @@ class _StubHandler(BaseHTTPRequestHandler):
     """Solves the desk task in one batch of tool calls, then calls final_answer."""
 
     def do_GET(self) -> None:
-        payload = json.dumps({"object": "list", "data": [{"id": "stub-model", "object": "model", "created": 0,
-                                                          "owned_by": "stub"}]}).encode()
+        payload = json.dumps(
+            {
+                "object": "list",
+                "data": [{"id": "stub-model", "object": "model", "created": 0, "owned_by": "stub"}],
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -285,14 +392,28 @@ class _StubHandler(BaseHTTPRequestHandler):
         if answered:
             calls = [("final_answer", {"text": "Done."})]
         else:
-            calls = [("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}}),
-                     ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "5.24%"})]
-        message = {"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-            for i, (n, a) in enumerate(calls)]}
-        payload = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                              "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                              "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}}).encode()
+            calls = [
+                ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}}),
+                ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "5.24%"}),
+            ]
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                for i, (n, a) in enumerate(calls)
+            ],
+        }
+        payload = json.dumps(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -313,12 +434,29 @@ def stub_server():
     server.server_close()
 
 
-def test_cli_openai_against_a_local_endpoint(cli, stub_server, mini_world_path, taskset_dir, tmp_path, monkeypatch):
+def test_cli_openai_against_a_local_endpoint(
+    cli, stub_server, mini_world_path, taskset_dir, tmp_path, monkeypatch
+):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    result = cli("eval", "--taskset", str(taskset_dir), "--agent", "openai:stub-model", "--base-url", stub_server,
-                 "--mode", "tools", "--world", str(mini_world_path), "--runs-dir", str(tmp_path / "runs"),
-                 "--concurrency", "4", "--json")
+    result = cli(
+        "eval",
+        "--taskset",
+        str(taskset_dir),
+        "--agent",
+        "openai:stub-model",
+        "--base-url",
+        stub_server,
+        "--mode",
+        "tools",
+        "--world",
+        str(mini_world_path),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--concurrency",
+        "4",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["invalid"] == 0 and all(lv["rate"] == 1.0 for lv in report["levels"])
@@ -328,7 +466,14 @@ def test_cli_openai_against_a_local_endpoint(cli, stub_server, mini_world_path, 
     assert record.options["llm"]["mode"] == "tools" and "api_key" not in record.options["llm"]
     assert any("no price for model 'stub-model'" in n for n in record.notes)
     trial = load_run(run_dir)[0]
-    assert [m["role"] for m in trial.transcript] == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    assert [m["role"] for m in trial.transcript] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
     assert load_task(taskset_dir / "desk" / "desk_fix_level0.json").id == "desk_fix_level0"
 
 
@@ -342,21 +487,48 @@ def failing_server():
 def test_cli_all_invalid_exits_1(cli, mini_world_path, taskset_dir, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with failing_server() as server:
-        result = cli("eval", "--taskset", str(taskset_dir), "--persona", "ops", "--agent", "openai:m",
-                     "--base-url", server.base_url, "--timeout", "0.5", "--world", str(mini_world_path),
-                     "--runs-dir", str(tmp_path / "runs"), "--json")
+        result = cli(
+            "eval",
+            "--taskset",
+            str(taskset_dir),
+            "--persona",
+            "ops",
+            "--agent",
+            "openai:m",
+            "--base-url",
+            server.base_url,
+            "--timeout",
+            "0.5",
+            "--world",
+            str(mini_world_path),
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--json",
+        )
     assert result.exit_code == 1, result.output
     assert json.loads(result.stdout)["invalid"] == 1
     assert "no valid trial (api_error 1)" in " ".join(result.stderr.split())
 
 
-def test_cli_an_unreachable_endpoint_is_a_usage_error_before_any_episode(cli, mini_world_path, taskset_dir,
-                                                                          tmp_path, monkeypatch):
+def test_cli_an_unreachable_endpoint_is_a_usage_error_before_any_episode(
+    cli, mini_world_path, taskset_dir, tmp_path, monkeypatch
+):
     from tests.model_server import closed_port_url
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = cli("eval", "--taskset", str(taskset_dir), "--agent", "openai:m", "--base-url", closed_port_url(),
-                 "--world", str(mini_world_path), "--runs-dir", str(tmp_path / "runs"))
+    result = cli(
+        "eval",
+        "--taskset",
+        str(taskset_dir),
+        "--agent",
+        "openai:m",
+        "--base-url",
+        closed_port_url(),
+        "--world",
+        str(mini_world_path),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    )
     assert result.exit_code == 2, result.output
     assert "cannot reach the model endpoint" in " ".join(result.stderr.split())
     assert "Traceback" not in result.output and not (tmp_path / "runs").exists()
@@ -366,12 +538,23 @@ def test_reliability_pass_k_and_consistency():
     def t(task, repeat, passed, valid=True):
         return Trial(task_id=task, level="level0", agent="a", repeat=repeat, passed=passed, valid=valid)
 
-    trials = [t("a", 0, True), t("a", 1, True), t("a", 2, False),
-              t("b", 0, True), t("b", 1, True), t("b", 2, True),
-              t("c", 0, False), t("c", 1, None, valid=False), t("c", 2, False)]
+    trials = [
+        t("a", 0, True),
+        t("a", 1, True),
+        t("a", 2, False),
+        t("b", 0, True),
+        t("b", 1, True),
+        t("b", 2, True),
+        t("c", 0, False),
+        t("c", 1, None, valid=False),
+        t("c", 2, False),
+    ]
     rel = reliability(trials)
     assert [(r["task_id"], r["trials"], r["passes"], r["invalid"]) for r in rel["tasks"]] == [
-        ("a", 3, 2, 0), ("b", 3, 3, 0), ("c", 2, 0, 1)]
+        ("a", 3, 2, 0),
+        ("b", 3, 3, 0),
+        ("c", 2, 0, 1),
+    ]
     assert rel["tasks"][2]["results"] == ["fail", "invalid", "fail"]
     assert rel["pass_k"]["1"] == {"value": round((2 / 3 + 1 + 0) / 3, 4), "tasks": 3}
     assert rel["pass_k"]["2"] == {"value": round((1 / 3 + 1 + 0) / 3, 4), "tasks": 3}
@@ -385,44 +568,100 @@ def test_current_keeps_the_latest_trial_of_each_repeat():
     other = Trial(task_id="a", level="level0", agent="x", repeat=1, passed=False)
     assert current([first, other, again]) == [other, again]
     broken = Trial(task_id="b", level="level0", agent="x", repeat=0, valid=False, invalid_reason="api_error")
-    record = RunRecord(run_id="r", agent="x", tasks=2, task_ids=["a", "b"], repeats=2, planned_trials=4,
-                       started_at="2025-01-01T00:00:00+00:00")
+    record = RunRecord(
+        run_id="r",
+        agent="x",
+        tasks=2,
+        task_ids=["a", "b"],
+        repeats=2,
+        planned_trials=4,
+        started_at="2025-01-01T00:00:00+00:00",
+    )
     assert to_retry(record, [first, other, again, broken]) == [("b", 0), ("b", 1)]
 
 
 def test_choose_tasks_by_id_and_limit(taskset_dir):
     tasks = select_tasks(taskset_dir)
-    assert [t.id for t in choose_tasks(tasks, ["ops_fix_level0", "desk_fix_level0"])] == ["ops_fix_level0",
-                                                                                         "desk_fix_level0"]
+    assert [t.id for t in choose_tasks(tasks, ["ops_fix_level0", "desk_fix_level0"])] == [
+        "ops_fix_level0",
+        "desk_fix_level0",
+    ]
     assert len(choose_tasks(tasks, None, 2)) == 2
-    with pytest.raises(ValueError, match="no task 'desk_fix_levl0' in the selection \\(did you mean 'desk_fix_level0'"):
+    with pytest.raises(
+        ValueError, match="no task 'desk_fix_levl0' in the selection \\(did you mean 'desk_fix_level0'"
+    ):
         choose_tasks(tasks, ["desk_fix_levl0"])
 
 
 def test_cli_task_and_limit_and_per_task_table(cli, mini_world_path, taskset_dir, tmp_path):
-    result = cli("eval", "--taskset", str(taskset_dir), "--agent", "oracle", "--task", "ops_fix_level0", "--task",
-                 "loose_level2", "--repeats", "2", "--world", str(mini_world_path), "--runs-dir", str(tmp_path / "r"))
+    result = cli(
+        "eval",
+        "--taskset",
+        str(taskset_dir),
+        "--agent",
+        "oracle",
+        "--task",
+        "ops_fix_level0",
+        "--task",
+        "loose_level2",
+        "--repeats",
+        "2",
+        "--world",
+        str(mini_world_path),
+        "--runs-dir",
+        str(tmp_path / "r"),
+    )
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "ops_fix_level0" in out and "loose_level2" in out and "desk_fix_level0" not in out
     assert "✓ ✓" in out and "2/2" in out
     assert "pass^k: k=1 1.00  k=2 1.00" in out and "consistency: 2/2 tasks" in out
-    limited = cli("eval", "--taskset", str(taskset_dir), "--agent", "noop", "--limit", "1", "--world",
-                  str(mini_world_path), "--runs-dir", str(tmp_path / "r2"), "--json")
+    limited = cli(
+        "eval",
+        "--taskset",
+        str(taskset_dir),
+        "--agent",
+        "noop",
+        "--limit",
+        "1",
+        "--world",
+        str(mini_world_path),
+        "--runs-dir",
+        str(tmp_path / "r2"),
+        "--json",
+    )
     assert [r["task_id"] for r in json.loads(limited.stdout)["tasks"]] == ["desk_fix_level0"]
     bad = cli("eval", "--taskset", str(taskset_dir), "--agent", "noop", "--task", "nope")
     assert bad.exit_code == 2 and "no task 'nope'" in bad.stderr
 
 
-def test_cli_retry_reruns_only_the_invalid_trials(cli, stub_server, mini_world_path, taskset_dir, tmp_path,
-                                                  monkeypatch):
+def test_cli_retry_reruns_only_the_invalid_trials(
+    cli, stub_server, mini_world_path, taskset_dir, tmp_path, monkeypatch
+):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     runs = tmp_path / "runs"
     with failing_server() as server:
-        first = cli("eval", "--taskset", str(taskset_dir), "--persona", "desk", "--agent", "openai:m", "--mode",
-                    "tools", "--base-url", server.base_url, "--timeout", "0.5", "--world", str(mini_world_path),
-                    "--runs-dir", str(runs), "--json")
+        first = cli(
+            "eval",
+            "--taskset",
+            str(taskset_dir),
+            "--persona",
+            "desk",
+            "--agent",
+            "openai:m",
+            "--mode",
+            "tools",
+            "--base-url",
+            server.base_url,
+            "--timeout",
+            "0.5",
+            "--world",
+            str(mini_world_path),
+            "--runs-dir",
+            str(runs),
+            "--json",
+        )
     assert first.exit_code == 1 and json.loads(first.stdout)["invalid"] == 3
     (run_dir,) = runs.iterdir()
     record = load_record(run_dir)

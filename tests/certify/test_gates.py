@@ -26,9 +26,14 @@ def test_base_task_is_certified(mini_world):
     assert "skipped" in cert.gates["leak"].detail
 
 
-@pytest.mark.parametrize(("change", "field"), [({"setup.workspace_backends": ["ghost"]}, "workspace_backends[0]"),
-                                              ({"setup.workspace_skills": ["ghost"]}, "workspace_skills[0]"),
-                                              ({"setup.workspace_baseline": "ghost"}, "workspace_baseline")])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"setup.workspace_backends": ["ghost"]}, "workspace_backends[0]"),
+        ({"setup.workspace_skills": ["ghost"]}, "workspace_skills[0]"),
+        ({"setup.workspace_baseline": "ghost"}, "workspace_baseline"),
+    ],
+)
 def test_schema_gate_names_missing_references(mini_world, change, field):
     cert = certify_task(mini_world, task(**change), "desk_fix_level0.json")
     assert not cert.gates["schema"].ok and field in cert.gates["schema"].detail
@@ -53,32 +58,57 @@ def test_malformed_file_fails_schema_and_names_the_field(mini_world, tmp_path):
 
 
 def test_grounding_gate_value_outside_options(mini_world):
-    create = {"tool": "create_widget", "args": {"origin": "Acme Data", "widget_id": "desk_overview_positions",
-                                                "data_args": {"fund": "Delta", "period": "QTD"}}}
+    create = {
+        "tool": "create_widget",
+        "args": {
+            "origin": "Acme Data",
+            "widget_id": "desk_overview_positions",
+            "data_args": {"fund": "Delta", "period": "QTD"},
+        },
+    }
     listing = {"tool": "list_available_widgets", "args": {"origin": "Acme Data"}, "optional": True}
-    t = task(**{"eval.required_tools": [listing, create],
-                "eval.required_widgets": [{"origin": "Acme Data", "widget_id": "desk_overview_positions",
-                                           "data_args": {"fund": "Delta"}}],
-                "eval.required_generated_widgets": []})
+    t = task(
+        **{
+            "eval.required_tools": [listing, create],
+            "eval.required_widgets": [
+                {
+                    "origin": "Acme Data",
+                    "widget_id": "desk_overview_positions",
+                    "data_args": {"fund": "Delta"},
+                }
+            ],
+            "eval.required_generated_widgets": [],
+        }
+    )
     cert = certify_task(mini_world, t, "desk_fix_level0.json")
     assert failing(cert) == {"grounding"}
     assert "fund='Delta' is not among the declared options" in cert.gates["grounding"].detail
 
 
 def test_grounding_gate_planted_fact_not_in_its_source(mini_world):
-    meta = {"level": 3, "hidden": [{"kind": "planted", "value": "amber ledger stamp", "source": "skill:close-checklist"}]}
+    meta = {
+        "level": 3,
+        "hidden": [{"kind": "planted", "value": "amber ledger stamp", "source": "skill:close-checklist"}],
+    }
     assert "grounding" not in failing(certify_task(mini_world, task(meta=meta), "desk_fix_level0.json"))
     meta["hidden"][0]["source"] = "skill:morning-brief"
     cert = certify_task(mini_world, task(meta=meta), "desk_fix_level0.json")
     assert failing(cert) == {"grounding"}
     meta["hidden"][0]["source"] = "skill:ghost"
-    assert "does not exist" in certify_task(mini_world, task(meta=meta), "desk_fix_level0.json").gates[
-        "grounding"].detail
+    assert (
+        "does not exist"
+        in certify_task(mini_world, task(meta=meta), "desk_fix_level0.json").gates["grounding"].detail
+    )
 
 
 def test_oracle_gate(mini_world):
-    t = task(**{"eval.required_generated_widgets": [{"widget_type": "note", "name_contains": "Desk Note",
-                                                     "data_contains": ["0.0999"]}]})
+    t = task(
+        **{
+            "eval.required_generated_widgets": [
+                {"widget_type": "note", "name_contains": "Desk Note", "data_contains": ["0.0999"]}
+            ]
+        }
+    )
     cert = certify_task(mini_world, t, "desk_fix_level0.json")
     assert failing(cert) == {"oracle", "load_bearing", "equivalence"}
     assert "missing_generated_widget" in cert.gates["oracle"].detail
@@ -87,8 +117,9 @@ def test_oracle_gate(mini_world):
 
 def test_noop_gate(mini_world):
     steps = [{"tool": "get_workspace_snapshot", "args": {}, "optional": True}]
-    t = task(**{"eval.required_tools": steps, "eval.required_widgets": [],
-                "eval.required_generated_widgets": []})
+    t = task(
+        **{"eval.required_tools": steps, "eval.required_widgets": [], "eval.required_generated_widgets": []}
+    )
     cert = certify_task(mini_world, t, "desk_fix_level0.json")
     assert not cert.gates["noop"].ok and "doing nothing passes" in cert.gates["noop"].detail
     assert failing(cert) == {"noop", "load_bearing"}
@@ -96,13 +127,15 @@ def test_noop_gate(mini_world):
 
 def test_load_bearing_gate_catches_a_step_that_grades_nothing(mini_world):
     steps = raw()["eval"]["required_tools"]
-    second_note = {"tool": "add_generative_widget", "args": {"widget_type": "note", "name": "Spare",
-                                                            "data": "spare"}, "graded_args": ["widget_type"]}
+    second_note = {
+        "tool": "add_generative_widget",
+        "args": {"widget_type": "note", "name": "Spare", "data": "spare"},
+        "graded_args": ["widget_type"],
+    }
     t = task(**{"eval.required_tools": [*steps, second_note]})
     cert = certify_task(mini_world, t, "desk_fix_level0.json")
     assert failing(cert) == {"load_bearing"}
-    assert "still passes without #4 add_generative_widget;" in cert.gates[
-        "load_bearing"].detail
+    assert "still passes without #4 add_generative_widget;" in cert.gates["load_bearing"].detail
 
 
 def test_load_bearing_reports_dead_checks(mini_world):
@@ -114,8 +147,11 @@ def test_leak_gate(mini_world):
     meta = {"level": 2, "hidden": [{"kind": "carried", "value": "QTD"}]}
     cert = certify_task(mini_world, task(meta=meta), "desk_fix_level0.json")
     assert failing(cert) == {"leak"} and "QTD" in cert.gates["leak"].detail
-    quiet = task(meta=meta, prompt="On the open Task Board, set Positions to Gamma per the quarterly policy and "
-                                   "leave a Desk Note with the weight served.")
+    quiet = task(
+        meta=meta,
+        prompt="On the open Task Board, set Positions to Gamma per the quarterly policy and "
+        "leave a Desk Note with the weight served.",
+    )
     assert failing(certify_task(mini_world, quiet, "desk_fix_level0.json")) == set()
 
 
@@ -138,17 +174,38 @@ def test_reference_trace_steps_carry_graded_args_and_optional(mini_world, tmp_pa
     load-bearing gate, and graded_args narrows what the trace check compares."""
     steps = [
         {"tool": "get_workspace_snapshot", "args": {}, "optional": True},
-        {"tool": "update_widget", "args": {"widget_uuid": "w_pos", "origin": "Acme Data",
-                                           "data_args": {"fund": "Gamma", "period": "QTD"}},
-         "graded_args": ["widget_uuid", "data_args"]},
-        {"tool": "read_widget", "args": {"widget_id": "desk_overview_alerts", "origin": "Acme Data"},
-         "optional": True},
-        {"tool": "add_generative_widget", "args": {"widget_type": "note", "name": "Desk Note",
-                                                   "data": "Gamma QTD weight 5.24%"}, "graded_args": ["widget_type"]},
+        {
+            "tool": "update_widget",
+            "args": {
+                "widget_uuid": "w_pos",
+                "origin": "Acme Data",
+                "data_args": {"fund": "Gamma", "period": "QTD"},
+            },
+            "graded_args": ["widget_uuid", "data_args"],
+        },
+        {
+            "tool": "read_widget",
+            "args": {"widget_id": "desk_overview_alerts", "origin": "Acme Data"},
+            "optional": True,
+        },
+        {
+            "tool": "add_generative_widget",
+            "args": {"widget_type": "note", "name": "Desk Note", "data": "Gamma QTD weight 5.24%"},
+            "graded_args": ["widget_type"],
+        },
     ]
     path = tmp_path / "desk_fix_level0.json"
-    path.write_text(json.dumps(raw(**{"eval.required_tools": DELETE, f"eval.{spelling}": steps,
-                                      "eval.calls_match_reference": True})))
+    path.write_text(
+        json.dumps(
+            raw(
+                **{
+                    "eval.required_tools": DELETE,
+                    f"eval.{spelling}": steps,
+                    "eval.calls_match_reference": True,
+                }
+            )
+        )
+    )
     cert = certify_file(mini_world, path)
     # Grading the uuid of the only Positions on the board is over-strict (it may be named by widget_id): the
     # equivalence gate says so, as it would for the same steps under required_tools; every other gate holds.
@@ -159,7 +216,8 @@ def test_reference_trace_steps_carry_graded_args_and_optional(mini_world, tmp_pa
     assert [s.optional for s in t.eval.reference_steps()] == [True, False, True, False]
     assert [(s.tool, s.graded()) for s in t.eval.graded_steps()] == [
         ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}}),
-        ("add_generative_widget", {"widget_type": "note"})]
+        ("add_generative_widget", {"widget_type": "note"}),
+    ]
 
 
 def test_no_reference_at_all(mini_world):
@@ -217,5 +275,3 @@ def test_compat_additional_gates_snapshot():
     results = [certify_file(world, path, taskset) for path in taskset.task_files()]
     assert all(r.gates[name].ok for r in results for name in GATE_NAMES[:7])
     assert {r.id: failing(r) for r in results if not r.certified} == COMPAT_FINDINGS
-
-

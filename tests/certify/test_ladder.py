@@ -212,7 +212,10 @@ def test_a_fenced_off_twin_is_left_alone_and_the_stale_instance_repaired():
         {"widget_uuid": "w_1a51", "data_args": {"desk": "Credit Flow"}},  # the second view the level repairs
     ]
     below = run(world, task, make_agent("ladder-0"))
-    assert [e["args"]["widget_uuid"] for e in below.events if e["tool"] == "update_widget"] == ["w_1f16", "w_1a51"]
+    assert [e["args"]["widget_uuid"] for e in below.events if e["tool"] == "update_widget"] == [
+        "w_1f16",
+        "w_1a51",
+    ]
 
 
 @needs_compat

@@ -19,7 +19,10 @@ from certify.trial import UNPARSEABLE, run_trial
 from tests.certify.helpers import task
 
 UPDATE = ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}})
-NOTE = ("add_generative_widget", {"widget_type": "note", "name": "Desk Note", "data": "Gamma QTD weight 5.24%"})
+NOTE = (
+    "add_generative_widget",
+    {"widget_type": "note", "name": "Desk Note", "data": "Gamma QTD weight 5.24%"},
+)
 FINAL = ("final_answer", {"text": "Positions set to Gamma QTD; the note records 5.24%."})
 
 
@@ -46,15 +49,33 @@ class FakeModel:
             calls = []
             for tool, args in item:
                 self._calls += 1
-                calls.append({"id": f"call_{self._calls}", "type": "function",
-                              "function": {"name": tool, "arguments": json.dumps(args)}})
+                calls.append(
+                    {
+                        "id": f"call_{self._calls}",
+                        "type": "function",
+                        "function": {"name": tool, "arguments": json.dumps(args)},
+                    }
+                )
             message["tool_calls"] = calls
         tokens_in, tokens_out = self.usage
-        return {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0,
-                "model": "fake-model", "choices": [{"index": 0, "message": message,
-                                                    "finish_reason": "stop" if isinstance(item, str) else "tool_calls"}],
-                "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
-                          "total_tokens": tokens_in + tokens_out}}
+        return {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "fake-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "stop" if isinstance(item, str) else "tool_calls",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": tokens_in,
+                "completion_tokens": tokens_out,
+                "total_tokens": tokens_in + tokens_out,
+            },
+        }
 
     async def handler(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(json.loads(request.content))
@@ -82,8 +103,12 @@ def test_tool_mode_solves_the_mini_task(mini_world):
     model = FakeModel([[("get_workspace_snapshot", {})], [UPDATE, NOTE], [FINAL]])
     trial = run(mini_world, model.agent(mode="tools"))
     assert trial.valid and trial.passed, (trial.failure_codes, trial.events)
-    assert [e["tool"] for e in trial.events] == ["get_workspace_snapshot", "update_widget",
-                                                 "add_generative_widget", "final_answer"]
+    assert [e["tool"] for e in trial.events] == [
+        "get_workspace_snapshot",
+        "update_widget",
+        "add_generative_widget",
+        "final_answer",
+    ]
     assert trial.final_answer == FINAL[1]["text"]
     assert (trial.turns, trial.tool_calls, trial.invalid_calls) == (4, 3, 0)
     assert (trial.tokens_in, trial.tokens_out) == (300, 60)
@@ -120,8 +145,13 @@ def test_a_nudged_model_can_still_finish_the_task(mini_world):
     model = FakeModel([[("get_workspace_snapshot", {})], "I have what I need.", [UPDATE, NOTE], [FINAL]])
     trial = run(mini_world, model.agent(mode="tools"))
     assert trial.valid and trial.passed, trial.failure_codes
-    assert [e["tool"] for e in trial.events] == ["get_workspace_snapshot", NO_ACTION, "update_widget",
-                                                 "add_generative_widget", "final_answer"]
+    assert [e["tool"] for e in trial.events] == [
+        "get_workspace_snapshot",
+        NO_ACTION,
+        "update_widget",
+        "add_generative_widget",
+        "final_answer",
+    ]
     assert trial.turns == 5 and trial.tool_calls == 3 and trial.final_answer == FINAL[1]["text"]
     from certify.trial import regrade_trial
 
@@ -129,28 +159,47 @@ def test_a_nudged_model_can_still_finish_the_task(mini_world):
 
 
 def test_a_nudge_counts_against_the_turn_budget(mini_world):
-    trial = run(mini_world, FakeModel(["thinking"]).agent(mode="tools", max_idle_replies=10),
-                task(**{"eval.max_turns": 3}))
+    trial = run(
+        mini_world,
+        FakeModel(["thinking"]).agent(mode="tools", max_idle_replies=10),
+        task(**{"eval.max_turns": 3}),
+    )
     assert trial.ended_by == "max_turns" and trial.turns == 3 and trial.invalid_calls == 0
 
 
 @pytest.mark.parametrize("mode", ["json", "tools"])
 def test_the_system_prompt_states_the_episode_rules_and_nothing_of_the_eval_block(mini_world, mode):
-    t = task(**{"eval.max_turns": 7, "eval.trace_checks": {"max_invalid_tool_calls": 2,
-                                                           "forbid_invented_widget_ids": True,
-                                                           "must_call_schema_before_create": True},
-                "eval.workspace_checks": {"preserve_other_dashboards": True}})
+    t = task(
+        **{
+            "eval.max_turns": 7,
+            "eval.trace_checks": {
+                "max_invalid_tool_calls": 2,
+                "forbid_invented_widget_ids": True,
+                "must_call_schema_before_create": True,
+            },
+            "eval.workspace_checks": {"preserve_other_dashboards": True},
+        }
+    )
     model = FakeModel([action_json(*FINAL) if mode == "json" else [FINAL]])
     run(mini_world, model.agent(mode=mode), t)
     system = model.requests[0]["messages"][0]["content"]
-    for rule in ("at most 7 turns", "At most 2 of your calls may fail", "never guess an id",
-                 "get_widget_schema) before you create it", "Leave every other dashboard", "call final_answer"):
+    for rule in (
+        "at most 7 turns",
+        "At most 2 of your calls may fail",
+        "never guess an id",
+        "get_widget_schema) before you create it",
+        "Leave every other dashboard",
+        "call final_answer",
+    ):
         assert rule in system, rule
     evaluation = t.eval.model_dump(mode="json")
     for secret in ("required_widgets", "Gamma", "5.24", "data_contains", str(evaluation["required_widgets"])):
         assert secret not in system, secret
-    strict = run(mini_world, FakeModel([action_json(*FINAL)]).agent(), task(**{"eval.trace_checks": {
-        "max_invalid_tool_calls": 0}}))
+    strict = run(
+        mini_world,
+        FakeModel([action_json(*FINAL)]).agent(),
+        task(**{"eval.trace_checks": {"max_invalid_tool_calls": 0}}),
+    )
     assert strict.valid
 
 
@@ -168,14 +217,25 @@ def test_tool_results_are_whole_by_default_and_capped_with_a_marker_when_asked(m
 
 
 def test_json_mode_lenient_reads_prose_and_fences(mini_world):
-    wrapped = [f"Sure! I will do that now.\n```json\n{action_json(*step)}\n```\nLet me know." for step in
-               (UPDATE, NOTE, FINAL)]
+    wrapped = [
+        f"Sure! I will do that now.\n```json\n{action_json(*step)}\n```\nLet me know."
+        for step in (UPDATE, NOTE, FINAL)
+    ]
     model = FakeModel(wrapped)
     trial = run(mini_world, model.agent(mode="json", parse="lenient"))
     assert trial.valid and trial.passed, trial.failure_codes
-    assert (trial.lenient_parses, trial.strict_parses, trial.failed_parses, trial.invalid_calls) == (3, 0, 0, 0)
+    assert (trial.lenient_parses, trial.strict_parses, trial.failed_parses, trial.invalid_calls) == (
+        3,
+        0,
+        0,
+        0,
+    )
     system = model.requests[0]["messages"][0]
-    assert system["role"] == "system" and "update_widget" in system["content"] and "final_answer" in system["content"]
+    assert (
+        system["role"] == "system"
+        and "update_widget" in system["content"]
+        and "final_answer" in system["content"]
+    )
     assert '{"tool": NAME, "args": {...}}' in system["content"]
     assert "tools" not in model.requests[0]
     assert model.requests[0]["messages"][1] == {"role": "user", "content": task().prompt}
@@ -193,7 +253,9 @@ def test_json_mode_strict_counts_wrapped_replies_as_invalid_calls(mini_world):
     assert (trial.lenient_parses, trial.strict_parses) == (8, 0)
     assert "too_many_invalid_calls" in trial.failure_codes
     feedback = json.loads(model.requests[1]["messages"][-1]["content"])
-    assert feedback["error"]["code"] == "unparseable_action" and "exactly one JSON object" in feedback["message"]
+    assert (
+        feedback["error"]["code"] == "unparseable_action" and "exactly one JSON object" in feedback["message"]
+    )
 
 
 def test_garbage_reply_is_an_invalid_call_against_the_budget(mini_world):
@@ -214,12 +276,16 @@ def test_temperature_can_be_left_out(mini_world):
 
 
 def test_safety_stop_when_the_task_sets_no_budget(mini_world):
-    trial = run(mini_world, FakeModel(["still thinking"]).agent(max_requests=5), task(**{"eval.max_turns": None}))
+    trial = run(
+        mini_world, FakeModel(["still thinking"]).agent(max_requests=5), task(**{"eval.max_turns": None})
+    )
     assert trial.valid and trial.turns == 5 and trial.ended_by == "agent_stopped"
 
 
 def test_429_is_retried_by_the_sdk_honouring_retry_after_then_success(mini_world):
-    limited = httpx2.Response(429, headers={"retry-after-ms": "120"}, json={"error": {"message": "slow down"}})
+    limited = httpx2.Response(
+        429, headers={"retry-after-ms": "120"}, json={"error": {"message": "slow down"}}
+    )
     model = FakeModel([limited, action_json(*FINAL)])
     trial = run(mini_world, model.agent())
     assert trial.valid and trial.final_answer == FINAL[1]["text"]
@@ -236,7 +302,9 @@ def test_retry_after_beyond_two_minutes_gives_up_at_once(mini_world):
 
 
 def test_persistent_500_makes_the_trial_invalid_not_failed(mini_world):
-    model = FakeModel([httpx2.Response(500, headers={"retry-after-ms": "1"}, json={"error": {"message": "boom"}})])
+    model = FakeModel(
+        [httpx2.Response(500, headers={"retry-after-ms": "1"}, json={"error": {"message": "boom"}})]
+    )
     trial = run(mini_world, model.agent(max_retries=3))
     assert trial.valid is False and trial.invalid_reason == "api_error" and trial.passed is None
     assert trial.failure_codes == []
@@ -255,8 +323,15 @@ def test_a_hanging_endpoint_times_out(mini_world):
 
     hanging = Reply(**{**completion("too late").__dict__, "delay": 3.0})
     with ModelServer([hanging]) as server:
-        agent = OpenAIAgent(LLMConfig(model="stub-model", base_url=server.base_url, api_key="k",
-                                      request_timeout_s=0.1, max_retries=1))
+        agent = OpenAIAgent(
+            LLMConfig(
+                model="stub-model",
+                base_url=server.base_url,
+                api_key="k",
+                request_timeout_s=0.1,
+                max_retries=1,
+            )
+        )
         trial = run(mini_world, agent)
     assert trial.valid is False and trial.invalid_reason == "timeout"
     assert len(server.requests) == 2 and trial.duration_s < 2.5
@@ -269,17 +344,37 @@ def test_connection_error_then_recovery(mini_world):
 
 
 def test_older_run_records_with_hand_written_retry_settings_still_load():
-    config = LLMConfig(model="m", max_attempts=4, timeout_attempts=2, backoff_base_s=1.0, max_retry_after_s=120)
+    config = LLMConfig(
+        model="m", max_attempts=4, timeout_attempts=2, backoff_base_s=1.0, max_retry_after_s=120
+    )
     assert config.max_retries == 3 and "max_attempts" not in config.public()
 
 
 def test_malformed_tool_arguments_are_an_invalid_call(mini_world):
     async def bad_args(request):
-        body = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake-model",
-                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                    "role": "assistant", "content": None, "tool_calls": [
-                        {"id": "c1", "type": "function", "function": {"name": "update_widget",
-                                                                      "arguments": "{widget_uuid: w_pos"}}]}}]}
+        body = {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "fake-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {"name": "update_widget", "arguments": "{widget_uuid: w_pos"},
+                            }
+                        ],
+                    },
+                }
+            ],
+        }
         return httpx2.Response(200, json=body)
 
     model = FakeModel([bad_args, "Finished."])
@@ -315,7 +410,9 @@ def test_price_table_overrides(tmp_path, monkeypatch):
     prices.write_text(json.dumps({"my-local-model": {"input": 3, "output": 4}}))
     monkeypatch.setenv("TASKFORGE_PRICES", str(prices))
     assert PriceTable.load().cost("my-local-model", 1_000_000, 1_000_000) == 7
-    assert PriceTable.load({"my-local-model": {"input": 1, "output": 1}}).cost("my-local-model", 10**6, 0) == 1
+    assert (
+        PriceTable.load({"my-local-model": {"input": 1, "output": 1}}).cost("my-local-model", 10**6, 0) == 1
+    )
     prices.write_text(json.dumps({"m": {"input": 1, "outptu": 2}}))
     with pytest.raises(ValueError, match=r"prices.json: m\.outptu: unknown key"):
         PriceTable.load()
@@ -323,8 +420,10 @@ def test_price_table_overrides(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------------------------------- reasoning models
 def error(status: int, message: str, code: str | None = None, param: str | None = None) -> httpx2.Response:
-    return httpx2.Response(status, json={"error": {"message": message, "type": "invalid_request_error",
-                                                   "param": param, "code": code}})
+    return httpx2.Response(
+        status,
+        json={"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}},
+    )
 
 
 def model_agent(model: FakeModel, name: str, **config: Any) -> OpenAIAgent:
@@ -342,8 +441,13 @@ def test_reasoning_models_get_no_temperature_and_a_completion_token_cap(mini_wor
 
 
 def test_a_refused_temperature_is_left_out_from_then_on(mini_world):
-    refused = error(400, "Unsupported value: 'temperature' does not support 0.0 with this model. Only the default "
-                         "(1) value is supported.", code="unsupported_value", param="temperature")
+    refused = error(
+        400,
+        "Unsupported value: 'temperature' does not support 0.0 with this model. Only the default "
+        "(1) value is supported.",
+        code="unsupported_value",
+        param="temperature",
+    )
     model = FakeModel([refused, action_json(*UPDATE), action_json(*NOTE), action_json(*FINAL)])
     agent = model.agent()
     trial = run(mini_world, agent)
@@ -364,8 +468,13 @@ def test_a_server_that_only_knows_max_tokens_gets_it(mini_world):
 
 
 def test_an_overflowing_context_is_a_failure_with_its_reason(mini_world):
-    overflow = error(400, "This model's maximum context length is 128000 tokens. However, your messages resulted "
-                          "in 131072 tokens.", code="context_length_exceeded", param="messages")
+    overflow = error(
+        400,
+        "This model's maximum context length is 128000 tokens. However, your messages resulted "
+        "in 131072 tokens.",
+        code="context_length_exceeded",
+        param="messages",
+    )
     model = FakeModel([action_json(*UPDATE), overflow])
     t = task()
     trial = run(mini_world, model.agent(), t)
@@ -379,12 +488,18 @@ def test_an_overflowing_context_is_a_failure_with_its_reason(mini_world):
 
 
 def test_a_refused_parameter_is_a_failure_not_an_invalid_trial(mini_world):
-    refused = error(400, "Unsupported parameter: 'tools' is not supported with this model.",
-                    code="unsupported_parameter", param="tools")
+    refused = error(
+        400,
+        "Unsupported parameter: 'tools' is not supported with this model.",
+        code="unsupported_parameter",
+        param="tools",
+    )
     trial = run(mini_world, FakeModel([refused]).agent(mode="tools"))
     assert trial.valid and trial.passed is False and trial.failure_codes[0] == "parameter_refused"
 
 
 def test_a_malformed_request_is_still_the_harness_fault(mini_world):
-    trial = run(mini_world, FakeModel([error(400, "We could not parse the JSON body of your request.")]).agent())
+    trial = run(
+        mini_world, FakeModel([error(400, "We could not parse the JSON body of your request.")]).agent()
+    )
     assert (trial.valid, trial.invalid_reason) == (False, "api_error")

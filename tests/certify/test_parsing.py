@@ -18,13 +18,16 @@ def test_a_bare_json_action_is_strict_in_both_modes(mode):
     assert parsed.action.lenient is False
 
 
-@pytest.mark.parametrize("reply", [
-    f"I'll read the data first.\n{ACTION}",
-    f"```json\n{ACTION}\n```",
-    f"{ACTION}\nThat should show the Beta rows.",
-    f"<tool_call>{ACTION}</tool_call>",
-    f'Thinking about {{"a": 1}} first, then: {ACTION} and {{"tool": "final_answer"}}',
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f"I'll read the data first.\n{ACTION}",
+        f"```json\n{ACTION}\n```",
+        f"{ACTION}\nThat should show the Beta rows.",
+        f"<tool_call>{ACTION}</tool_call>",
+        f'Thinking about {{"a": 1}} first, then: {ACTION} and {{"tool": "final_answer"}}',
+    ],
+)
 def test_lenient_reads_the_first_object_with_a_tool(reply):
     parsed = parse_reply(reply, "lenient")
     assert parsed.kind == "lenient" and parsed.action.parse_error is None and parsed.action.lenient
@@ -35,7 +38,9 @@ def test_lenient_reads_the_first_object_with_a_tool(reply):
 
 
 def test_braces_inside_strings_do_not_confuse_the_scan():
-    reply = 'Note: {"tool": "add_generative_widget", "args": {"widget_type": "note", "data": "a } brace {"}} ok'
+    reply = (
+        'Note: {"tool": "add_generative_widget", "args": {"widget_type": "note", "data": "a } brace {"}} ok'
+    )
     parsed = parse_reply(reply, "lenient")
     assert parsed.action.args["data"] == "a } brace {"
 
@@ -45,16 +50,22 @@ def test_missing_args_means_no_arguments():
     assert parsed.kind == "strict" and parsed.action.args == {}
 
 
-@pytest.mark.parametrize(("reply", "why"), [
-    ("", "empty"),
-    ("   ", "empty"),
-    ("I am not sure what to do next.", "not a single JSON object"),
-    ('{"name": "get_workspace_snapshot"}', 'no "tool" string'),
-    ('"get_workspace_snapshot"', "not an object"),
-    ('{"tool": "update_widget", "args": "widget_uuid=w_pos"}', '"args" of update_widget must be a JSON object'),
-    ('Sure: {"tool": 3, "args": {}}', 'no "tool" string'),
-    ('{"tool": "final_answer", "args": {"text": "unterminated}', "not a single JSON object"),
-])
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("I am not sure what to do next.", "not a single JSON object"),
+        ('{"name": "get_workspace_snapshot"}', 'no "tool" string'),
+        ('"get_workspace_snapshot"', "not an object"),
+        (
+            '{"tool": "update_widget", "args": "widget_uuid=w_pos"}',
+            '"args" of update_widget must be a JSON object',
+        ),
+        ('Sure: {"tool": 3, "args": {}}', 'no "tool" string'),
+        ('{"tool": "final_answer", "args": {"text": "unterminated}', "not a single JSON object"),
+    ],
+)
 @pytest.mark.parametrize("mode", ["strict", "lenient"])
 def test_garbage_is_an_unparseable_action(reply, why, mode):
     parsed = parse_reply(reply, mode)
@@ -76,7 +87,11 @@ def test_native_tool_arguments():
     rejected = parse_arguments("read_widget", fenced, "strict")
     assert rejected.kind == "lenient" and "text around" in rejected.action.parse_error
     bad = parse_arguments("read_widget", "{widget_uuid: w_pos}", "lenient")
-    assert bad.kind == "failed" and "not valid JSON" in bad.action.parse_error and bad.action.tool == "read_widget"
+    assert (
+        bad.kind == "failed"
+        and "not valid JSON" in bad.action.parse_error
+        and bad.action.tool == "read_widget"
+    )
     listed = parse_arguments("read_widget", '["w_pos"]', "lenient")
     assert listed.kind == "failed" and "must be a JSON object" in listed.action.parse_error
 

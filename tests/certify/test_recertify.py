@@ -55,18 +55,26 @@ def test_a_swapped_check_reports_exactly_the_moved_verdicts(certified, mini_worl
     report = recertify(certified, world)
     assert report.stale == 10
     broken = {t.task_id for t in report.broken}
-    assert broken == {"morning_positions_level3", "morning_positions_level4", "risk_repair_level3",
-                      "risk_repair_level4"}
+    assert broken == {
+        "morning_positions_level3",
+        "morning_positions_level4",
+        "risk_repair_level3",
+        "risk_repair_level4",
+    }
     assert {t.verdict for t in report.tasks if t.task_id not in broken} == {"kept"}
     assert [c.moved for c in report.calibration] == [[]]  # the reference never passed those levels anyway
 
 
 def test_a_check_that_moves_calibration_verdicts(certified, mini_world_path, monkeypatch):
     world = World.load(mini_world_path)
-    before = [json.loads(line) for line in (certified / "calibration" / "desk_head" / "trials.jsonl").read_text()
-              .splitlines()]
+    before = [
+        json.loads(line)
+        for line in (certified / "calibration" / "desk_head" / "trials.jsonl").read_text().splitlines()
+    ]
     passing = sorted((t["task_id"], t["repeat"]) for t in before if t["passed"])
-    monkeypatch.setitem(CHECKS, "missing_dashboard", stricter("missing_dashboard", lambda ev: ev.judged_dashboard))
+    monkeypatch.setitem(
+        CHECKS, "missing_dashboard", stricter("missing_dashboard", lambda ev: ev.judged_dashboard)
+    )
     report = recertify(certified, world)
     assert len(report.broken) == 10
     moved = report.calibration[0].moved
@@ -81,11 +89,13 @@ def test_a_task_file_edited_by_hand_is_stale(certified, mini_world_path):
     path.write_text(json.dumps(raw))
     report = recertify(certified, World.load(mini_world_path))
     assert [(t.task_id, t.reasons, t.verdict) for t in report.tasks] == [
-        ("risk_repair_level0", ["task file changed"], "broken")]
+        ("risk_repair_level0", ["task file changed"], "broken")
+    ]
 
 
-def test_cli_opens_review_items_for_broken_tasks_and_commits_only_the_lock(certified, mini_world_path, repo,
-                                                                           monkeypatch, tmp_path):
+def test_cli_opens_review_items_for_broken_tasks_and_commits_only_the_lock(
+    certified, mini_world_path, repo, monkeypatch, tmp_path
+):
     from tests.authoring.conftest import git
 
     manifest = json.loads((certified / "taskset.json").read_text())
@@ -104,30 +114,48 @@ def test_cli_opens_review_items_for_broken_tasks_and_commits_only_the_lock(certi
     data = json.loads(result.stdout)
     assert data["verdicts"] == {"kept": 6, "broken": 4} and data["commit"]
     items = [i for i in all_items(repo / "tasksets") if i.source == "recertify"]
-    assert sorted(i.task_id for i in items) == ["morning_positions_level3", "morning_positions_level4",
-                                                 "risk_repair_level3", "risk_repair_level4"]
+    assert sorted(i.task_id for i in items) == [
+        "morning_positions_level3",
+        "morning_positions_level4",
+        "risk_repair_level3",
+        "risk_repair_level4",
+    ]
     assert all(i.status == "open" and i.blocking is False for i in items)
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
-        "tasksets/workspace_tasks/certificates.json", "tasksets/workspace_tasks/reviews/desk_head.json"]
+        "tasksets/workspace_tasks/certificates.json",
+        "tasksets/workspace_tasks/reviews/desk_head.json",
+    ]
     assert "?? scratch.txt" in git(repo, "status", "--porcelain")
 
 
-@pytest.mark.parametrize("helper", ["certify/grader/definition_checks.py", "certify/shortcuts/reading.py",
-                                    "certify/equivalence.py", "certify/calibrate.py"])
-def test_a_changed_private_helper_makes_every_certificate_stale(certified, mini_world_path, tmp_path, monkeypatch,
-                                                                 helper):
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "certify/grader/definition_checks.py",
+        "certify/shortcuts/reading.py",
+        "certify/equivalence.py",
+        "certify/calibrate.py",
+    ],
+)
+def test_a_changed_private_helper_makes_every_certificate_stale(
+    certified, mini_world_path, tmp_path, monkeypatch, helper
+):
     """Provenance: the grader fingerprint covers code no registered check names directly — a private helper
     of the grader package, the shortcut agents, the equivalence variants, the calibration analysis."""
     code = tmp_path / "code"
     for package in ("certify", "simulator"):
-        shutil.copytree(lock._PACKAGES / package, code / package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            lock._PACKAGES / package, code / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     monkeypatch.setattr(lock, "_PACKAGES", code)
     world = World.load(mini_world_path)
     assert recertify(certified, world).stale == 0
     source = code / helper
     text = source.read_text()
     private = text.index("\ndef _") + 1
-    source.write_text(text[:private] + "def _changed_helper() -> None:\n    return None\n\n\n" + text[private:])
+    source.write_text(
+        text[:private] + "def _changed_helper() -> None:\n    return None\n\n\n" + text[private:]
+    )
     report = recertify(certified, world)
     assert report.stale == 10
     assert {tuple(t.reasons) for t in report.tasks} == {("grader",)}

@@ -17,6 +17,7 @@ def task(**changes):
     """The helper's task, with the navigation and dashboard-reading tools a variant or a shortcut may use."""
     return base_task(**{"setup.allowed_tools": TOOLS, **changes})
 
+
 SNAPSHOT = {"tool": "get_workspace_snapshot", "args": {}, "optional": True}
 LISTING = {"tool": "list_available_widgets", "args": {"origin": "Acme Data"}, "optional": True}
 POSITIONS = {"origin": "Acme Data", "widget_id": "desk_overview_positions"}
@@ -24,14 +25,31 @@ BOOK = {"origin": "Acme Data", "widget_id": "desk_overview_book_summary"}
 EMPTY_BOARD = {"name": "Task Board", "tabs": [{"id": "review", "name": "Review"}], "widgets": []}
 
 
-def level_task(level: int, prompt: str, hidden: dict[str, Any], steps: list[dict[str, Any]],
-               widgets: list[dict[str, Any]], closed: bool, **changes: Any):
+def level_task(
+    level: int,
+    prompt: str,
+    hidden: dict[str, Any],
+    steps: list[dict[str, Any]],
+    widgets: list[dict[str, Any]],
+    closed: bool,
+    **changes: Any,
+):
     """A task on the mini world's Task Board; `closed` adds the negative checks our author adds."""
     required = [{**w, "max_count": 1} if closed else w for w in widgets]
-    return task(prompt=prompt, difficulty=f"level{level}", meta={"level": level, "hidden": [hidden]}, **{
-        "eval.required_tools": steps, "eval.required_widgets": required, "eval.required_generated_widgets": [],
-        "eval.required_layouts": [], "eval.judged_dashboard": "Task Board",
-        "eval.max_unrequested_widgets": 0 if closed else None, **changes})
+    return task(
+        prompt=prompt,
+        difficulty=f"level{level}",
+        meta={"level": level, "hidden": [hidden]},
+        **{
+            "eval.required_tools": steps,
+            "eval.required_widgets": required,
+            "eval.required_generated_widgets": [],
+            "eval.required_layouts": [],
+            "eval.judged_dashboard": "Task Board",
+            "eval.max_unrequested_widgets": 0 if closed else None,
+            **changes,
+        },
+    )
 
 
 def outcome(world, t, name: str):
@@ -41,13 +59,20 @@ def outcome(world, t, name: str):
 
 
 def test_the_battery():
-    assert list(SHORTCUTS) == ["enumerator", "signature_matcher", "bag_of_words", "note_stuffer", "over_builder",
-                               "neighbour_copier"]
+    assert list(SHORTCUTS) == [
+        "enumerator",
+        "signature_matcher",
+        "bag_of_words",
+        "note_stuffer",
+        "over_builder",
+        "neighbour_copier",
+    ]
 
 
 def test_level_zero_is_not_applicable(mini_world):
     assert certify_task(mini_world, task(), "desk_fix_level0.json").gates["shortcuts"].detail == (
-        "not applicable: level 0 states everything it grades")
+        "not applicable: level 0 states everything it grades"
+    )
 
 
 def test_shortcut_agents_see_only_what_an_agent_sees(mini_world, monkeypatch):
@@ -70,12 +95,23 @@ def test_shortcut_agents_see_only_what_an_agent_sees(mini_world, monkeypatch):
     assert {type(v).__name__ for v in seen} == {"TaskView"} and all(v.prompt == t.prompt for v in seen)
 
 
-ENUMERATE = dict(level=2, prompt="On the open Task Board, add Positions from Acme Data's Desk App with fund Gamma and "
-                 "the period the quarterly desk policy sets.", hidden={"kind": "carried", "value": "QTD"},
-                 steps=[SNAPSHOT, LISTING, {"tool": "create_widget", "outcome": True, "args": {
-                     **POSITIONS, "data_args": {"fund": "Gamma", "period": "QTD"}}}],
-                 widgets=[{**POSITIONS, "data_args": {"fund": "Gamma", "period": "QTD"}}],
-                 **{"setup.initial_state.dashboard": EMPTY_BOARD})
+ENUMERATE = dict(
+    level=2,
+    prompt="On the open Task Board, add Positions from Acme Data's Desk App with fund Gamma and "
+    "the period the quarterly desk policy sets.",
+    hidden={"kind": "carried", "value": "QTD"},
+    steps=[
+        SNAPSHOT,
+        LISTING,
+        {
+            "tool": "create_widget",
+            "outcome": True,
+            "args": {**POSITIONS, "data_args": {"fund": "Gamma", "period": "QTD"}},
+        },
+    ],
+    widgets=[{**POSITIONS, "data_args": {"fund": "Gamma", "period": "QTD"}}],
+    **{"setup.initial_state.dashboard": EMPTY_BOARD},
+)
 
 
 def test_enumerator(mini_world):
@@ -90,20 +126,47 @@ def test_enumerator(mini_world):
 
 
 def signature_task(closed: bool):
-    board = {**EMPTY_BOARD, "widgets": [
-        {**POSITIONS, "widget_uuid": "w_pos", "tab_id": "review", "data_args": {"fund": "Alpha", "period": "MTD"},
-         "layout": {"x": 0, "y": 0, "w": 20, "h": 10}}]}
+    board = {
+        **EMPTY_BOARD,
+        "widgets": [
+            {
+                **POSITIONS,
+                "widget_uuid": "w_pos",
+                "tab_id": "review",
+                "data_args": {"fund": "Alpha", "period": "MTD"},
+                "layout": {"x": 0, "y": 0, "w": 20, "h": 10},
+            }
+        ],
+    }
     widgets = [{**POSITIONS, "data_args": {"fund": "Gamma", "period": "QTD"}}]
     if closed:  # a decoy that takes the same values, placed on another cut, must stay as it is
-        board["widgets"].append({**BOOK, "widget_uuid": "w_book", "tab_id": "review",
-                                 "data_args": {"fund": "Beta", "period": "MTD"},
-                                 "layout": {"x": 20, "y": 0, "w": 20, "h": 10}})
+        board["widgets"].append(
+            {
+                **BOOK,
+                "widget_uuid": "w_book",
+                "tab_id": "review",
+                "data_args": {"fund": "Beta", "period": "MTD"},
+                "layout": {"x": 20, "y": 0, "w": 20, "h": 10},
+            }
+        )
         widgets.append({**BOOK, "data_args": {"fund": "Beta", "period": "MTD"}})
-    return level_task(1, "On the open Task Board, someone left the holdings book from Acme Data's Desk App set up "
-                      "wrong; it should read fund Gamma and period QTD.", {"kind": "target", "value": "Positions"},
-                      [SNAPSHOT, {"tool": "update_widget", "outcome": True, "args": {
-                          "widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}}}],
-                      widgets, closed, **{"setup.initial_state.dashboard": board})
+    return level_task(
+        1,
+        "On the open Task Board, someone left the holdings book from Acme Data's Desk App set up "
+        "wrong; it should read fund Gamma and period QTD.",
+        {"kind": "target", "value": "Positions"},
+        [
+            SNAPSHOT,
+            {
+                "tool": "update_widget",
+                "outcome": True,
+                "args": {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}},
+            },
+        ],
+        widgets,
+        closed,
+        **{"setup.initial_state.dashboard": board},
+    )
 
 
 def test_signature_matcher(mini_world):
@@ -112,16 +175,31 @@ def test_signature_matcher(mini_world):
     assert run.passed and "signature_matcher" in gate.detail and not gate.ok
     gate, run = outcome(mini_world, signature_task(closed=True), "signature_matcher")
     assert not run.passed
-    assert {e.args["widget_uuid"] for e in run.episode.events if e.tool == "update_widget"} == {"w_pos", "w_book"}
+    assert {e.args["widget_uuid"] for e in run.episode.events if e.tool == "update_widget"} == {
+        "w_pos",
+        "w_book",
+    }
 
 
 def find_task(description: str, closed: bool):
-    return level_task(1, f"On the open Task Board, add {description} from Acme Data's Desk App with fund Gamma and "
-                      "period QTD.", {"kind": "target", "value": "Positions"},
-                      [SNAPSHOT, LISTING, {"tool": "create_widget", "outcome": True, "args": {
-                          **POSITIONS, "data_args": {"fund": "Gamma", "period": "QTD"}}}],
-                      [{**POSITIONS, "data_args": {"fund": "Gamma", "period": "QTD"}}], closed,
-                      **{"setup.initial_state.dashboard": EMPTY_BOARD})
+    return level_task(
+        1,
+        f"On the open Task Board, add {description} from Acme Data's Desk App with fund Gamma and "
+        "period QTD.",
+        {"kind": "target", "value": "Positions"},
+        [
+            SNAPSHOT,
+            LISTING,
+            {
+                "tool": "create_widget",
+                "outcome": True,
+                "args": {**POSITIONS, "data_args": {"fund": "Gamma", "period": "QTD"}},
+            },
+        ],
+        [{**POSITIONS, "data_args": {"fund": "Gamma", "period": "QTD"}}],
+        closed,
+        **{"setup.initial_state.dashboard": EMPTY_BOARD},
+    )
 
 
 def test_bag_of_words(mini_world):
@@ -129,10 +207,14 @@ def test_bag_of_words(mini_world):
     target is not (in the confusable sibling's words) is not."""
     gate, run = outcome(mini_world, find_task("the open-position view", closed=True), "bag_of_words")
     assert run.passed and "bag_of_words" in gate.detail and not gate.ok
-    contrasted = find_task("the holdings book (not the view of the book's daily P&L and turnover summary)", True)
+    contrasted = find_task(
+        "the holdings book (not the view of the book's daily P&L and turnover summary)", True
+    )
     gate, run = outcome(mini_world, contrasted, "bag_of_words")
     assert not run.passed
-    assert [e.args["widget_id"] for e in run.episode.events if e.tool == "create_widget"] == [BOOK["widget_id"]]
+    assert [e.args["widget_id"] for e in run.episode.events if e.tool == "create_widget"] == [
+        BOOK["widget_id"]
+    ]
 
 
 def test_over_builder(mini_world):
@@ -148,15 +230,28 @@ def stuffer_task(closed: bool):
     note = {"widget_type": "note", "name_contains": "Desk Note", "data_contains": ["amber ledger stamp"]}
     if closed:
         note["must_not_contain"] = ["Tie out cash"]
-    return level_task(3, "On the open Task Board, go through the Close Checklist skill and leave a Desk Note "
-                      "recording what its last step says.",
-                      {"kind": "planted", "value": "amber ledger stamp", "source": "skill:close-checklist"},
-                      [SNAPSHOT, {"tool": "get_skill_content", "args": {"slug": "close-checklist"},
-                                  "graded_args": ["slug"]},
-                       {"tool": "add_generative_widget", "outcome": True, "args": {
-                           "widget_type": "note", "name": "Desk Note", "data": "Sign off with the amber ledger stamp."}}],
-                      [], closed, **{"eval.required_generated_widgets": [note],
-                                     "setup.initial_state.dashboard": EMPTY_BOARD})
+    return level_task(
+        3,
+        "On the open Task Board, go through the Close Checklist skill and leave a Desk Note "
+        "recording what its last step says.",
+        {"kind": "planted", "value": "amber ledger stamp", "source": "skill:close-checklist"},
+        [
+            SNAPSHOT,
+            {"tool": "get_skill_content", "args": {"slug": "close-checklist"}, "graded_args": ["slug"]},
+            {
+                "tool": "add_generative_widget",
+                "outcome": True,
+                "args": {
+                    "widget_type": "note",
+                    "name": "Desk Note",
+                    "data": "Sign off with the amber ledger stamp.",
+                },
+            },
+        ],
+        [],
+        closed,
+        **{"eval.required_generated_widgets": [note], "setup.initial_state.dashboard": EMPTY_BOARD},
+    )
 
 
 def test_note_stuffer(mini_world):
@@ -170,12 +265,24 @@ def test_note_stuffer(mini_world):
 
 
 def copier_task(hidden: str):
-    return level_task(2, "On the open Task Board, add Positions from Acme Data's Desk App with fund Gamma and the "
-                      "period the desk's standing convention sets.", {"kind": "carried", "value": hidden},
-                      [SNAPSHOT, LISTING, {"tool": "create_widget", "outcome": True, "args": {
-                          **POSITIONS, "data_args": {"fund": "Gamma", "period": hidden}}}],
-                      [{**POSITIONS, "data_args": {"fund": "Gamma", "period": hidden}}], True,
-                      **{"setup.initial_state.dashboard": EMPTY_BOARD, "setup.workspace_baseline": "all-apps"})
+    return level_task(
+        2,
+        "On the open Task Board, add Positions from Acme Data's Desk App with fund Gamma and the "
+        "period the desk's standing convention sets.",
+        {"kind": "carried", "value": hidden},
+        [
+            SNAPSHOT,
+            LISTING,
+            {
+                "tool": "create_widget",
+                "outcome": True,
+                "args": {**POSITIONS, "data_args": {"fund": "Gamma", "period": hidden}},
+            },
+        ],
+        [{**POSITIONS, "data_args": {"fund": "Gamma", "period": hidden}}],
+        True,
+        **{"setup.initial_state.dashboard": EMPTY_BOARD, "setup.workspace_baseline": "all-apps"},
+    )
 
 
 def test_neighbour_copier(mini_world):

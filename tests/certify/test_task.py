@@ -10,8 +10,10 @@ from tests.conftest import COMPAT_TASKS, needs_compat
 def test_base_task_parses():
     t = Task.model_validate(raw())
     assert t.level == 0 and t.eval.turn_budget == 8
-    assert t.eval.required_tools[1].graded() == {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma",
-                                                                                      "period": "QTD"}}
+    assert t.eval.required_tools[1].graded() == {
+        "widget_uuid": "w_pos",
+        "data_args": {"fund": "Gamma", "period": "QTD"},
+    }
     assert t.eval.required_tools[1].outcome and t.eval.required_tools[2].outcome
 
 
@@ -23,15 +25,22 @@ def test_defaults_apply_where_the_task_is_silent():
 
 
 def test_task_defaults_merge_key_by_key():
-    defaults = {"category": "story", "eval": {"trace_checks": {"max_invalid_tool_calls": 2,
-                                                               "forbid_invented_widget_ids": True},
-                                              "workspace_checks": {"preserve_other_dashboards": True}}}
+    defaults = {
+        "category": "story",
+        "eval": {
+            "trace_checks": {"max_invalid_tool_calls": 2, "forbid_invented_widget_ids": True},
+            "workspace_checks": {"preserve_other_dashboards": True},
+        },
+    }
     mine = raw(**{"eval.trace_checks": {"max_invalid_tool_calls": 5}})
     t = parse_task(mine, "x.json", defaults)
     assert t.category == "story"
     assert t.eval.trace_checks.max_invalid_tool_calls == 5
     assert t.eval.workspace_checks.preserve_other_dashboards is True
-    assert deep_merge({"a": [1, 2], "b": {"c": 1}}, {"a": [3], "b": {"d": 2}}) == {"a": [3], "b": {"c": 1, "d": 2}}
+    assert deep_merge({"a": [1, 2], "b": {"c": 1}}, {"a": [3], "b": {"d": 2}}) == {
+        "a": [3],
+        "b": {"c": 1, "d": 2},
+    }
 
 
 @pytest.mark.parametrize(
@@ -40,15 +49,26 @@ def test_task_defaults_merge_key_by_key():
         ("{bad json", "line 1 column 2", "invalid JSON"),
         ("[]", "(root)", "JSON object"),
         (json.dumps(raw(surprise=1)), "surprise", "unknown key"),
-        (json.dumps(raw(**{"eval.required_widgets": [{"widget_id": "w"}]})), "eval.required_widgets.0.origin",
-         "required key is missing"),
-        (json.dumps(raw(**{"eval.required_widgets": [{"origin": "A"}]})), "eval.required_widgets.0",
-         "give widget_id or name"),
+        (
+            json.dumps(raw(**{"eval.required_widgets": [{"widget_id": "w"}]})),
+            "eval.required_widgets.0.origin",
+            "required key is missing",
+        ),
+        (
+            json.dumps(raw(**{"eval.required_widgets": [{"origin": "A"}]})),
+            "eval.required_widgets.0",
+            "give widget_id or name",
+        ),
         (json.dumps(raw(**{"eval.max_turns": "many"})), "eval.max_turns", "integer"),
         (json.dumps(raw(id="../escape")), "id", "path separator"),
         (json.dumps(raw(difficulty="level9")), "difficulty", "level0"),
-        (json.dumps(raw(**{"setup.initial_state.dashboard.widgets": [{"widget_id": "x", "colour": "red"}]})),
-         "setup.initial_state.dashboard.widgets.0.colour", "unknown key"),
+        (
+            json.dumps(
+                raw(**{"setup.initial_state.dashboard.widgets": [{"widget_id": "x", "colour": "red"}]})
+            ),
+            "setup.initial_state.dashboard.widgets.0.colour",
+            "unknown key",
+        ),
     ],
 )
 def test_malformed_files_name_file_and_field(tmp_path, content, field, message):
@@ -64,8 +84,15 @@ def test_malformed_files_name_file_and_field(tmp_path, content, field, message):
 def test_taskset_found_upward(tmp_path):
     root = tmp_path / "ts"
     (root / "persona").mkdir(parents=True)
-    (root / "taskset.json").write_text(json.dumps({"taskset_id": "ts", "workspace_baseline": "lived",
-                                                   "task_defaults": {"eval": {"layout": {"no_overlaps": True}}}}))
+    (root / "taskset.json").write_text(
+        json.dumps(
+            {
+                "taskset_id": "ts",
+                "workspace_baseline": "lived",
+                "task_defaults": {"eval": {"layout": {"no_overlaps": True}}},
+            }
+        )
+    )
     body = raw()
     body["setup"].pop("workspace_baseline")
     body["eval"].pop("layout")

@@ -64,7 +64,8 @@ def test_agents_under_test_never_see_the_eval_block(mini_world):
     assert view.rules == (
         f"You have at most {task().eval.turn_budget} turns: every tool call is one, and so is a reply that calls no "
         "tool. The episode ends when they run out.",
-        *view.rules[1:])
+        *view.rules[1:],
+    )
     stated = " ".join(view.rules)
     assert "Gamma" not in stated and "required" not in stated and "Desk Note" not in stated
     assert "final_answer" in view.tool_names and "update_widget" in view.tool_names
@@ -92,8 +93,13 @@ def test_unparseable_actions_count_against_the_invalid_budget(mini_world):
     assert trial.passed is False and "too_many_invalid_calls" in trial.failure_codes
 
 
-@pytest.mark.parametrize(("fail", "reason"), [(AgentUnavailable("rate_limited", "429 after 4 tries"), "rate_limited"),
-                                              (RuntimeError("boom"), "harness_fault")])
+@pytest.mark.parametrize(
+    ("fail", "reason"),
+    [
+        (AgentUnavailable("rate_limited", "429 after 4 tries"), "rate_limited"),
+        (RuntimeError("boom"), "harness_fault"),
+    ],
+)
 def test_trials_that_do_not_describe_the_agent_are_invalid(mini_world, fail, reason):
     trial = run(mini_world, task(), Scripted([Action("get_workspace_snapshot", {})], fail=fail))
     assert trial.valid is False and trial.invalid_reason == reason and trial.passed is None
@@ -126,8 +132,13 @@ def test_stored_trials_regrade_without_an_agent(mini_world):
     stored = Trial.model_validate_json(trial.model_dump_json())
     again = regrade_trial(mini_world, t, stored)
     assert again.passed is True and again.fingerprint == trial.fingerprint
-    stricter = task(**{"eval.required_generated_widgets": [{"widget_type": "note", "name_contains": "Desk Note",
-                                                            "data_contains": ["0.9999"]}]})
+    stricter = task(
+        **{
+            "eval.required_generated_widgets": [
+                {"widget_type": "note", "name_contains": "Desk Note", "data_contains": ["0.9999"]}
+            ]
+        }
+    )
     assert regrade_trial(mini_world, stricter, stored).passed is False
 
 

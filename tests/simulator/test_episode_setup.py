@@ -17,10 +17,14 @@ def test_ids_follow_connection_and_seeding_order(mini_world):
         "workspace_backends": ["acme-x", "extra"],
         "default_selected_dashboard": "Task Board",
         "initial_state": {
-            "dashboard": {"name": "Task Board", "tabs": [{"id": "t1", "name": "T1"}], "widgets": [
-                {"origin": "Acme Data", "widget_id": "desk_overview_alerts", "widget_uuid": "w_fixed"},
-                {"origin": "Acme Data", "widget_id": "desk_notes_memo"},
-            ]},
+            "dashboard": {
+                "name": "Task Board",
+                "tabs": [{"id": "t1", "name": "T1"}],
+                "widgets": [
+                    {"origin": "Acme Data", "widget_id": "desk_overview_alerts", "widget_uuid": "w_fixed"},
+                    {"origin": "Acme Data", "widget_id": "desk_notes_memo"},
+                ],
+            },
             "custom_backends": [{"name": "Seeded", "widgets_json": {}, "apps_json": []}],
         },
     }
@@ -31,17 +35,33 @@ def test_ids_follow_connection_and_seeding_order(mini_world):
     # explicit uuids are kept and still advance the counter (the baseline used widget_001, widget_002)
     assert [w.uuid for w in board.widgets] == ["w_fixed", "widget_004"]
     assert ws.current == "dash_003" and ws.workspace_state()["current_tab_id"] == "t1"
-    env = ws.call("manage_backends", {"operation": "add", "name": "Built", "url": "http://x", "widgets_json": {}})
+    env = ws.call(
+        "manage_backends", {"operation": "add", "name": "Built", "url": "http://x", "widgets_json": {}}
+    )
     assert env.data["backend_id"] == "backend_004"
     env = ws.call("create_widget", {"origin": "Acme Data", "widget_id": "desk_overview_alerts"})
     assert env.data["widget"]["widget_uuid"] == "widget_005"
 
 
 def test_seeded_widgets_get_defaults_and_next_free_y(mini_world):
-    ws = Workspace.start(mini_world, {"initial_state": {"dashboard": {"name": "B", "widgets": [
-        {"origin": "Acme Data", "widget_id": "desk_overview_positions", "data_args": {"fund": "Beta", "junk": 1}},
-        {"origin": "Acme Data", "widget_id": "desk_overview_alerts"},
-    ]}}})
+    ws = Workspace.start(
+        mini_world,
+        {
+            "initial_state": {
+                "dashboard": {
+                    "name": "B",
+                    "widgets": [
+                        {
+                            "origin": "Acme Data",
+                            "widget_id": "desk_overview_positions",
+                            "data_args": {"fund": "Beta", "junk": 1},
+                        },
+                        {"origin": "Acme Data", "widget_id": "desk_overview_alerts"},
+                    ],
+                }
+            }
+        },
+    )
     a, b = ws.current_dashboard.widgets
     assert a.data_args == {"fund": "Beta", "period": "YTD"}
     assert (a.x, a.y, a.w, a.h) == (0, 0, 20, 10)
@@ -56,14 +76,36 @@ def test_seeded_widgets_get_defaults_and_next_free_y(mini_world):
         ({"workspace_backends": ["acme-x", "acme-y"]}, "workspace_backends[1]"),
         ({"workspace_skills": ["ghost"]}, "workspace_skills[0]"),
         ({"default_selected_dashboard": "Nowhere"}, "default_selected_dashboard"),
-        ({"initial_state": {"dashboard": {"name": "B", "widgets": [{"origin": "Nope", "widget_id": "x"}]}}},
-         "initial_state.dashboards[0].widgets[0].origin"),
-        ({"initial_state": {"dashboard": {"name": "B", "widgets": [{"origin": "Acme Data", "widget_id": "x"}]}}},
-         "initial_state.dashboards[0].widgets[0].widget_id"),
-        ({"initial_state": {"dashboard": {"name": "B", "widgets": [
-            {"origin": "Acme Data", "widget_id": "desk_notes_memo", "widget_uuid": "u"},
-            {"origin": "Acme Data", "widget_id": "desk_notes_memo", "widget_uuid": "u"}]}}},
-         "initial_state.dashboards[0].widgets[1].widget_uuid"),
+        (
+            {
+                "initial_state": {
+                    "dashboard": {"name": "B", "widgets": [{"origin": "Nope", "widget_id": "x"}]}
+                }
+            },
+            "initial_state.dashboards[0].widgets[0].origin",
+        ),
+        (
+            {
+                "initial_state": {
+                    "dashboard": {"name": "B", "widgets": [{"origin": "Acme Data", "widget_id": "x"}]}
+                }
+            },
+            "initial_state.dashboards[0].widgets[0].widget_id",
+        ),
+        (
+            {
+                "initial_state": {
+                    "dashboard": {
+                        "name": "B",
+                        "widgets": [
+                            {"origin": "Acme Data", "widget_id": "desk_notes_memo", "widget_uuid": "u"},
+                            {"origin": "Acme Data", "widget_id": "desk_notes_memo", "widget_uuid": "u"},
+                        ],
+                    }
+                }
+            },
+            "initial_state.dashboards[0].widgets[1].widget_uuid",
+        ),
         ({"initial_state": {"dashboard": {"name": "B", "bogus": 1}}}, "initial_state.dashboard.bogus"),
     ],
 )
@@ -77,8 +119,10 @@ def test_baseline_is_shared_and_copy_on_write(mini_world):
     first = Workspace.start(mini_world, {"workspace_baseline": "lived"})
     second = Workspace.start(mini_world, {"workspace_baseline": "lived"})
     assert first.dashboards["dash_002"] is second.dashboards["dash_002"]
-    env = first.call("update_widget", {"dashboard_id": "dash_002", "widget_uuid": "widget_001",
-                                       "data_args": {"fund": "Gamma"}})
+    env = first.call(
+        "update_widget",
+        {"dashboard_id": "dash_002", "widget_uuid": "widget_001", "data_args": {"fund": "Gamma"}},
+    )
     assert env.ok
     assert first.dashboards["dash_002"] is not second.dashboards["dash_002"]
     assert second.dashboards["dash_002"].widgets[0].data_args["fund"] == "Alpha"
@@ -116,8 +160,11 @@ def test_compat_ids_match_the_published_references():
     from simulator import World
 
     world = World.load(COMPAT_WORLD)
-    task = json.loads((COMPAT_WORLD.parent / "tasksets/workspace_tasks/compliance_risk/breach_repair_level4.json")
-                      .read_text())
+    task = json.loads(
+        (
+            COMPAT_WORLD.parent / "tasksets/workspace_tasks/compliance_risk/breach_repair_level4.json"
+        ).read_text()
+    )
     ws = Workspace.start(world, task["setup"])
     assert len(ws.dashboards) == 28 and ws.current == "dash_028"
     assert [c.id for c in ws.connections] == ["backend_001", "backend_002", "backend_003", "backend_004"]
@@ -126,14 +173,32 @@ def test_compat_ids_match_the_published_references():
 
 
 def test_older_setup_spellings(mini_world):
-    ws = Workspace.start(mini_world, {"workspace_baseline": "lived", "initial_state": {
-        "active_dashboard": "Desk Board",
-        "custom_backends": [{"name": "Old", "widgets_json": {}, "apps_json": [], "warnings": ["kept note"]}],
-        "dashboard": {"name": "T", "widgets": [{"origin": "Acme Data", "widget_id": "desk_notes_memo",
-                                                "layout": {"x": 0, "y": 0, "w": 40, "h": 6, "min_h": 4}}]}}})
+    ws = Workspace.start(
+        mini_world,
+        {
+            "workspace_baseline": "lived",
+            "initial_state": {
+                "active_dashboard": "Desk Board",
+                "custom_backends": [
+                    {"name": "Old", "widgets_json": {}, "apps_json": [], "warnings": ["kept note"]}
+                ],
+                "dashboard": {
+                    "name": "T",
+                    "widgets": [
+                        {
+                            "origin": "Acme Data",
+                            "widget_id": "desk_notes_memo",
+                            "layout": {"x": 0, "y": 0, "w": 40, "h": 6, "min_h": 4},
+                        }
+                    ],
+                },
+            },
+        },
+    )
     assert ws.current_dashboard.name == "Desk Board"
     assert ws.custom["backend_003"].warnings == ["kept note"]
     assert ws.dashboards["dash_003"].widgets[0].layout()["min_h"] == 4
     with pytest.raises(SetupError, match="not both"):
-        Workspace.start(mini_world, {"default_selected_dashboard": "Home",
-                                     "initial_state": {"active_dashboard": "Home"}})
+        Workspace.start(
+            mini_world, {"default_selected_dashboard": "Home", "initial_state": {"active_dashboard": "Home"}}
+        )

@@ -3,14 +3,34 @@
 from simulator import Workspace
 from simulator.grid import Rect, clamp_to_grid, next_free_y, overlaps, settle
 
-BOARD = {"initial_state": {"dashboard": {"name": "Grid", "tabs": [{"id": "g", "name": "G"}], "widgets": [
-    {"origin": "Acme Data", "widget_id": "desk_overview_positions", "widget_uuid": "a",
-     "layout": {"x": 0, "y": 0, "w": 20, "h": 10}},
-    {"origin": "Acme Data", "widget_id": "desk_overview_alerts", "widget_uuid": "gap",
-     "layout": {"x": 20, "y": 30, "w": 20, "h": 8}},
-    {"origin": "Acme Data", "widget_id": "desk_notes_memo", "widget_uuid": "c",
-     "layout": {"x": 0, "y": 50, "w": 10, "h": 5}},
-]}}}
+BOARD = {
+    "initial_state": {
+        "dashboard": {
+            "name": "Grid",
+            "tabs": [{"id": "g", "name": "G"}],
+            "widgets": [
+                {
+                    "origin": "Acme Data",
+                    "widget_id": "desk_overview_positions",
+                    "widget_uuid": "a",
+                    "layout": {"x": 0, "y": 0, "w": 20, "h": 10},
+                },
+                {
+                    "origin": "Acme Data",
+                    "widget_id": "desk_overview_alerts",
+                    "widget_uuid": "gap",
+                    "layout": {"x": 20, "y": 30, "w": 20, "h": 8},
+                },
+                {
+                    "origin": "Acme Data",
+                    "widget_id": "desk_notes_memo",
+                    "widget_uuid": "c",
+                    "layout": {"x": 0, "y": 50, "w": 10, "h": 5},
+                },
+            ],
+        }
+    }
+}
 
 
 def layout(ws, uuid):
@@ -58,10 +78,14 @@ def test_moves_are_clamped_into_the_grid(mini_world):
 def test_move_to_another_tab(mini_world):
     ws = Workspace.start(mini_world, BOARD)
     ws.call("manage_navigation_bar", {"operation": "add_tabs", "tabs": [{"name": "Other"}]})
-    ws.call("update_widget_layout", {"widget_uuid": "gap", "x": 0, "y": 20, "w": 20, "h": 8, "tab_id": "other"})
+    ws.call(
+        "update_widget_layout", {"widget_uuid": "gap", "x": 0, "y": 20, "w": 20, "h": 8, "tab_id": "other"}
+    )
     w = next(w for w in ws.current_dashboard.widgets if w.uuid == "gap")
     assert (w.tab_id, w.y) == ("other", 2)  # the navigation bar takes the top two rows
-    env = ws.call("update_widget_layout", {"widget_uuid": "gap", "x": 0, "y": 0, "w": 20, "h": 8, "tab_id": "x"})
+    env = ws.call(
+        "update_widget_layout", {"widget_uuid": "gap", "x": 0, "y": 0, "w": 20, "h": 8, "tab_id": "x"}
+    )
     assert env.error.code == "not_found"
 
 

@@ -41,13 +41,27 @@ def test_rows_are_kept_out_of_the_definition(mini_world):
 @pytest.mark.parametrize(
     ("mutate", "file", "field"),
     [
-        (lambda root: (root / "backends" / "extra.json").write_text("{not json"), "backends/extra.json", "line 1"),
-        (lambda root: (root / "backends" / "extra.json").write_text('{"widgets": []}'), "backends/extra.json",
-         "widgets"),
-        (lambda root: (root / "skills" / "brief.json").write_text('{"slug": "x"}'), "skills/brief.json", "name"),
+        (
+            lambda root: (root / "backends" / "extra.json").write_text("{not json"),
+            "backends/extra.json",
+            "line 1",
+        ),
+        (
+            lambda root: (root / "backends" / "extra.json").write_text('{"widgets": []}'),
+            "backends/extra.json",
+            "widgets",
+        ),
+        (
+            lambda root: (root / "skills" / "brief.json").write_text('{"slug": "x"}'),
+            "skills/brief.json",
+            "name",
+        ),
         (lambda root: (root / "backends" / "acme.json").unlink(), "backends/acme.json", "(file)"),
-        (lambda root: (root / "resources" / "grid.md").write_text("---\ntitle: x\n---\nbody"), "resources/grid.md",
-         "uri"),
+        (
+            lambda root: (root / "resources" / "grid.md").write_text("---\ntitle: x\n---\nbody"),
+            "resources/grid.md",
+            "uri",
+        ),
     ],
 )
 def test_broken_worlds_name_the_file_and_field(mini_world_path, mutate, file, field):
@@ -79,8 +93,12 @@ def test_compat_world_loads_unchanged(tmp_path):
     assert len(world.backend("stark-enterprise-x").catalog.apps) == 23
     assert len(world.skills) == 10
     assert len(world.resources) == 16
-    assert set(world.baselines) >= {"stark-workspace-a", "stark-onboard-a", "stark-onboard-b",
-                                    "all-stark-enterprise-apps"}
+    assert set(world.baselines) >= {
+        "stark-workspace-a",
+        "stark-onboard-a",
+        "stark-onboard-b",
+        "all-stark-enterprise-apps",
+    }
     assert len(world.baselines["stark-workspace-a"].dashboards) == 27
     # The loader reads the directory as published: a copy loads to the same catalog.
     copy = tmp_path / "compat"

@@ -25,8 +25,10 @@ def test_broken_world_is_reported_item_by_item(mini_world_path):
 
     problems = [str(p) for p in check_world(World.load(mini_world_path))]
     text = "\n".join(problems)
-    assert "backends/acme.json: apps[0] 'Desk App'.tabs.overview.layout[2]: references unknown widget 'ghost_widget'" \
+    assert (
+        "backends/acme.json: apps[0] 'Desk App'.tabs.overview.layout[2]: references unknown widget 'ghost_widget'"
         in text
+    )
     assert "outside the 40-column grid" in text
     assert "overlaps 'desk_overview_positions'" in text
     assert "widgets.desk_overview_alerts.params.severity: default 'Extreme' is not among its options" in text

@@ -35,7 +35,8 @@ RESOURCE_URIS = {
     "openbb://workspace/guides/convert-endpoint-to-widget",
     "openbb://workspace/examples/generic-http/minimal",
     "openbb://workspace/examples/python-fastapi/minimal",
-    "openbb://workspace/validation/common-errors",    "openbb://workspace/handbooks/client-reporting-calendar",
+    "openbb://workspace/validation/common-errors",
+    "openbb://workspace/handbooks/client-reporting-calendar",
     "openbb://workspace/handbooks/barrier-desk-roster",
     "openbb://workspace/handbooks/pre-open-timetable",
     "openbb://workspace/handbooks/valuation-policy",
@@ -505,11 +506,15 @@ def test_glossary_rules_are_checked_against_the_parameter_library() -> None:
 
     params = build_param_library({"desk": {"label": "Desk", "options": ["A", "B"], "description": "d"}}, {})
     entry = {"file": "g.md", "uri": "openbb://g", "title": "G", "description": "D.", "intro": "I."}
-    good = [{"phrase": "the a rule", "param": "desk", "value": "A", "gloss": "a."},
-            {"phrase": "the b rule", "param": "desk", "value": "B", "gloss": "b."}]
+    good = [
+        {"phrase": "the a rule", "param": "desk", "value": "A", "gloss": "a."},
+        {"phrase": "the b rule", "param": "desk", "value": "B", "gloss": "b."},
+    ]
     (doc,) = glossary_resources([{**entry, "rules": good}], params)
-    assert "- **The a rule** sets the desk to A: a." in doc["body"] and "Defines the a rule, the b rule." in doc[
-        "description"]
+    assert (
+        "- **The a rule** sets the desk to A: a." in doc["body"]
+        and "Defines the a rule, the b rule." in doc["description"]
+    )
     for rules, message in (
         (good[:1], "no neighbour"),
         ([{**good[1], "value": "C"}, good[0]], "not an option"),
@@ -535,8 +540,13 @@ def test_ground_facts_sit_in_varied_positions_and_cross_references_resolve() -> 
     for path in sorted((WORLD / "skills").glob("*.json")):
         skill = json.loads(path.read_text(encoding="utf-8"))
         for p in skill["planted"]:
-            kinds["first step" if p["where"].startswith("the first step") else
-                  "last step" if p["where"].startswith("the last step") else "middle step"] += 1
+            kinds[
+                "first step"
+                if p["where"].startswith("the first step")
+                else "last step"
+                if p["where"].startswith("the last step")
+                else "middle step"
+            ] += 1
         for uri in re.findall(r"see (openbb://[\w./-]*[\w/])", skill["content"]):
             assert uri in RESOURCE_URIS, uri
             kinds["cross-reference"] += 1
@@ -549,4 +559,6 @@ def test_ground_facts_sit_in_varied_positions_and_cross_references_resolve() -> 
                 kinds["table row"] += 1
     for path in sorted((WORLD / "prompts").glob("*.md")):
         kinds["prompt"] += len(_front_matter(path)[0]["planted"])
-    assert all(kinds[k] >= 4 for k in ("first step", "middle step", "table row", "prompt", "cross-reference")), kinds
+    assert all(
+        kinds[k] >= 4 for k in ("first step", "middle step", "table row", "prompt", "cross-reference")
+    ), kinds
