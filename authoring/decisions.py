@@ -14,7 +14,7 @@ from typing import Any
 
 from langgraph.types import Command
 
-from certify.lock import LOCK_FILE, CertificateLock, Review, now
+from certify.lock import LOCK_FILE, CertificateLock, Review, now, task_content_hash
 
 from .failures import RoleUnavailable
 from .gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
@@ -300,7 +300,8 @@ def _fix_finished(
         "flags": flags,
         "repairs": [repair],
         "rounds": {},
-        "done": {},
+        "done": {t.story: "authored" for t in tasks.values()},
+        "validated": {tid: task_content_hash(t.raw) for tid, t in tasks.items()},
     }
     graph = build_graph(drivers, saver)
     config = run_config(item.run)

@@ -1,8 +1,9 @@
 """The authoring pipeline as one LangGraph graph, built by a factory from the role drivers and a checkpointer.
 
-    load ─Send per story→ draft ⟲ (one author round per step: certified → next level, failing gates → another
-    round with the gates' feedback, out of rounds → a blocker) → gather (once every story is done)
-    ─Send per certified level→ validate → after_validation ─→ revise (validator blockers go back to the author)
+    load ─Send per story→ draft ⟲ (one author round per step: certified → next level and, in parallel, a
+    validator for the certified level; failing gates → another round with the gates' feedback; out of rounds → a
+    blocker) → gather (the barrier: once every story is done and every certified level validated)
+    → after_validation ─→ revise (validator blockers go back to the author, whose change is validated again)
                                                           └→ recertify (all levels together) → fairness
     fairness ─→ revise (ladder blockers) | calibrate → fix (defects) → repair | review
     review (a person decides blockers: interrupt) ─→ repair (a "fix" decision) | finalize → commit | END (rejected)
@@ -355,27 +356,34 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             story=slug,
             level=level,
         )
+        review = (
+            [Send("validate", {"task_id": task_id, "raw": raw})] if cert.certified and raw is not None else []
+        )
         if level + 1 < LEVEL_COUNT:
-            return Command(
-                update=update,
-                goto=Send("draft", Cursor(story=slug, level=level + 1, history=history).model_dump()),
-            )
-        return Command(update={**update, "done": {slug: "authored"}}, goto="gather")
+            nxt: Send | str = Send("draft", Cursor(story=slug, level=level + 1, history=history).model_dump())
+        else:
+            nxt, update = "gather", {**update, "done": {slug: "authored"}}
+        return Command(update=update, goto=[*review, nxt])
 
     def gather(state: PipelineState) -> dict[str, Any]:
         return {}
 
     def route_after_gather(state: PipelineState) -> Any:
-        """The barrier after the parallel stories: the last story to finish sends the set on."""
+        """The barrier after the parallel work: stories climbing their levels while each certified level is
+        already with its validator. The last of them to finish sends the set on; the others end their branch."""
         if len(state.get("done", {})) < len(state.get("stories", [])):
             return END
-        return dispatch_validation(state, sorted(state.get("tasks", {})))
+        tasks, validated = state.get("tasks", {}), state.get("validated", {})
+        waiting = [
+            t for t, a in tasks.items() if a.cert.certified and validated.get(t) != task_content_hash(a.raw)
+        ]
+        return END if waiting else "after_validation"
 
-    def dispatch_validation(state: PipelineState, task_ids: list[str]) -> list[Send]:
+    def dispatch_validation(state: PipelineState, task_ids: list[str]) -> list[Send] | str:
         tasks = state.get("tasks", {})
         certified = [t for t in task_ids if t in tasks and tasks[t].cert.certified]
         if not certified:
-            return [Send("after_validation", {})]
+            return "after_validation"
         return [Send("validate", {"task_id": t, "raw": tasks[t].raw}) for t in certified]
 
     def validate(payload: dict[str, Any], runtime: Runtime[RunOptions]) -> dict[str, Any]:
@@ -388,7 +396,10 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         except RoleFailure as failure:
             story, level = split_task_id(payload["task_id"])
             flags = [role_flag(options, failure, story=story, task_id=payload["task_id"], level=level)]
-        return {"flags": {f.id: f for f in flags}}
+        return {
+            "flags": {f.id: f for f in flags},
+            "validated": {payload["task_id"]: task_content_hash(payload["raw"])},
+        }
 
     def open_blockers(state: PipelineState, roles: tuple[str, ...]) -> list[Flag]:
         return [
@@ -814,7 +825,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     # ---------------------------------------------------------------- wiring
     graph = StateGraph(PipelineState, context_schema=RunOptions)
     graph.add_node("load", load, destinations=("draft",))
-    graph.add_node("draft", draft, retry_policy=ROLE_RETRY, destinations=("draft", "gather"))
+    graph.add_node("draft", draft, retry_policy=ROLE_RETRY, destinations=("draft", "validate", "gather"))
     graph.add_node("gather", gather)
     graph.add_node("validate", validate, retry_policy=ROLE_RETRY)
     graph.add_node("after_validation", after_validation)
@@ -828,8 +839,8 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     graph.add_node("finalize", finalize)
     graph.add_node("commit", commit)
     graph.add_conditional_edges(START, route_start, ["load", "repair"])
-    graph.add_conditional_edges("gather", route_after_gather, ["validate", "after_validation", END])
-    graph.add_edge("validate", "after_validation")
+    graph.add_conditional_edges("gather", route_after_gather, ["after_validation", END])
+    graph.add_edge("validate", "gather")
     graph.add_conditional_edges("after_validation", route_after_validation, ["revise", "recertify"])
     graph.add_conditional_edges("revise", route_after_revise, ["validate", "after_validation", "recertify"])
     graph.add_edge("recertify", "fairness")

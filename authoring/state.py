@@ -139,6 +139,7 @@ class PipelineState(TypedDict, total=False):
     stories: list[str]
     done: Annotated[dict[str, str], _merge]
     tasks: Annotated[dict[str, AuthoredTask], _merge]
+    validated: Annotated[dict[str, str], _merge]
     history: Annotated[dict[str, list[dict[str, Any]]], _merge]
     flags: Annotated[dict[str, Flag], _merge]
     rounds: Annotated[dict[str, int], _merge]

@@ -10,6 +10,7 @@ on: a malformed file fails its schema gate and the other tasks are still certifi
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -485,10 +486,34 @@ def certify_subject(s: Subject) -> Certification:
     return Certification(task_id, s.path, results, s.notes)
 
 
+_MEMO: OrderedDict[tuple[Any, ...], Certification] = OrderedDict()
+MEMO_SIZE = 512
+
+
+def forget() -> None:
+    """Drop remembered certifications (for a process that swaps code under them, like a test's monkeypatch)."""
+    _MEMO.clear()
+
+
 def certify_task(
     world: World, task: Task, path: str = "", registry: dict[str, CheckFn] | None = None
 ) -> Certification:
-    return certify_subject(Subject(path or f"{task.id}.json", world, task, registry=registry))
+    """Every gate on one task. Certification is a pure function of the task, the world and the code that runs
+    (the registered gates and checks), so the same question asked twice in a process — an author checking its
+    own draft, then the pipeline gating it — is answered once."""
+    where = path or f"{task.id}.json"
+    code = tuple((n, id(f)) for n, f in GATES.items()) + tuple(
+        (c, id(f)) for c, f in (registry or CHECKS).items()
+    )
+    key = (world.fingerprint, task.model_dump_json(), where, code)
+    if key in _MEMO:
+        _MEMO.move_to_end(key)
+        return _MEMO[key]
+    result = certify_subject(Subject(where, world, task, registry=registry))
+    _MEMO[key] = result
+    if len(_MEMO) > MEMO_SIZE:
+        _MEMO.popitem(last=False)
+    return result
 
 
 def certify_file(

@@ -307,3 +307,13 @@ def mini_world(mini_world_path: Path):
     from simulator import World
 
     return World.load(mini_world_path)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_certifications():
+    """Each test gates from scratch: a test may patch the simulator or the grader under the memo."""
+    from certify.gates import forget
+
+    forget()
+    yield
+    forget()
