@@ -120,3 +120,30 @@ def postgres_database() -> Iterator[Callable[[], str]]:
     with psycopg.connect(url, autocommit=True) as conn:
         for name in made:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def author_args(sources: Path, repo: Path, world: Path, *extra: str, repeats: int = 1) -> list[str]:
+    """`taskforge author` for the fixture persona into `repo`: two stories, so calibration measures each level on
+    two tasks; the fixture's stories predate policy documents, so the heuristic is the reference."""
+    return [
+        "author",
+        "--persona",
+        "desk_head",
+        "--world",
+        str(world),
+        "--sources",
+        str(sources),
+        "--tasksets-dir",
+        str(repo / "tasksets"),
+        "--skills-dir",
+        str(repo / "skills"),
+        "--baseline",
+        "lived",
+        "--repeats",
+        str(repeats),
+        "--min-attempts",
+        "2",
+        "--reference-agent",
+        "heuristic",
+        *extra,
+    ]

@@ -10,38 +10,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.authoring.conftest import git
+from tests.authoring.conftest import author_args, git
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def author_cmd(sources: Path, repo: Path, world: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "authoring",
-        "author",
-        "--persona",
-        "desk_head",
-        "--world",
-        str(world),
-        "--sources",
-        str(sources),
-        "--tasksets-dir",
-        str(repo / "tasksets"),
-        "--skills-dir",
-        str(repo / "skills"),
-        "--baseline",
-        "lived",
-        "--repeats",
-        "2",
-        "--min-attempts",
-        "2",
-        # the fixture's stories predate policy documents: the heuristic keeps this test about resuming
-        "--reference-agent",
-        "heuristic",
-        *extra,
-    ]
+    return [sys.executable, "-m", "authoring", *author_args(sources, repo, world, *extra, repeats=2)]
 
 
 def env() -> dict[str, str]:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from authoring.cli import app, main
 from authoring.run import RunError, run_persona
-from tests.authoring.conftest import git
+from tests.authoring.conftest import author_args, git
 from tests.authoring.test_pipeline import drivers, options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,30 +67,7 @@ def test_no_commit_then_author_commits_instead_of_claiming_up_to_date(
 
 # 2 ------------------------------------------------------------------------------------------------------------
 def _author_argv(sources: Path, repo: Path, world: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "authoring",
-        "author",
-        "--persona",
-        "desk_head",
-        "--world",
-        str(world),
-        "--sources",
-        str(sources),
-        "--tasksets-dir",
-        str(repo / "tasksets"),
-        "--skills-dir",
-        str(repo / "skills"),
-        "--baseline",
-        "lived",
-        "--repeats",
-        "1",
-        "--min-attempts",
-        "2",
-        "--reference-agent",
-        "heuristic",
-    ]
+    return [sys.executable, "-m", "authoring", *author_args(sources, repo, world)]
 
 
 def _hold_commits(repo: Path, marker: Path) -> Path:
@@ -225,28 +202,7 @@ def test_a_second_destination_gets_its_own_commit(sources, repo, mini_world_path
 
 # 9 ------------------------------------------------------------------------------------------------------------
 def _args(sources, repo, world, *extra) -> list[str]:
-    return [
-        "author",
-        "--persona",
-        "desk_head",
-        "--world",
-        str(world),
-        "--sources",
-        str(sources),
-        "--tasksets-dir",
-        str(repo / "tasksets"),
-        "--skills-dir",
-        str(repo / "skills"),
-        "--baseline",
-        "lived",
-        "--repeats",
-        "1",
-        "--min-attempts",
-        "2",
-        "--reference-agent",
-        "heuristic",
-        *extra,
-    ]
+    return author_args(sources, repo, world, *extra)
 
 
 def one_line_error(code: int, err: str) -> None:
