@@ -7,6 +7,7 @@ python scripts/bench.py simulator certify
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -230,6 +231,37 @@ def bench_authoring() -> dict[str, float]:
     return out
 
 
+@contextlib.contextmanager
+def _served_elsewhere(levels: dict, latency: float):
+    """The competent role-player in its own process, as a real model endpoint is: its request parsing and reply
+    encoding do not compete with the run under measurement for the interpreter. Yields the base URL and, once the
+    block ends, the (role, subject) log of the requests it answered."""
+    import multiprocessing
+
+    from tests.authoring.role_player import RolePlayer
+    from tests.model_server import ModelServer
+
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+
+    def serve(conn) -> None:
+        player = RolePlayer(levels)
+        with ModelServer(player, latency=latency) as server:
+            conn.send(server.base_url)
+            conn.recv()  # until the run is done
+            conn.send(player.log)
+
+    proc = ctx.Process(target=serve, args=(child,), daemon=True)
+    proc.start()
+    log: list[tuple[str, str]] = []
+    try:
+        yield parent.recv(), log
+    finally:
+        parent.send("done")
+        log.extend(parent.recv())
+        proc.join(timeout=10)
+
+
 def bench_llm_authoring(
     latency: float = 0.2, persona: str = "portfolio_manager", runs: int = 2
 ) -> dict[str, float]:
@@ -251,8 +283,7 @@ def bench_llm_authoring(
     from authoring.run import run_persona
     from authoring.state import RunOptions
     from simulator import DEFAULT_WORLD
-    from tests.authoring.role_player import RolePlayer, rule_levels
-    from tests.model_server import ModelServer
+    from tests.authoring.role_player import rule_levels
 
     def options(scratch: Path) -> RunOptions:
         return RunOptions(
@@ -292,9 +323,8 @@ def bench_llm_authoring(
         levels = rule_levels(options(Path(tmp)))
     walls = []
     for _ in range(runs):
-        player = RolePlayer(levels)
-        with ModelServer(player, latency=latency) as server:
-            config = LLMConfig(model="stub-model", base_url=server.base_url, api_key="k", cache_dir=None)
+        with _served_elsewhere(levels, latency) as (base_url, log):
+            config = LLMConfig(model="stub-model", base_url=base_url, api_key="k", cache_dir=None)
             made = []
 
             def llm(scratch: Path, config: LLMConfig = config, made: list = made):
@@ -312,14 +342,14 @@ def bench_llm_authoring(
                 drivers.author.endpoint.close()
     wall = statistics.median(walls)
     stories: dict[str, dict[str, int]] = {}
-    for role, subject in player.log:
+    for role, subject in log:
         story = subject.rsplit("_level", 1)[0]
         stories.setdefault(story, {}).setdefault(role, 0)
         stories[story][role] += 1
     critical = max(
         c.get("author", 0) + (1 if c.get("validator") else 0) + c.get("fairness", 0) for c in stories.values()
     )
-    calls = len(player.log)
+    calls = len(log)
     return {
         "llm_author_wall_s": wall,
         "llm_author_model_calls": calls,
