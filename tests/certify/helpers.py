@@ -7,6 +7,28 @@ from typing import Any
 
 from certify.task import Task
 
+SEEDED_BOARD: dict[str, Any] = {
+    "name": "Task Board",
+    "tabs": [{"id": "review", "name": "Review"}],
+    "widgets": [
+        {
+            "origin": "Acme Data",
+            "widget_id": "desk_overview_positions",
+            "widget_uuid": "w_pos",
+            "tab_id": "review",
+            "data_args": {"fund": "Alpha", "period": "MTD"},
+            "layout": {"x": 0, "y": 0, "w": 20, "h": 10},
+        },
+        {
+            "origin": "Acme Data",
+            "widget_id": "desk_overview_alerts",
+            "widget_uuid": "w_alert",
+            "tab_id": "review",
+            "layout": {"x": 20, "y": 0, "w": 20, "h": 8},
+        },
+    ],
+}
+
 BASE: dict[str, Any] = {
     "id": "desk_fix_level0",
     "difficulty": "level0",
@@ -31,29 +53,7 @@ BASE: dict[str, Any] = {
             "manage_apps",
             "read_widget",
         ],
-        "initial_state": {
-            "dashboard": {
-                "name": "Task Board",
-                "tabs": [{"id": "review", "name": "Review"}],
-                "widgets": [
-                    {
-                        "origin": "Acme Data",
-                        "widget_id": "desk_overview_positions",
-                        "widget_uuid": "w_pos",
-                        "tab_id": "review",
-                        "data_args": {"fund": "Alpha", "period": "MTD"},
-                        "layout": {"x": 0, "y": 0, "w": 20, "h": 10},
-                    },
-                    {
-                        "origin": "Acme Data",
-                        "widget_id": "desk_overview_alerts",
-                        "widget_uuid": "w_alert",
-                        "tab_id": "review",
-                        "layout": {"x": 20, "y": 0, "w": 20, "h": 8},
-                    },
-                ],
-            }
-        },
+        "initial_state": {"dashboard": SEEDED_BOARD},
     },
     "eval": {
         "required_tools": [
@@ -95,7 +95,11 @@ BASE: dict[str, Any] = {
 
 def raw(**changes: Any) -> dict[str, Any]:
     """A copy of the base task with dotted-path changes, e.g. raw(**{"eval.max_turns": 3})."""
-    out = copy.deepcopy(BASE)
+    return bend(copy.deepcopy(BASE), changes)
+
+
+def bend(out: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`out` with dotted-path changes applied in place (DELETE removes the key)."""
     for dotted, value in changes.items():
         node = out
         parts = dotted.split(".")

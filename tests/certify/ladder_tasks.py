@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from certify.task import Task
+from tests.certify.helpers import SEEDED_BOARD, bend
 from tests.conftest import write_world
 
 CONVENTIONS = """---
@@ -230,39 +231,11 @@ def ladder_raw(level: int, **extra: Any) -> dict[str, Any]:
             "workspace_skills": ["close-checklist", "morning-brief"],
             "default_selected_dashboard": "Task Board",
             "allowed_tools": TOOLS,
-            "initial_state": {
-                "dashboard": {
-                    "name": "Task Board",
-                    "tabs": [{"id": "review", "name": "Review"}],
-                    "widgets": [
-                        {
-                            "origin": "Acme Data",
-                            "widget_id": "desk_overview_positions",
-                            "widget_uuid": "w_pos",
-                            "tab_id": "review",
-                            "data_args": {"fund": "Alpha", "period": "MTD"},
-                            "layout": {"x": 0, "y": 0, "w": 20, "h": 10},
-                        },
-                        {
-                            "origin": "Acme Data",
-                            "widget_id": "desk_overview_alerts",
-                            "widget_uuid": "w_alert",
-                            "tab_id": "review",
-                            "layout": {"x": 20, "y": 0, "w": 20, "h": 8},
-                        },
-                    ],
-                }
-            },
+            "initial_state": {"dashboard": copy.deepcopy(SEEDED_BOARD)},
         },
         "eval": ev,
     }
-    for dotted, value in extra.items():
-        node = task
-        parts = dotted.split(".")
-        for part in parts[:-1]:
-            node = node[part]
-        node[parts[-1]] = value
-    return copy.deepcopy(task)
+    return copy.deepcopy(bend(task, extra))
 
 
 def ladder_task(level: int, **extra: Any) -> Task:
