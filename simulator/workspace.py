@@ -316,20 +316,14 @@ class Workspace:
                     f"{w_where}.widget_id", f"unknown widget '{ws.widget_id}' for backend '{conn.name}'"
                 )
             tab_id = self._seed_tab(dash, ws.tab_id)
-            gw, gh = definition.grid_size()
-            widget = Widget(
-                uuid=self._next_widget_uuid(ws.widget_uuid),
-                widget_id=ws.widget_id,
-                origin=conn.name,
-                name=definition.name,
-                type=definition.type,
-                tab_id=tab_id,
-                x=0.0,
-                y=0.0,
-                w=gw,
-                h=gh,
-                data_args=sanitize_create(definition, ws.data_args or {}),
-                ui_args=dict(ws.ui_args or {}),
+            widget = _placed(
+                definition,
+                self._next_widget_uuid(ws.widget_uuid),
+                ws.widget_id,
+                conn.name,
+                tab_id,
+                ws.data_args,
+                ws.ui_args,
             )
             self._seed_layout(dash, widget, ws.layout)
             if widget.uuid in uuids:
@@ -833,20 +827,14 @@ class Workspace:
         definition = self._widget_def(args.origin, args.widget_id)
         dash = self._mutable(dash.id)
         tab_id = self._ensure_active_tab(dash)
-        w, h = definition.grid_size()
-        widget = Widget(
-            uuid=self._next_widget_uuid(),
-            widget_id=definition.widget_id,
-            origin=definition.origin,
-            name=definition.name,
-            type=definition.type,
-            tab_id=tab_id,
-            x=0.0,
-            y=0.0,
-            w=w,
-            h=h,
-            data_args=sanitize_create(definition, args.data_args or {}),
-            ui_args=dict(args.ui_args or {}),
+        widget = _placed(
+            definition,
+            self._next_widget_uuid(),
+            definition.widget_id,
+            definition.origin,
+            tab_id,
+            args.data_args,
+            args.ui_args,
         )
         self._place_new(dash, widget)
         dash.widgets.append(widget)
@@ -1253,3 +1241,31 @@ def _serve_rows(definition: WidgetDef, data_args: dict[str, Any]) -> list[Any]:
     return [
         dict(r) for r in rows if isinstance(r, dict) and all(str(r.get(k)) == str(data_args[k]) for k in keys)
     ]
+
+
+def _placed(
+    definition: WidgetDef,
+    uuid: str,
+    widget_id: str,
+    origin: str,
+    tab_id: str,
+    data_args: dict[str, Any] | None,
+    ui_args: dict[str, Any] | None,
+) -> Widget:
+    """A catalog widget as an instance: its schema's size at the origin (the caller places it), declared
+    params kept, undeclared dropped, missing ones backfilled with their defaults."""
+    w, h = definition.grid_size()
+    return Widget(
+        uuid=uuid,
+        widget_id=widget_id,
+        origin=origin,
+        name=definition.name,
+        type=definition.type,
+        tab_id=tab_id,
+        x=0.0,
+        y=0.0,
+        w=w,
+        h=h,
+        data_args=sanitize_create(definition, data_args or {}),
+        ui_args=dict(ui_args or {}),
+    )
