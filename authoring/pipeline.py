@@ -245,6 +245,23 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             evidence=failure.evidence[:4000],
         )
 
+    def defect_flag(
+        options: RunOptions, authored: AuthoredTask, check: str, reason: str, evidence: str
+    ) -> Flag:
+        """A blocker on a task the fixer could not settle (an escalation, a repair that does not certify)."""
+        return make_flag(
+            role="fixer",
+            kind="defect",
+            persona=options.persona,
+            story=authored.story,
+            task_id=authored.task_id,
+            level=authored.level,
+            check=check,
+            severity="blocker",
+            reason=reason,
+            evidence=evidence,
+        )
+
     # ---------------------------------------------------------------- authoring
     def load(state: PipelineState, runtime: Runtime[RunOptions]) -> Command:
         options = runtime.context
@@ -648,17 +665,12 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                     level=authored.level,
                 )
                 continue
-            f = make_flag(
-                role="fixer",
-                kind="defect",
-                persona=options.persona,
-                story=authored.story,
-                task_id=defect.task_id,
-                level=authored.level,
-                check="staircase",
-                severity="blocker",
-                reason=result.escalate or "unrepaired defect",
-                evidence="; ".join(defect.fingerprint),
+            f = defect_flag(
+                options,
+                authored,
+                "staircase",
+                result.escalate or "unrepaired defect",
+                "; ".join(defect.fingerprint),
             )
             flags[f.id] = f
             emit(
@@ -705,17 +717,12 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                     level=authored.level,
                 )
                 continue
-            f = make_flag(
-                role="fixer",
-                kind="defect",
-                persona=options.persona,
-                story=authored.story,
-                task_id=r.task_id,
-                level=authored.level,
-                check="repair",
-                severity="blocker",
-                reason=f"the repair ({r.repaired}) does not certify",
-                evidence="; ".join(cert.failing()),
+            f = defect_flag(
+                options,
+                authored,
+                "repair",
+                f"the repair ({r.repaired}) does not certify",
+                "; ".join(cert.failing()),
             )
             flags[f.id] = f
         update = {
