@@ -63,7 +63,13 @@ def phrasebook() -> dict[str, Any]:
 
 
 def render(template: str, **variables: Any) -> str:
-    return _ENV.from_string(template).render(**variables)
+    return _compiled(template).render(**variables)
+
+
+@lru_cache(maxsize=512)
+def _compiled(template: str) -> jinja2.Template:
+    """Compiling dominated rendering: the same phrasebook entries are rendered for every level and round."""
+    return _ENV.from_string(template)
 
 
 def listing(items: list[str]) -> str:

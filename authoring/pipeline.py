@@ -107,20 +107,35 @@ class _Env:
         self._worlds: dict[str, World] = {}
         self.contexts: dict[tuple[Any, ...], dict[str, AuthorContext]] = {}
         self.certs: dict[tuple[str, str, str], Certification] = {}
+        self._defaults: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def world(self, options: RunOptions) -> World:
         if options.world not in self._worlds:
             self._worlds[options.world] = World.load(options.world)
         return self._worlds[options.world]
 
+    def defaults(self, options: RunOptions) -> dict[str, Any]:
+        """`taskset_defaults`, read again only when the manifest file changes: every draft is parsed and
+        certified under them, and rebuilding them per draft was a tenth of a run's CPU."""
+        path = options.taskset_root / "taskset.json"
+        try:
+            st = path.stat()
+            stamp: tuple[Any, ...] = (st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = ()
+        key = (str(options.taskset_root), options.world, options.persona, stamp)
+        if key not in self._defaults:
+            self._defaults[key] = taskset_defaults(options, self.world(options))
+        return self._defaults[key]
 
-def taskset_defaults(options: RunOptions) -> dict[str, Any]:
+
+def taskset_defaults(options: RunOptions, world: World | None = None) -> dict[str, Any]:
     """The defaults the run's tasks are certified under: the taskset's, or those of the manifest the run will
     create (so a certificate issued before the manifest exists still matches after)."""
     root = options.taskset_root
     if (root / "taskset.json").is_file():
         return TaskSet.load(root).defaults()
-    created = manifest(options, World.load(options.world))
+    created = manifest(options, world or World.load(options.world))
     return TaskSet(root, TaskSetManifest.model_validate(created)).defaults()
 
 
@@ -163,7 +178,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             backends = _backends(world)
             resolved = [resolve(world, s, backends) for s in stories]
             siblings = tuple(r.story.slug for r in resolved)
-            defaults = taskset_defaults(options)
+            defaults = env.defaults(options)
             env.contexts[key] = {
                 r.story.slug: AuthorContext(
                     world,
@@ -181,14 +196,14 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
 
     def parse(options: RunOptions, raw: dict[str, Any]) -> Task:
         return parse_task(
-            raw, f"{options.taskset}/{options.persona}/{raw.get('id')}.json", taskset_defaults(options)
+            raw, f"{options.taskset}/{options.persona}/{raw.get('id')}.json", env.defaults(options)
         )
 
     def certify(options: RunOptions, raw: dict[str, Any]) -> Certification:
         """The gates on one draft. A task's certification depends on its own content, the world and the
         defaults only, so within a process the same draft is gated once (re-gating the set together after a
         change costs nothing for the levels that did not change)."""
-        key = (options.world, task_content_hash(raw), task_content_hash(taskset_defaults(options)))
+        key = (options.world, task_content_hash(raw), task_content_hash(env.defaults(options)))
         if key in env.certs:
             return env.certs[key]
         try:
@@ -911,7 +926,13 @@ def commit_outputs(
 
     read, listdir = base_readers(options.taskset_root, options.commit)
     outputs = render_outputs(
-        options, state, world, taskset_defaults(options), manifest(options, world), read=read, listdir=listdir
+        options,
+        state,
+        world,
+        taskset_defaults(options, world),
+        manifest(options, world),
+        read=read,
+        listdir=listdir,
     )
     done = publish(
         outputs, root=options.taskset_root, persona=options.persona, commit=options.commit, progress=progress

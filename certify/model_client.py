@@ -22,6 +22,7 @@ the preflight: reachable, key accepted, model known, before any work.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -199,19 +200,27 @@ def refusal(exc: Exception) -> str | None:
 
 
 def reply_format(model: type[BaseModel]) -> dict[str, Any]:
-    """A pydantic model as a JSON-schema response format: strict when strict mode can express it."""
+    """A pydantic model as a JSON-schema response format: strict when strict mode can express it. Built once
+    per model (schema generation cost more than the rest of a request); each caller gets its own copy."""
+    return json.loads(_reply_format(model))
+
+
+@functools.lru_cache(maxsize=64)
+def _reply_format(model: type[BaseModel]) -> str:
     import openai
 
     strict_schema = openai.pydantic_function_tool(model)["function"]["parameters"]
     strict = _strict_compatible(strict_schema)
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": model.__name__,
-            "strict": strict,
-            "schema": strict_schema if strict else model.model_json_schema(),
-        },
-    }
+    return json.dumps(
+        {
+            "type": "json_schema",
+            "json_schema": {
+                "name": model.__name__,
+                "strict": strict,
+                "schema": strict_schema if strict else model.model_json_schema(),
+            },
+        }
+    )
 
 
 def _strict_compatible(node: Any) -> bool:

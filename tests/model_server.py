@@ -182,6 +182,7 @@ class ModelServer:
                 self._send(error(404, f"no route {self.path}"))
 
             def do_POST(self) -> None:
+                arrived = time.monotonic()
                 server.paths.append(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -189,8 +190,10 @@ class ModelServer:
                     self._send(error(404, f"no route {self.path}"))
                     return
                 reply = server.reply_for(body)
-                wait = server.latency + reply.delay
-                if wait:
+                # the latency is the endpoint's response time, counted from the request's arrival: the script's
+                # own work is inside it, as a real server's is, not added on top of it
+                wait = arrived + server.latency + reply.delay - time.monotonic()
+                if wait > 0:
                     time.sleep(wait)
                 self._send(reply)
 

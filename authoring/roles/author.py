@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 import jinja2
@@ -95,7 +96,13 @@ _ENV.filters["ucfirst"] = lambda text: text[:1].upper() + text[1:]
 
 
 def render(template: str, **variables: Any) -> str:
-    return _ENV.from_string(template).render(**variables)
+    return _compiled(template).render(**variables)
+
+
+@lru_cache(maxsize=512)
+def _compiled(template: str) -> jinja2.Template:
+    """Compiling dominated rendering: the same skill templates are rendered for every level and round."""
+    return _ENV.from_string(template)
 
 
 def _pick(options: list[str], *keys: Any) -> str:

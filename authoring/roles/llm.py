@@ -20,6 +20,7 @@ Nothing falls back to the rule drivers: a missing model or endpoint is an error 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -250,7 +251,7 @@ class Endpoint:
             {"role": "system", "content": system},
             {"role": "user", "content": user},
         ]
-        schema = json.dumps(reply_model.model_json_schema(), ensure_ascii=False)
+        schema = schema_text(reply_model)
         problem, text, well_formed = "", "", False
         for _attempt in range(self.config.max_repairs + 1):
             text = self.complete(role, scope, messages, evidence=clip(text, EVIDENCE), reply=reply_model).text
@@ -319,6 +320,12 @@ def clip(value: Any, limit: int = TRIM) -> str:
         else json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     )
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+@functools.lru_cache(maxsize=32)
+def schema_text(model: type[BaseModel]) -> str:
+    """A reply model's JSON Schema as the repair prompt quotes it (generated once per model, not per request)."""
+    return json.dumps(model.model_json_schema(), ensure_ascii=False)
 
 
 def task_json(task: Task) -> str:
