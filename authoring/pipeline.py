@@ -33,7 +33,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy, Send, interrupt
 
 from certify.agents import make_agent
-from certify.calibrate import Defect, calibrate
+from certify.calibrate import Defect, calibrate, compact
 from certify.gates import certify_task
 from certify.lock import now, task_content_hash
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, parse_task
@@ -643,7 +643,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                 record.verdict
             ],
         )
-        return {"calibration": record, "calibration_trials": trials, "flags": flags}
+        return {"calibration": record, "calibration_trials": [_evidence(t) for t in trials], "flags": flags}
 
     def route_after_calibration(state: PipelineState, runtime: Runtime[RunOptions]) -> str:
         record = state["calibration"]
@@ -901,6 +901,14 @@ def _agent(name: str) -> Any:
 
         return build_agent(name)
     return make_agent(name)
+
+
+def _evidence(trial: Any) -> Any:
+    """A calibration trial as the run keeps it: compact, as its record file keeps it (each failed call keeps its
+    error, which is what a reviewer and the fixer read), and a failing trial keeps its model transcript. The
+    state is checkpointed at every later step; whole envelopes of every episode made each checkpoint megabytes."""
+    small = compact(trial)
+    return small if trial.passed else small.model_copy(update={"transcript": trial.transcript})
 
 
 def manifest(options: RunOptions, world: World) -> dict[str, Any]:

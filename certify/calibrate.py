@@ -24,7 +24,7 @@ import json
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -32,6 +32,7 @@ from simulator import World
 
 from .agents.base import Agent
 from .grader import CheckFn
+from .plot import plot
 from .stats import wilson
 from .task import LEVEL_NAMES, LEVELS, Task
 from .trial import UNPARSEABLE, Trial, regrade_trial, run_trial
@@ -683,57 +684,3 @@ def render_markdown(record: CalibrationRecord) -> str:
         if items:
             lines += ["", f"## {title}", "", *[f"- {x}" for x in items]]
     return "\n".join(lines) + "\n"
-
-
-def plot(record: CalibrationRecord, path: Path | IO[bytes]) -> None:
-    import matplotlib.pyplot as plt
-
-    fig = staircase_figure(record)
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
-
-
-def staircase_figure(record: CalibrationRecord) -> Any:
-    """Pass rate per level with its Wilson 95% interval and n, per-repeat rates as dots, dead rungs (measured,
-    never passed) marked, so the picture says how much each bar can be trusted."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
-    xs = list(range(len(record.levels)))
-    dead = {p.level: p.status for p in record.probes}
-    for x, s in zip(xs, record.levels, strict=True):
-        rate = s.pass_rate or 0.0
-        is_dead = s.level in dead
-        if is_dead:
-            ax.axvspan(x - 0.45, x + 0.45, ymax=1.0 / 1.25, color="#fbe3e3", zorder=0)
-        ax.bar(
-            x,
-            rate,
-            color="#e45756" if is_dead else "#4c78a8",
-            width=0.6,
-            hatch="//" if is_dead else None,
-            edgecolor="#9d2f2f" if is_dead else "#4c78a8",
-            alpha=0.85,
-        )
-        if s.attempts:
-            lo, hi = s.ci
-            ax.errorbar(
-                x, rate, yerr=[[rate - lo], [hi - rate]], fmt="none", ecolor="black", capsize=4, linewidth=1
-            )
-        for r in s.per_repeat:
-            if r is not None:
-                ax.plot(x, r, "o", color="black", markersize=3)
-        label = f"n={s.attempts}" if s.attempts else "no valid trial"
-        if is_dead:
-            label += f"\ndead ({dead[s.level].replace('_', ' ')})"
-        ax.text(x, 1.08, label, ha="center", va="bottom", fontsize=7, color="#9d2f2f" if is_dead else "black")
-    ax.set_xticks(xs, [f"{s.level}\n{LEVEL_NAMES.get(s.level, '')}" for s in record.levels], fontsize=8)
-    ax.set_ylim(0, 1.25)
-    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
-    ax.set_ylabel("pass rate (Wilson 95%)")
-    ax.set_title(f"{record.persona}: {record.agent} x{record.repeats} ({record.verdict})", fontsize=9)
-    fig.tight_layout()
-    return fig

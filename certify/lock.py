@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -135,13 +136,41 @@ def sha256_text(text: str | bytes) -> str:
 
 
 def _hash_sources(patterns: tuple[str, ...]) -> str:
-    digest = hashlib.sha256()
     files: list[Path] = []
     for pattern in patterns:
         files += sorted(_PACKAGES.glob(pattern))
-    for path in sorted(set(files)):
-        digest.update(str(path.relative_to(_PACKAGES)).encode() + b"\0" + path.read_bytes() + b"\0")
+    stamps = tuple((str(path), *_stamp(path)) for path in sorted(set(files)))
+    return _hash_files(str(_PACKAGES), stamps)
+
+
+def _stamp(path: str | Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_mtime_ns, st.st_size
+
+
+@lru_cache(maxsize=16)
+def _hash_files(packages: str, stamps: tuple[tuple[str, int, int], ...]) -> str:
+    """The files' digest, read again only when one of them changes (stamped by mtime and size): a run asks for
+    the fingerprints at its start and again when it writes its lock."""
+    digest = hashlib.sha256()
+    for path, _mtime, _size in stamps:
+        digest.update(
+            str(Path(path).relative_to(packages)).encode() + b"\0" + Path(path).read_bytes() + b"\0"
+        )
     return digest.hexdigest()
+
+
+def _source(fn: Any) -> str:
+    try:
+        file = inspect.getsourcefile(fn)
+        return _cached_source(fn, *(_stamp(file) if file else (0, 0)))
+    except (OSError, TypeError):
+        return repr(fn)
+
+
+@lru_cache(maxsize=256)
+def _cached_source(fn: Any, _mtime: int, _size: int) -> str:
+    return inspect.getsource(fn)
 
 
 def grader_fingerprint(registry: dict[str, Any] | None = None) -> str:
@@ -151,10 +180,7 @@ def grader_fingerprint(registry: dict[str, Any] | None = None) -> str:
 
     digest = hashlib.sha256(_hash_sources(GRADER_SOURCES).encode())
     for code, fn in sorted((registry or CHECKS).items()):
-        try:
-            source = inspect.getsource(fn)
-        except (OSError, TypeError):
-            source = repr(fn)
+        source = _source(fn)
         digest.update(code.encode() + b"\0" + source.encode() + b"\0")
     return digest.hexdigest()
 

@@ -16,9 +16,9 @@ from certify.calibrate import (
     load_trials,
     probe_dead_rungs,
     render_markdown,
-    staircase_figure,
     write_record,
 )
+from certify.plot import staircase_figure
 from certify.stats import wilson
 from certify.trial import Trial
 from simulator import World

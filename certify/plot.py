@@ -1,0 +1,69 @@
+"""The staircase picture of a calibration record (the PNG beside its calibration.json).
+
+Drawing is presentation, not grading: it lives apart from the calibration analysis so that a change to the
+picture does not change the grader fingerprint and make every certificate stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from .task import LEVEL_NAMES
+
+if TYPE_CHECKING:
+    from .calibrate import CalibrationRecord
+
+
+def plot(record: CalibrationRecord, path: Path | IO[bytes]) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = staircase_figure(record)
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
+
+
+def staircase_figure(record: CalibrationRecord) -> Any:
+    """Pass rate per level with its Wilson 95% interval and n, per-repeat rates as dots, dead rungs (measured,
+    never passed) marked, so the picture says how much each bar can be trusted."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
+    xs = list(range(len(record.levels)))
+    dead = {p.level: p.status for p in record.probes}
+    for x, s in zip(xs, record.levels, strict=True):
+        rate = s.pass_rate or 0.0
+        is_dead = s.level in dead
+        if is_dead:
+            ax.axvspan(x - 0.45, x + 0.45, ymax=1.0 / 1.25, color="#fbe3e3", zorder=0)
+        ax.bar(
+            x,
+            rate,
+            color="#e45756" if is_dead else "#4c78a8",
+            width=0.6,
+            hatch="//" if is_dead else None,
+            edgecolor="#9d2f2f" if is_dead else "#4c78a8",
+            alpha=0.85,
+        )
+        if s.attempts:
+            lo, hi = s.ci
+            ax.errorbar(
+                x, rate, yerr=[[rate - lo], [hi - rate]], fmt="none", ecolor="black", capsize=4, linewidth=1
+            )
+        for r in s.per_repeat:
+            if r is not None:
+                ax.plot(x, r, "o", color="black", markersize=3)
+        label = f"n={s.attempts}" if s.attempts else "no valid trial"
+        if is_dead:
+            label += f"\ndead ({dead[s.level].replace('_', ' ')})"
+        ax.text(x, 1.08, label, ha="center", va="bottom", fontsize=7, color="#9d2f2f" if is_dead else "black")
+    ax.set_xticks(xs, [f"{s.level}\n{LEVEL_NAMES.get(s.level, '')}" for s in record.levels], fontsize=8)
+    ax.set_ylim(0, 1.25)
+    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.set_ylabel("pass rate (Wilson 95%)")
+    ax.set_title(f"{record.persona}: {record.agent} x{record.repeats} ({record.verdict})", fontsize=9)
+    # fixed margins (what tight_layout settles on for this figure): laying out costs as much as drawing
+    fig.subplots_adjust(left=0.10, right=0.985, top=0.92, bottom=0.14)
+    return fig
