@@ -33,7 +33,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy, Send, interrupt
 
 from certify.agents import make_agent
-from certify.calibrate import Defect, calibrate, compact
+from certify.calibrate import Defect, TrialMemo, calibrate, compact, reference_agents
+from certify.calibrate import rehearse as rehearse_task
 from certify.gates import certify_task
 from certify.lock import now, task_content_hash
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, parse_task
@@ -108,11 +109,19 @@ class _Env:
         self.contexts: dict[tuple[Any, ...], dict[str, AuthorContext]] = {}
         self.certs: dict[tuple[str, str, str], Certification] = {}
         self._defaults: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.trials = TrialMemo()
+        self._references: dict[str, list[Any]] = {}
 
     def world(self, options: RunOptions) -> World:
         if options.world not in self._worlds:
             self._worlds[options.world] = World.load(options.world)
         return self._worlds[options.world]
+
+    def reference(self, name: str) -> list[Any]:
+        """The reference's agents, built once (building one reads its skills and indexes)."""
+        if name not in self._references:
+            self._references[name] = reference_agents(name)
+        return self._references[name]
 
     def defaults(self, options: RunOptions) -> dict[str, Any]:
         """`taskset_defaults`, read again only when the manifest file changes: every draft is parsed and
@@ -389,7 +398,9 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             level=level,
         )
         review = (
-            [Send("validate", {"task_id": task_id, "raw": raw})] if cert.certified and raw is not None else []
+            [Send("validate", {"task_id": task_id, "raw": raw}), Send("rehearse", {"raw": raw})]
+            if cert.certified and raw is not None
+            else []
         )
         if level + 1 < LEVEL_COUNT:
             nxt: Send | str = Send("draft", Cursor(story=slug, level=level + 1, history=history).model_dump())
@@ -432,6 +443,17 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             "flags": {f.id: f for f in flags},
             "validated": {payload["task_id"]: task_content_hash(payload["raw"])},
         }
+
+    def rehearse(payload: dict[str, Any], runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        """The reference's trials on a level that just certified, when they cannot change before calibration
+        (deterministic agents): it runs while the models are busy with the next level, and `calibrate` finds
+        them done. Nothing enters the state; a resumed run simply calibrates what it does not find."""
+        options = runtime.context
+        if not options.reference_agent.startswith("openai:"):  # a model reference is never rehearsed
+            task = parse(options, payload["raw"])
+            agents = env.reference(options.reference_agent)
+            asyncio.run(rehearse_task(env.world(options), task, agents, env.trials))
+        return {}
 
     def open_blockers(state: PipelineState, roles: tuple[str, ...]) -> list[Flag]:
         return [
@@ -573,6 +595,8 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                 frontier=frontier,
                 concurrency=8,
                 min_attempts=options.min_attempts,
+                memo=env.trials,
+                built=env.reference(options.reference_agent),
             )
         )
         flags: dict[str, Flag] = {}
@@ -847,9 +871,12 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     # ---------------------------------------------------------------- wiring
     graph = StateGraph(PipelineState, context_schema=RunOptions)
     graph.add_node("load", load, destinations=("draft",))
-    graph.add_node("draft", draft, retry_policy=ROLE_RETRY, destinations=("draft", "validate", "gather"))
+    graph.add_node(
+        "draft", draft, retry_policy=ROLE_RETRY, destinations=("draft", "validate", "rehearse", "gather")
+    )
     graph.add_node("gather", gather)
     graph.add_node("validate", validate, retry_policy=ROLE_RETRY)
+    graph.add_node("rehearse", rehearse)
     graph.add_node("after_validation", after_validation)
     graph.add_node("revise", revise, retry_policy=ROLE_RETRY)
     graph.add_node("recertify", recertify)
@@ -863,6 +890,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     graph.add_conditional_edges(START, route_start, ["load", "repair"])
     graph.add_conditional_edges("gather", route_after_gather, ["after_validation", END])
     graph.add_edge("validate", "gather")
+    graph.add_edge("rehearse", END)
     graph.add_conditional_edges("after_validation", route_after_validation, ["revise", "recertify"])
     graph.add_conditional_edges("revise", route_after_revise, ["validate", "after_validation", "recertify"])
     graph.add_edge("recertify", "fairness")

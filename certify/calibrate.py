@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -486,6 +487,46 @@ def repeats_for(agents: list[Agent], repeats: int) -> int:
     return 1 if all_deterministic(agents) else repeats
 
 
+class TrialMemo:
+    """Trials of deterministic agents, remembered by agent, world and task content. Such a trial is a pure
+    function of them, so a run can rehearse each level as soon as it certifies (while its models are busy
+    elsewhere) and calibration finds the work done. Only the default grader's trials are remembered."""
+
+    def __init__(self) -> None:
+        self._trials: dict[tuple[str, str, str, int], Trial] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(world: World, task: Task, agent: Agent, repeat: int) -> tuple[str, str, str, int]:
+        return (agent.name, world.fingerprint, task.model_dump_json(), repeat)
+
+    def get(self, key: tuple[str, str, str, int]) -> Trial | None:
+        """The remembered trial itself, not a copy (a copy of its envelopes cost more than the episode):
+        calibration only reads trials and builds new ones from them."""
+        with self._lock:
+            return self._trials.get(key)
+
+    def put(self, key: tuple[str, str, str, int], trial: Trial) -> None:
+        with self._lock:
+            self._trials[key] = trial
+
+
+async def rehearse(world: World, task: Task, agents: list[Agent], memo: TrialMemo) -> int:
+    """The reference's trials on one task, into `memo`, when every one of its `agents` is deterministic (their
+    trials will not change before calibration). Returns how many trials ran."""
+    if not all_deterministic(agents):
+        return 0
+    ran = 0
+    for member in agents:
+        key = TrialMemo.key(world, task, member, 0)
+        if memo.get(key) is None:
+            trial = await run_trial(world, task, member, 0)
+            ran += 1
+            if trial.valid:
+                memo.put(key, trial)
+    return ran
+
+
 async def calibrate(
     world: World,
     tasks: list[Task],
@@ -498,19 +539,29 @@ async def calibrate(
     concurrency: int = 4,
     registry: dict[str, CheckFn] | None = None,
     min_attempts: int = MIN_ATTEMPTS,
+    memo: TrialMemo | None = None,
+    built: list[Agent] | None = None,
 ) -> tuple[CalibrationRecord, list[Trial]]:
     """Run the reference (an agent, or a name that may stand for a family) over the tasks and analyse the
-    trials; probe dead rungs with `frontier` when given."""
+    trials; probe dead rungs with `frontier` when given. A deterministic agent's trial found in `memo` is not
+    run again; `built` are the agents a reference name stands for, when the caller built them already."""
     import asyncio
 
-    agents = reference_agents(agent) if isinstance(agent, str) else [agent]
+    agents = built or (reference_agents(agent) if isinstance(agent, str) else [agent])
     name = agent if isinstance(agent, str) else agent.name
     runs = repeats_for(agents, repeats)
     semaphore = asyncio.Semaphore(concurrency)
 
     async def one(member: Agent, task: Task, repeat: int) -> Trial:
+        remembered = memo is not None and registry is None and getattr(member, "deterministic", False)
+        key = TrialMemo.key(world, task, member, repeat) if remembered else None
+        if key is not None and memo is not None and (hit := memo.get(key)) is not None:
+            return hit
         async with semaphore:
-            return await run_trial(world, task, member, repeat, registry=registry)
+            trial = await run_trial(world, task, member, repeat, registry=registry)
+        if key is not None and memo is not None and trial.valid:
+            memo.put(key, trial)
+        return trial
 
     trials = list(await asyncio.gather(*(one(a, t, r) for a in agents for r in range(runs) for t in tasks)))
     record = analyse(
