@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from certify.calibrate import Defect, TrialMemo, calibrate, compact, reference_a
 from certify.calibrate import rehearse as rehearse_task
 from certify.gates import certify_task
 from certify.lock import now, task_content_hash
+from certify.plot import png
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, parse_task
 from simulator import World
 
@@ -111,6 +113,7 @@ class _Env:
         self._defaults: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.trials = TrialMemo()
         self._references: dict[str, list[Any]] = {}
+        self.rehearsing = threading.Lock()
 
     def world(self, options: RunOptions) -> World:
         if options.world not in self._worlds:
@@ -406,7 +409,7 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             nxt: Send | str = Send("draft", Cursor(story=slug, level=level + 1, history=history).model_dump())
         else:
             nxt, update = "gather", {**update, "done": {slug: "authored"}}
-        return Command(update=update, goto=[*review, nxt])
+        return Command(update=update, goto=[nxt, *review])  # the next draft first: it is on the critical path
 
     def gather(state: PipelineState) -> dict[str, Any]:
         return {}
@@ -447,12 +450,15 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
     def rehearse(payload: dict[str, Any], runtime: Runtime[RunOptions]) -> dict[str, Any]:
         """The reference's trials on a level that just certified, when they cannot change before calibration
         (deterministic agents): it runs while the models are busy with the next level, and `calibrate` finds
-        them done. Nothing enters the state; a resumed run simply calibrates what it does not find."""
+        them done. One rehearsal at a time: they fill idle time and should not crowd the round's own work (the
+        next drafts' requests) off the interpreter. Nothing enters the state; a resumed run simply calibrates
+        what it does not find."""
         options = runtime.context
         if not options.reference_agent.startswith("openai:"):  # a model reference is never rehearsed
-            task = parse(options, payload["raw"])
-            agents = env.reference(options.reference_agent)
-            asyncio.run(rehearse_task(env.world(options), task, agents, env.trials))
+            with env.rehearsing:
+                task = parse(options, payload["raw"])
+                agents = env.reference(options.reference_agent)
+                asyncio.run(rehearse_task(env.world(options), task, agents, env.trials))
         return {}
 
     def open_blockers(state: PipelineState, roles: tuple[str, ...]) -> list[Flag]:
@@ -560,9 +566,12 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             except RoleFailure as failure:
                 return [role_flag(options, failure, story=slug)]
 
-        with ThreadPoolExecutor(max_workers=max(1, len(state["stories"]))) as pool:  # one reviewer per story
-            for found in pool.map(one, state["stories"]):
-                flags.update({f.id: f for f in found})
+        with ThreadPoolExecutor(max_workers=len(state["stories"]) + 1) as pool:  # one reviewer per story
+            reviews = [pool.submit(one, slug) for slug in state["stories"]]
+            ahead = pool.submit(draw_ahead, options, everything)  # after the reviewers: they wait on a model
+            for review in reviews:
+                flags.update({f.id: f for f in review.result()})
+            ahead.result()
         merged = {**state.get("flags", {}), **flags}
         blockers = [
             f for f in merged.values() if f.role == "fairness" and f.kind != "role_failure" and f.blocking
@@ -573,6 +582,31 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
         if targets and n < options.review_rounds:
             return {"flags": flags, "revise": targets, "rounds": {"fairness": n + 1, "revise_from": 2}}
         return {"flags": flags, "revise": [], "rounds": {"fairness": n}}
+
+    def draw_ahead(options: RunOptions, tasks: list[Task]) -> None:
+        """While the fairness reviewers think: the calibration these tasks will get, when it needs no model
+        (a deterministic reference, rehearsed already, and no frontier probe), and its staircase picture, the
+        dearest part of writing the run's files. Both are pure, so `calibrate` and `commit` find them done;
+        if fairness sends a level back, the picture is simply never used."""
+        if options.frontier_agent or options.reference_agent.startswith("openai:"):
+            return
+        agents = env.reference(options.reference_agent)
+        if not all(getattr(a, "deterministic", False) for a in agents):
+            return
+        record, _ = asyncio.run(
+            calibrate(
+                env.world(options),
+                tasks,
+                options.reference_agent,
+                persona=options.persona,
+                taskset=options.taskset,
+                repeats=options.repeats,
+                min_attempts=options.min_attempts,
+                memo=env.trials,
+                built=agents,
+            )
+        )
+        png(record)
 
     def route_after_fairness(state: PipelineState) -> str:
         return "revise" if state.get("revise") else "calibrate"

@@ -33,7 +33,7 @@ from simulator import World
 
 from .agents.base import Agent
 from .grader import CheckFn
-from .plot import plot
+from .plot import png
 from .stats import wilson
 from .task import LEVEL_NAMES, LEVELS, Task
 from .trial import UNPARSEABLE, Trial, regrade_trial, run_trial
@@ -621,16 +621,12 @@ def regrade(
 def record_files(record: CalibrationRecord, trials: list[Trial]) -> dict[str, bytes]:
     """The record's files by name, rendered in memory: the same record and trials give the same bytes, so a
     writer can tell its own output from someone else's edit before it touches the disk."""
-    import io
-
-    image = io.BytesIO()
-    plot(record, image)
     lines = [compact(t).model_dump_json() + "\n" for t in sorted(trials, key=lambda t: (t.task_id, t.repeat))]
     return {
         RECORD_JSON: (json.dumps(record.model_dump(), indent=2) + "\n").encode(),
         RECORD_MD: render_markdown(record).encode(),
         TRIALS_JSONL: "".join(lines).encode(),
-        PLOT_PNG: image.getvalue(),
+        PLOT_PNG: png(record),
     }
 
 

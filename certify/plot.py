@@ -5,6 +5,9 @@ picture does not change the grader fingerprint and make every certificate stale.
 
 from __future__ import annotations
 
+import io
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -14,23 +17,49 @@ if TYPE_CHECKING:
     from .calibrate import CalibrationRecord
 
 
-def plot(record: CalibrationRecord, path: Path | IO[bytes]) -> None:
-    import matplotlib.pyplot as plt
+_PNGS: OrderedDict[str, bytes] = OrderedDict()
+_PNGS_LOCK = threading.Lock()
 
-    fig = staircase_figure(record)
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
+
+def png(record: CalibrationRecord) -> bytes:
+    """The staircase as PNG bytes. Drawing costs more than the rest of writing a run's files, and the picture is
+    a pure function of the record (its time stamp aside), so it is drawn once per record per process — a run
+    can draw it while it waits for a model, and its commit finds it done."""
+    key = record.model_dump_json(exclude={"created_at"})
+    with _PNGS_LOCK:
+        if key in _PNGS:
+            _PNGS.move_to_end(key)
+            return _PNGS[key]
+    image = io.BytesIO()
+    _draw(record, image)
+    data = image.getvalue()
+    with _PNGS_LOCK:
+        _PNGS[key] = data
+        while len(_PNGS) > 32:
+            _PNGS.popitem(last=False)
+    return data
+
+
+def plot(record: CalibrationRecord, path: str | Path | IO[bytes]) -> None:
+    data = png(record)
+    if isinstance(path, (str, Path)):
+        Path(path).write_bytes(data)
+    else:
+        path.write(data)
+
+
+def _draw(record: CalibrationRecord, out: IO[bytes]) -> None:
+    staircase_figure(record).savefig(out, format="png", metadata={"Software": None})
 
 
 def staircase_figure(record: CalibrationRecord) -> Any:
     """Pass rate per level with its Wilson 95% interval and n, per-repeat rates as dots, dead rungs (measured,
     never passed) marked, so the picture says how much each bar can be trusted."""
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=100)
+    # a Figure of its own, not pyplot's global figure manager: a run may draw in a worker thread
+    fig = Figure(figsize=(6.4, 3.6), dpi=100)
+    ax = fig.subplots()
     xs = list(range(len(record.levels)))
     dead = {p.level: p.status for p in record.probes}
     for x, s in zip(xs, record.levels, strict=True):

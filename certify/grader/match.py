@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 STOPWORDS = frozenset({"a", "an", "and", "for", "of", "the"})
@@ -49,18 +50,25 @@ def phrase_matches(expected: str, actual: str) -> bool:
     return all(any(t == h for h in have) for t in want)
 
 
+@lru_cache(maxsize=4096)
 def normalised(text: str) -> str:
+    """Pure, and asked of the same note or answer once per expected value: remembered."""
     return " ".join(tokens(text))
 
 
 def numbers_in(text: str) -> list[float]:
+    return list(_numbers_in(text))
+
+
+@lru_cache(maxsize=4096)
+def _numbers_in(text: str) -> tuple[float, ...]:
     out = []
     for raw, percent in _NUMBER_IN_TEXT.findall(text):
         value = float(raw.replace(",", ""))
         out.append(value / 100.0 if percent else value)
         if percent:
             out.append(value)
-    return out
+    return tuple(out)
 
 
 def expected_number(text: str) -> float | None:
