@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
@@ -1463,6 +1464,11 @@ def _written(history: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     return out
 
 
+_GATING = threading.Lock()
+"""Gates are CPU-bound under one interpreter lock: run together they finish no sooner, and they starve the
+thread that reads the other stories' model replies (each reply then waited tens of ms for its turn)."""
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9]+", text.lower()))
 
@@ -1601,7 +1607,8 @@ class _Tools:
         except TaskFileError as exc:
             return {"certified": False, "error": f"the task does not validate: {exc.field}: {exc.message}"}
         try:
-            cert = certify_task(self.ctx.world, parsed, f"{parsed.id}.json")
+            with _GATING:
+                cert = certify_task(self.ctx.world, parsed, f"{parsed.id}.json")
         except (
             Exception
         ) as exc:  # a draft the gates cannot even run on is feedback for the model, not a crash
