@@ -305,6 +305,33 @@ def test_stories_are_authored_in_parallel_and_levels_in_order(sources, repo, min
         assert [lv for s, lv in author.order if s == story] == [0, 1, 2, 3, 4]
 
 
+def test_each_reference_trial_runs_once_and_the_staircase_is_drawn_once(
+    sources, repo, mini_world_path, monkeypatch
+):
+    """Levels are rehearsed by the (deterministic) reference as they certify; calibration, and the picture drawn
+    while the fairness reviewers work, find that work done instead of doing it again."""
+    import certify.calibrate as cal
+    import certify.plot as plot_module
+
+    trials, drawn = [], []
+    real_trial, real_draw = cal.run_trial, plot_module._draw
+
+    async def counted(world, task, agent, *args, **kwargs):
+        trials.append((task.id, agent.name))
+        return await real_trial(world, task, agent, *args, **kwargs)
+
+    monkeypatch.setattr(cal, "run_trial", counted)
+    monkeypatch.setattr(plot_module, "_PNGS", type(plot_module._PNGS)())
+    monkeypatch.setattr(plot_module, "_draw", lambda r, out: (drawn.append(r.persona), real_draw(r, out)))
+    _, _, snap = start(drivers(), options(sources, repo, mini_world_path))
+    assert snap.values["result"].status == "committed"
+    tasks = snap.values["tasks"]
+    assert sorted(trials) == sorted((t, "heuristic") for t in tasks), "one trial per task, never two"
+    assert drawn == ["desk_head"]
+    png = repo / "tasksets" / "workspace_tasks" / "calibration" / "desk_head" / "staircase.png"
+    assert png.read_bytes() == plot_module.png(snap.values["calibration"])
+
+
 def test_a_story_removed_from_the_persona_deletes_its_tasks_in_the_commit(
     sources, repo, mini_world_path, tmp_path
 ):

@@ -233,3 +233,49 @@ def test_the_ladder_family_calibrates_a_persona_and_its_findings_wait_for_review
     assert stored.ladder is not None and len(stored.ladder.cells) == 25
     lock = json.loads((repo / "tasksets" / "workspace_tasks" / "certificates.json").read_text())
     assert set(lock["personas"]["desk_head"]["calibration"]["ladder"]["matrix"]) == set(stored.ladder.agents)
+
+
+def test_the_run_keeps_calibration_trials_compact_but_a_failure_keeps_its_evidence():
+    from authoring.pipeline import _evidence
+    from certify.trial import Trial
+
+    events = [
+        {
+            "index": 1,
+            "tool": "get_widget_data",
+            "args": {},
+            "ok": True,
+            "envelope": {"ok": True, "data": [1] * 50},
+        },
+        {
+            "index": 2,
+            "tool": "create_widget",
+            "args": {"widget_id": "x"},
+            "ok": False,
+            "envelope": {"ok": False, "data": None, "error": {"code": "unknown_widget", "message": "No x."}},
+        },
+    ]
+    said = [{"role": "assistant", "content": "I will add x"}]
+    passed = Trial(task_id="a_level1", level="level1", agent="m", passed=True, events=events, transcript=said)
+    failed = passed.model_copy(update={"passed": False, "failure_codes": ["missing_widget"]})
+    small, kept = _evidence(passed), _evidence(failed)
+    assert small.transcript == [] and "data" not in small.events[0]["envelope"]
+    assert kept.transcript == said, "a failing trial keeps what the model said"
+    assert kept.events[1]["envelope"]["error"]["message"] == "No x.", "and each failed call keeps its error"
+
+
+def test_the_run_reads_the_taskset_defaults_again_only_when_the_manifest_changes(
+    sources, repo, mini_world_path
+):
+    from authoring.pipeline import _Env
+
+    opts = options(sources, repo, mini_world_path)
+    env = _Env()
+    created = env.defaults(opts)
+    assert env.defaults(opts) is created, "asked per draft, built once"
+    root = opts.taskset_root
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "taskset.json").write_text(
+        json.dumps({"taskset_id": "workspace_tasks", "task_defaults": {"eval": {"max_turns": 7}}})
+    )
+    assert env.defaults(opts)["eval"]["max_turns"] == 7, "a manifest written meanwhile is read"

@@ -409,3 +409,36 @@ def test_review_fix_without_a_repair_exits_1_and_author_points_at_the_queue(
     assert "open review item(s), none blocking: taskforge review list --taskset workspace_tasks" in " ".join(
         out.split()
     )
+
+
+def test_a_run_keeps_what_lives_at_its_start_out_of_the_collector_and_gives_it_back(
+    sources, repo, mini_world_path, tmp_path, monkeypatch
+):
+    import gc
+
+    from authoring.roles.validator import RuleValidator
+
+    seen: list[int] = []
+
+    class Watching(RuleValidator):
+        def review(self, task, world, persona):
+            seen.append(gc.get_freeze_count())
+            return super().review(task, world, persona)
+
+    before = gc.get_freeze_count()
+    outcome = run_persona(
+        options(sources, repo, mini_world_path),
+        drivers(validator=Watching()),
+        driver_name="rules",
+        checkpoint_path=tmp_path / "cp.sqlite",
+    )
+    assert outcome.status == "committed"
+    assert seen and min(seen) > before, "frozen while the run works"
+    assert gc.get_freeze_count() == before, "and unfrozen when it ends"
+
+
+def test_a_new_checkpoint_store_uses_large_pages(tmp_path):
+    from authoring.run import checkpointer
+
+    with checkpointer(None, tmp_path / "cp.sqlite") as saver:
+        assert saver.conn.execute("PRAGMA page_size").fetchone()[0] == 65536

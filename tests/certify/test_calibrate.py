@@ -9,16 +9,19 @@ import asyncio
 import pytest
 
 from certify.calibrate import (
+    TrialMemo,
     analyse,
     calibrate,
     compact,
     load_record,
     load_trials,
     probe_dead_rungs,
+    reference_agents,
+    rehearse,
     render_markdown,
     write_record,
 )
-from certify.plot import staircase_figure
+from certify.plot import png, staircase_figure
 from certify.stats import wilson
 from certify.trial import Trial
 from simulator import World
@@ -301,6 +304,81 @@ def test_records_round_trip_with_compact_transcripts(tmp_path, mini_world):
     assert compact(real).events[1]["tool"] == real.events[1]["tool"]
     assert "| level0 | Execute |" in (tmp_path / "calibration.md").read_text()
     assert (tmp_path / "staircase.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_rehearsed_trials_are_not_run_again_and_calibrate_to_the_same_record(tmp_path, monkeypatch):
+    """A deterministic reference's trials, rehearsed level by level, are what calibration uses: nothing runs
+    twice, and the record is the one a cold calibration gives."""
+    import certify.calibrate as cal
+
+    world = World.load(ladder_world(tmp_path / "world"))
+    tasks = [ladder_task(lv) for lv in range(5)]
+    cold, cold_trials = asyncio.run(
+        calibrate(world, tasks, "ladder", persona="p", taskset="t", repeats=3, min_attempts=1)
+    )
+    memo, agents = TrialMemo(), reference_agents("ladder")
+    assert sum(asyncio.run(rehearse(world, t, agents, memo)) for t in tasks) == 25
+    assert asyncio.run(rehearse(world, tasks[0], agents, memo)) == 0, "a rehearsed task is not run again"
+
+    runs = []
+    real = cal.run_trial
+
+    async def counted(*args, **kwargs):
+        runs.append(args[1].id)
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(cal, "run_trial", counted)
+    warm, warm_trials = asyncio.run(
+        calibrate(
+            world,
+            tasks,
+            "ladder",
+            persona="p",
+            taskset="t",
+            repeats=3,
+            min_attempts=1,
+            memo=memo,
+            built=agents,
+        )
+    )
+    assert runs == []
+    assert warm.model_dump(exclude={"created_at"}) == cold.model_dump(exclude={"created_at"})
+    assert [(t.task_id, t.agent, t.passed) for t in warm_trials] == [
+        (t.task_id, t.agent, t.passed) for t in cold_trials
+    ]
+    changed = tasks[1].model_copy(update={"prompt": tasks[1].prompt + " Thanks."})
+    asyncio.run(
+        calibrate(
+            world, [changed], "ladder", persona="p", taskset="t", min_attempts=1, memo=memo, built=agents
+        )
+    )
+    assert runs == [changed.id] * 5, "a changed task is a new question"
+
+
+def test_a_reference_that_is_not_deterministic_is_never_rehearsed(tmp_path):
+    class Moody:
+        name = "moody"
+        deterministic = False
+
+    world = World.load(ladder_world(tmp_path / "world"))
+    memo = TrialMemo()
+    assert asyncio.run(rehearse(world, ladder_task(0), [Moody()], memo)) == 0  # type: ignore[list-item]
+    assert memo.get(TrialMemo.key(world, ladder_task(0), Moody(), 0)) is None  # type: ignore[arg-type]
+
+
+def test_the_staircase_is_drawn_once_per_record_whatever_its_time_stamp(monkeypatch):
+    import certify.plot as plot_module
+
+    drawn = []
+    real = plot_module._draw
+    monkeypatch.setattr(plot_module, "_PNGS", type(plot_module._PNGS)())
+    monkeypatch.setattr(plot_module, "_draw", lambda r, out: (drawn.append(r.verdict), real(r, out)))
+    base = record(grid({0: [True, True], 1: [True, False], 2: [False, True]}))
+    first = png(base)
+    again = png(base.model_copy(update={"created_at": "2031-01-01T00:00:00+00:00"}))
+    other = png(record(grid({0: [True, True], 1: [True, True], 2: [False, False]})))
+    assert first[:4] == b"\x89PNG" and again == first and other != first
+    assert drawn == [base.verdict, "holds"]
 
 
 def test_the_plot_shows_intervals_n_and_dead_rungs():
