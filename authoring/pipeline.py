@@ -40,6 +40,7 @@ from certify.gates import certify_task
 from certify.lock import now, task_content_hash
 from certify.plot import png
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet, TaskSetManifest, parse_task
+from certify.trial import Trial
 from simulator import World
 
 from .checks import persona_warnings
@@ -965,7 +966,7 @@ def _agent(name: str) -> Any:
     return make_agent(name)
 
 
-def _evidence(trial: Any) -> Any:
+def _evidence(trial: Trial) -> Trial:
     """A calibration trial as the run keeps it: compact, as its record file keeps it (each failed call keeps its
     error, which is what a reviewer and the fixer read), and a failing trial keeps its model transcript. The
     state is checkpointed at every later step; whole envelopes of every episode made each checkpoint megabytes."""
