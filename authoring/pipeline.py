@@ -34,7 +34,15 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy, Send, interrupt
 
 from certify.agents import make_agent
-from certify.calibrate import Defect, TrialMemo, calibrate, compact, reference_agents
+from certify.calibrate import (
+    CalibrationRecord,
+    Defect,
+    TrialMemo,
+    all_deterministic,
+    calibrate,
+    compact,
+    reference_agents,
+)
 from certify.calibrate import rehearse as rehearse_task
 from certify.gates import certify_task
 from certify.lock import now, task_content_hash
@@ -584,44 +592,13 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
             return {"flags": flags, "revise": targets, "rounds": {"fairness": n + 1, "revise_from": 2}}
         return {"flags": flags, "revise": [], "rounds": {"fairness": n}}
 
-    def draw_ahead(options: RunOptions, tasks: list[Task]) -> None:
-        """While the fairness reviewers think: the calibration these tasks will get, when it needs no model
-        (a deterministic reference, rehearsed already, and no frontier probe), and its staircase picture, the
-        dearest part of writing the run's files. Both are pure, so `calibrate` and `commit` find them done;
-        if fairness sends a level back, the picture is simply never used."""
-        if options.frontier_agent or options.reference_agent.startswith("openai:"):
-            return
-        agents = env.reference(options.reference_agent)
-        if not all(getattr(a, "deterministic", False) for a in agents):
-            return
-        record, _ = asyncio.run(
+    def calibration(
+        options: RunOptions, tasks: list[Task], frontier: Any = None
+    ) -> tuple[CalibrationRecord, list[Trial]]:
+        """The run's reference over `tasks`, reading the trials its rehearsals left in the run's memo."""
+        return asyncio.run(
             calibrate(
                 env.world(options),
-                tasks,
-                options.reference_agent,
-                persona=options.persona,
-                taskset=options.taskset,
-                repeats=options.repeats,
-                min_attempts=options.min_attempts,
-                memo=env.trials,
-                built=agents,
-            )
-        )
-        png(record)
-
-    def route_after_fairness(state: PipelineState) -> str:
-        return "revise" if state.get("revise") else "calibrate"
-
-    # ---------------------------------------------------------------- calibration and repairs
-    def calibrate_persona(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
-        options = runtime.context
-        world = env.world(options)
-        tasks = [parse(options, t.raw) for t in state["tasks"].values()]
-        emit("calibration", "running", f"calibrating with {options.reference_agent} x{options.repeats}")
-        frontier = _agent(options.frontier_agent) if options.frontier_agent else None
-        record, trials = asyncio.run(
-            calibrate(
-                world,
                 tasks,
                 options.reference_agent,
                 persona=options.persona,
@@ -634,6 +611,29 @@ def build_graph(drivers: Drivers, checkpointer: Any = None) -> Any:
                 built=env.reference(options.reference_agent),
             )
         )
+
+    def draw_ahead(options: RunOptions, tasks: list[Task]) -> None:
+        """While the fairness reviewers think: the calibration these tasks will get, when it needs no model
+        (a deterministic reference, rehearsed already, and no frontier probe), and its staircase picture, the
+        dearest part of writing the run's files. Both are pure, so `calibrate` and `commit` find them done;
+        if fairness sends a level back, the picture is simply never used."""
+        if options.frontier_agent or options.reference_agent.startswith("openai:"):
+            return
+        if not all_deterministic(env.reference(options.reference_agent)):
+            return
+        record, _ = calibration(options, tasks)
+        png(record)
+
+    def route_after_fairness(state: PipelineState) -> str:
+        return "revise" if state.get("revise") else "calibrate"
+
+    # ---------------------------------------------------------------- calibration and repairs
+    def calibrate_persona(state: PipelineState, runtime: Runtime[RunOptions]) -> dict[str, Any]:
+        options = runtime.context
+        tasks = [parse(options, t.raw) for t in state["tasks"].values()]
+        emit("calibration", "running", f"calibrating with {options.reference_agent} x{options.repeats}")
+        frontier = _agent(options.frontier_agent) if options.frontier_agent else None
+        record, trials = calibration(options, tasks, frontier)
         flags: dict[str, Flag] = {}
         known = state.get("flags", {})
 
