@@ -19,7 +19,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-COMPAT = ROOT.parent / "shared" / "compat" / "workspacebench"
+COMPAT = ROOT / "compat" / "workspacebench"
 
 
 def median_of(fn: Callable[[], object], runs: int = 7) -> float:

@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPAT = ROOT.parent / "shared" / "compat" / "workspacebench"
+# The external corpus is vendored with its licence (compat/workspacebench/LICENSE), so a clone tests against it.
+COMPAT = ROOT / "compat" / "workspacebench"
 COMPAT_WORLD = COMPAT / "world"
 COMPAT_TASKS = COMPAT / "tasksets" / "workspace_tasks"
 
 needs_compat = pytest.mark.skipif(
-    not COMPAT.is_dir(), reason=f"the compatibility corpus is not present at {COMPAT} (../shared/compat)"
+    not COMPAT.is_dir(), reason=f"the vendored compatibility corpus is missing at {COMPAT}"
 )
 
 
