@@ -1,0 +1,50 @@
+"""What every command shares besides its options: the two consoles, the usage error, and loading a world.
+
+A usage error is one line on stderr and exit 2, before any work; a world that does not load is one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from authoring import render
+
+if TYPE_CHECKING:
+    from certify.task import TaskSet
+    from simulator import World
+
+console = render.console()
+err = render.console(stderr=True)
+
+
+def usage_error(message: str, code: int = 2) -> typer.Exit:
+    """Print `message` as an error and return the exit to raise (`raise usage_error(...) from exc`)."""
+    render.error(err, message)
+    return typer.Exit(code)
+
+
+def taskset_problem(taskset: Path) -> str | None:
+    """Why `taskset` is not a taskset folder (a message naming --taskset), or None when it is one."""
+    if (taskset / "taskset.json").is_file():
+        return None
+    return f"--taskset {taskset}: {'no such folder' if not taskset.is_dir() else 'no taskset.json in it'}"
+
+
+def load_world(path: Path | None) -> World:
+    """The world at `path` (the built-in default world when None); one that does not load is a usage error."""
+    from simulator import DEFAULT_WORLD, World, WorldError
+
+    try:
+        return World.load(path or DEFAULT_WORLD)
+    except WorldError as exc:
+        raise usage_error(f"cannot load world {path or DEFAULT_WORLD}: {exc}") from exc
+
+
+def taskset_world(taskset: TaskSet, override: Path | None) -> tuple[Path, World]:
+    """The world a taskset's tasks run in (--world, else the one its manifest names, else the built-in
+    default): where it is, to record with a run, and the world itself."""
+    path = taskset.world_path(override)
+    return path, load_world(path)
