@@ -454,13 +454,10 @@ class TaskSet:
     def task_files(self) -> list[Path]:
         return task_files_under(self.root)
 
-    def world_path(self, override: Path | None = None) -> Path:
-        """Where the world this taskset's tasks run in is: the override, else the one its manifest names, else
-        the built-in default."""
-        return Path(override or self.manifest.world or DEFAULT_WORLD)
-
     def world(self, override: Path | None = None) -> World:
-        return World.load(self.world_path(override))
+        """The world this taskset's tasks run in: the override, else the one its manifest names, else the
+        built-in default."""
+        return World.load(override or self.manifest.world or DEFAULT_WORLD)
 
     def defaults(self) -> dict[str, Any]:
         """task_defaults plus the manifest's setup axes (a task's own value wins on each axis)."""

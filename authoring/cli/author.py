@@ -14,7 +14,7 @@ import typer
 
 from authoring import render
 
-from .common import console, err, usage_error
+from .common import console, err, preflight, usage_error, world_of
 from .options import (
     TASKSET,
     TASKSETS_DIR,
@@ -156,9 +156,7 @@ def author(
     from authoring.review import ReviewError
     from authoring.run import RunError, run_persona
     from authoring.sources import SourceError, check_name
-    from certify.agents.llm import check_agents
     from certify.evaluate import build_agent
-    from certify.model_client import EndpointUnusable
     from certify.task import TaskFileError, TaskSet
     from simulator import DEFAULT_WORLD, WorldError
 
@@ -173,15 +171,9 @@ def author(
         check_name(persona, "--persona", "persona")
         check_name(taskset, "--taskset", "taskset")
         root = tasksets_dir / taskset
-        world = TaskSet.load(root).world_path(world) if (root / "taskset.json").is_file() else world
+        world = world_of(TaskSet.load(root), world) if (root / "taskset.json").is_file() else world
         roles = drivers.build(progress, skills_dir, **budget.limits())
-        check_agents(
-            [
-                build_agent(name)
-                for name in (reference_agent, frontier_agent)
-                if name and name.startswith("openai:")
-            ]
-        )
+        preflight(build_agent(n) for n in (reference_agent, frontier_agent) if n and n.startswith("openai:"))
         options = RunOptions(
             persona=persona,
             taskset=taskset,
@@ -231,7 +223,6 @@ def author(
         ReviewError,
         TaskFileError,
         EndpointError,
-        EndpointUnusable,
     ) as exc:
         raise usage_error(str(exc)) from exc
     except Exception as exc:

@@ -13,7 +13,7 @@ import typer
 
 from authoring import render
 
-from .common import console, err, taskset_world, usage_error
+from .common import console, err, preflight, taskset_world, usage_error
 from .options import (
     Concurrency,
     FrontierAgent,
@@ -104,15 +104,12 @@ def calibrate(
             min_attempts=floor,
         )
     else:
-        from certify.agents.llm import check_agents
-        from certify.model_client import EndpointUnusable
-
         try:
             reference = reference_agents(agent)
             frontier = build_agent(frontier_agent) if frontier_agent else None
-            check_agents([*reference, *([frontier] if frontier else [])])
-        except (ValueError, EndpointUnusable) as exc:
+        except ValueError as exc:
             raise usage_error(str(exc)) from exc
+        preflight([*reference, *([frontier] if frontier else [])])
         runs = repeats_for(reference, repeats)
         trials = []
         for member in reference:

@@ -11,7 +11,7 @@ import typer
 
 from authoring import render
 
-from .common import console, load_world, usage_error
+from .common import console, load_world, usage_error, world_of
 from .options import Json, WorldDir
 
 
@@ -35,7 +35,7 @@ def certify(
     if not targets:
         raise usage_error("no task files found")
     where = [
-        taskset.world_path(world) if taskset is not None else world or DEFAULT_WORLD for _, taskset in targets
+        world_of(taskset, world) if taskset is not None else world or DEFAULT_WORLD for _, taskset in targets
     ]
     worlds = {path: load_world(path) for path in dict.fromkeys(where)}
     results = [

@@ -16,7 +16,7 @@ import typer
 
 from authoring import render
 
-from .common import console, err, load_world, taskset_problem, usage_error
+from .common import console, err, preflight, taskset_problem, taskset_world, usage_error
 from .options import (
     Concurrency,
     Json,
@@ -242,8 +242,7 @@ def eval_cmd(
     if not tasks:
         raise usage_error(f"--taskset {taskset}: no task files found")
     loaded = TaskSet.load(taskset)
-    where = loaded.world_path(world)
-    w = load_world(where)
+    where, w = taskset_world(loaded, world)
     label = loaded.manifest.taskset_id
     notes = list(getattr(chosen, "notes", []))
     options = {
@@ -262,13 +261,7 @@ def eval_cmd(
         if not planned:
             render.say(err, f"run {plan.record.run_id}: no invalid or unfinished trial to retry")
     if planned:
-        from certify.agents.llm import check_agents
-        from certify.model_client import EndpointUnusable
-
-        try:
-            check_agents([chosen])
-        except EndpointUnusable as exc:
-            raise usage_error(str(exc)) from exc
+        preflight([chosen])
 
     with Progress(
         TextColumn("{task.description}", markup=False),
