@@ -225,10 +225,7 @@ def eval_cmd(
     problem = taskset_problem(taskset)
     if problem:
         raise usage_error(problem)
-    llm = {
-        **(plan.llm if plan else {}),
-        **model.config(),
-    }
+    llm = {**(plan.llm if plan else {}), **model.config()}
     if llm and not agent.startswith("openai:"):
         raise usage_error(f"{flag_names(llm)} only apply to openai:<model> agents, not '{agent}'")
     try:
