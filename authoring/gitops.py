@@ -36,13 +36,6 @@ def find_repo(path: Path) -> git.Repo:
         raise GitError(f"{path} is not inside a git repository; run `git init` there") from exc
 
 
-def repo_or_none(path: Path) -> git.Repo | None:
-    try:
-        return find_repo(path)
-    except GitError:
-        return None
-
-
 def top(repo: git.Repo) -> Path:
     return Path(repo.working_tree_dir or ".").resolve()
 

@@ -91,6 +91,18 @@ def table(**kwargs: Any) -> Table:
     return Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, **kwargs)
 
 
+def level_table(figures: Sequence[str], *, notes: Sequence[str] = ()) -> Table:
+    """A table with one row per level: the level and its name, then `figures` (right-aligned), then `notes`."""
+    grid = table()
+    for col in ("level", ""):
+        grid.add_column(col, no_wrap=True)
+    for col in figures:
+        grid.add_column(col, justify="right", no_wrap=True)
+    for col in notes:
+        grid.add_column(col, no_wrap=True)
+    return grid
+
+
 def bullets(out: Console, title: str, items: Iterable[tuple[str, str]], *, style: str = "") -> None:
     """`title` then one wrapped entry per (key, text), continuation lines indented under the key."""
     items = list(items)

@@ -13,8 +13,10 @@ Reliability across repeats is reported as tau2-bench does: pass^k, the chance th
 pass, estimated per task from its n valid trials as C(c, k) / C(n, k) and averaged over tasks; and as
 consistency, the share of tasks whose valid trials all agree (all pass or all fail).
 
-`retry_invalid` re-runs the invalid (or never finished) trials of a run into the same folder: the new trial
-is appended, and the latest trial of each (task, repeat) is the one counted.
+A retry (`plan_retry`, then `retry_invalid`) re-runs the invalid (or never finished) trials of a run into the
+same folder with the run's own agent, taskset, world and model settings: the new trial is appended, and the
+latest trial of each (task, repeat) is the one counted (`current`). Valid trials, passes and failures alike,
+are never re-run: a retry repairs what did not measure the agent, it does not give the agent another chance.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simulator import World
 
-from .agents.base import Agent, make_agent
+from .agents import Agent, make_agent
 from .stats import distribution, pass_hat_k, wilson
 from .task import LEVELS, Task, TaskFileError, TaskSet, load_task
 from .trial import Trial, run_trial
@@ -337,6 +339,60 @@ async def _run_into(
             group.create_task(one(task, repeat))
 
 
+@dataclass(frozen=True)
+class RetryPlan:
+    """What a retry re-runs and with what: the run's folder and record, and the settings it measured under
+    (its agent `record.agent`, taskset folder, world and model options), which the retry keeps."""
+
+    run_dir: Path
+    record: RunRecord
+    taskset_dir: Path
+
+    @property
+    def world(self) -> Path | None:
+        return Path(self.record.world) if self.record.world else None
+
+    @property
+    def llm(self) -> dict[str, Any]:
+        """The run's model options (LLMConfig fields) but the model, which its agent's name carries."""
+        stored = self.record.options.get("llm")
+        return {k: v for k, v in stored.items() if k != "model"} if isinstance(stored, dict) else {}
+
+    def pending(self) -> list[tuple[str, int]]:
+        """(task, repeat) of the trials the retry re-runs, as the run's folder holds them now."""
+        return to_retry(self.record, load_run(self.run_dir))
+
+
+def plan_retry(
+    run: str,
+    runs_dir: Path,
+    *,
+    agent: str | None = None,
+    taskset: Path | None = None,
+    selection: bool = False,
+) -> RetryPlan:
+    """The retry of `run` (a run folder, or its id under `runs_dir`). `agent` and `taskset`, when given, must be
+    the run's own (a taskset folder is needed when the run does not record it); `selection` says tasks, a limit,
+    a persona or repeats were asked for, which a retry cannot honour (it re-runs the run's own trials).
+    ValueError names what is wrong."""
+    run_dir = Path(run) if Path(run).is_dir() else Path(runs_dir) / run
+    try:
+        record = load_record(run_dir)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--retry {run}: not a run folder (no readable run.json)") from exc
+    if selection:
+        raise ValueError(
+            "--retry re-runs a run's own trials: --task, --limit, --persona and --repeats do not apply"
+        )
+    if agent is not None and agent != record.agent:
+        raise ValueError(f"--retry {run}: the run measured '{record.agent}', not '{agent}'")
+    stored = record.options.get("taskset_dir")
+    taskset = taskset or (Path(stored) if stored else None)
+    if taskset is None:
+        raise ValueError(f"--retry {run}: the run does not record its taskset folder; pass --taskset")
+    return RetryPlan(run_dir, record, taskset)
+
+
 def to_retry(record: RunRecord, trials: list[Trial]) -> list[tuple[str, int]]:
     """(task, repeat) of every trial of the run that is invalid or never finished, in the run's order."""
     latest = {(t.task_id, t.repeat): t for t in current(trials)}
@@ -350,7 +406,7 @@ def to_retry(record: RunRecord, trials: list[Trial]) -> list[tuple[str, int]]:
 
 async def retry_invalid(
     world: World,
-    run_dir: Path,
+    plan: RetryPlan,
     tasks: dict[str, Task],
     agent: Agent,
     *,
@@ -358,14 +414,11 @@ async def retry_invalid(
     timeout_s: float | None = None,
     progress: Progress | None = None,
 ) -> EvalRun:
-    """Re-run the invalid (or never finished) trials of the run in `run_dir` with `agent`, appending to it.
-
-    Valid trials — passes and failures alike — are never re-run: a retry repairs what did not measure the agent,
-    it does not give the agent another chance."""
-    record = load_record(run_dir)
+    """Re-run the pending trials of `plan` with `agent` (the run's own), appending them to its folder."""
+    record = load_record(plan.run_dir)
     if agent.name != record.agent:
         raise ValueError(f"run {record.run_id} measured '{record.agent}', not '{agent.name}'")
-    run = EvalRun(Path(run_dir), record, load_run(run_dir))
+    run = EvalRun(plan.run_dir, record, load_run(plan.run_dir))
     todo = to_retry(record, run.trials)
     missing = sorted({task_id for task_id, _ in todo if task_id not in tasks})
     if missing:

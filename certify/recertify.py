@@ -8,7 +8,6 @@ tasks kept their verdicts, which kept them with different checks, and which now 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -204,7 +203,3 @@ def recertify(
         if record is not None:
             record.calibration = {**record.calibration, **after.summary(), "regraded_at": now()}
     return RecertifyReport(lock.taskset, len(lock.tasks), outcomes, calibrations, lock)
-
-
-def report_json(report: RecertifyReport) -> str:
-    return json.dumps(report.to_dict(), indent=2)

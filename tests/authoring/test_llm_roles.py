@@ -543,7 +543,7 @@ def test_config_from_env_fails_loudly(monkeypatch):
         LLMConfig.from_env(model="gpt-4.1")
     assert "no model" not in str(caught.value)
 
-    from authoring.commands.author import DriverChoice, make_drivers
+    from authoring.cli.author import DriverChoice, make_drivers
 
     with pytest.raises(ValueError, match="not configured"):
         make_drivers(DriverChoice.llm, None, None, lambda message: None)

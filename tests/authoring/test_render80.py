@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from authoring import render
 from authoring.cli import app
+from certify.gates import GATE_NAMES as GATES
 from tests.authoring.conftest import ADD_STORY
 from tests.certify.helpers import raw
 
@@ -51,17 +52,7 @@ def write_taskset(root: Path, tasks: dict[str, object], *, folder: str = "desk")
 
 
 def test_gate_table_columns_come_from_the_results_and_fit():
-    gates = (
-        "schema",
-        "grounding",
-        "oracle",
-        "noop",
-        "load_bearing",
-        "leak",
-        "determinism",
-        "equivalence",
-        "shortcuts",
-    )
+    gates = GATES
     ok = {g: {"ok": True, "detail": "fine"} for g in gates}
     bad = {**ok, "shortcuts": {"ok": False, "detail": "the note stuffer passes: data_contains [5.24%] alone"}}
     skipped = {g: {"ok": False, "detail": "not run: schema gate failed"} for g in gates}
@@ -272,20 +263,7 @@ def test_author_recertify_and_review_at_80_columns(authored, mini_world_path):
 
 
 def test_a_table_too_wide_folds_into_a_compact_layout():
-    gates = {
-        g: {"ok": g != "leak", "detail": "the prompt names the target"}
-        for g in (
-            "schema",
-            "grounding",
-            "oracle",
-            "noop",
-            "load_bearing",
-            "leak",
-            "determinism",
-            "equivalence",
-            "shortcuts",
-        )
-    }
+    gates = {g: {"ok": g != "leak", "detail": "the prompt names the target"} for g in GATES}
     out = Console(width=50, record=True)
     render.gate_table(out, "Certification", [(LONG_ID, gates)], extra=[("level", ["level4"])])
     text = out.export_text()

@@ -10,10 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from authoring.commands.evaluate import register
+from authoring.cli import app
 from certify.agents import Action, Usage
 from certify.agents.oracle import NoopAgent, OracleAgent
 from certify.evaluate import (
@@ -294,13 +293,6 @@ def test_build_agent_refuses_llm_options_for_other_agents():
 
 @pytest.fixture
 def cli():
-    app = typer.Typer()
-    register(app)
-
-    @app.command("noop-placeholder", hidden=True)
-    def _placeholder() -> None:  # a single-command Typer app would drop the command name
-        """Keeps `eval` addressable by name."""
-
     runner = CliRunner()
     return lambda *args: runner.invoke(app, list(args))
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from authoring import render
-
-err = render.console(stderr=True)
+from .common import err, taskset_problem, taskset_world
+from .options import RunsDir, TasksetFolder, WorldDir
 
 
 def say(message: str) -> None:
@@ -29,22 +27,15 @@ class Transport(StrEnum):
     http = "http"
 
 
-def serve_cmd(
-    taskset: Annotated[
-        Path, typer.Option("--taskset", help="Taskset folder (holds taskset.json).", show_default=False)
-    ],
+def serve(
+    taskset: TasksetFolder,
     task: Annotated[
         str | None,
         typer.Option(
             "--task", help="Task id; required for stdio. With http, serve only this task (default: all)."
         ),
     ] = None,
-    world: Annotated[
-        Path | None,
-        typer.Option(
-            "--world", help="World directory (default: the taskset's, else the built-in default world)."
-        ),
-    ] = None,
+    world: WorldDir = None,
     transport: Annotated[
         Transport,
         typer.Option(
@@ -61,15 +52,12 @@ def serve_cmd(
             "--reveal", help="final_answer's result states the verdict (pass/fail, share, failing codes)."
         ),
     ] = False,
-    runs_dir: Annotated[
-        Path | None, typer.Option("--runs-dir", help="Where the run folder goes (default .taskforge/runs).")
-    ] = None,
+    runs_dir: RunsDir = None,
 ) -> None:
     """Serve tasks over MCP: the task's tools with our schemas, its prompt as the MCP prompt 'task'; each session
     is one episode, graded when it ends and stored as a trial like `taskforge eval`'s."""
     from certify.evaluate import DEFAULT_RUNS_DIR, select_tasks
     from certify.task import TaskFileError, TaskSet
-    from simulator import DEFAULT_WORLD, WorldError
 
     def usage_error(message: str) -> typer.Exit:
         say(f"[red]error:[/red] {message}")
@@ -81,15 +69,15 @@ def serve_cmd(
         raise usage_error(
             f"taskforge serve needs the MCP SDK ({exc.name} is missing): pip install -e '.[mcp]'"
         ) from exc
-    if not (taskset / "taskset.json").is_file():
-        what = "no such folder" if not taskset.is_dir() else "no taskset.json in it"
-        raise usage_error(f"--taskset {taskset}: {what}")
+    problem = taskset_problem(taskset)
+    if problem:
+        raise usage_error(problem)
     try:
         loaded = TaskSet.load(taskset)
         tasks = select_tasks(taskset)
-        w = loaded.world(world)
-    except (TaskFileError, WorldError) as exc:
+    except TaskFileError as exc:
         raise usage_error(str(exc)) from exc
+    where, w = taskset_world(loaded, world)
     if task is not None:
         chosen = [t for t in tasks if t.id == task]
         if not chosen:
@@ -114,7 +102,7 @@ def serve_cmd(
             runs_dir=runs_dir or DEFAULT_RUNS_DIR,
             reveal=reveal,
             taskset=loaded.manifest.taskset_id,
-            world_label=str(world or loaded.manifest.world or DEFAULT_WORLD),
+            world_label=str(where),
             transport=transport.value,
             on_trial=on_trial,
         )
@@ -139,7 +127,3 @@ def serve_cmd(
     except mcp_server.ServeError as exc:
         raise usage_error(str(exc)) from exc
     say(f"run folder: {episodes.run_dir}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("serve")(serve_cmd)

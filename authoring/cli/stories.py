@@ -13,12 +13,13 @@ from rich.console import Console
 
 from authoring import render
 
+from .common import console, err, load_world, usage_error
+from .options import Json, Sources, Strict, WorldDir
+from .world import close_to
+
 new_app = typer.Typer(
     help="Scaffold a persona or a story to fill in (every field explained).", no_args_is_help=True
 )
-
-Sources = Annotated[Path, typer.Option("--sources", help="Folder holding personas/ and stories/.")]
-WorldOpt = Annotated[Path | None, typer.Option("--world", help="World directory (default: built-in).")]
 
 
 def _draft(out: Console, world: Any, report: Any) -> bool:
@@ -96,11 +97,11 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     return certified == len(rows) and record.holds
 
 
-def check_cmd(
+def check(
     persona: Annotated[str, typer.Argument(help="Persona slug (personas/<p>.md).", show_default=False)],
     sources: Sources = Path("."),
-    world: WorldOpt = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too.")] = False,
+    world: WorldDir = None,
+    strict: Strict = False,
     draft: Annotated[
         bool,
         typer.Option(
@@ -109,17 +110,15 @@ def check_cmd(
             "and run their gates and the heuristic staircase.",
         ),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Json = False,
 ) -> None:
     """Check a persona's stories against the world, without authoring.
 
     Every facts error (with the nearest names and the allowed options) and the warnings `taskforge author`
     would show. Exit 0 when clean, 1 on warnings with --strict or a failing --draft, 2 on errors."""
     from authoring.checks import check_persona
-    from authoring.cli import _load_world
 
-    out, err = render.console(), render.console(stderr=True)
-    w = _load_world(world)
+    w = load_world(world)
     report = check_persona(sources, persona, w)
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -127,23 +126,23 @@ def check_cmd(
         for e in report.errors:
             render.error(err, str(e))
         for warning in report.warnings:
-            render.warning(out, str(warning))
+            render.warning(console, str(warning))
         for r in report.resolved:
             render.say(
-                out,
+                console,
                 f"{r.kind}; {r.carried_key}={r.carried_value!r} carried by the policy; "
                 f"{', '.join(t.widget_id for t in r.targets)}; grounded in {r.governance.source}",
                 prefix=f"{r.story.slug}: ",
             )
         verdict = "errors" if report.errors else "ok"
         render.say(
-            out,
+            console,
             f"{persona}: {verdict}, {len(report.errors)} error(s), {len(report.warnings)} warning(s), "
             f"{len(report.resolved)} story(ies) resolved against world {w.name}",
         )
     if report.errors:
         raise typer.Exit(2)
-    if draft and not as_json and not _draft(out, w, report):
+    if draft and not as_json and not _draft(console, w, report):
         raise typer.Exit(1)
     raise typer.Exit(1 if strict and report.warnings else 0)
 
@@ -159,14 +158,12 @@ def new_persona(
     from authoring.scaffold import persona_path, persona_text, write_new
     from authoring.sources import SourceError
 
-    out, err = render.console(), render.console(stderr=True)
     try:
         path = write_new(persona_path(sources, persona), persona_text(persona))
     except SourceError as exc:
-        render.error(err, str(exc))
-        raise typer.Exit(2) from exc
+        raise usage_error(str(exc)) from exc
     render.say(
-        out,
+        console,
         f"wrote {path}: replace every FILL-ME, then `taskforge new story {persona} STORY` four times "
         f"and `taskforge check {persona}`",
     )
@@ -184,41 +181,30 @@ def new_story(
             help="Prefill the target from this widget (name or id) and list its parameters and options.",
         ),
     ] = None,
-    world: WorldOpt = None,
+    world: WorldDir = None,
 ) -> None:
     """Write stories/<P>/<S>.md to fill in, every field explained."""
     from authoring.scaffold import story_path, story_text, write_new
     from authoring.sources import SourceError
 
-    out, err = render.console(), render.console(stderr=True)
     info = None
     if widget is not None:
-        from authoring.cli import _load_world
-        from authoring.worldinfo import lookup, suggestions
+        from authoring.worldinfo import lookup
 
-        w = _load_world(world)
+        w = load_world(world)
         matches = [m for m in lookup(w, widget, sample=0) if m["kind"] == "widget"]
         if len(matches) != 1:
-            close = suggestions(w, widget)
             why = (
                 f"'{widget}' names {len(matches)} widgets (use its id; taskforge world show '{widget}')"
                 if matches
-                else f"no widget called '{widget}'"
-                + (f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else "")
+                else f"no widget called '{widget}'{close_to(w, widget)}"
             )
-            render.error(err, f"--widget: {why}")
-            raise typer.Exit(2)
+            raise usage_error(f"--widget: {why}")
         info = matches[0]
     try:
         path = write_new(story_path(sources, persona, story), story_text(persona, story, info))
     except SourceError as exc:
-        render.error(err, str(exc))
-        raise typer.Exit(2) from exc
+        raise usage_error(str(exc)) from exc
     if not (sources / "personas" / f"{persona}.md").is_file():
         render.warning(err, f"no persona file for '{persona}' yet: taskforge new persona {persona}")
-    render.say(out, f"wrote {path}: replace every FILL-ME, then `taskforge check {persona}`")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("check")(check_cmd)
-    app.add_typer(new_app, name="new")
+    render.say(console, f"wrote {path}: replace every FILL-ME, then `taskforge check {persona}`")

@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from authoring import render
 
-class Mode(StrEnum):
-    json = "json"
-    tools = "tools"
-
-
-class ParseMode(StrEnum):
-    strict = "strict"
-    lenient = "lenient"
+from .common import console, err, preflight, taskset_problem, taskset_world, usage_error
+from .options import (
+    Concurrency,
+    Json,
+    ModelFlags,
+    PersonaOnly,
+    RunsDir,
+    TasksetFolderOrNone,
+    WorldDir,
+    flag_names,
+    grouped,
+)
 
 
 def _fmt(value: Any) -> str:
@@ -40,21 +44,10 @@ MARKS = {"pass": "✓", "fail": "✗", "invalid": "!"}
 def _render(
     report: dict[str, Any], *, title: str, reasons: dict[str, int], run_dir: Path, notes: list[str]
 ) -> None:
-    from authoring import render
     from certify.task import LEVEL_NAMES
 
-    console = render.console()
     render.say(console, title, style="bold")
-    table = render.table()
-    for col, justify in (
-        ("level", "left"),
-        ("", "left"),
-        ("attempts", "right"),
-        ("passes", "right"),
-        ("pass rate", "right"),
-        ("Wilson 95% CI", "right"),
-    ):
-        table.add_column(col, justify=justify, no_wrap=True)
+    table = render.level_table(("attempts", "passes", "pass rate", "Wilson 95% CI"))
     for row in report["levels"]:
         rate = "-" if row["rate"] is None else f"{row['rate']:.0%}"
         lo, hi = row["ci"]
@@ -105,8 +98,6 @@ def _render(
 
 def _render_tasks(console: Any, report: dict[str, Any]) -> None:
     """One row per task (its id in full, one mark per repeat), then pass^k and consistency across repeats."""
-    from authoring import render
-
     rows = report.get("tasks") or []
     if not rows:
         return
@@ -154,15 +145,9 @@ def _render_tasks(console: Any, report: dict[str, Any]) -> None:
         )
 
 
+@grouped
 def eval_cmd(
-    taskset: Annotated[
-        Path | None,
-        typer.Option(
-            "--taskset",
-            help="Taskset folder (holds taskset.json); with --retry, the run's own taskset by default.",
-            show_default=False,
-        ),
-    ] = None,
+    taskset: TasksetFolderOrNone = None,
     agent: Annotated[
         str | None,
         typer.Option(
@@ -171,7 +156,7 @@ def eval_cmd(
             show_default=False,
         ),
     ] = None,
-    persona: Annotated[str | None, typer.Option("--persona", help="Only this persona's tasks.")] = None,
+    persona: PersonaOnly = None,
     task: Annotated[list[str] | None, typer.Option("--task", help="Only this task id (repeatable).")] = None,
     limit: Annotated[
         int | None,
@@ -180,64 +165,25 @@ def eval_cmd(
         ),
     ] = None,
     repeats: Annotated[int, typer.Option("--repeats", min=1, help="Attempts per task.")] = 1,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Episodes at once.")] = 4,
-    world: Annotated[
-        Path | None,
-        typer.Option(
-            "--world",
-            help="World directory (default: the built-in default world; tasks certified against another "
-            "world need it).",
-        ),
-    ] = None,
-    mode: Annotated[
-        Mode | None,
-        typer.Option(
-            "--mode",
-            help="openai: json (one JSON action per reply; the default) or tools (native tool calls).",
-        ),
-    ] = None,
-    parse: Annotated[
-        ParseMode | None,
-        typer.Option(
-            "--parse",
-            help="openai: strict (a reply must be exactly the JSON action) or lenient (prose or code "
-            "fences around it are tolerated; the default).",
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            help="openai: an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (default: "
-            "$OPENAI_BASE_URL, else api.openai.com).",
-        ),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout",
-            min=0.001,
-            help="openai: seconds per model request before it is retried (default 60).",
-        ),
-    ] = None,
+    concurrency: Concurrency = 4,
+    world: WorldDir = None,
+    model: ModelFlags = ModelFlags(),
     trial_timeout: Annotated[
         float | None,
         typer.Option(
             "--trial-timeout", min=0.001, help="Seconds per episode; a slower one is an invalid trial."
         ),
     ] = None,
-    runs_dir: Annotated[
-        Path | None, typer.Option("--runs-dir", help="Where run folders go (default .taskforge/runs).")
-    ] = None,
+    runs_dir: RunsDir = None,
     retry: Annotated[
         str | None,
         typer.Option(
             "--retry",
             help="A run folder (or its id under --runs-dir): re-run its invalid or unfinished trials only, "
-            "appending to it.",
+            "appending to it, with the run's own taskset, agent, world and model options unless given.",
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print only the report object on stdout.")] = False,
+    as_json: Json = False,
 ) -> None:
     """Run an agent over a taskset and report pass rates per level and per task.
 
@@ -247,8 +193,6 @@ def eval_cmd(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from authoring import render
-    from authoring.cli import _load_world
     from certify.evaluate import (
         DEFAULT_RUNS_DIR,
         build_agent,
@@ -256,84 +200,51 @@ def eval_cmd(
         current,
         evaluate,
         invalid_reasons,
-        load_record,
+        plan_retry,
         retry_invalid,
         select_tasks,
     )
     from certify.task import TaskFileError, TaskSet
-    from simulator import DEFAULT_WORLD
-
-    err = render.console(stderr=True)
-
-    def usage_error(message: str) -> typer.Exit:
-        render.error(err, message)
-        return typer.Exit(2)
 
     runs_dir = runs_dir or DEFAULT_RUNS_DIR
-    record = None
+    plan = None
     if retry is not None:
-        run_dir = Path(retry) if Path(retry).is_dir() else runs_dir / retry
         try:
-            record = load_record(run_dir)
-        except (OSError, ValueError) as exc:
-            raise usage_error(f"--retry {retry}: not a run folder (no readable run.json)") from exc
-        if task or limit or persona or repeats != 1:
-            raise usage_error(
-                "--retry re-runs a run's own trials: --task, --limit, --persona and --repeats do not apply"
+            plan = plan_retry(
+                retry,
+                runs_dir,
+                agent=agent,
+                taskset=taskset,
+                selection=bool(task or limit or persona or repeats != 1),
             )
-        agent = agent or record.agent
-        if agent != record.agent:
-            raise usage_error(f"--retry {retry}: the run measured '{record.agent}', not '{agent}'")
-        stored = record.options.get("taskset_dir")
-        taskset = taskset or (Path(stored) if stored else None)
-        if taskset is None:
-            raise usage_error(f"--retry {retry}: the run does not record its taskset folder; pass --taskset")
+        except ValueError as exc:
+            raise usage_error(str(exc)) from exc
+        agent, taskset, world = plan.record.agent, plan.taskset_dir, world or plan.world
     if taskset is None or agent is None:
         raise usage_error("--taskset and --agent are required (or --retry RUN)")
-    if not (taskset / "taskset.json").is_file():
-        what = "no such folder" if not taskset.is_dir() else "no taskset.json in it"
-        raise usage_error(f"--taskset {taskset}: {what}")
-    llm: dict[str, Any] = {}
-    if record is not None and isinstance(record.options.get("llm"), dict):
-        llm = {k: v for k, v in record.options["llm"].items() if k != "model"}
-    for key, value in (
-        ("mode", mode),
-        ("parse", parse),
-        ("base_url", base_url),
-        ("request_timeout_s", timeout),
-    ):
-        if value is not None:
-            llm[key] = value.value if isinstance(value, Enum) else value
+    problem = taskset_problem(taskset)
+    if problem:
+        raise usage_error(problem)
+    llm = {**(plan.llm if plan else {}), **model.config()}
     if llm and not agent.startswith("openai:"):
-        flags = {
-            "mode": "--mode",
-            "parse": "--parse",
-            "base_url": "--base-url",
-            "request_timeout_s": "--timeout",
-        }
-        raise usage_error(
-            f"{', '.join(flags.get(k, k) for k in llm)} only apply to openai:<model> agents, not '{agent}'"
-        )
+        raise usage_error(f"{flag_names(llm)} only apply to openai:<model> agents, not '{agent}'")
     try:
         chosen = build_agent(agent, llm)
     except (ValueError, ImportError) as exc:
         raise usage_error(str(exc)) from exc
     try:
         tasks = choose_tasks(select_tasks(taskset, persona), task, limit)
-    except TaskFileError as exc:
-        raise usage_error(str(exc)) from exc
-    except ValueError as exc:
+    except (TaskFileError, ValueError) as exc:
         raise usage_error(str(exc)) from exc
     if not tasks:
         raise usage_error(f"--taskset {taskset}: no task files found")
     loaded = TaskSet.load(taskset)
-    world = world or (Path(record.world) if record is not None and record.world else None)
-    w = _load_world(world or (Path(loaded.manifest.world) if loaded.manifest.world else None))
+    where, w = taskset_world(loaded, world)
     label = loaded.manifest.taskset_id
     notes = list(getattr(chosen, "notes", []))
     options = {
         "persona": persona,
-        "world": str(world or DEFAULT_WORLD),
+        "world": str(where),
         "taskset_dir": str(taskset.resolve()),
         "task_filter": list(task or []),
         "limit": limit,
@@ -342,20 +253,12 @@ def eval_cmd(
     if config is not None and hasattr(config, "public"):
         options["llm"] = config.public()
     planned = len(tasks) * repeats
-    if record is not None:
-        from certify.evaluate import load_run, to_retry
-
-        planned = len(to_retry(record, load_run(run_dir)))
+    if plan is not None:
+        planned = len(plan.pending())
         if not planned:
-            render.say(err, f"run {record.run_id}: no invalid or unfinished trial to retry")
+            render.say(err, f"run {plan.record.run_id}: no invalid or unfinished trial to retry")
     if planned:
-        from certify.agents.llm import check_agents
-        from certify.model_client import EndpointUnusable
-
-        try:
-            check_agents([chosen])
-        except EndpointUnusable as exc:
-            raise usage_error(str(exc)) from exc
+        preflight([chosen])
 
     with Progress(
         TextColumn("{task.description}", markup=False),
@@ -366,7 +269,7 @@ def eval_cmd(
         console=err,
         transient=False,
     ) as bar:
-        job = bar.add_task(f"{'retry' if record else 'eval'} {chosen.name}", total=planned, status="")
+        job = bar.add_task(f"{'retry' if plan else 'eval'} {chosen.name}", total=planned, status="")
         tally = {"passed": 0, "invalid": 0}
 
         def progress(trial, done: int, total: int) -> None:
@@ -376,10 +279,10 @@ def eval_cmd(
 
         async def go():
             try:
-                if record is not None:
+                if plan is not None:
                     return await retry_invalid(
                         w,
-                        run_dir,
+                        plan,
                         {t.id: t for t in tasks},
                         chosen,
                         concurrency=concurrency,
@@ -395,7 +298,7 @@ def eval_cmd(
                     timeout_s=trial_timeout,
                     runs_dir=runs_dir,
                     taskset=label,
-                    world_label=str(world or DEFAULT_WORLD),
+                    world_label=str(where),
                     options=options,
                     notes=notes,
                     progress=progress,
@@ -425,8 +328,8 @@ def eval_cmd(
             + (f" / {persona}" if persona else "")
             + f": {run.record.tasks} task(s) x {run.record.repeats}"
         )
-        if record is not None:
-            title += f" (retried {planned} trial(s) of run {record.run_id})"
+        if plan is not None:
+            title += f" (retried {planned} trial(s) of run {plan.record.run_id})"
         _render(run.report, title=title, reasons=invalid_reasons(counted), run_dir=run.run_dir, notes=notes)
     if run.report["trials"] and run.report["invalid"] == run.report["trials"]:
         why = ", ".join(f"{reason} {count}" for reason, count in sorted(invalid_reasons(counted).items()))
@@ -437,7 +340,3 @@ def eval_cmd(
             style="red",
         )
         raise typer.Exit(1)
-
-
-def register(app: typer.Typer) -> None:
-    app.command("eval")(eval_cmd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,45 +12,36 @@ import typer
 
 from authoring import render
 
-console = render.console()
-err = render.console(stderr=True)
-review_app = typer.Typer(
+from .author import DriverChoice, make_drivers
+from .common import console, err, usage_error
+from .options import (
+    CHECKPOINTS,
+    TASKSETS_DIR,
+    Checkpoints,
+    CheckpointUrl,
+    Json,
+    SkillsDir,
+    Sources,
+    TasksetOnly,
+    TasksetsDir,
+    grouped,
+)
+
+app = typer.Typer(
     help="Review flagged tasks: list, show, approve, reject, send to the fixer.", no_args_is_help=True
 )
 
-Checkpoints = Annotated[
-    Path, typer.Option("--checkpoints", help="The SQLite checkpoint store (paused runs).")
-]
-CheckpointUrl = Annotated[
-    str | None, typer.Option("--checkpoint-url", help="postgresql://… checkpoint store.")
-]
-TasksetsDir = Annotated[
-    Path, typer.Option("--tasksets-dir", help="Where tasksets (and their reviews/) live.")
-]
-DEFAULT_DB = Path(".taskforge") / "checkpoints.sqlite"
-
 
 def _drivers():
-    from authoring.commands.author import DriverChoice, make_drivers
-
     return make_drivers(DriverChoice.rules, None, None, render.progress_printer(err))
 
 
-def _fail(exc: Exception, code: int = 2) -> typer.Exit:
-    render.error(err, str(exc))
-    return typer.Exit(code)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(review_app, name="review")
-
-
-@review_app.command("list")
+@app.command("list")
 def list_items(
-    taskset: Annotated[str | None, typer.Option("--taskset", help="Only this taskset.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    taskset: TasksetOnly = None,
+    as_json: Json = False,
     show_all: Annotated[bool, typer.Option("--all", help="Decided and superseded items too.")] = False,
-    tasksets_dir: TasksetsDir = Path("tasksets"),
+    tasksets_dir: TasksetsDir = TASKSETS_DIR,
 ) -> None:
     """Every open item with its id, kind, age and a one-line reason (read from <taskset>/reviews/)."""
     from authoring.review import ReviewError, all_items
@@ -57,7 +49,7 @@ def list_items(
     try:
         items = [i for i in all_items(tasksets_dir, taskset) if show_all or i.status == "open"]
     except ReviewError as exc:
-        raise _fail(exc) from exc
+        raise usage_error(str(exc)) from exc
     if as_json:
         sys.stdout.write(json.dumps({"items": [i.to_dict() for i in items]}, indent=2) + "\n")
         return
@@ -94,12 +86,12 @@ def list_items(
             render.say(console, i.reason, prefix="    ")
 
 
-@review_app.command("show")
+@app.command("show")
 def show(
     item_id: Annotated[str, typer.Argument(help="Item id (a unique prefix is enough).")],
-    checkpoints: Checkpoints = DEFAULT_DB,
+    checkpoints: Checkpoints = CHECKPOINTS,
     checkpoint_url: CheckpointUrl = None,
-    tasksets_dir: TasksetsDir = Path("tasksets"),
+    tasksets_dir: TasksetsDir = TASKSETS_DIR,
 ) -> None:
     """Everything needed to decide: the task, the flag and its evidence, gates, failing turns, the ladder."""
     from authoring.review import ReviewError, find_item
@@ -112,7 +104,7 @@ def show(
             with checkpointer(checkpoint_url, checkpoints) as saver:
                 state = _thread_state(saver, _drivers(), item.run)
     except (ReviewError, RunError) as exc:
-        raise _fail(exc) from exc
+        raise usage_error(str(exc)) from exc
     tasks = {tid: a.raw for tid, a in state.get("tasks", {}).items()} or _tasks_on_disk(tasksets_dir, item)
     render.say(
         console,
@@ -222,11 +214,7 @@ def _decide(
     item_id: str,
     verdict: str,
     note: str,
-    by: str,
-    checkpoints: Path,
-    checkpoint_url: str | None,
-    tasksets_dir: Path,
-    no_commit: bool,
+    decision: Decision,
     sources: Path = Path("."),
     skills_dir: Path = Path("skills"),
 ) -> None:
@@ -236,23 +224,23 @@ def _decide(
     from certify.task import TaskFileError
 
     try:
-        with checkpointer(checkpoint_url, checkpoints) as saver:
+        with checkpointer(decision.checkpoint_url, decision.checkpoints) as saver:
             outcome = decide(
-                tasksets_dir,
+                decision.tasksets_dir,
                 saver,
                 _drivers(),
                 item_id,
                 verdict,
-                by=by,
+                by=decision.by,
                 note=note,
-                commit=not no_commit,
+                commit=not decision.no_commit,
                 sources_root=sources,
                 skills_dir=skills_dir,
             )
     except (AlreadyDecided, NoRepair) as exc:
-        raise _fail(exc, 1) from exc
+        raise usage_error(str(exc), 1) from exc
     except (ReviewError, RunError, TaskFileError) as exc:
-        raise _fail(exc) from exc
+        raise usage_error(str(exc)) from exc
     render.say(
         console,
         f"{item_id} — " + ", ".join(f"{k}: {v}" for k, v in outcome.items() if v),
@@ -262,54 +250,47 @@ def _decide(
 
 By = Annotated[str, typer.Option("--by", help="Who decides (recorded in the lock and the review file).")]
 NoCommit = Annotated[bool, typer.Option("--no-commit", help="Record the decision without committing it.")]
+Note = Annotated[str, typer.Option("--note")]
 
 
-@review_app.command("approve")
-def approve(
-    item_id: str,
-    note: Annotated[str, typer.Option("--note")] = "",
-    by: By = "reviewer",
-    checkpoints: Checkpoints = DEFAULT_DB,
-    checkpoint_url: CheckpointUrl = None,
-    tasksets_dir: TasksetsDir = Path("tasksets"),
-    no_commit: NoCommit = False,
-) -> None:
+@dataclass(frozen=True)
+class Decision:
+    """The options every decision takes: who decides, where the paused runs and the reviews are."""
+
+    by: By = "reviewer"
+    checkpoints: Checkpoints = CHECKPOINTS
+    checkpoint_url: CheckpointUrl = None
+    tasksets_dir: TasksetsDir = TASKSETS_DIR
+    no_commit: NoCommit = False
+
+
+@app.command("approve")
+@grouped
+def approve(item_id: str, note: Note = "", decision: Decision = Decision()) -> None:
     """Accept the item as it is."""
-    _decide(item_id, "approve", note, by, checkpoints, checkpoint_url, tasksets_dir, no_commit)
+    _decide(item_id, "approve", note, decision)
 
 
-@review_app.command("reject")
+@app.command("reject")
+@grouped
 def reject(
     item_id: str,
     reason: Annotated[str, typer.Option("--reason", help="Why (required).")],
-    by: By = "reviewer",
-    checkpoints: Checkpoints = DEFAULT_DB,
-    checkpoint_url: CheckpointUrl = None,
-    tasksets_dir: TasksetsDir = Path("tasksets"),
-    no_commit: NoCommit = False,
+    decision: Decision = Decision(),
 ) -> None:
     """Reject the item (a rejected blocker ends its run uncommitted once the run's other blockers are decided)."""
-    _decide(item_id, "reject", reason, by, checkpoints, checkpoint_url, tasksets_dir, no_commit)
+    _decide(item_id, "reject", reason, decision)
 
 
-@review_app.command("fix")
+@app.command("fix")
+@grouped
 def fix(
     item_id: str,
-    note: Annotated[str, typer.Option("--note")] = "",
-    by: By = "reviewer",
-    checkpoints: Checkpoints = DEFAULT_DB,
-    checkpoint_url: CheckpointUrl = None,
-    tasksets_dir: TasksetsDir = Path("tasksets"),
-    no_commit: NoCommit = False,
-    sources: Annotated[Path, typer.Option("--sources", help="Folder holding personas/ and stories/.")] = Path(
-        "."
-    ),
-    skills_dir: Annotated[
-        Path, typer.Option("--skills-dir", help="Role skills (lessons are appended).")
-    ] = Path("skills"),
+    note: Note = "",
+    decision: Decision = Decision(),
+    sources: Sources = Path("."),
+    skills_dir: SkillsDir = Path("skills"),
 ) -> None:
     """Send the item to the fixer with its evidence; a repair goes back through the gates, the validator,
     ladder fairness and calibration before it is committed (exit 1 when no repair applies)."""
-    _decide(
-        item_id, "fix", note, by, checkpoints, checkpoint_url, tasksets_dir, no_commit, sources, skills_dir
-    )
+    _decide(item_id, "fix", note, decision, sources, skills_dir)

@@ -1,0 +1,152 @@
+"""`taskforge recertify`: after a grader, simulator or world change, re-check exactly what went stale."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from authoring import render
+
+from .common import console, taskset_world, usage_error
+from .options import TASKSET, TASKSETS_DIR, Json, TasksetName, TasksetsDir, WorldDir
+
+
+def recertify(
+    taskset: TasksetName = TASKSET,
+    tasksets_dir: TasksetsDir = TASKSETS_DIR,
+    world: WorldDir = None,
+    commit: Annotated[
+        bool, typer.Option("--commit", help="Write the updated lock and commit it, alone.")
+    ] = False,
+    as_json: Json = False,
+) -> None:
+    """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
+    from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
+    from authoring.review import file_lock, read_file, reviews_path
+    from certify.lock import LOCK_FILE
+    from certify.recertify import recertify as recertify_taskset
+    from certify.task import TaskFileError, TaskSet
+
+    root = tasksets_dir / taskset
+    repo = None
+    try:
+        if commit:
+            repo = find_repo(root)
+            pending = dirty_paths(repo, [root / LOCK_FILE, root / "reviews"])
+            if pending:
+                raise PendingEdits(pending, "recertify --commit writes the lock and review files")
+        _, w = taskset_world(TaskSet.load(root), world)
+        report = recertify_taskset(root, w)
+    except (TaskFileError, GitError) as exc:
+        raise usage_error(str(exc)) from exc
+    sha = None
+    written: list[Path] = []
+    if commit and (report.stale or report.broken):
+        with file_lock(root / LOCK_FILE):
+            written.append(report.lock.write(root))
+        for persona, items in _broken_items(report, taskset).items():
+            path = reviews_path(root, persona)
+            with file_lock(path):
+                file = read_file(root, persona)
+                known = {(i.id, i.run) for i in file.items}
+                file.items += [i for i in items if (i.id, i.run) not in known]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(file.render())
+            written.append(path)
+        sha = commit_paths(
+            repo,
+            written,
+            f"taskforge: recertify {taskset} ({report.stale} stale, {len(report.broken)} broken)",
+        )
+    data = report.to_dict() | {"commit": sha}
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    elif not report.stale:
+        render.say(
+            console,
+            f"nothing stale: all {report.total} certificates of {taskset} match the current "
+            "grader, simulator, world and defaults",
+        )
+    else:
+        _render(console, report, commit)
+        if sha:
+            render.say(console, f"wrote {', '.join(str(p) for p in written)}; committed {sha[:10]}")
+        elif commit:
+            console.print("the lock is unchanged; nothing to commit")
+        else:
+            render.say(
+                console,
+                f"dry run: nothing written; --commit writes {root / 'certificates.json'} (and "
+                "review items for broken tasks) and commits them",
+            )
+    raise typer.Exit(1 if report.broken else 0)
+
+
+def _render(console, report, commit: bool) -> None:
+    """Ids in full, short columns; what changed and why listed under the table."""
+    render.say(console, f"{report.stale}/{report.total} stale certificate(s) re-checked", style="bold")
+    table = render.table()
+    table.add_column("task", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("stale because")
+    table.add_column("changed gates")
+    for t in report.tasks:
+        style = "red" if t.verdict == "broken" else ""
+        table.add_row(
+            render.text(t.task_id),
+            render.text(t.verdict, style),
+            render.text(", ".join(t.reasons)),
+            render.text(", ".join(t.changed_gates) or "-"),
+        )
+    console.print(table)
+    render.bullets(console, "details", [(t.task_id, t.detail) for t in report.tasks if t.detail])
+    for c in report.calibration:
+        moved = f"{len(c.moved)} verdict(s) moved" if c.moved else "no verdict moved"
+        staircase = "holds" if c.holds_now else "INVERTED" if c.holds_now is False else "-"
+        render.say(
+            console,
+            f"{c.trials} stored trial(s) re-graded, {moved}; staircase {staircase} {c.note}".rstrip(),
+            prefix=f"calibration {c.persona}: ",
+        )
+    if report.broken:
+        render.say(
+            console,
+            f"{len(report.broken)} task(s) now fail: "
+            + (
+                "opened review items (taskforge review list)"
+                if commit
+                else "run with --commit to record them as review items"
+            ),
+            style="red",
+        )
+
+
+def _broken_items(report, taskset: str) -> dict[str, list]:
+    """Review items for the tasks a re-certification broke, by persona."""
+    from authoring.review import ReviewItem
+    from certify.lock import now, sha256_text
+
+    out: dict[str, list] = {}
+    stamp = now()
+    for outcome in report.broken:
+        reason = f"{outcome.task_id} no longer certifies ({', '.join(outcome.reasons)} changed)"
+        item = ReviewItem(
+            id="r" + sha256_text(f"{outcome.task_id}|{outcome.detail}")[:9],
+            run="recertify",
+            source="recertify",
+            taskset=taskset,
+            persona=outcome.persona or "-",
+            task_id=outcome.task_id,
+            kind="recertify_broken",
+            check="recertify",
+            severity="blocker",
+            reason=reason,
+            evidence=outcome.detail,
+            created_at=stamp,
+        )
+        out.setdefault(item.persona, []).append(item)
+    return out

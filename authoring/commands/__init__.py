@@ -1,1 +1,0 @@
-"""CLI commands kept out of cli.py; each module exposes `register(app)`."""
