@@ -35,7 +35,7 @@ def _version(value: bool) -> None:
 
 
 def _register_commands() -> None:
-    from .commands import author, calibrate, evaluate, recertify, report, review, serve, sources, world
+    from .commands import author, calibrate, evaluate, judge, recertify, report, review, serve, sources, world
 
     world.register(world_app)
     sources.register(app)
@@ -46,6 +46,7 @@ def _register_commands() -> None:
     review.register(app)
     recertify.register(app)
     serve.register(app)
+    judge.register(app)
 
 
 console = render.console()
