@@ -15,7 +15,15 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from simulator import DEFAULT_WORLD, Setup, World
 
@@ -271,7 +279,7 @@ class Eval(_Strict):
     max_unrequested_widgets: int | None = Field(
         None, description="Cap on widgets of the judged dashboard that no requirement accounts for."
     )
-    judge_evaluation: bool | JudgeEvaluation | None = Field(
+    judge_evaluation: StrictBool | JudgeEvaluation | None = Field(
         None,
         description="The answer is judged: true (the source's form) or the key points, skill and required "
         "elements; needs reference_answer, the exemplar.",
@@ -282,6 +290,18 @@ class Eval(_Strict):
     app_structure: AppStructure = Field(default_factory=AppStructure)
     max_turns: int | None = None
     limits: Limits | None = None
+
+    @field_validator("judge_evaluation", mode="before")
+    @classmethod
+    def _judge_form(cls, value: Any) -> Any:
+        """An object is the key points' form: its own errors are reported by key, not as a failed union."""
+        if isinstance(value, dict):
+            try:
+                return JudgeEvaluation.model_validate(value)
+            except ValidationError as exc:
+                loc, msg = _first_error(exc)
+                raise ValueError(f"{loc}: {msg}") from None
+        return value
 
     @model_validator(mode="after")
     def _judged_needs_exemplar(self) -> Eval:

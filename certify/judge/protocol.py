@@ -27,7 +27,7 @@ KEY POINT 1: <ADDRESSED|OMITTED|UNSUPPORTED> - <one sentence: why>
 KEY POINT 2: <ADDRESSED|OMITTED|UNSUPPORTED> - <one sentence: why>
 (one line per key point, numbered as given, in order)
 VERDICT: <PASS|FAIL>
-When you are asked for JSON, give the same content as {"key_points": [{"point": 1, "label": "...", "reason": \
+When you are asked for JSON, give the same content as {"key_points": [{"point": 1, "reason": "...", "label": \
 "..."}, ...], "verdict": "PASS|FAIL"}."""
 
 _POINT = re.compile(r"^KEY POINT (\d+): (ADDRESSED|OMITTED|UNSUPPORTED)(?:\s*(?:-|—|–|:)\s*(.*))?$")
@@ -38,8 +38,8 @@ class PointReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     point: int = Field(description="the key point's number, as given")
+    reason: str = Field(description="why, first: the label follows from it")
     label: Label
-    reason: str
 
 
 class JudgeReply(BaseModel):

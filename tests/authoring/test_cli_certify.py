@@ -49,6 +49,7 @@ def test_certify_json_report_and_batch_carries_on(mini_world_path, tmp_path):
         "determinism",
         "equivalence",
         "shortcuts",
+        "judge",
     ]
     assert by_id["broken"]["gates"]["schema"]["ok"] is False
     assert "invalid JSON" in by_id["broken"]["gates"]["schema"]["detail"]
@@ -66,6 +67,7 @@ def test_certify_json_report_and_batch_carries_on(mini_world_path, tmp_path):
             "determinism": 2,
             "equivalence": 2,
             "shortcuts": 2,
+            "judge": 2,
         },
     }
 
