@@ -90,6 +90,11 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from exc
         name = judge or loaded.manifest.judge or "rubric"
         model = name != "rubric"
+        flags = {"--base-url": base_url, "--max-calls": max_calls, "--max-cost": max_cost}
+        if not model and any(v is not None for v in flags.values()):
+            given = ", ".join(k for k, v in flags.items() if v is not None)
+            render.error(err, f"{given}: only for a model judge (--judge openai:<model>), not the rubric")
+            raise typer.Exit(2)
         settings: dict[str, Any] = (
             {
                 "base_url": base_url,
@@ -98,7 +103,7 @@ def register(app: typer.Typer) -> None:
                 "cache_dir": None if no_model_cache else DEFAULT_CACHE_DIR,
             }
             if model
-            else {"base_url": base_url, "max_calls": max_calls, "max_cost": max_cost}
+            else {}
         )
         try:
             chosen = build_judge(name, **settings)

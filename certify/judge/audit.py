@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from simulator import World
 
 from ..episode import FINAL_ANSWER, Episode, reference_calls, replay
-from ..task import JUDGE_AUDIT_FILE, Task, TaskFileError, TaskSet, read_json
+from ..task import JUDGE_AUDIT_FILE, Task, TaskFileError, TaskSet, load_task, read_json
 from .case import DataBlock, JudgeCase, build_case, case_of, reference_data
 from .mutants import CASES, EXEMPLAR, EXPECTED, answer_for
 from .registry import DEFAULT_JUDGE, Judge, judge_identity
@@ -90,8 +90,6 @@ class AuditFile(_Strict):
 
 def judged_tasks(taskset: TaskSet) -> list[tuple[Path, Task]]:
     """The taskset's judged tasks with their files; a file that does not parse stops with its file and field."""
-    from ..task import load_task
-
     out = []
     for path in taskset.task_files():
         task = load_task(path, taskset)
@@ -244,8 +242,16 @@ def load_audits(root: Path) -> AuditFile | None:
 
 
 def record_audit(root: Path, audit: JudgeAudit) -> Path:
-    """Write `audit` into the taskset's record (other judges' entries are kept), atomically."""
+    """Write `audit` into the taskset's record (other judges' entries are kept; task paths relative to the
+    taskset, so the record can be committed), atomically."""
     current = load_audits(root) or AuditFile()
+    audit = audit.model_copy(deep=True)
+    for entry in audit.tasks.values():
+        path = Path(entry.path)
+        if path.is_absolute() and path.is_relative_to(Path(root).resolve()):
+            entry.path = str(path.relative_to(Path(root).resolve()))
+        elif not path.is_absolute() and path.is_relative_to(Path(root)):
+            entry.path = str(path.relative_to(Path(root)))
     current.audits[audit.judge] = audit
     path = audit_path(root)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

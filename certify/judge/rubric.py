@@ -244,6 +244,4 @@ class RubricJudge:
 
 
 def _shown(f: Figure) -> str:
-    if f.percent:
-        return f"{f.value * 100:g}%"
-    return f"{f.value:g}" if not math.isnan(f.value) else "?"
+    return f"{f.value * 100:g}%" if f.percent else f"{f.value:g}"

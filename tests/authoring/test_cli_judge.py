@@ -43,6 +43,7 @@ def test_audit_with_the_rubric_records_the_result_and_certify_accepts_it(taskset
         "program_trading_outliers_level1",
         "keel_fails_triage_level0",
     }
+    assert audit["tasks"]["keel_fails_triage_level0"]["path"] == "analyst/keel_fails_triage_level0.json"
     after = runner.invoke(app, ["certify", "--json", str(taskset)])
     assert after.exit_code == 0, after.output
     report = json.loads(after.stdout)
@@ -88,6 +89,8 @@ def test_an_unreachable_judge_is_one_line_and_exit_2(taskset):
     assert not (taskset / "judge-audit.json").exists()
     bad = runner.invoke(app, ["judge", "audit", "--taskset", str(taskset), "--judge", "gpt-4"])
     assert bad.exit_code == 2 and "--judge: 'gpt-4' names no judge" in " ".join(bad.output.split())
+    rubric = runner.invoke(app, ["judge", "audit", "--taskset", str(taskset), "--max-cost", "1"])
+    assert rubric.exit_code == 2 and "--max-cost: only for a model judge" in rubric.output
     missing = runner.invoke(app, ["judge", "audit", "--taskset", str(taskset / "nope")])
     assert missing.exit_code == 2 and "taskset.json" in missing.output
 
