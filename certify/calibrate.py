@@ -27,12 +27,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from simulator import World
 
 from .agents.base import Agent
 from .grader import CheckFn
+from .judge import JudgeSummary
 from .plot import png
 from .stats import wilson
 from .task import LEVEL_NAMES, LEVELS, Task
@@ -163,6 +171,19 @@ class CalibrationRecord(_Strict):
     probes: list[Probe] = Field(default_factory=list)
     shortcuts: list[Shortcut] = Field(default_factory=list)
     ladder: LadderReport | None = None
+    judge: JudgeSummary | None = Field(
+        None,
+        description="What judging the trials' answers took, apart from the agent's cost; absent when no task "
+        "of the calibration is judged.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_absent_judge(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A calibration without judged tasks is recorded as before judges existed, byte for byte."""
+        data = handler(self)
+        if self.judge is None:
+            data.pop("judge", None)
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -189,6 +210,8 @@ class CalibrationRecord(_Strict):
             "probes": {p.level: p.status for p in self.probes},
             "shortcuts": len(self.shortcuts),
         }
+        if self.judge is not None:
+            out["judge"] = self.judge.model_dump()
         if self.ladder is not None:
             out["ladder"] = {
                 "fair": self.ladder.fair,
@@ -251,6 +274,7 @@ def analyse(
     when any rung has fewer than `min_attempts` valid attempts of some agent (or nothing was measured), else
     "holds"."""
     deterministic = is_deterministic(agent) if deterministic is None else deterministic
+    judged = JudgeSummary.of([t.judge for t in trials if t.judge is not None])
     if deterministic:
         trials = _collapse(trials)
         repeats = 1
@@ -369,6 +393,7 @@ def analyse(
         probes=probes,
         shortcuts=shortcuts,
         ladder=ladder_report(trials, agent),
+        judge=judged,
     )
 
 
@@ -693,6 +718,7 @@ def render_markdown(record: CalibrationRecord) -> str:
             else ""
         )
         + ".",
+        *(["", f"Judged answers: {record.judge.line()}."] if record.judge is not None else []),
         "",
         "| level | name | attempts | tasks | passes | pass rate | fail rate | Wilson 95% (tasks) | per repeat |"
         " status |",

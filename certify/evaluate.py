@@ -7,7 +7,9 @@ full trace, so `load_run` + `regrade_trial` re-grade a run after a grader change
 
 Aggregation follows the rule that a trial which does not describe the agent (invalid) never counts: it is
 excluded from every rate and from the agent's behaviour figures (turns, tool calls, parse counts) and counted
-apart. Tokens and cost include invalid trials, because that money was spent.
+apart. Tokens and cost include invalid trials, because that money was spent. What judging answers cost is
+reported apart from the agent's (`judge`: calls, tokens, cost, verdicts), since a judge can be a large share of
+a run's real cost.
 
 Reliability across repeats is reported as tau2-bench does: pass^k, the chance that k attempts at a task all
 pass, estimated per task from its n valid trials as C(c, k) / C(n, k) and averaged over tasks; and as
@@ -37,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from simulator import World
 
 from .agents import Agent, make_agent
+from .judge import Judge, JudgeSummary
 from .stats import distribution, pass_hat_k, wilson
 from .task import LEVELS, Task, TaskFileError, TaskSet, load_task
 from .trial import Trial, run_trial
@@ -216,7 +219,16 @@ def aggregate(trials: Iterable[Trial]) -> dict[str, Any]:
         },
         "trials": len(trials),
         **reliability(trials),
+        **judge_report(trials),
     }
+
+
+def judge_report(trials: Iterable[Trial]) -> dict[str, Any]:
+    """What judging the answers took, apart from the agent's tokens and cost: `{"judge": {...}}` when a judge
+    saw any trial, else nothing (a run without judged tasks reports as before). Invalid trials count too: their
+    judge calls were paid for."""
+    summary = JudgeSummary.of([t.judge for t in trials if t.judge is not None])
+    return {"judge": summary.model_dump()} if summary is not None else {}
 
 
 def invalid_reasons(trials: Iterable[Trial]) -> dict[str, int]:
@@ -276,8 +288,10 @@ async def evaluate(
     options: dict[str, Any] | None = None,
     notes: list[str] | None = None,
     progress: Progress | None = None,
+    judge: Judge | None = None,
 ) -> EvalRun:
-    """Run every task `repeats` times, at most `concurrency` episodes at once.
+    """Run every task `repeats` times, at most `concurrency` episodes at once; judged answers go to `judge`
+    (default: the rubric).
 
     Each trial is appended to trials.jsonl as soon as it finishes. If the run is cancelled (Ctrl-C, a killed
     parent task), the finished trials stay on disk, run.json says "interrupted" and report.json covers what
@@ -298,14 +312,26 @@ async def evaluate(
         repeats=repeats,
         planned_trials=len(planned),
         started_at=_now(),
-        options={"concurrency": concurrency, "timeout_s": timeout_s, **(options or {})},
+        options={
+            "concurrency": concurrency,
+            "timeout_s": timeout_s,
+            **(options or {}),
+            **({"judge": judge.identity} if judge is not None else {}),
+        },
         notes=list(notes or []),
     )
     writer = RunWriter.create(runs_dir, record)
     status = "interrupted"
     try:
         await _run_into(
-            writer, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s, progress=progress
+            writer,
+            world,
+            planned,
+            agent,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            progress=progress,
+            judge=judge,
         )
         status = "complete"
     finally:
@@ -322,6 +348,7 @@ async def _run_into(
     concurrency: int,
     timeout_s: float | None,
     progress: Progress | None,
+    judge: Judge | None = None,
 ) -> None:
     """Run `planned` trials at most `concurrency` at once, each written to the run the moment it finishes."""
     semaphore = asyncio.Semaphore(concurrency)
@@ -329,7 +356,7 @@ async def _run_into(
 
     async def one(task: Task, repeat: int) -> None:
         async with semaphore:
-            trial = await run_trial(world, task, agent, repeat, timeout_s=timeout_s)
+            trial = await run_trial(world, task, agent, repeat, timeout_s=timeout_s, judge=judge)
         writer.add(trial)
         if progress is not None:
             progress(trial, len(writer.run.trials) - before, len(planned))
@@ -413,6 +440,7 @@ async def retry_invalid(
     concurrency: int = 4,
     timeout_s: float | None = None,
     progress: Progress | None = None,
+    judge: Judge | None = None,
 ) -> EvalRun:
     """Re-run the pending trials of `plan` with `agent` (the run's own), appending them to its folder."""
     record = load_record(plan.run_dir)
@@ -430,7 +458,14 @@ async def retry_invalid(
     writer = RunWriter(run)
     try:
         await _run_into(
-            writer, world, planned, agent, concurrency=concurrency, timeout_s=timeout_s, progress=progress
+            writer,
+            world,
+            planned,
+            agent,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            progress=progress,
+            judge=judge,
         )
         status = "complete"
     finally:

@@ -1,9 +1,10 @@
 """Certification gates: a task is certified only when every gate holds, and each gate says why.
 
 Gates are registered in order (schema, grounding, oracle, noop, load_bearing, leak, determinism, equivalence,
-shortcuts). The first seven prove the reference replays and is not free; the last two prove the task measures
-what its level claims: valid variants of the reference pass (nothing over-strict) and generic agents that do
-not understand the request fail (nothing under-strict). A batch records per-task failures as data and carries
+shortcuts, judge). The first seven prove the reference replays and is not free; equivalence and shortcuts prove
+the task measures what its level claims: valid variants of the reference pass (nothing over-strict) and generic
+agents that do not understand the request fail (nothing under-strict); the judge gate admits a judged answer
+only under a judge whose audit on the task is on record and current. A batch records per-task failures as data and carries
 on: a malformed file fails its schema gate and the other tasks are still certified.
 """
 
@@ -25,6 +26,7 @@ from simulator.world import WidgetDef
 from .episode import Episode, replay
 from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade
+from .judge.audit import standing as judge_standing
 from .shortcuts import run_battery
 from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
 
@@ -38,6 +40,7 @@ GATE_NAMES = (
     "determinism",
     "equivalence",
     "shortcuts",
+    "judge",
 )
 WIDGET_TOOLS = ("create_widget", "get_widget_data", "get_widget_schema", "get_params_options")
 
@@ -452,6 +455,16 @@ def shortcuts_gate(s: Subject) -> GateResult:
     if passing:
         return GateResult(False, f"shortcut(s) pass without understanding the request: {', '.join(passing)}")
     return GateResult(True, f"{len(failing)} shortcut(s) fail — " + "; ".join(failing))
+
+
+@gate("judge")
+def judge_gate(s: Subject) -> GateResult:
+    """A judged answer is graded by a judge only once that judge has passed its audit on the task as it is now
+    (certify/judge/audit.py): the taskset's judge, under the current template."""
+    assert s.task is not None
+    if s.task.eval.judged is None:
+        return GateResult(True, "not applicable: the task asks for no judged answer")
+    return GateResult(*judge_standing(s.path, s.task, s.world, s.oracle[0]))
 
 
 @dataclass

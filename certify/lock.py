@@ -27,9 +27,11 @@ LOCK_FILE = "certificates.json"
 _PACKAGES = Path(__file__).resolve().parents[1]
 # Everything a verdict can depend on besides the registered checks themselves: the whole grader package (its
 # private helpers included), the gates and what they run (the equivalence variants, the shortcut agents, the
-# episode rules, the task model), the trial record and the calibration analysis; and the simulator's code.
+# episode rules, the task model), the judge (its template, the rubric, the audit the judge gate reads), the trial
+# record and the calibration analysis; and the simulator's code.
 GRADER_SOURCES = (
     "certify/grader/*.py",
+    "certify/judge/*.py",
     "certify/gates.py",
     "certify/equivalence.py",
     "certify/shortcuts/*.py",

@@ -414,8 +414,11 @@ class ModelClient:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | None = None,
         reply: type[BaseModel] | None = None,
+        cache_tag: str | None = None,
     ) -> Completion:
-        """One chat completion (from the cache when this very request was answered before).
+        """One chat completion (from the cache when this very request was answered before). `cache_tag` keeps
+        replies to the same request apart in the cache (a judge's second and third votes are new replies, not
+        the first one read back); it is never sent.
 
         The body is plain JSON already, so it goes through the SDK's `post` (its retries, timeouts, auth and error
         types) rather than `chat.completions.create`, which re-walks every message and tool schema on each request
@@ -424,7 +427,11 @@ class ModelClient:
         from openai.types.chat import ChatCompletion
 
         body = self.body(messages, tools=tools, tool_choice=tool_choice, reply=reply)
-        key = self.cache.key(self.endpoint, body) if self.cache is not None else None
+        key = (
+            self.cache.key(self.endpoint, body if cache_tag is None else {**body, "cache_tag": cache_tag})
+            if self.cache is not None
+            else None
+        )
         if key is not None and (stored := self.cache.get(key)) is not None:
             return self._completion(ChatCompletion.model_validate(stored), retries=0, cached=True)
         tried: set[str] = set()

@@ -15,7 +15,15 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from simulator import DEFAULT_WORLD, Setup, World
 
@@ -208,12 +216,36 @@ class AppStructure(_Strict):
     no_overlaps: bool = True
 
 
-class JudgeSpec(_Strict):
-    """An LLM judge for open answers; deterministic checks gate first, then the judge's verdict."""
+class KeyPoint(_Strict):
+    """One point a judged answer must make. `point` is what the model judge reads; `figures` (values the answer
+    must state, a percentage equal to its fraction) and `terms` (words or phrases it must use; a list inside the
+    list is a choice: any one of them) are what the deterministic rubric judge checks, so a point that carries
+    neither cannot tell an analysis from a list of numbers and the judge audit says so."""
 
-    rubric: str | None = None
-    criteria: list[str] = Field(default_factory=list)
-    reference_answer: str | None = None
+    point: str = Field(min_length=1)
+    figures: list[str] = Field(default_factory=list)
+    terms: list[str | list[str]] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_text(cls, data: Any) -> Any:
+        return {"point": data} if isinstance(data, str) else data
+
+
+class JudgeEvaluation(_Strict):
+    """An answer graded by a judge, anchored to the task's `eval.reference_answer` (the exemplar). The source
+    benchmark's tasks declare it as `judge_evaluation: true`; ours also name the key points the answer must make,
+    the governing skill whose instructions it follows and the skill's required elements. Deterministic checks gate
+    first (no final answer, no pass); the judge's verdict is one more check (`answer_judgment`)."""
+
+    key_points: list[KeyPoint] = Field(default_factory=list)
+    skill: str | None = Field(
+        None, description="Slug of the platform skill whose instructions the answer follows."
+    )
+    required_elements: list[str] = Field(
+        default_factory=list,
+        description="Phrases the skill requires in every such answer (an owner, a review date, a verdict).",
+    )
 
 
 class Limits(_Strict):
@@ -247,13 +279,46 @@ class Eval(_Strict):
     max_unrequested_widgets: int | None = Field(
         None, description="Cap on widgets of the judged dashboard that no requirement accounts for."
     )
-    judge: JudgeSpec | None = None
+    judge_evaluation: StrictBool | JudgeEvaluation | None = Field(
+        None,
+        description="The answer is judged: true (the source's form) or the key points, skill and required "
+        "elements; needs reference_answer, the exemplar.",
+    )
     layout: LayoutRules = Field(default_factory=LayoutRules)
     trace_checks: TraceRules = Field(default_factory=TraceRules)
     workspace_checks: WorkspaceRules = Field(default_factory=WorkspaceRules)
     app_structure: AppStructure = Field(default_factory=AppStructure)
     max_turns: int | None = None
     limits: Limits | None = None
+
+    @field_validator("judge_evaluation", mode="before")
+    @classmethod
+    def _judge_form(cls, value: Any) -> Any:
+        """An object is the key points' form: its own errors are reported by key, not as a failed union."""
+        if isinstance(value, dict):
+            try:
+                return JudgeEvaluation.model_validate(value)
+            except ValidationError as exc:
+                loc, msg = _first_error(exc)
+                raise ValueError(f"{loc}: {msg}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _judged_needs_exemplar(self) -> Eval:
+        if self.judged is not None and not (self.reference_answer or "").strip():
+            raise ValueError(
+                "judge_evaluation needs reference_answer: the exemplar answer the judge is anchored to"
+            )
+        return self
+
+    @property
+    def judged(self) -> JudgeEvaluation | None:
+        """What the judge grades, when the answer is judged (`judge_evaluation: true` grades against the exemplar
+        alone); None when it is not."""
+        spec = self.judge_evaluation
+        if spec is None or spec is False:
+            return None
+        return JudgeEvaluation() if spec is True else spec
 
     @property
     def turn_budget(self) -> int | None:
@@ -341,6 +406,11 @@ class TaskSetManifest(_Strict):
     workspace_backends: list[str] | None = None
     workspace_skills: list[str] | None = None
     world: str | None = None
+    judge: str | None = Field(
+        None,
+        description="The judge of this taskset's judged answers: `rubric` (the embedded deterministic default) "
+        "or `openai:<model>`; certify requires its audit on record.",
+    )
     task_defaults: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -354,7 +424,9 @@ class TaskFileError(Exception):
         self.message = message
 
 
-NOT_TASKS = frozenset({"taskset.json", "certificates.json"})
+# The judge audit's record (certify/judge/audit.py) lives beside the manifest; it is not a task.
+JUDGE_AUDIT_FILE = "judge-audit.json"
+NOT_TASKS = frozenset({"taskset.json", "certificates.json", JUDGE_AUDIT_FILE})
 # Folders of a taskset that hold records about tasks, not tasks (calibration records and transcripts).
 RECORD_FOLDERS = frozenset({"calibration", "reviews"})
 

@@ -15,13 +15,22 @@ import time
 import traceback
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from simulator import World
 
 from .agents.base import Agent, AgentRefused, AgentUnavailable, TaskView
 from .episode import DEFAULT_MAX_TURNS, FINAL_ANSWER, NO_ACTION, Episode, TraceEvent, start_episode
-from .grader import CheckFn, GradeResult, grade
+from .grader import CheckFn, GradeResult
+from .judge import (
+    TEMPLATE_SHA256,
+    Judge,
+    JudgeUnavailable,
+    Judgment,
+    default_judge,
+    judge_and_grade,
+    rejudged,
+)
 from .task import Task
 
 UNPARSEABLE = "__unparseable__"
@@ -59,6 +68,19 @@ class Trial(BaseModel):
     final_answer: str | None = None
     events: list[dict[str, Any]] = Field(default_factory=list)
     transcript: list[dict[str, Any]] = Field(default_factory=list)
+    judge: Judgment | None = Field(
+        None,
+        description="The judge's verdict on a judged task's answer and what it cost (apart from the agent's "
+        "tokens and cost); absent when no judge was asked.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_absent_judge(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A trial no judge saw is written as before judges existed, byte for byte."""
+        data = handler(self)
+        if self.judge is None:
+            data.pop("judge", None)
+        return data
 
     def apply_grade(self, result: GradeResult) -> None:
         self.passed = result.passed
@@ -148,8 +170,11 @@ async def run_trial(
     *,
     timeout_s: float | None = None,
     registry: dict[str, CheckFn] | None = None,
+    judge: Judge | None = None,
 ) -> Trial:
-    """Run one episode of `agent` on `task` and grade it. Never raises for agent or harness failures."""
+    """Run one episode of `agent` on `task` and grade it; a judged task's answer goes to `judge` (default: the
+    rubric) once its deterministic checks hold. Never raises for agent, judge or harness failures: a judge that
+    gives no verdict makes the trial invalid (it says nothing about the agent)."""
     trial = Trial(task_id=task.id, level=task.difficulty, agent=agent.name, repeat=repeat)
     start = time.perf_counter()
     episode: Episode | None = None
@@ -164,7 +189,11 @@ async def run_trial(
             trial.error = str(exc)
         finally:
             session = holder.get("session")
-        trial.apply_grade(grade(task, episode, registry))
+        result, trial.judge = await judge_and_grade(world, task, episode, judge, registry)
+        trial.apply_grade(result)
+    except JudgeUnavailable as exc:
+        trial.valid, trial.invalid_reason, trial.error = False, f"judge_{exc.reason}", str(exc)
+        trial.judge = _unjudged(judge, exc)
     except TimeoutError:
         trial.valid, trial.invalid_reason = False, "timeout"
         trial.error = f"the episode did not finish within {timeout_s} s"
@@ -191,6 +220,18 @@ async def run_trial(
     return trial
 
 
+def _unjudged(judge: Judge | None, exc: JudgeUnavailable) -> Judgment:
+    """What a judge that gave no verdict leaves on the trial: who it was, the error and what it cost."""
+    who = judge or default_judge()
+    return Judgment(
+        judge=who.identity,
+        deterministic=who.deterministic,
+        template_sha256=TEMPLATE_SHA256,
+        spend=exc.spend,
+        error=str(exc),
+    )
+
+
 def replay_trial(world: World, task: Task, trial: Trial) -> Episode:
     """Rebuild a stored trial's episode by replaying its recorded calls (no model involved)."""
     episode = start_episode(world, task)
@@ -210,10 +251,12 @@ def replay_trial(world: World, task: Task, trial: Trial) -> Episode:
 def regrade_trial(
     world: World, task: Task, trial: Trial, registry: dict[str, CheckFn] | None = None
 ) -> Trial:
-    """The same trial graded by the current grader and simulator."""
+    """The same trial graded by the current grader and simulator; a judged answer keeps its recorded verdict
+    (no model is called), and one that was never judged is judged by the rubric if it now needs a verdict."""
     if not trial.valid:
         return trial.model_copy()
     episode = replay_trial(world, task, trial)
     out = trial.model_copy(deep=True)
-    out.apply_grade(grade(task, episode, registry))
+    result, out.judge = rejudged(world, task, episode, trial.judge, registry)
+    out.apply_grade(result)
     return out

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from . import author, calibrate, certify, evaluate, recertify, report, review, serve, stories, world
+from . import author, calibrate, certify, evaluate, judge, recertify, report, review, serve, stories, world
 from .common import err
 
 app = typer.Typer(
@@ -32,6 +32,7 @@ app.command("certify")(certify.certify)
 app.add_typer(world.app, name="world")
 app.add_typer(stories.new_app, name="new")
 app.add_typer(review.app, name="review")
+app.add_typer(judge.app, name="judge")
 
 
 def _version(value: bool) -> None:

@@ -181,6 +181,8 @@ def render_record(out, record) -> None:
             render.text(reps),
         )
     out.print(table)
+    if record.judge is not None:
+        render.say(out, record.judge.line())
     render.bullets(
         out,
         "inversions",

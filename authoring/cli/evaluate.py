@@ -85,6 +85,10 @@ def _render(
     console.print(
         f"tokens: in {report['tokens']['in']}  out {report['tokens']['out']}  cost ${report['cost']:.4f}"
     )
+    if report.get("judge"):
+        from certify.judge import JudgeSummary
+
+        render.say(console, JudgeSummary.model_validate(report["judge"]).line())
     why = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
     render.say(
         console,
@@ -183,6 +187,14 @@ def eval_cmd(
             "appending to it, with the run's own taskset, agent, world and model options unless given.",
         ),
     ] = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="Judge of judged answers: rubric (the embedded deterministic default) or openai:<model>; "
+            "default: the taskset's `judge`, else rubric. Its calls and cost are reported apart.",
+        ),
+    ] = None,
     as_json: Json = False,
 ) -> None:
     """Run an agent over a taskset and report pass rates per level and per task.
@@ -240,6 +252,7 @@ def eval_cmd(
         raise usage_error(f"--taskset {taskset}: no task files found")
     loaded = TaskSet.load(taskset)
     where, w = taskset_world(loaded, world)
+    judged = _judge_for(judge or loaded.manifest.judge, llm.get("base_url"), tasks)
     label = loaded.manifest.taskset_id
     notes = list(getattr(chosen, "notes", []))
     options = {
@@ -288,6 +301,7 @@ def eval_cmd(
                         concurrency=concurrency,
                         timeout_s=trial_timeout,
                         progress=progress,
+                        judge=judged,
                     )
                 return await evaluate(
                     w,
@@ -302,11 +316,13 @@ def eval_cmd(
                     options=options,
                     notes=notes,
                     progress=progress,
+                    judge=judged,
                 )
             finally:
-                close = getattr(chosen, "aclose", None)
-                if close is not None:
-                    await close()
+                for closing in (chosen, judged):
+                    close = getattr(closing, "aclose", None)
+                    if close is not None:
+                        await close()
 
         try:
             run = asyncio.run(go())
@@ -340,3 +356,25 @@ def eval_cmd(
             style="red",
         )
         raise typer.Exit(1)
+
+
+def _judge_for(name: str | None, base_url: str | None, tasks: list) -> Any:
+    """The judge of the run's judged answers (None when no task is judged), its endpoint checked first."""
+    import asyncio
+
+    from certify.judge import build_judge
+    from certify.judge.model import DEFAULT_CACHE_DIR
+    from certify.model_client import EndpointUnusable
+
+    if not any(t.eval.judged is not None for t in tasks):
+        return None
+    model = bool(name) and name != "rubric"
+    try:
+        chosen = build_judge(
+            name, **({"base_url": base_url, "cache_dir": DEFAULT_CACHE_DIR} if model else {})
+        )
+        if model:
+            asyncio.run(chosen.check())
+    except (ValueError, EndpointUnusable) as exc:
+        raise usage_error(f"--judge: {exc}") from exc
+    return chosen

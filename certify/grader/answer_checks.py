@@ -1,15 +1,30 @@
-"""Checks on the final answer of answer-graded tasks."""
+"""Checks on the final answer of answer-graded tasks.
+
+A judged task (`eval.judge_evaluation`) gets a deterministic gate before any judge: without a submitted final
+answer it fails, so doing nothing fails with no judge consulted. The judge's verdict is then one more check,
+read from the grade context (`extras["judgment"]`, a `certify.judge.Judgment`). PENDING there means the judge is
+still to come (the harness grades the deterministic checks first, to ask a judge only when they hold); with no
+judgment at all the grader asks the embedded rubric judge (deterministic, offline), so no path — a gate, a
+shortcut agent, an MCP session, a re-grade — passes a judged answer unread.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .core import CheckResult, GradeContext, check
 from .match import numbers_in, text_contains
 
+if TYPE_CHECKING:
+    from ..judge.verdict import Judgment
+
+JUDGMENT = "judgment"
+PENDING = "pending"
+
 
 def _answer_graded(ctx: GradeContext) -> bool:
-    return bool(ctx.eval.required_values_in_answer) or ctx.eval.judge is not None
+    return bool(ctx.eval.required_values_in_answer) or ctx.eval.judged is not None
 
 
 @check("missing_final_answer")
@@ -41,18 +56,31 @@ def missing_answer_value(ctx: GradeContext) -> Iterable[CheckResult]:
 
 @check("answer_judgment")
 def answer_judgment(ctx: GradeContext) -> Iterable[CheckResult]:
-    """The judge's verdict, when a judge ran (`extras['judge_verdict']`); without one the check is pending
-    and says so, and the task's deterministic answer checks decide."""
-    if ctx.eval.judge is None:
+    """The judge's verdict on a judged task's answer; pending (and passing) when no judge ran."""
+    if ctx.eval.judged is None:
         return
-    verdict = ctx.extras.get("judge_verdict")
-    if verdict is None:
-        yield CheckResult("answer_judgment", True, "judge verdict", "pending: no judge configured", "answer")
-    else:
+    judgment: Judgment | str | None = ctx.extras.get(JUDGMENT)
+    if judgment == PENDING:
+        yield CheckResult("answer_judgment", True, "judge verdict", "pending: the judge comes last", "answer")
+        return
+    if judgment is None and not (ctx.final_answer or "").strip():
         yield CheckResult(
             "answer_judgment",
-            bool(verdict.get("passed")),
+            True,
             "judge verdict",
-            str(verdict.get("reason") or ""),
+            "not judged: no final answer (the gate above fails it)",
             "answer",
         )
+        return
+    if judgment is None:
+        from ..judge.grading import embedded_judgment
+
+        judgment = embedded_judgment(ctx)
+    assert not isinstance(judgment, str)
+    yield CheckResult(
+        "answer_judgment",
+        judgment.verdict == "PASS",
+        "judge verdict",
+        f"{judgment.judge}: {judgment.verdict} — {judgment.summary}",
+        "answer",
+    )
