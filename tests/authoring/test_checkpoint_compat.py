@@ -1,0 +1,167 @@
+"""Runs checkpointed by an earlier taskforge resume with this one, as the same command would resume them.
+
+`fixtures/checkpoints/` holds the checkpoint stores of three runs of the fixture persona stopped halfway by the
+code of commit 5350192 (before the authoring graph became a package; `make.py` in that commit made them):
+killed while drafting, killed in a revision that fairness asked for, and paused for a person. A destination's
+thread id includes its absolute path, so the test names the fixture's thread as this destination's; everything
+else is the user's path: `run_persona` (what `taskforge author` runs) and `decide` (what `taskforge review`
+runs) on the same relative paths the stopped runs used.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import authoring.run
+from authoring.decisions import decide
+from authoring.flags import make_flag
+from authoring.pipeline import RunOptions
+from authoring.roles.author import RuleAuthor
+from authoring.roles.fairness import RuleFairness
+from authoring.roles.validator import RuleValidator
+from authoring.run import checkpointer, run_persona
+from tests.authoring.conftest import git, init_repo
+from tests.authoring.test_pipeline import drivers
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints"
+
+
+def options() -> RunOptions:
+    """The stopped runs' options: every path relative to the folder they ran in."""
+    return RunOptions(
+        persona="desk_head",
+        tasksets_dir="repo/tasksets",
+        sources_root="sources",
+        skills_dir="repo/skills",
+        world="world",
+        baseline="lived",
+        repeats=1,
+        min_attempts=2,
+    )
+
+
+@pytest.fixture
+def stopped(tmp_path, monkeypatch):
+    """The folder a stopped run ran in, with its checkpoint store; returns the store and the run's thread."""
+
+    def lay_out(scenario: str) -> tuple[Path, str]:
+        for folder in ("world", "sources"):
+            shutil.copytree(FIXTURES / folder, tmp_path / folder)
+        init_repo(tmp_path / "repo")
+        db = tmp_path / "checkpoints.sqlite"
+        shutil.copy(FIXTURES / f"{scenario}.sqlite", db)
+        with sqlite3.connect(db) as conn:
+            (thread,) = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchone()
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(authoring.run, "thread_id", lambda *args, **kwargs: thread)
+        return db, thread
+
+    return lay_out
+
+
+def task_files(repo: Path) -> dict[str, bytes]:
+    folder = repo / "tasksets" / "workspace_tasks" / "desk_head"
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.json"))}
+
+
+def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path, monkeypatch):
+    db, thread = stopped("draft")
+    messages: list[str] = []
+    outcome = run_persona(options(), drivers(messages), driver_name="rules", checkpoint_path=db)
+    assert outcome.status == "committed", outcome.summary
+    assert any(m.startswith(f"resuming {thread} at draft") for m in messages), messages[:3]
+    assert not any("morning_positions level0" in m for m in messages), "finished levels are not drafted again"
+    assert any(m.startswith("risk_repair level1") for m in messages), "the level in flight is drafted"
+    subjects = git(tmp_path / "repo", "log", "--format=%s").splitlines()
+    assert sum(1 for s in subjects if s.startswith("taskforge:")) == 1
+
+    # the same tasks a run that was never stopped writes
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for folder in ("world", "sources"):
+        shutil.copytree(FIXTURES / folder, fresh / folder)
+    init_repo(fresh / "repo")
+    monkeypatch.undo()  # its own thread, in its own folder
+    monkeypatch.chdir(fresh)
+    done = run_persona(options(), drivers(), driver_name="rules", checkpoint_path=fresh / "cp.sqlite")
+    assert done.status == "committed"
+    resumed = task_files(tmp_path / "repo")
+    assert len(resumed) == 10 and resumed == task_files(fresh / "repo")
+
+
+class CountingValidator(RuleValidator):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def review(self, task, world, persona):
+        self.seen.append(task.id)
+        return super().review(task, world, persona)
+
+
+class FlaggingLevel3(RuleFairness):
+    """The reviewer that sent morning_positions_level3 back before the kill, still of the same mind."""
+
+    def review(self, story, levels, persona_tasks, persona):
+        flags = super().review(story, levels, persona_tasks, persona)
+        if story == "morning_positions":
+            flags.append(
+                make_flag(
+                    role="fairness",
+                    kind="fairness",
+                    persona=persona,
+                    story=story,
+                    task_id="morning_positions_level3",
+                    level=3,
+                    check="copy_paste",
+                    severity="blocker",
+                    reason="morning_positions_level3 reads like its neighbour",
+                )
+            )
+        return flags
+
+
+def test_a_run_killed_in_a_fairness_revision_keeps_its_route_and_its_rounds(stopped):
+    """Before the kill fairness had spent one of its two rounds and sent level 3 back: the revision goes on to
+    the set's re-certification (not to the validators), and fairness gets exactly one more round."""
+    db, thread = stopped("revise")
+    messages: list[str] = []
+    validator = CountingValidator()
+    outcome = run_persona(
+        options(),
+        drivers(messages, author=RuleAuthor(), validator=validator, fairness=FlaggingLevel3()),
+        driver_name="rules",
+        checkpoint_path=db,
+    )
+    assert any(m.startswith(f"resuming {thread} at revise") for m in messages), messages[:3]
+    assert validator.seen == [], "a fairness revision goes to the re-certification, not to the validators"
+    assert [m for m in messages if m.startswith("revising")] == [
+        "revising morning_positions_level3: 1 flag(s)",
+        "revising morning_positions_level3: 1 flag(s)",
+    ], "the resumed revision and fairness's second (last) round"
+    assert sum(1 for m in messages if m.startswith("ladder fairness")) == 2
+    assert outcome.status == "needs_review"
+    assert [i["check"] for i in outcome.items] == ["copy_paste"]
+
+
+def test_a_run_paused_for_review_is_decided_and_commits(stopped, tmp_path):
+    db, thread = stopped("review")
+    again = run_persona(options(), drivers(), driver_name="rules", checkpoint_path=db)
+    assert again.status == "needs_review" and again.thread_id == thread
+    (item,) = again.items
+    assert item["check"] == "constant_core" and item["task_id"] == "risk_repair_level1"
+    with checkpointer(None, db) as saver:
+        result = decide(Path("repo/tasksets"), saver, drivers(), item["id"], "approve", by="ana", note="fine")
+    assert result["run"] == "committed" and result["flag_status"] == "approved"
+    lock = json.loads((tmp_path / "repo" / "tasksets" / "workspace_tasks" / "certificates.json").read_text())
+    review = lock["tasks"]["risk_repair_level1"]["reviews"][0]
+    assert (review["verdict"], review["by"], review["note"]) == ("approve", "ana", "fine")
+    assert len(task_files(tmp_path / "repo")) == 10
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM checkpoints").fetchone() == (0,), (
+            "the finished run is pruned"
+        )
