@@ -1,8 +1,9 @@
 """Runs checkpointed by an earlier taskforge resume with this one, as the same command would resume them.
 
 `fixtures/checkpoints/` holds the checkpoint stores of three runs of the fixture persona stopped halfway by the
-code of commit 5350192 (before the authoring graph became a package; `make.py` in that commit made them):
-killed while drafting, killed in a revision that fairness asked for, and paused for a person. A destination's
+code of commit 5350192, before the authoring graph became a package (`git show
+9bd26fd:tests/authoring/fixtures/checkpoints/make.py` made them, on that code): killed while drafting, killed in
+a revision that fairness asked for, and paused for a person. A destination's
 thread id includes its absolute path, so the test names the fixture's thread as this destination's; everything
 else is the user's path: `run_persona` (what `taskforge author` runs) and `decide` (what `taskforge review`
 runs) on the same relative paths the stopped runs used.
@@ -20,12 +21,12 @@ import pytest
 import authoring.run
 from authoring.decisions import decide
 from authoring.flags import make_flag
-from authoring.pipeline import RunOptions
+from authoring.options import RunOptions
 from authoring.roles.author import RuleAuthor
 from authoring.roles.fairness import RuleFairness
-from authoring.roles.validator import RuleValidator
 from authoring.run import checkpointer, run_persona
 from tests.authoring.conftest import git, init_repo
+from tests.authoring.test_graph_routes import CountingValidator
 from tests.authoring.test_pipeline import drivers
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints"
@@ -58,7 +59,12 @@ def stopped(tmp_path, monkeypatch):
         with sqlite3.connect(db) as conn:
             (thread,) = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchone()
         monkeypatch.chdir(tmp_path)
-        monkeypatch.setattr(authoring.run, "thread_id", lambda *args, **kwargs: thread)
+
+        def this_destination(inputs, persona, destination, nonce=""):
+            """The stopped run's thread (with --force's nonce, a new one, as ever)."""
+            return thread + (f":{nonce}" if nonce else "")
+
+        monkeypatch.setattr(authoring.run, "thread_id", this_destination)
         return db, thread
 
     return lay_out
@@ -92,15 +98,6 @@ def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path,
     assert done.status == "committed"
     resumed = task_files(tmp_path / "repo")
     assert len(resumed) == 10 and resumed == task_files(fresh / "repo")
-
-
-class CountingValidator(RuleValidator):
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def review(self, task, world, persona):
-        self.seen.append(task.id)
-        return super().review(task, world, persona)
 
 
 class FlaggingLevel3(RuleFairness):
@@ -138,7 +135,7 @@ def test_a_run_killed_in_a_fairness_revision_keeps_its_route_and_its_rounds(stop
         checkpoint_path=db,
     )
     assert any(m.startswith(f"resuming {thread} at revise") for m in messages), messages[:3]
-    assert validator.seen == [], "a fairness revision goes to the re-certification, not to the validators"
+    assert validator.seen == {}, "a fairness revision goes to the re-certification, not to the validators"
     assert [m for m in messages if m.startswith("revising")] == [
         "revising morning_positions_level3: 1 flag(s)",
         "revising morning_positions_level3: 1 flag(s)",
@@ -165,3 +162,23 @@ def test_a_run_paused_for_review_is_decided_and_commits(stopped, tmp_path):
         assert conn.execute("SELECT count(*) FROM checkpoints").fetchone() == (0,), (
             "the finished run is pruned"
         )
+
+
+def test_a_checkpoint_this_version_cannot_read_is_one_line_and_force_starts_afresh(stopped, tmp_path):
+    """A class the checkpoint names that this version does not know (another version's) is not read as plain
+    data: the run stops before any work with one line that says how to go on, and --force authors afresh."""
+    db, thread = stopped("draft")
+    with sqlite3.connect(db) as conn:
+        (blob,) = conn.execute("SELECT checkpoint FROM checkpoints").fetchone()
+        assert b"authoring.state" in blob
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = ?", (blob.replace(b"authoring.state", b"authoring.stale"),)
+        )
+    with pytest.raises(authoring.run.RunError) as info:
+        run_persona(options(), drivers(), driver_name="rules", checkpoint_path=db)
+    message = str(info.value)
+    assert message.startswith(f"the checkpoint of run {thread} was written by another version of taskforge")
+    assert "authoring.stale.RunOptions" in message and "--force" in message and "\n" not in message
+    assert not (tmp_path / "repo" / "tasksets").exists(), "nothing was authored"
+    done = run_persona(options(), drivers(), driver_name="rules", checkpoint_path=db, force=True)
+    assert done.status == "committed" and len(task_files(tmp_path / "repo")) == 10
