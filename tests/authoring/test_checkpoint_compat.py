@@ -16,7 +16,9 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import ormsgpack
 import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 import authoring.run
 from authoring.decisions import decide
@@ -182,3 +184,67 @@ def test_a_checkpoint_this_version_cannot_read_is_one_line_and_force_starts_afre
     assert not (tmp_path / "repo" / "tasksets").exists(), "nothing was authored"
     done = run_persona(options(), drivers(), driver_name="rules", checkpoint_path=db, force=True)
     assert done.status == "committed" and len(task_files(tmp_path / "repo")) == 10
+
+
+class Verbatim(JsonPlusSerializer):
+    """Reads a checkpoint without reviving anything (every ext value stays the bytes it was) and writes it back
+    as read: a copy of what the earlier version wrote."""
+
+    def loads_typed(self, data):
+        kind, raw = data
+        if kind != "msgpack":
+            return super().loads_typed(data)
+        return ormsgpack.unpackb(raw, ext_hook=ormsgpack.Ext, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+def copy_to_postgres(db: Path, thread: str, url: str) -> None:
+    """The stopped run's latest checkpoint and pending writes, as the earlier version wrote them, in Postgres."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
+    with sqlite3.connect(db, check_same_thread=False) as conn:
+        stopped = SqliteSaver(conn, serde=Verbatim()).get_tuple({"configurable": {"thread_id": thread}})
+    assert stopped is not None
+    with Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        saver = PostgresSaver(conn, serde=Verbatim())
+        saver.setup()
+        checkpoint = stopped.checkpoint
+        at = saver.put(
+            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
+            checkpoint,
+            stopped.metadata,
+            checkpoint["channel_versions"],
+        )
+        by_task: dict[str, list] = {}
+        for task_id, channel, value in stopped.pending_writes or []:
+            by_task.setdefault(task_id, []).append((channel, value))
+        for task_id, writes in by_task.items():
+            saver.put_writes(at, writes, task_id)
+
+
+@pytest.mark.parametrize("scenario", ["draft", "revise"])
+def test_a_run_stopped_in_postgres_resumes_too(stopped, tmp_path, postgres_database, scenario):
+    """A team's store: the channels are kept one blob each there, the `rounds` counters and the Sends' payloads
+    among them."""
+    db, thread = stopped(scenario)
+    url = postgres_database()
+    copy_to_postgres(db, thread, url)
+    messages: list[str] = []
+    validator = CountingValidator()
+    fairness = FlaggingLevel3() if scenario == "revise" else RuleFairness()
+    outcome = run_persona(
+        options(),
+        drivers(messages, validator=validator, fairness=fairness),
+        driver_name="rules",
+        checkpoint_url=url,
+        checkpoint_path=tmp_path / "unused.sqlite",
+    )
+    assert any(m.startswith(f"resuming {thread} at {scenario}") for m in messages), messages[:3]
+    if scenario == "draft":
+        assert outcome.status == "committed" and len(task_files(tmp_path / "repo")) == 10
+    else:
+        assert validator.seen == {} and outcome.status == "needs_review"
+        assert sum(1 for m in messages if m.startswith("revising")) == 2
+    assert not (tmp_path / "unused.sqlite").exists()
