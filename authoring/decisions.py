@@ -14,12 +14,16 @@ from typing import Any
 
 from langgraph.types import Command
 
-from certify.lock import LOCK_FILE, CertificateLock, Review, now, task_content_hash
+from certify.lock import LOCK_FILE, CertificateLock, Review, now
+from certify.task import TaskSet
 
 from .failures import RoleUnavailable
 from .gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
+from .graph import Drivers, RunContext, build_graph
+from .graph.repairs import Unrepaired, propose_for
+from .graph.state import AuthoredTask, Certification, GateOutcome, repairing
+from .options import RunOptions
 from .outputs import persona_paths
-from .pipeline import Drivers, RunOptions, build_graph, split_task_id
 from .review import (
     VERDICT_STATUS,
     AlreadyDecided,
@@ -33,8 +37,8 @@ from .review import (
     read_file,
     reviews_path,
 )
-from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune, run_config
-from .state import AuthoredTask, Certification, GateOutcome, Repair
+from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune, read_state, run_config
+from .taskset import split_task_id
 
 
 class NoRepair(ReviewError):
@@ -93,9 +97,9 @@ def decide(
 
 
 def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, root: Path) -> dict[str, Any]:
-    graph = build_graph(drivers, saver)
+    graph = build_graph(saver)
     config = run_config(item.run)
-    snapshot = graph.get_state(config)
+    snapshot = _state(graph, config)
     if not snapshot.values:
         raise ReviewError(
             f"the run {item.run} that raised {item.id} is not in the checkpoint store (was .taskforge/ "
@@ -111,7 +115,12 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
         if pending:
             raise ReviewError(str(PendingEdits(pending, "resuming the run may commit these paths")))
     after, outcome = _run_on(
-        graph, Command(resume={item.id: decision.model_dump()}), config, options, repo, saver
+        graph,
+        Command(resume={item.id: decision.model_dump()}),
+        config,
+        RunContext(options, drivers),
+        repo,
+        saver,
     )
     found = (after.values or {}).get("flags", {}).get(item.id)
     flag = found.model_dump() if found is not None else {}
@@ -127,13 +136,21 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
     }
 
 
+def _state(graph: Any, config: dict[str, Any]) -> Any:
+    try:
+        return read_state(graph, config)
+    except RunError as exc:
+        raise ReviewError(str(exc)) from exc
+
+
 def _run_on(
-    graph: Any, value: Any, config: dict[str, Any], options: RunOptions, repo: Any, saver: Any
+    graph: Any, value: Any, config: dict[str, Any], context: RunContext, repo: Any, saver: Any
 ) -> tuple[Any, Any]:
     """Run (or resume) a persona's graph for a decision, then record what it came to: the review file of a run
     that waits again or ended rejected, the pruned checkpoints of a run that finished."""
+    options = context.options
     try:
-        invoke(graph, value, config, options)
+        invoke(graph, value, config, context)
     except (PendingEdits, GitError) as exc:
         raise ReviewError(str(exc)) from exc
     except RoleUnavailable as exc:
@@ -217,9 +234,6 @@ def _fix_finished(
     """`review fix` on an item of a finished run: the fixer's repair takes the run's one repair path — a run
     seeded with the persona's committed tasks re-certifies the patched task and sends it through the validator,
     ladder fairness and calibration before anything is committed (or it stops for review like any run)."""
-    from certify.calibrate import Defect
-    from certify.task import TaskSet
-
     lock = CertificateLock.load(root)
     record = lock.personas.get(item.persona) if lock else None
     cert = lock.tasks.get(item.task_id or "") if lock else None
@@ -235,17 +249,10 @@ def _fix_finished(
             raise ReviewError(str(PendingEdits(pending, "a repair commits these paths")))
     world = TaskSet.load(root).world(None)
     raw = json.loads((root / cert.path).read_text(encoding="utf-8"))
-    defect = Defect(
-        task_id=item.task_id or "",
-        level=raw["difficulty"],
-        fingerprint=[item.reason, item.evidence],
-        attempts=0,
-        repeats=[],
-    )
-    result = drivers.fixer.repair(raw, defect, [], world)
-    if result.task is None:
+    repair = propose_for(drivers.fixer, item_flag(item), raw, world, decision.model_dump())
+    if isinstance(repair, Unrepaired):
         raise NoRepair(
-            f"the fixer found no repair for {item.id} ({result.escalate or 'no known repair'}); it stays open"
+            f"the fixer found no repair for {item.id} ({repair.reason or 'no known repair'}); it stays open"
         )
     inputs = record.inputs
     options = RunOptions(
@@ -282,38 +289,19 @@ def _fix_finished(
             ),
         )
     flags = {i.id: item_flag(i) for i in read_file(root, item.persona).items if i.run == item.run}
-    repair = Repair(
-        task_id=item.task_id or "",
-        raw=result.task,
-        repaired=result.repaired or "repaired",
-        source="review",
-        flag=item.id,
-        decision=decision.model_dump(),
-        lesson=result.lesson,
-        skill=result.skill,
-        patch=list(getattr(result, "patch", None) or []),
-    )
-    seed = {
-        "options": options,
-        "stories": sorted({t.story for t in tasks.values()}),
-        "tasks": tasks,
-        "flags": flags,
-        "repairs": [repair],
-        "rounds": {},
-        "done": {t.story: "authored" for t in tasks.values()},
-        "validated": {tid: task_content_hash(t.raw) for tid, t in tasks.items()},
-    }
-    graph = build_graph(drivers, saver)
+    graph = build_graph(saver)
     config = run_config(item.run)
-    if graph.get_state(config).values:
+    if _state(graph, config).values:
         raise ReviewError(f"the run {item.run} is still in the checkpoint store; finish it first")
-    after, outcome = _run_on(graph, seed, config, options, repo, saver)
+    after, outcome = _run_on(
+        graph, repairing(options, tasks, flags, repair), config, RunContext(options, drivers), repo, saver
+    )
     found = (after.values or {}).get("flags", {}).get(item.id)
     if found is None or found.status != "fixed":
-        raise NoRepair(f"the fixer's repair of {item.id} ({result.repaired}) did not certify; it stays open")
+        raise NoRepair(f"the fixer's repair of {item.id} ({repair.repaired}) did not certify; it stays open")
     return {
         "flag_status": found.status,
-        "result": result.repaired,
+        "result": repair.repaired,
         "run": outcome.status if outcome.status != "needs_review" else "waiting",
         "commit": outcome.result.get("commit"),
         "summary": outcome.result.get("summary", ""),

@@ -7,6 +7,7 @@ interrupt of the authoring graph); minor flags are recorded for review without b
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -71,3 +72,8 @@ def make_flag(
         suggestion=suggestion,
         created_at=now(),
     )
+
+
+def open_blockers(flags: Iterable[Flag], role: str) -> list[Flag]:
+    """A reviewer's open blockers, those the author can answer: a role's own failure waits for a person."""
+    return [f for f in flags if f.role == role and f.kind != "role_failure" and f.blocking]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from certify.calibrate import record_files
 from certify.lock import (
@@ -39,8 +39,13 @@ from .gitops import (
     last_commit_touching,
 )
 from .gitops import top as repo_top
+from .options import RunOptions
 from .review import ReviewFile, file_lock, merge_run, read_file, reviews_path, run_items
 from .roles.fixer import with_lesson
+from .taskset import manifest, taskset_defaults
+
+if TYPE_CHECKING:  # the graph imports this module: its state is only named here
+    from .graph.state import PipelineState
 
 Reader = Callable[[Path], bytes | None]
 Lister = Callable[[Path], list[str]]
@@ -82,8 +87,8 @@ def _json(data: Any) -> bytes:
 
 
 def render_outputs(
-    options: Any,
-    state: dict[str, Any],
+    options: RunOptions,
+    state: PipelineState,
     world: World,
     defaults: dict[str, Any],
     manifest: dict[str, Any] | None,
@@ -92,7 +97,7 @@ def render_outputs(
     listdir: Lister,
 ) -> Outputs:
     """Everything a finished run writes, as bytes; `manifest` is the taskset.json to create when there is none."""
-    root: Path = options.taskset_root
+    root = options.taskset_root
     persona = options.persona
     stamp = state.get("stamp") or ""
     files: dict[Path, bytes | None] = {}
@@ -196,7 +201,7 @@ def render_outputs(
 
 @dataclass
 class Published:
-    status: str  # committed | certified
+    status: Literal["committed", "certified"]
     commit: str | None
     paths: list[str]
     summary: str
@@ -256,3 +261,25 @@ def publish(
     paths = sorted(str(p) for p in outputs.files)
     tail = f", committed {sha[:10]}" if sha else ", not committed"
     return Published("committed" if sha else "certified", sha, paths, outputs.summary + tail)
+
+
+def commit_outputs(
+    options: RunOptions,
+    state: PipelineState,
+    world: World,
+    progress: Callable[[str], None] = lambda m: None,
+) -> Published:
+    """Render the finished run's files, write them and (unless --no-commit) commit them."""
+    read, listdir = base_readers(options.taskset_root, options.commit)
+    outputs = render_outputs(
+        options,
+        state,
+        world,
+        taskset_defaults(options, world),
+        manifest(options, world),
+        read=read,
+        listdir=listdir,
+    )
+    return publish(
+        outputs, root=options.taskset_root, persona=options.persona, commit=options.commit, progress=progress
+    )

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from certify.task import LEVEL_NAMES, LEVELS
 
-from .state import ProgressEvent
+from .graph.state import ProgressEvent
 
 
 class LiveProgress:

@@ -34,11 +34,12 @@ from .gitops import (
     head_files,
     head_sha,
 )
+from .graph import CheckpointFormatError, Drivers, RunContext, build_graph, serializer
 from .identity import RunInputs, run_inputs, thread_id, thread_prefix
+from .options import RunOptions
 from .outputs import foreign_edits, persona_paths
-from .pipeline import Drivers, RunOptions, build_graph, resolve_baseline, taskset_defaults
 from .review import file_lock, merge_run, read_file, reviews_path, run_items, supersede
-from .state import serializer
+from .taskset import resolve_baseline, taskset_defaults
 
 DEFAULT_CHECKPOINTS = Path(".taskforge") / "checkpoints.sqlite"
 
@@ -185,8 +186,8 @@ def _run(
             return done
     config = run_config(tid)
     with checkpointer(checkpoint_url, checkpoint_path) as saver:
-        graph = build_graph(drivers, saver)
-        snapshot = graph.get_state(config)
+        graph = build_graph(saver)
+        snapshot = read_state(graph, config)
         if snapshot.values and pending_items(snapshot):
             outcome = _outcome(tid, snapshot)
             _record_pause(options, snapshot, repo)
@@ -197,7 +198,7 @@ def _run(
             if repo is not None and "commit" not in snapshot.next and "finalize" not in snapshot.next:
                 _refuse_dirty(repo, options)
             drivers.progress(f"resuming {tid} at {', '.join(snapshot.next)}")
-            _invoke(graph, None, config, snapshot.values["options"], events)
+            _invoke(graph, None, config, RunContext(snapshot.values["options"], drivers), events)
         else:
             if repo is not None:
                 committed = _commit_tree_output(options, inputs, current, repo, drivers)
@@ -210,7 +211,7 @@ def _run(
                     f"superseded {len(superseded)} earlier run(s) of {options.persona}: "
                     + ", ".join(superseded)
                 )
-            _invoke(graph, {"options": options}, config, options, events)
+            _invoke(graph, {"options": options}, config, RunContext(options, drivers), events)
         after = graph.get_state(config)
         outcome = _outcome(tid, after)
         if outcome.status == "needs_review":
@@ -250,15 +251,29 @@ def _readable_base(root: Path, repo: Any) -> None:
         CertificateLock.parse(data, f"HEAD:{path}" if repo is not None else str(path))
 
 
+def read_state(graph: Any, config: dict[str, Any]) -> Any:
+    """A run's latest checkpoint; one another version of taskforge wrote, and this one cannot read, is a
+    one-line error saying how to start afresh."""
+    try:
+        return graph.get_state(config)
+    except CheckpointFormatError as exc:
+        raise RunError(
+            f"the checkpoint of run {config['configurable']['thread_id']} was written by another version of "
+            f"taskforge and cannot be resumed: {exc}; run the same command with --force to author afresh, or "
+            "move the checkpoint store away (review items are kept next to the tasksets, in reviews/)"
+        ) from exc
+
+
 def invoke(
     graph: Any,
     value: Any,
     config: dict[str, Any],
-    options: RunOptions,
+    context: RunContext,
     events: Callable[[dict[str, Any]], None] | None = None,
 ) -> None:
-    """Run the graph with the run's options as its context, streaming progress events to `events`."""
-    for chunk in graph.stream(value, config, context=options, stream_mode="custom", durability="sync"):
+    """Run the graph with `context` (the run's options, drivers and caches), streaming progress events to
+    `events`."""
+    for chunk in graph.stream(value, config, context=context, stream_mode="custom", durability="sync"):
         if events is not None:
             events(chunk)
 
@@ -267,11 +282,11 @@ def _invoke(
     graph: Any,
     value: Any,
     config: dict[str, Any],
-    options: RunOptions,
+    context: RunContext,
     events: Callable[[dict[str, Any]], None] | None,
 ) -> None:
     try:
-        invoke(graph, value, config, options, events)
+        invoke(graph, value, config, context, events)
     except PendingEdits as exc:
         raise RunError(str(exc)) from exc
     except GitError as exc:
@@ -393,10 +408,13 @@ def _supersede(saver: Any, options: RunOptions, repo: Any) -> list[str]:
     prefix = thread_prefix(options.taskset, options.persona)
     dest = str(Path(options.tasksets_dir).resolve())
     older = []
-    for thread in sorted({c.config["configurable"]["thread_id"] for c in saver.list(None)}):
+    for thread in _threads(saver):
         if not thread.startswith(prefix) or thread == options.run_id:
             continue
-        latest = saver.get_tuple({"configurable": {"thread_id": thread}})
+        try:
+            latest = saver.get_tuple({"configurable": {"thread_id": thread}})
+        except CheckpointFormatError:  # another version's run: its destination cannot be read, so it stays
+            continue
         values = (latest.checkpoint.get("channel_values") or {}) if latest else {}
         theirs = getattr(values.get("options"), "tasksets_dir", None)
         if theirs is not None and str(Path(theirs).resolve()) != dest:
@@ -418,6 +436,19 @@ def _supersede(saver: Any, options: RunOptions, repo: Any) -> list[str]:
                         f"items of earlier {options.persona} runs",
                     )
     return older
+
+
+def _threads(saver: Any) -> list[str]:
+    """The runs in the store, listed without reading their checkpoints back (one may be another version's)."""
+    query = "SELECT DISTINCT thread_id FROM checkpoints"
+    if isinstance(getattr(saver, "conn", None), sqlite3.Connection):
+        with saver.lock:
+            return sorted(row[0] for row in saver.conn.execute(query))
+    if type(saver).__module__.startswith("langgraph.checkpoint.postgres"):
+        with saver._cursor() as cur:  # the saver's own connection and lock, as the review claims use them
+            cur.execute(query)
+            return sorted(row["thread_id"] for row in cur.fetchall())
+    return sorted({c.config["configurable"]["thread_id"] for c in saver.list(None)})
 
 
 def _record_pause(options: RunOptions, snapshot: Any, repo: Any, finished: bool = False) -> None:

@@ -234,7 +234,7 @@ def _order(level: str) -> int:
 
 def is_deterministic(agent: str) -> bool:
     """Whether trials recorded under an agent name come from a deterministic agent (unknown names are not)."""
-    from .agents.base import family, make_agent
+    from .agents import family, make_agent
 
     members = family(agent) or (agent,)
     if any(m.startswith("openai:") for m in members):
@@ -399,7 +399,7 @@ def analyse(
 
 def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
     """The matrix and the criterion's findings when `agent` names the capability ladder; None otherwise."""
-    from .agents.base import family
+    from .agents import family
     from .agents.ladder import CAPABILITIES as CAPABILITY
 
     members = family(agent)
@@ -496,7 +496,7 @@ async def probe_dead_rungs(
 
 def reference_agents(name: str) -> list[Agent]:
     """The agents a reference name stands for: the members of a family (`ladder`), else the one agent."""
-    from .agents.base import family
+    from .agents import family
     from .evaluate import build_agent
 
     members = family(name)

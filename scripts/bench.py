@@ -279,10 +279,10 @@ def bench_llm_authoring(
     import subprocess
     import tempfile
 
+    from authoring.options import RunOptions
     from authoring.roles.drivers import llm_drivers, rule_drivers
     from authoring.roles.llm import DEFAULT_SKILLS_DIR, LLMConfig
     from authoring.run import run_persona
-    from authoring.state import RunOptions
     from simulator import DEFAULT_WORLD
     from tests.authoring.role_player import rule_levels
 

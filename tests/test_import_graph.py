@@ -16,23 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("authoring", "certify", "simulator")
 
-# Known cycles, each waiting on a change outside this branch (issue 19). When all are gone, KNOWN is empty and
-# test_no_import_cycle passes: delete its xfail mark and this set.
-KNOWN = {
-    # The roles read STANDARD_DEFAULTS back from the pipeline that imports them: helper "graph" moves the
-    # taskset policy out of pipeline.py, helper "authorpkg" splits roles/author.py (whose `render` every other
-    # role imports).
-    ("authoring.roles.author", "authoring.pipeline"),
-    ("authoring.roles.fixer", "authoring.pipeline"),
-    # make_agent/family in certify/agents/base.py import the agent modules that import base to register. The fix
-    # (move `_register_all`, `make_agent` and `family` into certify/agents/__init__.py, and certify/calibrate.py's
-    # three `from .agents.base import family...` to `from .agents import ...`) edits GRADER_SOURCES files
-    # (certify/lock.py), which stales every shipped certificate: it lands with the merge-time recertification.
-    ("certify.agents.base", "certify.agents.heuristic"),
-    ("certify.agents.base", "certify.agents.ladder"),
-    ("certify.agents.base", "certify.agents.llm"),
-    ("certify.agents.base", "certify.agents.oracle"),
-}
+# Cycles allowed for now: none. A cycle found is named as a path.
+KNOWN: set[tuple[str, str]] = set()
 
 Graph = dict[str, set[str]]
 
@@ -223,13 +208,6 @@ def test_no_import_cycle_but_the_known_ones():
     assert not found, describe(found)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known cycles (KNOWN above): authoring.roles.{author,fixer} -> authoring.pipeline (STANDARD_DEFAULTS; "
-    "helpers 'graph' and 'authorpkg') and certify.agents.base -> certify.agents.{heuristic,ladder,llm,oracle} "
-    "(agent registration; its fix edits grader-fingerprinted files, so it lands with the merge-time "
-    "recertification). When this XPASSes, delete this mark and KNOWN.",
-)
 def test_no_import_cycle():
     found = cycles(import_graph(ROOT, PACKAGES))
     assert not found, describe(found)

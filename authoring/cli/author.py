@@ -151,7 +151,7 @@ def author(
 
     from authoring.failures import EndpointError
     from authoring.gitops import GitError
-    from authoring.pipeline import RunOptions
+    from authoring.options import RunOptions
     from authoring.progress import LiveProgress
     from authoring.review import ReviewError
     from authoring.run import RunError, run_persona

@@ -140,9 +140,9 @@ def show(
 
 
 def _thread_state(saver: Any, drivers: Any, thread_id: str) -> dict[str, Any]:
-    from authoring.pipeline import build_graph
+    from authoring.graph import build_graph
 
-    return build_graph(drivers, saver).get_state({"configurable": {"thread_id": thread_id}}).values or {}
+    return build_graph(saver).get_state({"configurable": {"thread_id": thread_id}}).values or {}
 
 
 def _tasks_on_disk(tasksets_dir: Path, item: Any) -> dict[str, Any]:

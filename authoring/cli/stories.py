@@ -25,8 +25,8 @@ new_app = typer.Typer(
 def _draft(out: Console, world: Any, report: Any) -> bool:
     """Author the twenty tasks with the rule driver in memory (nothing written) and run their gates, the
     same-level prompt variety and the heuristic staircase: what `taskforge author` would find, in seconds."""
-    from authoring.pipeline import STANDARD_DEFAULTS
     from authoring.roles.author import AuthorContext, AuthoringError, RuleAuthor
+    from authoring.taskset import STANDARD_DEFAULTS
     from authoring.variety import masks_for, rotation, same_level_similarity
     from certify.agents import make_agent
     from certify.calibrate import analyse

@@ -1666,7 +1666,7 @@ def _yaml(data: Any) -> str:
 
 
 def _standard_defaults() -> dict[str, Any]:
-    from ..pipeline import STANDARD_DEFAULTS
+    from ..taskset import STANDARD_DEFAULTS
 
     return STANDARD_DEFAULTS
 

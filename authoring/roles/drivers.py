@@ -17,11 +17,11 @@ if TYPE_CHECKING:
     import httpx2
     import openai
 
-    from ..pipeline import Drivers
+    from ..graph import Drivers
 
 
 def rule_drivers(progress: Callable[[str], None]) -> Drivers:
-    from ..pipeline import Drivers
+    from ..graph import Drivers
 
     return Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer(), progress)
 
@@ -36,7 +36,7 @@ def llm_drivers(
 ) -> Drivers:
     """The four LLM drivers over one shared endpoint; `client`/`http_client` are injectable for tests.
     With `preflight`, the endpoint is checked first (EndpointError when it cannot be used at all)."""
-    from ..pipeline import Drivers
+    from ..graph import Drivers
 
     missing = [s for s in SKILLS if not (Path(config.skills_dir) / f"{s}.md").is_file()]
     if missing:

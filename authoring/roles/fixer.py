@@ -313,7 +313,7 @@ class LLMFixer:
         self.endpoint = endpoint
 
     def repair(self, task: dict[str, Any], defect: Defect, trials: list[Trial], world: World) -> FixResult:
-        from ..pipeline import STANDARD_DEFAULTS
+        from ..taskset import STANDARD_DEFAULTS
 
         failing = [t for t in trials if t.task_id == defect.task_id and t.valid and not t.passed][:MAX_TRIALS]
         user = render(

@@ -143,26 +143,3 @@ def register_agent(prefix: str) -> Callable[[AgentFactory], AgentFactory]:
 
 def register_family(name: str, members: tuple[str, ...]) -> None:
     FAMILIES[name] = members
-
-
-def _register_all() -> None:
-    from . import heuristic, ladder, llm, oracle  # noqa: F401  (registration)
-
-
-def make_agent(name: str) -> Agent:
-    """An agent by name: `oracle`, `noop`, `heuristic`, `ladder-0` … `ladder-4`, `openai:<model>`."""
-    _register_all()
-    prefix = name.split(":", 1)[0]
-    factory = AGENTS.get(prefix)
-    if factory is None:
-        hint = f"; '{name}' is a family, use it where a population is expected" if name in FAMILIES else ""
-        raise ValueError(
-            f"unknown agent '{name}'; known: {', '.join(sorted(AGENTS))} (openai:<model> for a model){hint}"
-        )
-    return factory(name)
-
-
-def family(name: str) -> tuple[str, ...] | None:
-    """The members of a family name (`ladder`), or None when `name` is a single agent."""
-    _register_all()
-    return FAMILIES.get(name)

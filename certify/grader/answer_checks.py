@@ -73,7 +73,7 @@ def answer_judgment(ctx: GradeContext) -> Iterable[CheckResult]:
         )
         return
     if judgment is None:
-        from ..judge.grading import embedded_judgment
+        from ..judge.embedded import embedded_judgment
 
         judgment = embedded_judgment(ctx)
     assert not isinstance(judgment, str)

@@ -24,7 +24,8 @@ What an author of a judged task emits (the rule author's `analyze` kind plugs in
 """
 
 from .case import JudgeCase, build_case, case_of, reference_data
-from .grading import embedded_judgment, judge_and_grade, rejudged, with_judgment
+from .embedded import embedded_judgment
+from .grading import judge_and_grade, rejudged, with_judgment
 from .registry import DEFAULT_JUDGE, Judge, build_judge, default_judge, judge_identity
 from .rubric import RubricJudge
 from .template import TEMPLATE_SHA256, TEMPLATE_VERSION

@@ -15,7 +15,7 @@ from ..episode import Episode
 from ..grader import CheckFn, GradeContext, GradeResult, grade, grade_context
 from ..grader.answer_checks import JUDGMENT, PENDING
 from ..task import Task
-from .case import build_case, case_of
+from .case import case_of
 from .registry import Judge, default_judge
 from .verdict import Judgment
 
@@ -26,12 +26,6 @@ def with_judgment(
     """The grade of `episode` with `judgment` as the judge's verdict (PENDING: the judge is still to come)."""
     ctx = GradeContext(task, episode.workspace, episode.events, episode.final_answer, {JUDGMENT: judgment})
     return grade_context(ctx, registry)
-
-
-def embedded_judgment(ctx: GradeContext) -> Judgment:
-    """The rubric's verdict on the answer in `ctx`: the grader's own judge when no other was asked."""
-    case = build_case(ctx.workspace.world, ctx.task, ctx.events, ctx.final_answer)
-    return default_judge().judge_now(case)
 
 
 async def judge_and_grade(

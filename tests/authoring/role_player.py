@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from authoring.factcheck import resolve
-from authoring.pipeline import RunOptions, resolve_baseline, taskset_defaults
+from authoring.options import RunOptions
 from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.sources import load_sources
+from authoring.taskset import resolve_baseline, taskset_defaults
 from simulator import World
 
 ROLES = {

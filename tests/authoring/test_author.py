@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from authoring.factcheck import resolve
-from authoring.pipeline import STANDARD_DEFAULTS
 from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.roles.fairness import RuleFairness
 from authoring.sources import load_persona, load_story
+from authoring.taskset import STANDARD_DEFAULTS
 from certify.gates import certify_task
 from certify.task import Task, parse_task
 from simulator import World

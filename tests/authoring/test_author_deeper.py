@@ -11,8 +11,8 @@ import pytest
 
 from authoring.checks import check_persona
 from authoring.grammar import problems
-from authoring.pipeline import STANDARD_DEFAULTS
 from authoring.roles.author import AuthorContext, RuleAuthor
+from authoring.taskset import STANDARD_DEFAULTS
 from authoring.variety import masks_for, rotation
 from certify.gates import certify_task
 from certify.task import Task, parse_task

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from authoring.pipeline import Drivers, RunOptions, build_graph
+from authoring.graph import Drivers, RunContext, build_graph, serializer
+from authoring.options import RunOptions
 from authoring.roles.author import RuleAuthor
 from authoring.roles.fairness import RuleFairness
 from authoring.roles.fixer import RuleFixer
 from authoring.roles.validator import RuleValidator
-from authoring.state import serializer
 from tests.conftest import COMPAT, COMPAT_WORLD, needs_compat
 
 TEMPLATES = COMPAT / "task_templates"
@@ -40,9 +40,8 @@ UNCLOSABLE = {
 @needs_compat
 @pytest.mark.parametrize("persona", PERSONAS)
 def test_compat_persona_authors_twenty_certified_tasks(persona, tmp_path):
-    graph = build_graph(
-        Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer()), InMemorySaver(serde=serializer())
-    )
+    graph = build_graph(InMemorySaver(serde=serializer()))
+    drivers = Drivers(RuleAuthor(), RuleValidator(), RuleFairness(), RuleFixer())
     options = RunOptions(
         persona=persona,
         tasksets_dir=str(tmp_path / "tasksets"),
@@ -54,7 +53,7 @@ def test_compat_persona_authors_twenty_certified_tasks(persona, tmp_path):
         commit=False,
     )
     config = {"configurable": {"thread_id": persona}, "recursion_limit": 500}
-    graph.invoke({"options": options}, config, context=options)
+    graph.invoke({"options": options}, config, context=RunContext(options, drivers))
     state = graph.get_state(config).values
     assert len(state["tasks"]) == 20
     uncertified = {t for t, a in state["tasks"].items() if not a.cert.certified}

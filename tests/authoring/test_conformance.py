@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 
 from authoring.failures import EndpointError, RoleFailure, RoleUnavailable
-from authoring.pipeline import STANDARD_DEFAULTS, RunOptions
+from authoring.options import RunOptions
 from authoring.roles.drivers import llm_drivers
 from authoring.roles.llm import DEFAULT_SKILLS_DIR, LLMConfig
 from authoring.run import run_persona
+from authoring.taskset import STANDARD_DEFAULTS
 from certify.calibrate import Defect
 from certify.gates import certify_task
 from certify.task import parse_task

@@ -11,13 +11,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from authoring.failures import RoleFailure
 from authoring.flags import make_flag
-from authoring.pipeline import build_graph, node_names
+from authoring.graph import RunContext, build_graph, node_names, serializer
 from authoring.roles.author import RuleAuthor
 from authoring.roles.fairness import RuleFairness
 from authoring.roles.fixer import FixResult
 from authoring.roles.validator import RuleValidator
 from authoring.run import invoke
-from authoring.state import serializer
 from certify.agents.base import AGENTS, register_agent
 from certify.agents.oracle import OracleAgent, _ListSession
 from tests.authoring.conftest import git
@@ -27,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def start(d, opts, thread: str = "t"):
-    graph = build_graph(d, InMemorySaver(serde=serializer()))
+    graph = build_graph(InMemorySaver(serde=serializer()))
     config = {"configurable": {"thread_id": thread}, "recursion_limit": 500}
-    invoke(graph, {"options": opts}, config, opts)
+    invoke(graph, {"options": opts}, config, RunContext(opts, d))
     return graph, config, graph.get_state(config)
 
 
@@ -275,7 +274,8 @@ def test_a_fix_decision_takes_the_repair_path(sources, repo, mini_world_path, ma
         i for i in snap.tasks[0].interrupts[0].value["items"] if i["task_id"] == "risk_repair_level0"
     )
     d.fixer = MarkingFixer()
-    invoke(graph, Command(resume={defect["id"]: {"verdict": "fix", "by": "ana", "note": ""}}), config, opts)
+    decision = {defect["id"]: {"verdict": "fix", "by": "ana", "note": ""}}
+    invoke(graph, Command(resume=decision), config, RunContext(opts, d))
     after = graph.get_state(config)
     flag = after.values["flags"][defect["id"]]
     assert flag.status == "fixed" and flag.decision["result"] == "marked the prompt"
@@ -360,10 +360,18 @@ def test_a_story_removed_from_the_persona_deletes_its_tasks_in_the_commit(
 
 
 def test_the_orchestrator_skill_describes_the_graph_as_built():
+    """Node by node, in the module that holds it, and no node the graph does not have."""
+    import re
+
     text = (ROOT / "skills" / "orchestrator.md").read_text()
-    graph = build_graph(drivers())
-    for node in node_names(graph):
-        assert f"`{node}`" in text, f"skills/orchestrator.md does not describe the node {node}"
+    section = text.split("## The nodes", 1)[1].split("\n## ", 1)[0]
+    described = dict(re.findall(r"^\d+\. `(\w+)` \(`nodes/(\w+)\.py`\) —", section, flags=re.M))
+    graph = build_graph()
+    built = {
+        name: graph.builder.nodes[name].runnable.func.__module__.rsplit(".", 1)[1]
+        for name in node_names(graph)
+    }
+    assert described == built, "skills/orchestrator.md's nodes (and their modules) are not the graph's"
 
 
 def test_the_live_display_shows_each_story_level_role_and_round():
@@ -421,7 +429,7 @@ def test_a_calibration_that_measured_too_little_is_a_blocker_not_a_pass(sources,
 
 
 def test_publishing_the_same_outputs_twice_commits_once(sources, repo, mini_world_path):
-    from authoring.pipeline import commit_outputs
+    from authoring.outputs import commit_outputs
 
     _, _, snap = start(drivers(), options(sources, repo, mini_world_path))
     first = snap.values["result"]

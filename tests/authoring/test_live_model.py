@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from authoring.failures import RoleFailure
-from authoring.pipeline import STANDARD_DEFAULTS
+from authoring.options import RunOptions
 from authoring.roles.drivers import llm_drivers
 from authoring.roles.llm import DEFAULT_SKILLS_DIR, LLMConfig
-from authoring.state import RunOptions
+from authoring.taskset import STANDARD_DEFAULTS
 from certify.gates import certify_task
 from certify.task import parse_task
 from tests.authoring.role_player import contexts

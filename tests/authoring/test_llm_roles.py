@@ -17,12 +17,13 @@ import pytest
 
 from authoring.factcheck import resolve
 from authoring.failures import RoleFailure, RoleUnavailable
-from authoring.pipeline import STANDARD_DEFAULTS, Drivers
+from authoring.graph import Drivers
 from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.roles.drivers import llm_drivers
 from authoring.roles.fixer import append_lesson
 from authoring.roles.llm import DEFAULT_SKILLS_DIR, LLMConfig
 from authoring.sources import load_persona, load_story
+from authoring.taskset import STANDARD_DEFAULTS
 from certify.calibrate import Defect
 from certify.gates import certify_task
 from certify.task import Task, parse_task

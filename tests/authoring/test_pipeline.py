@@ -10,13 +10,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from authoring.flags import make_flag
-from authoring.pipeline import Drivers, RunOptions, build_graph
+from authoring.graph import Drivers, RunContext, build_graph, serializer
+from authoring.options import RunOptions
 from authoring.roles.author import RuleAuthor
 from authoring.roles.fairness import RuleFairness
 from authoring.roles.fixer import RuleFixer
 from authoring.roles.validator import RuleValidator
 from authoring.run import RunError, run_persona
-from authoring.state import serializer
 from tests.authoring.conftest import git
 
 
@@ -135,10 +135,11 @@ class FlaggingFairness(RuleFairness):
 
 
 def test_blockers_interrupt_and_an_approval_resumes_to_commit(sources, repo, mini_world_path):
-    graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver(serde=serializer()))
+    graph = build_graph(InMemorySaver(serde=serializer()))
     config = {"configurable": {"thread_id": "t1"}, "recursion_limit": 200}
     opts = options(sources, repo, mini_world_path)
-    graph.invoke({"options": opts}, config, context=opts)
+    context = RunContext(opts, drivers(fairness=FlaggingFairness()))
+    graph.invoke({"options": opts}, config, context=context)
     snapshot = graph.get_state(config)
     assert snapshot.next == ("review",)
     items = snapshot.tasks[0].interrupts[0].value["items"]
@@ -147,7 +148,7 @@ def test_blockers_interrupt_and_an_approval_resumes_to_commit(sources, repo, min
     graph.invoke(
         Command(resume={items[0]["id"]: {"verdict": "approve", "by": "ana", "note": "reads fine"}}),
         config,
-        context=opts,
+        context=context,
     )
     result = graph.get_state(config).values["result"]
     assert result.status == "committed"
@@ -161,15 +162,16 @@ def test_blockers_interrupt_and_an_approval_resumes_to_commit(sources, repo, min
 
 
 def test_rejection_ends_without_commit(sources, repo, mini_world_path):
-    graph = build_graph(drivers(fairness=FlaggingFairness()), InMemorySaver(serde=serializer()))
+    graph = build_graph(InMemorySaver(serde=serializer()))
     config = {"configurable": {"thread_id": "t2"}, "recursion_limit": 200}
     opts = options(sources, repo, mini_world_path)
-    graph.invoke({"options": opts}, config, context=opts)
+    context = RunContext(opts, drivers(fairness=FlaggingFairness()))
+    graph.invoke({"options": opts}, config, context=context)
     item = graph.get_state(config).tasks[0].interrupts[0].value["items"][0]
     graph.invoke(
         Command(resume={item["id"]: {"verdict": "reject", "by": "ana", "note": "wrong story"}}),
         config,
-        context=opts,
+        context=context,
     )
     assert graph.get_state(config).values["result"].status == "rejected"
     assert not (repo / "tasksets").exists()
@@ -236,7 +238,7 @@ def test_the_ladder_family_calibrates_a_persona_and_its_findings_wait_for_review
 
 
 def test_the_run_keeps_calibration_trials_compact_but_a_failure_keeps_its_evidence():
-    from authoring.pipeline import _evidence
+    from authoring.graph.nodes.calibration import evidence as _evidence
     from certify.trial import Trial
 
     events = [
@@ -267,10 +269,10 @@ def test_the_run_keeps_calibration_trials_compact_but_a_failure_keeps_its_eviden
 def test_the_run_reads_the_taskset_defaults_again_only_when_the_manifest_changes(
     sources, repo, mini_world_path
 ):
-    from authoring.pipeline import _Env
+    from authoring.graph import Env
 
     opts = options(sources, repo, mini_world_path)
-    env = _Env()
+    env = Env()
     created = env.defaults(opts)
     assert env.defaults(opts) is created, "asked per draft, built once"
     root = opts.taskset_root

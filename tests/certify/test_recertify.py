@@ -10,9 +10,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
 from authoring.cli import app
-from authoring.pipeline import build_graph
+from authoring.graph import RunContext, build_graph, serializer
 from authoring.review import all_items
-from authoring.state import serializer
 from certify import lock
 from certify.grader import CHECKS, CheckResult
 from certify.recertify import recertify
@@ -23,10 +22,10 @@ from tests.authoring.test_pipeline import drivers, options
 @pytest.fixture
 def certified(sources, repo, mini_world_path):
     """A taskset on disk, authored and calibrated (lock, tasks, transcripts), not committed."""
-    graph = build_graph(drivers(), InMemorySaver(serde=serializer()))
+    graph = build_graph(InMemorySaver(serde=serializer()))
     config = {"configurable": {"thread_id": "r"}, "recursion_limit": 300}
     opts = options(sources, repo, mini_world_path, commit=False)
-    graph.invoke({"options": opts}, config, context=opts)
+    graph.invoke({"options": opts}, config, context=RunContext(opts, drivers()))
     assert graph.get_state(config).values["result"].status == "certified"
     return repo / "tasksets" / "workspace_tasks"
 

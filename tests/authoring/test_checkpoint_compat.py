@@ -1,0 +1,250 @@
+"""Runs checkpointed by an earlier taskforge resume with this one, as the same command would resume them.
+
+`fixtures/checkpoints/` holds the checkpoint stores of three runs of the fixture persona stopped halfway by the
+code of commit 5350192, before the authoring graph became a package (`git show
+9bd26fd:tests/authoring/fixtures/checkpoints/make.py` made them, on that code): killed while drafting, killed in
+a revision that fairness asked for, and paused for a person. A destination's
+thread id includes its absolute path, so the test names the fixture's thread as this destination's; everything
+else is the user's path: `run_persona` (what `taskforge author` runs) and `decide` (what `taskforge review`
+runs) on the same relative paths the stopped runs used.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import ormsgpack
+import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+import authoring.run
+from authoring.decisions import decide
+from authoring.flags import make_flag
+from authoring.options import RunOptions
+from authoring.roles.author import RuleAuthor
+from authoring.roles.fairness import RuleFairness
+from authoring.run import checkpointer, run_persona
+from tests.authoring.conftest import git, init_repo
+from tests.authoring.test_graph_routes import CountingValidator
+from tests.authoring.test_pipeline import drivers
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints"
+
+
+def options() -> RunOptions:
+    """The stopped runs' options: every path relative to the folder they ran in."""
+    return RunOptions(
+        persona="desk_head",
+        tasksets_dir="repo/tasksets",
+        sources_root="sources",
+        skills_dir="repo/skills",
+        world="world",
+        baseline="lived",
+        repeats=1,
+        min_attempts=2,
+    )
+
+
+@pytest.fixture
+def stopped(tmp_path, monkeypatch):
+    """The folder a stopped run ran in, with its checkpoint store; returns the store and the run's thread."""
+
+    def lay_out(scenario: str) -> tuple[Path, str]:
+        for folder in ("world", "sources"):
+            shutil.copytree(FIXTURES / folder, tmp_path / folder)
+        init_repo(tmp_path / "repo")
+        db = tmp_path / "checkpoints.sqlite"
+        shutil.copy(FIXTURES / f"{scenario}.sqlite", db)
+        with sqlite3.connect(db) as conn:
+            (thread,) = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchone()
+        monkeypatch.chdir(tmp_path)
+
+        def this_destination(inputs, persona, destination, nonce=""):
+            """The stopped run's thread (with --force's nonce, a new one, as ever)."""
+            return thread + (f":{nonce}" if nonce else "")
+
+        monkeypatch.setattr(authoring.run, "thread_id", this_destination)
+        return db, thread
+
+    return lay_out
+
+
+def task_files(repo: Path) -> dict[str, bytes]:
+    folder = repo / "tasksets" / "workspace_tasks" / "desk_head"
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.json"))}
+
+
+def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path, monkeypatch):
+    db, thread = stopped("draft")
+    messages: list[str] = []
+    outcome = run_persona(options(), drivers(messages), driver_name="rules", checkpoint_path=db)
+    assert outcome.status == "committed", outcome.summary
+    assert any(m.startswith(f"resuming {thread} at draft") for m in messages), messages[:3]
+    assert not any("morning_positions level0" in m for m in messages), "finished levels are not drafted again"
+    assert any(m.startswith("risk_repair level1") for m in messages), "the level in flight is drafted"
+    subjects = git(tmp_path / "repo", "log", "--format=%s").splitlines()
+    assert sum(1 for s in subjects if s.startswith("taskforge:")) == 1
+
+    # the same tasks a run that was never stopped writes
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for folder in ("world", "sources"):
+        shutil.copytree(FIXTURES / folder, fresh / folder)
+    init_repo(fresh / "repo")
+    monkeypatch.undo()  # its own thread, in its own folder
+    monkeypatch.chdir(fresh)
+    done = run_persona(options(), drivers(), driver_name="rules", checkpoint_path=fresh / "cp.sqlite")
+    assert done.status == "committed"
+    resumed = task_files(tmp_path / "repo")
+    assert len(resumed) == 10 and resumed == task_files(fresh / "repo")
+
+
+class FlaggingLevel3(RuleFairness):
+    """The reviewer that sent morning_positions_level3 back before the kill, still of the same mind."""
+
+    def review(self, story, levels, persona_tasks, persona):
+        flags = super().review(story, levels, persona_tasks, persona)
+        if story == "morning_positions":
+            flags.append(
+                make_flag(
+                    role="fairness",
+                    kind="fairness",
+                    persona=persona,
+                    story=story,
+                    task_id="morning_positions_level3",
+                    level=3,
+                    check="copy_paste",
+                    severity="blocker",
+                    reason="morning_positions_level3 reads like its neighbour",
+                )
+            )
+        return flags
+
+
+def test_a_run_killed_in_a_fairness_revision_keeps_its_route_and_its_rounds(stopped):
+    """Before the kill fairness had spent one of its two rounds and sent level 3 back: the revision goes on to
+    the set's re-certification (not to the validators), and fairness gets exactly one more round."""
+    db, thread = stopped("revise")
+    messages: list[str] = []
+    validator = CountingValidator()
+    outcome = run_persona(
+        options(),
+        drivers(messages, author=RuleAuthor(), validator=validator, fairness=FlaggingLevel3()),
+        driver_name="rules",
+        checkpoint_path=db,
+    )
+    assert any(m.startswith(f"resuming {thread} at revise") for m in messages), messages[:3]
+    assert validator.seen == {}, "a fairness revision goes to the re-certification, not to the validators"
+    assert [m for m in messages if m.startswith("revising")] == [
+        "revising morning_positions_level3: 1 flag(s)",
+        "revising morning_positions_level3: 1 flag(s)",
+    ], "the resumed revision and fairness's second (last) round"
+    assert sum(1 for m in messages if m.startswith("ladder fairness")) == 2
+    assert outcome.status == "needs_review"
+    assert [i["check"] for i in outcome.items] == ["copy_paste"]
+
+
+def test_a_run_paused_for_review_is_decided_and_commits(stopped, tmp_path):
+    db, thread = stopped("review")
+    again = run_persona(options(), drivers(), driver_name="rules", checkpoint_path=db)
+    assert again.status == "needs_review" and again.thread_id == thread
+    (item,) = again.items
+    assert item["check"] == "constant_core" and item["task_id"] == "risk_repair_level1"
+    with checkpointer(None, db) as saver:
+        result = decide(Path("repo/tasksets"), saver, drivers(), item["id"], "approve", by="ana", note="fine")
+    assert result["run"] == "committed" and result["flag_status"] == "approved"
+    lock = json.loads((tmp_path / "repo" / "tasksets" / "workspace_tasks" / "certificates.json").read_text())
+    review = lock["tasks"]["risk_repair_level1"]["reviews"][0]
+    assert (review["verdict"], review["by"], review["note"]) == ("approve", "ana", "fine")
+    assert len(task_files(tmp_path / "repo")) == 10
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM checkpoints").fetchone() == (0,), (
+            "the finished run is pruned"
+        )
+
+
+def test_a_checkpoint_this_version_cannot_read_is_one_line_and_force_starts_afresh(stopped, tmp_path):
+    """A class the checkpoint names that this version does not know (another version's) is not read as plain
+    data: the run stops before any work with one line that says how to go on, and --force authors afresh."""
+    db, thread = stopped("draft")
+    with sqlite3.connect(db) as conn:
+        (blob,) = conn.execute("SELECT checkpoint FROM checkpoints").fetchone()
+        assert b"authoring.state" in blob
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = ?", (blob.replace(b"authoring.state", b"authoring.stale"),)
+        )
+    with pytest.raises(authoring.run.RunError) as info:
+        run_persona(options(), drivers(), driver_name="rules", checkpoint_path=db)
+    message = str(info.value)
+    assert message.startswith(f"the checkpoint of run {thread} was written by another version of taskforge")
+    assert "authoring.stale.RunOptions" in message and "--force" in message and "\n" not in message
+    assert not (tmp_path / "repo" / "tasksets").exists(), "nothing was authored"
+    done = run_persona(options(), drivers(), driver_name="rules", checkpoint_path=db, force=True)
+    assert done.status == "committed" and len(task_files(tmp_path / "repo")) == 10
+
+
+class Verbatim(JsonPlusSerializer):
+    """Reads a checkpoint without reviving anything (every ext value stays the bytes it was) and writes it back
+    as read: a copy of what the earlier version wrote."""
+
+    def loads_typed(self, data):
+        kind, raw = data
+        if kind != "msgpack":
+            return super().loads_typed(data)
+        return ormsgpack.unpackb(raw, ext_hook=ormsgpack.Ext, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+def copy_to_postgres(db: Path, thread: str, url: str) -> None:
+    """The stopped run's latest checkpoint and pending writes, as the earlier version wrote them, in Postgres."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
+    with sqlite3.connect(db, check_same_thread=False) as conn:
+        stopped = SqliteSaver(conn, serde=Verbatim()).get_tuple({"configurable": {"thread_id": thread}})
+    assert stopped is not None
+    with Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        saver = PostgresSaver(conn, serde=Verbatim())
+        saver.setup()
+        checkpoint = stopped.checkpoint
+        at = saver.put(
+            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
+            checkpoint,
+            stopped.metadata,
+            checkpoint["channel_versions"],
+        )
+        by_task: dict[str, list] = {}
+        for task_id, channel, value in stopped.pending_writes or []:
+            by_task.setdefault(task_id, []).append((channel, value))
+        for task_id, writes in by_task.items():
+            saver.put_writes(at, writes, task_id)
+
+
+@pytest.mark.parametrize("scenario", ["draft", "revise"])
+def test_a_run_stopped_in_postgres_resumes_too(stopped, tmp_path, postgres_database, scenario):
+    """A team's store: the channels are kept one blob each there, the `rounds` counters and the Sends' payloads
+    among them."""
+    db, thread = stopped(scenario)
+    url = postgres_database()
+    copy_to_postgres(db, thread, url)
+    messages: list[str] = []
+    validator = CountingValidator()
+    fairness = FlaggingLevel3() if scenario == "revise" else RuleFairness()
+    outcome = run_persona(
+        options(),
+        drivers(messages, validator=validator, fairness=fairness),
+        driver_name="rules",
+        checkpoint_url=url,
+        checkpoint_path=tmp_path / "unused.sqlite",
+    )
+    assert any(m.startswith(f"resuming {thread} at {scenario}") for m in messages), messages[:3]
+    if scenario == "draft":
+        assert outcome.status == "committed" and len(task_files(tmp_path / "repo")) == 10
+    else:
+        assert validator.seen == {} and outcome.status == "needs_review"
+        assert sum(1 for m in messages if m.startswith("revising")) == 2
+    assert not (tmp_path / "unused.sqlite").exists()
