@@ -477,7 +477,7 @@ def test_build_judge_names_and_refusals():
 
 # ---------------------------------------------------------------------------- eval, trials and calibration
 def test_eval_reports_judge_calls_and_cost_apart_and_trials_keep_the_verdict(world, tmp_path):
-    from certify.agents.base import make_agent
+    from certify.agents import make_agent
 
     tasks = [t for _, t in fixture_tasks()]
 
@@ -505,7 +505,7 @@ def test_eval_reports_judge_calls_and_cost_apart_and_trials_keep_the_verdict(wor
 
 
 def test_a_judge_with_no_verdict_makes_the_trial_invalid_not_failed(world, tmp_path):
-    from certify.agents.base import make_agent
+    from certify.agents import make_agent
 
     tasks = [task_named(LANTERN)]
 
