@@ -19,8 +19,8 @@ from certify.task import LEVEL_NAMES, Task
 from ..factcheck import SOURCE_READS
 from ..flags import Flag, make_flag
 from ..variety import TARGET, jaccard, same_level_similarity
-from .author import render
 from .llm import Endpoint, RoleReply, task_json, verdict_matches_flags
+from .prompts import render_prompt
 
 KNOWLEDGE_TOOLS = tuple(tool for tool, _ in SOURCE_READS.values())
 
@@ -230,28 +230,6 @@ class FairnessReply(RoleReply):
         return self
 
 
-FAIRNESS_PROMPT = """\
-## Story {{ story }}: its levels side by side
-{% for level in levels %}
-### {{ level.id }} ({{ level.name }})
-```json
-{{ level.json }}
-```
-{% endfor %}
-## The persona's other stories, same-level prompts
-Word-trigram Jaccard against this story's prompt at the same level is computed for you (the skeleton rule).
-```json
-{{ others }}
-```
-
-## Reply format (as in the Output section of your instructions)
-Reply with one JSON object and nothing else:
-{"verdict": "pass" | "flag", "flags": [{"level": 0-4 or null for the whole ladder, "rule": "constant-core" |
-"signature-present" | "signature-absent-below" | "budget" | "copy-paste" | "skeleton" | "voice",
-"severity": "blocker" | "minor", "reason": "...", "evidence": "..."}]}
-"pass" carries an empty flags list; "flag" carries one entry per violation, naming the level that must change."""
-
-
 class LLMFairness:
     """The ladder read as a set, by a model holding the fairness skill."""
 
@@ -280,8 +258,8 @@ class LLMFairness:
                             "against": task.id,
                         }
                     )
-        user = render(
-            FAIRNESS_PROMPT,
+        user = render_prompt(
+            "fairness",
             story=story,
             others=json.dumps(others, indent=1, ensure_ascii=False),
             levels=[{"id": t.id, "name": LEVEL_NAMES[t.difficulty], "json": task_json(t)} for t in ordered],

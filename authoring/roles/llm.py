@@ -46,6 +46,7 @@ from certify.model_client import (
 from certify.task import Task
 
 from ..failures import EndpointError, RoleFailure, RoleUnavailable
+from .prompts import render_prompt
 
 if TYPE_CHECKING:
     import httpx2
@@ -268,7 +269,7 @@ class Endpoint:
                 problem = str(exc)
             messages += [
                 {"role": "assistant", "content": text},
-                {"role": "user", "content": REPAIR_PROMPT.format(problem=problem, schema=schema)},
+                {"role": "user", "content": render_prompt("reply-repair", problem=problem, schema=schema)},
             ]
         failure = RejectedReply if well_formed else RoleFailure
         raise failure(
@@ -283,10 +284,12 @@ class RejectedReply(RoleFailure):
     """The last reply was well-formed but its content was rejected (a fixer patch that weakens the task)."""
 
 
-REPAIR_PROMPT = """\
-Your reply could not be used: {problem}
-Reply again with one JSON object and nothing else, matching this JSON Schema:
-{schema}"""
+def standard_defaults() -> dict[str, Any]:
+    """The taskset defaults a role parses a task with when its context names none (the LLM author's
+    submissions, the fixer's patches). Imported when asked for: the graph that owns them imports the roles."""
+    from ..pipeline import STANDARD_DEFAULTS
+
+    return STANDARD_DEFAULTS
 
 
 def json_object(text: str) -> Any:

@@ -19,9 +19,9 @@ from simulator import TOOL_NAMES, SetupError, Workspace, World
 
 from ..flags import Flag, make_flag
 from ..lints import find_giveaways, incoherences, prose
-from ..phrasing import MAX_PROMPT_WORDS
-from .author import render
+from .author import MAX_PROMPT_WORDS
 from .llm import Endpoint, RoleReply, clip, task_json, verdict_matches_flags
+from .prompts import render_prompt
 
 MAX_ROWS = 8
 MAX_NEIGHBOURS = 25
@@ -233,27 +233,6 @@ class ValidatorReply(RoleReply):
         return self
 
 
-VALIDATOR_PROMPT = """\
-## The task file
-```json
-{{ task }}
-```
-
-## What the world serves for it
-The widgets this task grades, as the connected backends declare them, with the rows served for each graded
-parameter set (at most {{ max_rows }} rows each), their app neighbours, and the knowledge sources its reference
-reads.
-```json
-{{ digest }}
-```
-
-## Reply format (as in the Output section of your instructions)
-Reply with one JSON object and nothing else:
-{"verdict": "approve" | "flag", "flags": [{"check": "reachability" | "findability" | "possibility" | "budget" |
-"single_ask", "severity": "blocker" | "minor", "reason": "...", "evidence": "...", "suggestion": "..."}]}
-"approve" carries an empty flags list; "flag" carries one entry per problem."""
-
-
 def _widget_refs(task: Task) -> list[tuple[str, str, dict[str, Any] | None]]:
     """(origin, widget_id, data_args) the task grades or reads, in first-seen order."""
     refs: list[tuple[str, str, dict[str, Any] | None]] = []
@@ -391,8 +370,8 @@ class LLMValidator:
         self.endpoint = endpoint
 
     def review(self, task: Task, world: World, persona: str) -> list[Flag]:
-        user = render(
-            VALIDATOR_PROMPT,
+        user = render_prompt(
+            "validator",
             task=task_json(task),
             max_rows=MAX_ROWS,
             digest=json.dumps(world_digest(task, world), indent=1, ensure_ascii=False, default=str),
