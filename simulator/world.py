@@ -164,6 +164,11 @@ class Catalog:
             self._listings[backend_id] = entries
         return entries
 
+    @property
+    def app_names(self) -> tuple[str, ...]:
+        """The names of the catalog's apps, in order, each once."""
+        return tuple(dict.fromkeys(str(app.get("name")) for app in self.apps))
+
     def app_widgets(self, name: str) -> tuple[str, ...]:
         """The widget ids the app called `name` lays out: every tab, in layout order, each id once (apps that
         share a name count as one)."""
@@ -179,8 +184,7 @@ class Catalog:
 
     def apps_of(self, widget_id: str) -> list[str]:
         """The names of the apps that lay out `widget_id`, in catalog order."""
-        names = dict.fromkeys(str(app.get("name")) for app in self.apps)
-        return [name for name in names if widget_id in self.app_widgets(name)]
+        return [name for name in self.app_names if widget_id in self.app_widgets(name)]
 
     @classmethod
     def build(cls, origin: str, widgets: dict[str, Any], apps: list[Any]) -> Catalog:

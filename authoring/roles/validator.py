@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field
 
 from certify.episode import reference_calls, replay
 from certify.task import Task
 from simulator import TOOL_NAMES, SetupError, Workspace, World
+from simulator.world import option_values
 
-from ..flags import Flag, make_flag
+from ..flags import Flag
 from ..lints import find_giveaways, incoherences, prose
 from .author import MAX_PROMPT_WORDS
-from .llm import Endpoint, RoleReply, clip, task_json, verdict_matches_flags
+from .findings import Finding, raise_flag
+from .llm import Endpoint, RoleReply, VerdictReply, clip, spelled, task_json
 from .prompts import render_prompt
 
 MAX_ROWS = 8
@@ -59,22 +61,8 @@ class RuleValidator:
         meta = task.meta
         story = meta.story if meta else None
 
-        def flag(check: str, severity: str, reason: str, evidence: str = "", suggestion: str = "") -> None:
-            flags.append(
-                make_flag(
-                    role="validator",
-                    kind="validator",
-                    persona=persona,
-                    story=story,
-                    task_id=task.id,
-                    level=task.level,
-                    check=check,
-                    severity=severity,
-                    reason=reason,
-                    evidence=evidence,
-                    suggestion=suggestion,
-                )
-            )
+        def flag(*finding: str) -> None:
+            flags.append(raise_flag("validator", persona, story, task, task.level, Finding(*finding)))
 
         try:
             ws = Workspace.start(world, task.setup)
@@ -195,42 +183,22 @@ def _findable(task: Task, world: World, name: str) -> bool:
     return True
 
 
-def review_all(driver: ValidatorDriver, tasks: list[Task], world: World, persona: str) -> list[Flag]:
-    out: list[Flag] = []
-    for task in tasks:
-        out += driver.review(task, world, persona)
-    return out
-
-
-def as_dicts(flags: list[Flag]) -> dict[str, dict[str, Any]]:
-    return {f.id: f.model_dump() for f in flags}
-
-
 # -------------------------------------------------------------------------------------------- LLM driver
 Check = Literal["reachability", "findability", "possibility", "budget", "single_ask"]
 
 
 class ValidatorFinding(RoleReply):
-    check: Check
+    check: Annotated[Check, BeforeValidator(spelled("_"))]
     severity: Literal["blocker", "minor"]
     reason: str = Field(min_length=1)
     evidence: str = ""
     suggestion: str = ""
 
-    @field_validator("check", mode="before")
-    @classmethod
-    def _spelling(cls, value: Any) -> Any:
-        return value.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(value, str) else value
 
-
-class ValidatorReply(RoleReply):
+class ValidatorReply(VerdictReply):
+    clean: ClassVar[str] = "approve"
     verdict: Literal["approve", "flag"]
     flags: list[ValidatorFinding] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> ValidatorReply:
-        verdict_matches_flags(self.verdict, self.flags, "approve")
-        return self
 
 
 def _widget_refs(task: Task) -> list[tuple[str, str, dict[str, Any] | None]]:
@@ -248,16 +216,6 @@ def _widget_refs(task: Task) -> list[tuple[str, str, dict[str, Any] | None]]:
         if ref not in out:
             out.append(ref)
     return out
-
-
-def _app_members(app: dict[str, Any]) -> set[str]:
-    return {
-        str(item.get("i"))
-        for tab in (app.get("tabs") or {}).values()
-        if isinstance(tab, dict)
-        for item in tab.get("layout") or []
-        if isinstance(item, dict)
-    }
 
 
 def world_digest(task: Task, world: World) -> dict[str, Any]:
@@ -283,9 +241,8 @@ def world_digest(task: Task, world: World) -> dict[str, Any]:
                 }
                 continue
             w = conn.catalog.widgets[widget_id]
-            members = {str(a.get("name")): _app_members(a) for a in conn.catalog.apps}
-            apps = [name for name, ids in members.items() if widget_id in ids]
-            near = set().union(*(members[a] for a in apps)) if apps else set()
+            apps = conn.catalog.apps_of(widget_id)
+            near = {i for a in apps for i in conn.catalog.app_widgets(a)}
             neighbours = [
                 {"name": o.name, "description": str(o.definition.get("description") or "")}
                 for o in conn.catalog.widgets.values()
@@ -306,9 +263,7 @@ def world_digest(task: Task, world: World) -> dict[str, Any]:
                     {
                         "name": p.get("paramName"),
                         "default": p.get("value"),
-                        "options": [
-                            o.get("value") if isinstance(o, dict) else o for o in p.get("options") or []
-                        ],
+                        "options": option_values(p),
                     }
                     for p in w.option_params
                 ],
@@ -381,18 +336,13 @@ class LLMValidator:
         )
         story = task.meta.story if task.meta else None
         flags = [
-            make_flag(
-                role="validator",
-                kind="validator",
-                persona=persona,
-                story=story,
-                task_id=task.id,
-                level=task.level,
-                check=f.check,
-                severity=f.severity,
-                reason=f.reason,
-                evidence=f.evidence,
-                suggestion=f.suggestion,
+            raise_flag(
+                "validator",
+                persona,
+                story,
+                task,
+                task.level,
+                Finding(f.check, f.severity, f.reason, f.evidence, f.suggestion),
             )
             for f in reply.flags
         ]

@@ -14,7 +14,8 @@ runs the gates the pipeline runs. Either way the gates decide, not the author.
 The modules, in the order a level is written:
 - `context`: the contract (AuthorContext, Draft, AuthorDriver, AuthoringError) and the story's episode setup;
 - `level`: one story read at one level — what the request states, what it hides;
-- `seeding`: the board the level starts from, as typed records (Stale, Decoy, Twin, Furniture, Fix, SeededNote);
+- `seeding`: the board the level starts from, as typed records (a Board of Seeded widgets — stale targets, a
+  decoy, a twin — Furniture with its Fix, and SeededNotes);
 - `plan`: the reference, performed in a planning episode, writing the eval block (`evalblock`, records checked
   against certify's task models);
 - `wording` and `phrasebook` (+ phrasebook.yaml): the request, drawn from the phrasebook in the persona's voice;

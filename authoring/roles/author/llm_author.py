@@ -326,12 +326,8 @@ class LLMAuthor:
             parts.append(
                 render_prompt(
                     "author-opening",
-                    persona_title=persona.title,
-                    persona_slug=persona.slug,
-                    persona_text=persona.text,
-                    story_title=story.title,
-                    story_slug=story.slug,
-                    story_prose=story.prose,
+                    persona=persona,
+                    story=story,
                     facts=_yaml(story.facts.model_dump(exclude_none=True)),
                     resolved=_yaml(_resolved(ctx)),
                     setup=json.dumps(tools.setup, indent=1),
@@ -344,8 +340,8 @@ class LLMAuthor:
                 level=level,
                 level_name=LEVEL_NAMES[LEVELS[level]],
                 task_id=tools.task_id,
-                story_slug=story.slug,
-                persona_slug=persona.slug,
+                story=story,
+                persona=persona,
                 dial=prompt_data("author-dials.yaml")[level],
                 feedback=list(feedback),
                 written=[

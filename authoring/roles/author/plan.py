@@ -102,10 +102,11 @@ class _Planner:
             # schema of the second view it repairs
             if level.grounded_key is not None:
                 self._options_of(level.target_setting(level.grounded_key), level.grounded_key)
-            if board.fix is not None and board.furniture is not None:
+            furniture = board.furniture
+            if furniture is not None and furniture.fix is not None:
                 self.step(
                     "get_widget_schema",
-                    {"origin": board.furniture.origin, "widget_id": board.furniture.widget_id},
+                    {"origin": furniture.seed.origin, "widget_id": furniture.seed.widget_id},
                     optional=True,
                 )
         rows = self._main_actions()
@@ -208,7 +209,7 @@ class _Planner:
             if kind == "repair":
                 stale = board.stale[i]
                 # An instance seeded right needs no repair: its update is a step the agent may skip.
-                seeded_right = stale.shows == right
+                seeded_right = stale.data_args == right
                 self.step(
                     "update_widget",
                     {"widget_uuid": stale.uuid, "data_args": right},
@@ -224,28 +225,15 @@ class _Planner:
                 )
                 rows.append(list(envelope["data"]["data"]))
                 # Opening the view read on the board (once, on the cut read) is a fair way to read it.
-                self.eval.add(
-                    "required_widgets",
-                    origin=t.origin,
-                    widget_id=t.widget_id,
-                    data_args=dict(t.params),
-                    tab_id=self.tab_id,
-                    min_count=0,
-                    max_count=1,
-                )
+                self._placed(t.origin, t.widget_id, dict(t.params), min_count=0)
             else:
                 args: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id}
+                created: dict[str, Any] = {**args, "tab_id": self.tab_id, "max_count": 1}
                 if t.params:
                     args["data_args"] = right
+                    created["data_args"] = dict(t.params)
                 self.step("create_widget", args, outcome=True)
-                self.eval.add(
-                    "required_widgets",
-                    origin=t.origin,
-                    widget_id=t.widget_id,
-                    tab_id=self.tab_id,
-                    max_count=1,
-                    **({"data_args": dict(t.params)} if t.params else {}),
-                )
+                self.eval.add("required_widgets", **created)
         if board.decoy is not None:
             # The decoy stays exactly as seeded: its parameters as placed, and a stated one it was placed without
             # still absent (None matches only a missing value).
@@ -258,27 +246,32 @@ class _Planner:
             said = self.level.said(self.level.first, level=1)
             pinned = {k: None for k in said if k in declared} | dict(placed.data_args)
             self._placed(decoy.origin, decoy.widget_id, pinned)
-        if board.fix is not None and board.furniture is not None:
+        furniture = board.furniture
+        if furniture is not None and furniture.fix is not None:
             self.step(
                 "update_widget",
-                {"widget_uuid": board.fix.uuid, "data_args": dict(board.fix.right)},
+                {"widget_uuid": furniture.seed.uuid, "data_args": dict(furniture.fix.right)},
                 outcome=True,
             )
         if self.level.lived:
             if board.twin is not None:
-                self._placed(self.level.first.origin, self.level.first.widget_id, board.twin.params)
-            if board.furniture is not None:
-                self._placed(board.furniture.origin, board.furniture.widget_id, board.furniture.params)
+                self._placed(board.twin.origin, board.twin.widget_id, board.twin.data_args)
+            if furniture is not None:
+                self._placed(furniture.seed.origin, furniture.seed.widget_id, furniture.params)
         return rows
 
-    def _placed(self, origin: str, widget_id: str, data_args: dict[str, Any]) -> None:
-        """A widget that must end on the tab exactly once, on `data_args`."""
+    def _placed(
+        self, origin: str, widget_id: str, data_args: dict[str, Any], min_count: int | None = None
+    ) -> None:
+        """A widget that must end on the tab once (`min_count=0`: at most once), on `data_args`."""
+        at_least = {} if min_count is None else {"min_count": min_count}
         self.eval.add(
             "required_widgets",
             origin=origin,
             widget_id=widget_id,
             data_args=data_args,
             tab_id=self.tab_id,
+            **at_least,
             max_count=1,
         )
 
@@ -346,7 +339,7 @@ class _Planner:
         if level.lived:
             self.eval.set("required_tabs", [self.tab_id])
             self.eval.set("required_tab_names", [self.tab_title or self.s.tab_name])
-            stale = board.stale_uuids()
+            stale = {w.uuid for w in board.stale}
             for seed in [*(w for w in board.widgets if w.uuid not in stale), *board.notes]:
                 self.eval.add(
                     "required_layouts", widget_uuid=seed.uuid, tab_id=self.tab_id, **seed.slot.wire()
@@ -498,12 +491,8 @@ class _Planner:
         )
         self.eval.add("required_tool_results", tool="manage_apps", data_contains=[app, tab_name, b.backend])
         # the built table goes first among the widgets the level must leave
-        self.eval.add(
-            "required_widgets",
-            origin=b.backend,
-            name=b.table,
-            max_count=1,
-            **({"data_args": placed} if placed else {}),
-            tab_id=self.tab_id,
+        built = {"origin": b.backend, "name": b.table, "max_count": 1} | (
+            {"data_args": placed} if placed else {}
         )
+        self.eval.add("required_widgets", **built, tab_id=self.tab_id)
         return Built(b.backend, b.table, app, tab_name, backend_id, keyed, tab_like)

@@ -81,69 +81,39 @@ class SeededNote:
 
 
 @dataclass(frozen=True)
-class Stale:
-    """A repair's target as seeded: on the wrong values `shows` (the first target on the story's seeded_wrong)."""
-
-    target: int
-    uuid: str
-    shows: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Decoy:
-    """A widget that takes the values the Find prompt states, placed next to a repair's target so that "the one
-    placed widget that accepts the stated values" is not the target; it must stay exactly as seeded."""
-
-    uuid: str
-    widget_id: str
-    origin: str
-    params: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Twin:
-    """The first target again, on another cut, on a lived-in board: the work must leave it alone."""
-
-    uuid: str
-    params: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Furniture:
-    """A second view of the first target's app on a lived-in board; `params` are its right values."""
-
-    uuid: str
-    widget_id: str
-    name: str
-    origin: str
-    params: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class Fix:
     """The furniture's real repair at Ground: seeded on `wrong`, it must end on `right`."""
 
-    uuid: str
     wrong: dict[str, Any]
     right: dict[str, Any]
 
 
 @dataclass(frozen=True)
+class Furniture:
+    """A second view of the first target's app on a lived-in board, placed as `seed`; it must end on `params`,
+    its right values (at Ground it is seeded wrong and `fix` is the repair that gets it there)."""
+
+    seed: Seeded
+    name: str
+    params: dict[str, Any]
+    fix: Fix | None = None
+
+
+@dataclass(frozen=True)
 class Board:
-    """Everything a level seeds, in the order it is placed."""
+    """Everything a level seeds. `stale` holds a repair's targets as seeded (one per target, on the wrong values
+    they show); `decoy` a widget that takes the values the Find prompt states, placed next to a repair's target
+    so that "the one placed widget that accepts the stated values" is not the target (it must stay as seeded);
+    `twin` the first target again on another cut, on a lived-in board (to leave alone)."""
 
     widgets: tuple[Seeded, ...] = ()
     notes: tuple[SeededNote, ...] = ()
-    stale: tuple[Stale, ...] = ()
-    decoy: Decoy | None = None
-    twin: Twin | None = None
+    stale: tuple[Seeded, ...] = ()
+    decoy: Seeded | None = None
+    twin: Seeded | None = None
     furniture: Furniture | None = None
-    fix: Fix | None = None
     policy_note: SeededNote | None = None
     prior_note: SeededNote | None = None
-
-    def stale_uuids(self) -> set[str]:
-        return {s.uuid for s in self.stale}
 
 
 @dataclass
@@ -154,10 +124,10 @@ class _Placing:
     widgets: list[Seeded] = field(default_factory=list)
     notes: list[SeededNote] = field(default_factory=list)
 
-    def widget(self, role: str, widget_id: str, origin: str, params: dict[str, Any]) -> str:
-        uuid = self.level.uuid(role)
-        self.widgets.append(Seeded(uuid, origin, widget_id, dict(params), Slot.at(len(self.widgets))))
-        return uuid
+    def widget(self, role: str, widget_id: str, origin: str, params: dict[str, Any]) -> Seeded:
+        seeded = Seeded(self.level.uuid(role), origin, widget_id, dict(params), Slot.at(len(self.widgets)))
+        self.widgets.append(seeded)
+        return seeded
 
     def note(self, role: str, name: str, text: str, slot: Slot) -> SeededNote:
         note = SeededNote(self.level.uuid(role), name, text, slot)
@@ -168,7 +138,7 @@ class _Placing:
 def seed_board(level: Level) -> Board:
     s = level.story
     placing = _Placing(level)
-    stale: list[Stale] = []
+    stale: list[Seeded] = []
     decoy = policy_note = None
     if s.kind == "repair":
         for i, t in enumerate(s.targets):
@@ -179,11 +149,10 @@ def seed_board(level: Level) -> Board:
                 other = _other_value(t, key, {str(t.params.get(key))})
                 if other is not None:
                     wrong[key] = other
-            stale.append(Stale(i, placing.widget(f"stale{i}", t.widget_id, t.origin, wrong), wrong))
+            stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, wrong))
         found = _decoy(level)
         if found is not None:
-            wid, origin, params = found
-            decoy = Decoy(placing.widget("decoy", wid, origin, params), wid, origin, params)
+            decoy = placing.widget("decoy", *found)
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
@@ -195,16 +164,14 @@ def seed_board(level: Level) -> Board:
     twin = None
     twin_params = _twin_params(level)
     if twin_params is not None:
-        twin = Twin(placing.widget("twin", t0.widget_id, t0.origin, twin_params), twin_params)
-    furniture = fix = None
+        twin = placing.widget("twin", t0.widget_id, t0.origin, twin_params)
+    furniture = None
     found_furniture = _furniture(level, decoy)
     if found_furniture is not None:
         wid, name, origin, params = found_furniture
-        repair = _furniture_repair(level, wid, origin, params) if s.governance.sets else None
-        wrong, right = repair if repair is not None else ({}, {})
-        uuid = placing.widget("furniture", wid, origin, {**params, **wrong})
-        furniture = Furniture(uuid, wid, name, origin, {**params, **right})
-        fix = Fix(uuid, wrong, right) if repair is not None else None
+        fix = _furniture_fix(level, wid, origin, params) if s.governance.sets else None
+        seed = placing.widget("furniture", wid, origin, {**params, **(fix.wrong if fix else {})})
+        furniture = Furniture(seed, name, {**params, **(fix.right if fix else {})}, fix)
     text = (
         f"Prior pass on {level.dash}: leave the {t0.name} cut to "
         f"{', '.join(said_as_text(v) for v in (twin_params or t0.params).values())} in place"
@@ -221,7 +188,6 @@ def seed_board(level: Level) -> Board:
         decoy,
         twin,
         furniture,
-        fix,
         policy_note,
         prior_note,
     )
@@ -302,7 +268,7 @@ def _decoy(level: Level) -> tuple[str, str, dict[str, Any]] | None:
     return definition.widget_id, t0.origin, params
 
 
-def _furniture(level: Level, decoy: Decoy | None) -> tuple[str, str, str, dict[str, Any]] | None:
+def _furniture(level: Level, decoy: Seeded | None) -> tuple[str, str, str, dict[str, Any]] | None:
     """A view of the first target's app (another widget of its backend when it names no app), on the values the
     first target shares with it, else its defaults. (widget_id, name, origin, params)."""
     s, t0 = level.story, level.first
@@ -339,11 +305,9 @@ def _furniture(level: Level, decoy: Decoy | None) -> tuple[str, str, str, dict[s
     return widget.widget_id, widget.name, t0.origin, params
 
 
-def _furniture_repair(
-    level: Level, widget_id: str, origin: str, params: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
+def _furniture_fix(level: Level, widget_id: str, origin: str, params: dict[str, Any]) -> Fix | None:
     """The real repair of a lived-in board: the furniture left on a wrong value of one of its parameters (never
-    the one the level grounds, and never saying a hidden value). (wrong, right)."""
+    the one the level grounds, and never saying a hidden value)."""
     definition = level.widget_def(origin, widget_id)
     hidden = level.hidden_values()
     for p in definition.option_params:
@@ -364,5 +328,5 @@ def _furniture_repair(
             None,
         )
         if wrong is not None:
-            return {key: wrong}, {key: right}
+            return Fix({key: wrong}, {key: right})
     return None

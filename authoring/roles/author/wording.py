@@ -139,15 +139,16 @@ class Wording:
         board = self.board
         twin = None
         if level.lived and board.twin is not None:
-            twin = Shown(t0.name, _labelled(t0.widget, board.twin.params))
+            twin = Shown(t0.name, _labelled(t0.widget, board.twin.data_args))
         furniture = None
-        if board.fix is not None and board.furniture is not None:
-            definition = level.widget_def(board.furniture.origin, board.furniture.widget_id)
+        if board.furniture is not None and board.furniture.fix is not None:
+            seed, fix = board.furniture.seed, board.furniture.fix
+            definition = level.widget_def(seed.origin, seed.widget_id)
             param_of = {str(p.get("paramName")): p for p in definition.option_params}
             furniture = Repair(
                 board.furniture.name,
-                [(label(param_of.get(k), k), said_as_text(v)) for k, v in board.fix.wrong.items()],
-                [(label(param_of.get(k), k), said_as_text(v)) for k, v in board.fix.right.items()],
+                [(label(param_of.get(k), k), said_as_text(v)) for k, v in fix.wrong.items()],
+                [(label(param_of.get(k), k), said_as_text(v)) for k, v in fix.right.items()],
             )
         ask = Ask(
             kind=s.kind,
