@@ -244,9 +244,9 @@ class LLMFairness:
         by_level = {t.level: t for t in ordered}
         flags = []
         for f in reply.flags:
-            task = by_level.get(f.level) if f.level is not None else None
+            flagged = by_level.get(f.level) if f.level is not None else None
             finding = Finding(f.rule, f.severity, f.reason, f.evidence)
-            flags.append(raise_flag("fairness", persona, story, task, f.level, finding))
+            flags.append(raise_flag("fairness", persona, story, flagged, f.level, finding))
         self.endpoint.progress(
             f"llm fairness {story}: {reply.verdict}" + (f" ({len(flags)} flag(s))" if flags else "")
         )

@@ -61,8 +61,9 @@ class RuleValidator:
         meta = task.meta
         story = meta.story if meta else None
 
-        def flag(*finding: str) -> None:
-            flags.append(raise_flag("validator", persona, story, task, task.level, Finding(*finding)))
+        def flag(check: str, severity: str, reason: str, evidence: str = "", suggestion: str = "") -> None:
+            finding = Finding(check, severity, reason, evidence, suggestion)
+            flags.append(raise_flag("validator", persona, story, task, task.level, finding))
 
         try:
             ws = Workspace.start(world, task.setup)
@@ -96,14 +97,14 @@ class RuleValidator:
             flag("budget", "minor", f"max_turns {budget} is far above the reference's {reference} calls")
 
         observable = _observable_text(task, world).casefold()
-        for req in task.eval.required_generated_widgets:
-            for fact in req.data_contains:
+        for note in task.eval.required_generated_widgets:
+            for fact in note.data_contains:
                 if fact.casefold() not in observable and not _numeric_seen(fact, observable):
                     flag(
                         "possibility",
                         "blocker",
                         f"a graded note fact is nowhere an agent can read it: '{fact}'",
-                        f"note '{req.name_contains}'",
+                        f"note '{note.name_contains}'",
                     )
 
         words = task.prompt.split()

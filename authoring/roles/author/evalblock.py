@@ -39,7 +39,7 @@ def record(model: type[BaseModel], where: str, **fields: Any) -> dict[str, Any]:
 @lru_cache(maxsize=64)
 def _field(key: str) -> TypeAdapter[Any]:
     info = Eval.model_fields.get(key)
-    if info is None:
+    if info is None or info.annotation is None:
         raise AuthorBug(f"the rule author wrote eval.{key}, which is not a key of a task's eval block")
     return TypeAdapter(info.annotation)
 

@@ -30,6 +30,8 @@ def pick(options: list[str], *keys: Any) -> str:
 
 @dataclass(frozen=True)
 class Level:
+    """Level `number` (0 Execute … 4 Compose) of the context's story."""
+
     ctx: AuthorContext
     number: int
 

@@ -165,7 +165,7 @@ class _Tools:
                 continue
             for w in conn.catalog.widgets.values():
                 in_apps = conn.catalog.apps_of(w.widget_id)
-                entry = {
+                entry: dict[str, Any] = {
                     "origin": conn.name,
                     "widget_id": w.widget_id,
                     "name": w.name,
@@ -417,7 +417,7 @@ class LLMAuthor:
             new.append(assistant)
             for record_, call in zip(assistant["tool_calls"], calls, strict=True):
                 action = parse_arguments(call.function.name, call.function.arguments, "lenient").action
-                result = (
+                result: dict[str, Any] = (
                     {"error": action.parse_error}
                     if action.parse_error
                     else tools.run(action.tool, action.args)

@@ -146,7 +146,7 @@ class Phrasing:
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
 
     def pick(self, family: str, **variables: Any) -> str:
-        options = phrasebook()
+        options: Any = phrasebook()
         for part in family.split("."):
             options = options[part]
         return render(self.rng.choice(options), **variables)

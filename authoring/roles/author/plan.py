@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,13 +20,14 @@ from certify.grader.match import numbers_in, text_contains
 from simulator import Workspace
 from simulator.slug import slugify
 from simulator.workspace import INDEX_URI
+from simulator.world import Prompt, Resource, Skill
 
-from ...factcheck import STEP
+from ...factcheck import STEP, ResolvedTarget
 from ...factcheck import value_text as said_as_text
 from .context import AuthoringError
 from .evalblock import EvalBlock
 from .level import Level
-from .seeding import Board
+from .seeding import Board, Seeded, SeededNote
 
 SLACK_TURNS = 3
 MAX_DISTRACTORS = 24
@@ -160,7 +162,8 @@ class _Planner:
         self.eval.add("required_tools", tool=tool, args=args, **how)
         return envelope
 
-    def _options_of(self, t: Any, key: str) -> None:
+    def _options_of(self, t: ResolvedTarget, key: str) -> None:
+        """An agent checks the options of the parameter it is about to set (a step it may skip)."""
         self.step(
             "get_params_options",
             {"origin": t.origin, "widget_id": t.widget_id, "param_name": key},
@@ -340,7 +343,11 @@ class _Planner:
             self.eval.set("required_tabs", [self.tab_id])
             self.eval.set("required_tab_names", [self.tab_title or self.s.tab_name])
             stale = {w.uuid for w in board.stale}
-            for seed in [*(w for w in board.widgets if w.uuid not in stale), *board.notes]:
+            kept: list[Seeded | SeededNote] = [
+                *(w for w in board.widgets if w.uuid not in stale),
+                *board.notes,
+            ]
+            for seed in kept:
                 self.eval.add(
                     "required_layouts", widget_uuid=seed.uuid, tab_id=self.tab_id, **seed.slot.wire()
                 )
@@ -388,15 +395,18 @@ class _Planner:
         when it plants none, its other workflow steps (a skill) or sentences (a resource)."""
         gov = self.s.governance
         world = self.level.ctx.world
-        source = {"skill": world.skills, "resource": world.resources, "prompt": world.prompts}.get(
-            gov.kind, {}
-        ).get(gov.ref)
+        sources: dict[str, Mapping[str, Skill | Resource | Prompt]] = {
+            "skill": world.skills,
+            "resource": world.resources,
+            "prompt": world.prompts,
+        }
+        source = sources.get(gov.kind, {}).get(gov.ref)
         if source is None:
             return []
         planted = [p.phrase for p in source.planted if p.phrase != gov.phrase]
         if planted:
             return planted
-        text = source.content if gov.kind == "skill" else source.text
+        text = source.content if isinstance(source, Skill) else source.text
         parts = [m[1] for m in STEP.findall(text)] or re.split(r"(?<=[.!?])\s+", text.strip())
         return [
             p.strip().rstrip(".")
