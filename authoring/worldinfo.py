@@ -218,36 +218,13 @@ def lookup(
                 found.append(widget_info(world, fixture, widget, sample=sample))
     for skill in world.skills.values():
         if _same(skill.slug, name) or _same(skill.name, name):
-            found.append(
-                {
-                    "kind": "skill",
-                    "slug": skill.slug,
-                    "name": skill.name,
-                    "description": skill.description,
-                    "content": skill.content,
-                }
-            )
+            found.append({"kind": "skill", **skill.public()})
     for resource in world.resources.values():
         if _same(resource.uri, name) or _same(resource.title, name):
-            found.append(
-                {
-                    "kind": "resource",
-                    "uri": resource.uri,
-                    "title": resource.title,
-                    "description": resource.description,
-                    "text": resource.text,
-                }
-            )
+            found.append({"kind": "resource", **resource.public()})
     for prompt in world.prompts.values():
         if _same(prompt.name, name):
-            found.append(
-                {
-                    "kind": "prompt",
-                    "name": prompt.name,
-                    "description": prompt.description,
-                    "text": prompt.text,
-                }
-            )
+            found.append({"kind": "prompt", **prompt.public()})
     return found
 
 

@@ -236,6 +236,10 @@ class Resource:
     file: str
     planted: tuple[Planted, ...] = ()
 
+    def public(self) -> dict[str, Any]:
+        """What a reader of the resource sees (its file and planted phrases are the world's own business)."""
+        return {"uri": self.uri, "title": self.title, "description": self.description, "text": self.text}
+
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
@@ -244,6 +248,10 @@ class Prompt:
     text: str
     file: str
     planted: tuple[Planted, ...] = ()
+
+    def public(self) -> dict[str, Any]:
+        """What a reader of the prompt sees."""
+        return {"name": self.name, "description": self.description, "text": self.text}
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -21,6 +22,7 @@ from certify.gates import certify_task
 from certify.model_client import Completion
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskFileError, parse_task
 from simulator import SetupError, Workspace
+from simulator.world import Prompt, Resource, Skill
 
 from ...failures import RoleFailure
 from ..llm import EVIDENCE, Endpoint, clip, standard_defaults
@@ -204,27 +206,13 @@ class _Tools:
         )
 
     def tool_read_skill(self, slug: str) -> dict[str, Any]:
-        skill = self.ctx.world.skills.get(slug)
-        if skill is None:
-            return {"error": f"unknown skill '{slug}'; the world has {sorted(self.ctx.world.skills)}"}
-        return skill.public()
+        return _knowledge("skill", self.ctx.world.skills, slug)
 
     def tool_read_resource(self, uri: str) -> dict[str, Any]:
-        resource = self.ctx.world.resources.get(uri)
-        if resource is None:
-            return {"error": f"unknown resource '{uri}'; the world has {sorted(self.ctx.world.resources)}"}
-        return {
-            "uri": resource.uri,
-            "title": resource.title,
-            "description": resource.description,
-            "text": resource.text,
-        }
+        return _knowledge("resource", self.ctx.world.resources, uri)
 
     def tool_read_prompt(self, name: str) -> dict[str, Any]:
-        prompt = self.ctx.world.prompts.get(name)
-        if prompt is None:
-            return {"error": f"unknown prompt '{name}'; the world has {sorted(self.ctx.world.prompts)}"}
-        return {"name": prompt.name, "description": prompt.description, "text": prompt.text}
+        return _knowledge("prompt", self.ctx.world.prompts, name)
 
     def tool_submit_level(self, task: Any) -> dict[str, Any]:
         if isinstance(task, str):
@@ -260,6 +248,14 @@ class _Tools:
         if cert.certified:
             self.certified = task
         return {"certified": cert.certified, "gates": {k: v.to_dict() for k, v in cert.gates.items()}}
+
+
+def _knowledge(kind: str, sources: Mapping[str, Skill | Resource | Prompt], key: str) -> dict[str, Any]:
+    """A knowledge source as a reader sees it, or an error listing the ones the world has."""
+    source = sources.get(key)
+    if source is None:
+        return {"error": f"unknown {kind} '{key}'; the world has {sorted(sources)}"}
+    return source.public()
 
 
 def _resolved(ctx: AuthorContext) -> dict[str, Any]:
