@@ -21,7 +21,7 @@ from certify.agents.reading import option_mentions
 from certify.gates import states_value
 from simulator import Workspace, World
 from simulator.params import value_allowed
-from simulator.world import BackendFixture, WidgetDef
+from simulator.world import BackendFixture, WidgetDef, option_values
 
 from .sources import Facts, SourceError, Story
 from .suggest import did_you_mean, listing
@@ -31,6 +31,7 @@ READ_PROSE = re.compile(
     r"\bnote with\b|exactly as served",
     re.I,
 )
+NOTE_NEEDS_DISTRACTOR = "a policy defined in a note needs a distractor: {phrase, value} of a rival policy"
 STEP = re.compile(r"^\s*(\d+)[.)]\s+(.+?)\s*$", re.M)
 
 
@@ -146,34 +147,9 @@ class FactErrors(Exception):
         self.errors = errors
 
 
-def _fixture_by_origin(world: World, origin: str, backends: list[str]) -> BackendFixture | None:
-    for name in backends:
-        fixture = world.backend(name)
-        if fixture is not None and fixture.origin == origin:
-            return fixture
-    return None
-
-
-def _app_widgets(fixture: BackendFixture, app_name: str) -> set[str] | None:
-    for app in fixture.catalog.apps:
-        if app.get("name") == app_name:
-            return {
-                str(item.get("i"))
-                for tab in (app.get("tabs") or {}).values()
-                if isinstance(tab, dict)
-                for item in tab.get("layout") or []
-                if isinstance(item, dict)
-            }
-    return None
-
-
 def value_text(value: Any) -> str:
     """A parameter value as a prompt states it (and as a level's hidden value records it)."""
     return value if isinstance(value, str) else json.dumps(value)
-
-
-def _option_values(param: dict[str, Any]) -> list[Any]:
-    return [o.get("value") if isinstance(o, dict) else o for o in param.get("options") or []]
 
 
 def _policy_errors(
@@ -196,7 +172,7 @@ def _policy_errors(
                     (p["paramName"], v)
                     for p in target.widget.params
                     if p.get("paramName") != carried_key
-                    for v in [*_option_values(p), target.params.get(p.get("paramName"))]
+                    for v in [*option_values(p), target.params.get(p.get("paramName"))]
                     if isinstance(v, str) and re.search(r"[A-Za-z]", v) and states_value(meaning, v)
                 ),
                 None,
@@ -334,7 +310,7 @@ def _widget_hint(fixture: BackendFixture, name: str, app: str | None) -> str:
     """Did-you-mean over the app's widgets first, then the whole catalog (the widget may sit in another app)."""
     names = [w.name for w in fixture.catalog.widgets.values()]
     if app is not None:
-        in_app = _app_widgets(fixture, app) or set()
+        in_app = fixture.catalog.app_widgets(app)
         hint = did_you_mean(name, [w.name for w in fixture.catalog.widgets.values() if w.widget_id in in_app])
         if hint:
             return hint
@@ -342,7 +318,7 @@ def _widget_hint(fixture: BackendFixture, name: str, app: str | None) -> str:
 
 
 def _options_hint(param: dict[str, Any], value: Any) -> str:
-    options = [str(o.get("value")) if isinstance(o, dict) else str(o) for o in param.get("options") or []]
+    options = [str(v) for v in option_values(param)]
     return f"{did_you_mean(str(value), options)} (allowed: {listing(options)})"
 
 
@@ -444,7 +420,8 @@ def policy_note_text(story: Story, label: str, value: Any) -> str:
     """The text of the note that defines a story's policy next to its distractor (in phrase order, so the
     story's own rule is not always first)."""
     policy = story.facts.policy
-    assert policy.distractor is not None
+    if policy.distractor is None:
+        raise SourceError(story.file, "facts.policy.distractor", NOTE_NEEDS_DISTRACTOR)
     lines = sorted(
         [(policy.phrase, value), (policy.distractor.phrase, policy.distractor.value)],
         key=lambda p: p[0].casefold().removeprefix("the "),
@@ -481,7 +458,8 @@ def _resolve_policy_document(
                 )
             )
         rival = policy.distractor
-        assert rival is not None
+        if rival is None:
+            return None, [*errors, SourceError(file, "facts.policy.distractor", NOTE_NEEDS_DISTRACTOR)]
         if not value_allowed(param, rival.value):
             errors.append(
                 SourceError(
@@ -590,7 +568,14 @@ def _ground_fact(
     file = story.file
     key = "facts.governance.fact"
     named = _source_of(world, gov.kind, gov.ref)
-    assert named is not None
+    if named is None:
+        return [
+            SourceError(
+                file,
+                f"facts.governance.{gov.kind}",
+                f"the world has no {gov.kind} '{gov.ref}'; name one it has",
+            )
+        ]
     holder_kind, holder_ref, (holder_file, _, text, planted) = gov.kind, gov.ref, named
     if fact.casefold() not in text.casefold():
         for piece in units(named[2]):
@@ -759,7 +744,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     targets: list[ResolvedTarget] = []
     for i, t in enumerate(facts.targets):
         key = f"facts.targets[{i}]"
-        fixture = _fixture_by_origin(world, t.origin, backends)
+        fixture = world.fixture_of(t.origin, backends)
         if fixture is None:
             origins = _origins(world, backends)
             errors.append(
@@ -773,9 +758,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             continue
         candidates = [w for w in fixture.catalog.widgets.values() if w.name == t.widget]
         if t.app is not None:
-            in_app = _app_widgets(fixture, t.app)
-            if in_app is None:
-                apps = [str(a.get("name")) for a in fixture.catalog.apps]
+            apps = fixture.catalog.app_names
+            if t.app not in apps:
                 errors.append(
                     SourceError(
                         file,
@@ -784,6 +768,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
                     )
                 )
                 continue
+            in_app = fixture.catalog.app_widgets(t.app)
             candidates = [
                 w for w in candidates if w.widget_id in in_app or w.definition.get("category") == t.app
             ]

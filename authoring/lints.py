@@ -28,7 +28,7 @@ def _target(task: Task, world: World) -> tuple[WidgetDef, dict[str, Any], list[W
     if name is None:
         return None
     for req in task.eval.required_widgets:
-        fixture = next((f for f in world.backends.values() if f.origin == req.origin), None)
+        fixture = world.fixture_of(req.origin)
         widget = (
             fixture.catalog.widgets.get(req.widget_id or "")
             if fixture is not None and req.widget_id

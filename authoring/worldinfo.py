@@ -11,28 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from simulator import Workspace, World
-from simulator.world import BackendFixture, WidgetDef
+from simulator.world import BackendFixture, WidgetDef, option_values
 
 from .suggest import nearest
 
 SAMPLE_ROWS = 3
-
-
-def _option_values(param: dict[str, Any]) -> list[str]:
-    return [str(o.get("value")) if isinstance(o, dict) else str(o) for o in param.get("options") or []]
-
-
-def _apps_of(fixture: BackendFixture, widget_id: str) -> list[str]:
-    return [
-        str(app.get("name"))
-        for app in fixture.catalog.apps
-        if any(
-            isinstance(item, dict) and item.get("i") == widget_id
-            for tab in (app.get("tabs") or {}).values()
-            if isinstance(tab, dict)
-            for item in tab.get("layout") or []
-        )
-    ]
 
 
 def _twins(world: World, fixture: BackendFixture) -> list[str]:
@@ -45,7 +28,7 @@ def param_info(param: dict[str, Any]) -> dict[str, Any]:
         "label": param.get("label"),
         "type": param.get("type"),
         "default": param.get("value"),
-        "options": _option_values(param),
+        "options": [str(v) for v in option_values(param)],
     }
 
 
@@ -117,7 +100,7 @@ def sample_rows(
 def widget_info(
     world: World, fixture: BackendFixture, widget: WidgetDef, *, sample: int = SAMPLE_ROWS
 ) -> dict[str, Any]:
-    apps = _apps_of(fixture, widget.widget_id)
+    apps = fixture.catalog.apps_of(widget.widget_id)
     count, rows = sample_rows(world, fixture, widget, limit=sample)
     columns = list(dict.fromkeys(k for r in rows if isinstance(r, dict) for k in r))
     return {
@@ -180,7 +163,12 @@ def backend_info(world: World, fixture: BackendFixture) -> dict[str, Any]:
         "twins": _twins(world, fixture),
         "apps": [a.get("name") for a in fixture.catalog.apps],
         "widgets": [
-            {"widget_id": w.widget_id, "name": w.name, "type": w.type, "apps": _apps_of(fixture, w.widget_id)}
+            {
+                "widget_id": w.widget_id,
+                "name": w.name,
+                "type": w.type,
+                "apps": fixture.catalog.apps_of(w.widget_id),
+            }
             for w in fixture.catalog.widgets.values()
         ],
     }
@@ -230,36 +218,13 @@ def lookup(
                 found.append(widget_info(world, fixture, widget, sample=sample))
     for skill in world.skills.values():
         if _same(skill.slug, name) or _same(skill.name, name):
-            found.append(
-                {
-                    "kind": "skill",
-                    "slug": skill.slug,
-                    "name": skill.name,
-                    "description": skill.description,
-                    "content": skill.content,
-                }
-            )
+            found.append({"kind": "skill", **skill.public()})
     for resource in world.resources.values():
         if _same(resource.uri, name) or _same(resource.title, name):
-            found.append(
-                {
-                    "kind": "resource",
-                    "uri": resource.uri,
-                    "title": resource.title,
-                    "description": resource.description,
-                    "text": resource.text,
-                }
-            )
+            found.append({"kind": "resource", **resource.public()})
     for prompt in world.prompts.values():
         if _same(prompt.name, name):
-            found.append(
-                {
-                    "kind": "prompt",
-                    "name": prompt.name,
-                    "description": prompt.description,
-                    "text": prompt.text,
-                }
-            )
+            found.append({"kind": "prompt", **prompt.public()})
     return found
 
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,12 @@ def flatten_params(params: Any, *, nested: bool = True) -> list[dict[str, Any]]:
 
     walk(params)
     return out
+
+
+def option_values(param: dict[str, Any] | None) -> list[Any]:
+    """The values a declared parameter offers, in order ([] when it declares none): an option is a bare value or
+    a `{label, value}` object, and callers want the value either way."""
+    return [o.get("value") if isinstance(o, dict) else o for o in (param or {}).get("options") or []]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +120,10 @@ class WidgetDef:
                 return p
         return None
 
+    def options(self, name: str) -> list[Any]:
+        """The option values of parameter `name` ([] when the widget does not declare it or it offers none)."""
+        return option_values(self.param(name))
+
     def schema(self) -> dict[str, Any]:
         out = dict(self.definition)
         out["origin"] = self.origin
@@ -152,6 +163,28 @@ class Catalog:
                 entries.append(entry)
             self._listings[backend_id] = entries
         return entries
+
+    @property
+    def app_names(self) -> tuple[str, ...]:
+        """The names of the catalog's apps, in order, each once."""
+        return tuple(dict.fromkeys(str(app.get("name")) for app in self.apps))
+
+    def app_widgets(self, name: str) -> tuple[str, ...]:
+        """The widget ids the app called `name` lays out: every tab, in layout order, each id once (apps that
+        share a name count as one)."""
+        ids: dict[str, None] = {}
+        for app in self.apps:
+            if str(app.get("name")) != name:
+                continue
+            for tab in (app.get("tabs") or {}).values():
+                for item in (tab.get("layout") or []) if isinstance(tab, dict) else []:
+                    if isinstance(item, dict):
+                        ids.setdefault(str(item.get("i")), None)
+        return tuple(ids)
+
+    def apps_of(self, widget_id: str) -> list[str]:
+        """The names of the apps that lay out `widget_id`, in catalog order."""
+        return [name for name in self.app_names if widget_id in self.app_widgets(name)]
 
     @classmethod
     def build(cls, origin: str, widgets: dict[str, Any], apps: list[Any]) -> Catalog:
@@ -203,6 +236,10 @@ class Resource:
     file: str
     planted: tuple[Planted, ...] = ()
 
+    def public(self) -> dict[str, Any]:
+        """What a reader of the resource sees (its file and planted phrases are the world's own business)."""
+        return {"uri": self.uri, "title": self.title, "description": self.description, "text": self.text}
+
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
@@ -211,6 +248,10 @@ class Prompt:
     text: str
     file: str
     planted: tuple[Planted, ...] = ()
+
+    def public(self) -> dict[str, Any]:
+        """What a reader of the prompt sees."""
+        return {"name": self.name, "description": self.description, "text": self.text}
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +289,15 @@ class World:
             return self.backends[target]
         for fixture in self.backends.values():
             if fixture.origin == name or Path(fixture.file).stem == name:
+                return fixture
+        return None
+
+    def fixture_of(self, origin: str, among: Iterable[str] | None = None) -> BackendFixture | None:
+        """The fixture serving `origin` (a display name): the first of the backends `among` (slugs, aliases or
+        names, as a setup lists them) that serves it, or of every backend when `among` is None."""
+        for name in self.backends if among is None else among:
+            fixture = self.backend(name)
+            if fixture is not None and fixture.origin == origin:
                 return fixture
         return None
 

@@ -1,3 +1,5 @@
-"""The four authoring roles, one module each: author, validator, fairness, fixer. Each module holds the role's
-Protocol, its rule driver (deterministic, offline), its LLM driver and the LLM driver's reply model; `llm` holds
-what the LLM drivers share (configuration, budgets, the endpoint) and `drivers` picks a set of four."""
+"""The four authoring roles: author (a package, authoring/roles/author/), validator, fairness, fixer. Each holds the
+role's Protocol, its rule driver (deterministic, offline), its LLM driver and the LLM driver's reply model; `llm`
+holds what the LLM drivers share (configuration, budgets, the endpoint), `prompts` the one jinja environment with
+the LLM prompts as template files, `findings` how a reviewer's finding becomes a flag, and `drivers` picks a set
+of four."""

@@ -10,17 +10,18 @@ found without asking anyone.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator
 
 from certify.task import LEVEL_NAMES, Task
 
 from ..factcheck import SOURCE_READS
-from ..flags import Flag, make_flag
+from ..flags import Flag
 from ..variety import TARGET, jaccard, same_level_similarity
-from .author import render
-from .llm import Endpoint, RoleReply, task_json, verdict_matches_flags
+from .findings import Finding, raise_flag
+from .llm import Endpoint, RoleReply, VerdictReply, spelled, task_json
+from .prompts import render_prompt
 
 KNOWLEDGE_TOOLS = tuple(tool for tool, _ in SOURCE_READS.values())
 
@@ -64,17 +65,8 @@ def incomplete_ladder(story: str, levels: list[Task], persona: str) -> list[Flag
     present = sorted({t.level for t in levels})
     if present == [0, 1, 2, 3, 4]:
         return []
-    return [
-        make_flag(
-            role="fairness",
-            kind="fairness",
-            persona=persona,
-            story=story,
-            check="complete_ladder",
-            severity="blocker",
-            reason=f"the story has levels {present}, not 0-4",
-        )
-    ]
+    finding = Finding("complete_ladder", "blocker", f"the story has levels {present}, not 0-4")
+    return [raise_flag("fairness", persona, story, None, None, finding)]
 
 
 class RuleFairness:
@@ -89,17 +81,8 @@ class RuleFairness:
         ) -> None:
             task = by_level.get(level) if level is not None else None
             flags.append(
-                make_flag(
-                    role="fairness",
-                    kind="fairness",
-                    persona=persona,
-                    story=story,
-                    task_id=task.id if task else None,
-                    level=level,
-                    check=check,
-                    severity=severity,
-                    reason=reason,
-                    evidence=evidence,
+                raise_flag(
+                    "fairness", persona, story, task, level, Finding(check, severity, reason, evidence)
                 )
             )
 
@@ -202,7 +185,7 @@ class FairnessFinding(RoleReply):
     level: int | None = Field(
         default=None, ge=0, le=4, description="the level that must change; null for the whole ladder"
     )
-    rule: Rule
+    rule: Annotated[Rule, BeforeValidator(spelled("-"))]
     severity: Literal["blocker", "minor"]
     reason: str = Field(min_length=1)
     evidence: str = ""
@@ -214,42 +197,11 @@ class FairnessFinding(RoleReply):
             return int(value.strip().lower().removeprefix("level"))
         return value
 
-    @field_validator("rule", mode="before")
-    @classmethod
-    def _spelling(cls, value: Any) -> Any:
-        return value.strip().lower().replace("_", "-").replace(" ", "-") if isinstance(value, str) else value
 
-
-class FairnessReply(RoleReply):
+class FairnessReply(VerdictReply):
+    clean: ClassVar[str] = "pass"
     verdict: Literal["pass", "flag"]
     flags: list[FairnessFinding] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> FairnessReply:
-        verdict_matches_flags(self.verdict, self.flags, "pass")
-        return self
-
-
-FAIRNESS_PROMPT = """\
-## Story {{ story }}: its levels side by side
-{% for level in levels %}
-### {{ level.id }} ({{ level.name }})
-```json
-{{ level.json }}
-```
-{% endfor %}
-## The persona's other stories, same-level prompts
-Word-trigram Jaccard against this story's prompt at the same level is computed for you (the skeleton rule).
-```json
-{{ others }}
-```
-
-## Reply format (as in the Output section of your instructions)
-Reply with one JSON object and nothing else:
-{"verdict": "pass" | "flag", "flags": [{"level": 0-4 or null for the whole ladder, "rule": "constant-core" |
-"signature-present" | "signature-absent-below" | "budget" | "copy-paste" | "skeleton" | "voice",
-"severity": "blocker" | "minor", "reason": "...", "evidence": "..."}]}
-"pass" carries an empty flags list; "flag" carries one entry per violation, naming the level that must change."""
 
 
 class LLMFairness:
@@ -280,8 +232,8 @@ class LLMFairness:
                             "against": task.id,
                         }
                     )
-        user = render(
-            FAIRNESS_PROMPT,
+        user = render_prompt(
+            "fairness",
             story=story,
             others=json.dumps(others, indent=1, ensure_ascii=False),
             levels=[{"id": t.id, "name": LEVEL_NAMES[t.difficulty], "json": task_json(t)} for t in ordered],
@@ -292,21 +244,9 @@ class LLMFairness:
         by_level = {t.level: t for t in ordered}
         flags = []
         for f in reply.flags:
-            task = by_level.get(f.level) if f.level is not None else None
-            flags.append(
-                make_flag(
-                    role="fairness",
-                    kind="fairness",
-                    persona=persona,
-                    story=story,
-                    task_id=task.id if task else None,
-                    level=f.level,
-                    check=f.rule,
-                    severity=f.severity,
-                    reason=f.reason,
-                    evidence=f.evidence,
-                )
-            )
+            flagged = by_level.get(f.level) if f.level is not None else None
+            finding = Finding(f.rule, f.severity, f.reason, f.evidence)
+            flags.append(raise_flag("fairness", persona, story, flagged, f.level, finding))
         self.endpoint.progress(
             f"llm fairness {story}: {reply.verdict}" + (f" ({len(flags)} flag(s))" if flags else "")
         )

@@ -24,8 +24,8 @@ from certify.task import Task, TaskFileError, parse_task
 from certify.trial import Trial
 from simulator import World
 
-from .author import render
-from .llm import Endpoint, RejectedReply, RoleReply, clip
+from .llm import Endpoint, RejectedReply, RoleReply, clip, standard_defaults
+from .prompts import render_prompt
 
 SLACK = 3
 MAX_TRIALS = 3
@@ -202,34 +202,6 @@ class FixerReply(RoleReply):
         return self
 
 
-FIXER_PROMPT = """\
-## The task (the only thing you may change)
-```json
-{{ task }}
-```
-
-## The defect
-```json
-{{ defect }}
-```
-
-## The failing attempts (trimmed: tool, args, ok, error message)
-```json
-{{ trials }}
-```
-
-## Reply format
-Reply with one JSON object and nothing else, either a repair:
-{"action": "patch", "patch": [{"op": "replace", "path": "/eval/max_turns", "value": 9}, ...],
- "repaired": "what changed, one line", "lesson": "<defect> → <rule for future authors>",
- "skill": "task-author" | "task-validator" | "task-level-fairness" | "task-fixer"}
-or an escalation: {"action": "escalate", "reason": "why it is out of scope or unclear, and what a person could
-change"}.
-`patch` is a JSON Patch (RFC 6902: op add | remove | replace | move | copy | test, path, value, from) on the task
-above, and may only touch these paths: {{ patchable }}.
-The lesson is appended for you with the date, story and level; do not repeat them."""
-
-
 def _graded_strength(task: Task) -> dict[str, int]:
     """Counts a repair may not lower: removing any of these weakens what the task checks."""
     ev = task.eval
@@ -313,11 +285,9 @@ class LLMFixer:
         self.endpoint = endpoint
 
     def repair(self, task: dict[str, Any], defect: Defect, trials: list[Trial], world: World) -> FixResult:
-        from ..taskset import STANDARD_DEFAULTS
-
         failing = [t for t in trials if t.task_id == defect.task_id and t.valid and not t.passed][:MAX_TRIALS]
-        user = render(
-            FIXER_PROMPT,
+        user = render_prompt(
+            "fixer",
             task=json.dumps(task, indent=1, ensure_ascii=False),
             defect=json.dumps(defect.model_dump(mode="json"), indent=1, ensure_ascii=False),
             trials=json.dumps([trial_digest(t) for t in failing], indent=1, ensure_ascii=False),
@@ -328,7 +298,7 @@ class LLMFixer:
         def check(reply: FixerReply) -> None:
             if reply.action == "patch":
                 after = apply_patch(task, reply.patch)
-                check_patch(task, after, STANDARD_DEFAULTS)
+                check_patch(task, after, standard_defaults())
                 patched["task"] = after
 
         try:

@@ -27,9 +27,9 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from certify.agents.base import Usage
 from certify.agents.parsing import top_level_objects
@@ -46,6 +46,7 @@ from certify.model_client import (
 from certify.task import Task
 
 from ..failures import EndpointError, RoleFailure, RoleUnavailable
+from .prompts import render_prompt
 
 if TYPE_CHECKING:
     import httpx2
@@ -268,7 +269,7 @@ class Endpoint:
                 problem = str(exc)
             messages += [
                 {"role": "assistant", "content": text},
-                {"role": "user", "content": REPAIR_PROMPT.format(problem=problem, schema=schema)},
+                {"role": "user", "content": render_prompt("reply-repair", problem=problem, schema=schema)},
             ]
         failure = RejectedReply if well_formed else RoleFailure
         raise failure(
@@ -283,10 +284,12 @@ class RejectedReply(RoleFailure):
     """The last reply was well-formed but its content was rejected (a fixer patch that weakens the task)."""
 
 
-REPAIR_PROMPT = """\
-Your reply could not be used: {problem}
-Reply again with one JSON object and nothing else, matching this JSON Schema:
-{schema}"""
+def standard_defaults() -> dict[str, Any]:
+    """The taskset defaults a role parses a task with when its context names none (the LLM author's
+    submissions, the fixer's patches). Imported when asked for: the graph that owns them imports the roles."""
+    from ..taskset import STANDARD_DEFAULTS
+
+    return STANDARD_DEFAULTS
 
 
 def json_object(text: str) -> Any:
@@ -339,9 +342,31 @@ class RoleReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def verdict_matches_flags(verdict: str, flags: list[Any], clean: str) -> None:
-    """A reply's verdict and its flags must say the same thing."""
-    if verdict == "flag" and not flags:
-        raise ValueError("verdict 'flag' needs at least one flag")
-    if verdict == clean and flags:
-        raise ValueError(f"verdict '{clean}' carries no flags; use 'flag' to report them")
+def spelled(joiner: str) -> Callable[[Any], Any]:
+    """A before-validator reading a literal the way a model may spell it: any case, words joined by '-', '_' or a
+    space (`joiner` is the literal's own)."""
+    other = "_" if joiner == "-" else "-"
+
+    def canonical(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        return value.strip().lower().replace(other, joiner).replace(" ", joiner)
+
+    return canonical
+
+
+class VerdictReply(RoleReply):
+    """A reviewer's reply: a verdict and the flags it raises, which must say the same thing. `clean` is the
+    verdict that carries no flags."""
+
+    clean: ClassVar[str]
+    verdict: str
+    flags: list[Any]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> VerdictReply:
+        if self.verdict == "flag" and not self.flags:
+            raise ValueError("verdict 'flag' needs at least one flag")
+        if self.verdict == self.clean and self.flags:
+            raise ValueError(f"verdict '{self.clean}' carries no flags; use 'flag' to report them")
+        return self

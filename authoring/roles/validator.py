@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field
 
 from certify.episode import reference_calls, replay
 from certify.task import Task
 from simulator import TOOL_NAMES, SetupError, Workspace, World
+from simulator.world import option_values
 
-from ..flags import Flag, make_flag
+from ..flags import Flag
 from ..lints import find_giveaways, incoherences, prose
-from ..phrasing import MAX_PROMPT_WORDS
-from .author import render
-from .llm import Endpoint, RoleReply, clip, task_json, verdict_matches_flags
+from .author import MAX_PROMPT_WORDS
+from .findings import Finding, raise_flag
+from .llm import Endpoint, RoleReply, VerdictReply, clip, spelled, task_json
+from .prompts import render_prompt
 
 MAX_ROWS = 8
 MAX_NEIGHBOURS = 25
@@ -60,21 +62,8 @@ class RuleValidator:
         story = meta.story if meta else None
 
         def flag(check: str, severity: str, reason: str, evidence: str = "", suggestion: str = "") -> None:
-            flags.append(
-                make_flag(
-                    role="validator",
-                    kind="validator",
-                    persona=persona,
-                    story=story,
-                    task_id=task.id,
-                    level=task.level,
-                    check=check,
-                    severity=severity,
-                    reason=reason,
-                    evidence=evidence,
-                    suggestion=suggestion,
-                )
-            )
+            finding = Finding(check, severity, reason, evidence, suggestion)
+            flags.append(raise_flag("validator", persona, story, task, task.level, finding))
 
         try:
             ws = Workspace.start(world, task.setup)
@@ -108,14 +97,14 @@ class RuleValidator:
             flag("budget", "minor", f"max_turns {budget} is far above the reference's {reference} calls")
 
         observable = _observable_text(task, world).casefold()
-        for req in task.eval.required_generated_widgets:
-            for fact in req.data_contains:
+        for note in task.eval.required_generated_widgets:
+            for fact in note.data_contains:
                 if fact.casefold() not in observable and not _numeric_seen(fact, observable):
                     flag(
                         "possibility",
                         "blocker",
                         f"a graded note fact is nowhere an agent can read it: '{fact}'",
-                        f"note '{req.name_contains}'",
+                        f"note '{note.name_contains}'",
                     )
 
         words = task.prompt.split()
@@ -195,63 +184,22 @@ def _findable(task: Task, world: World, name: str) -> bool:
     return True
 
 
-def review_all(driver: ValidatorDriver, tasks: list[Task], world: World, persona: str) -> list[Flag]:
-    out: list[Flag] = []
-    for task in tasks:
-        out += driver.review(task, world, persona)
-    return out
-
-
-def as_dicts(flags: list[Flag]) -> dict[str, dict[str, Any]]:
-    return {f.id: f.model_dump() for f in flags}
-
-
 # -------------------------------------------------------------------------------------------- LLM driver
 Check = Literal["reachability", "findability", "possibility", "budget", "single_ask"]
 
 
 class ValidatorFinding(RoleReply):
-    check: Check
+    check: Annotated[Check, BeforeValidator(spelled("_"))]
     severity: Literal["blocker", "minor"]
     reason: str = Field(min_length=1)
     evidence: str = ""
     suggestion: str = ""
 
-    @field_validator("check", mode="before")
-    @classmethod
-    def _spelling(cls, value: Any) -> Any:
-        return value.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(value, str) else value
 
-
-class ValidatorReply(RoleReply):
+class ValidatorReply(VerdictReply):
+    clean: ClassVar[str] = "approve"
     verdict: Literal["approve", "flag"]
     flags: list[ValidatorFinding] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> ValidatorReply:
-        verdict_matches_flags(self.verdict, self.flags, "approve")
-        return self
-
-
-VALIDATOR_PROMPT = """\
-## The task file
-```json
-{{ task }}
-```
-
-## What the world serves for it
-The widgets this task grades, as the connected backends declare them, with the rows served for each graded
-parameter set (at most {{ max_rows }} rows each), their app neighbours, and the knowledge sources its reference
-reads.
-```json
-{{ digest }}
-```
-
-## Reply format (as in the Output section of your instructions)
-Reply with one JSON object and nothing else:
-{"verdict": "approve" | "flag", "flags": [{"check": "reachability" | "findability" | "possibility" | "budget" |
-"single_ask", "severity": "blocker" | "minor", "reason": "...", "evidence": "...", "suggestion": "..."}]}
-"approve" carries an empty flags list; "flag" carries one entry per problem."""
 
 
 def _widget_refs(task: Task) -> list[tuple[str, str, dict[str, Any] | None]]:
@@ -269,16 +217,6 @@ def _widget_refs(task: Task) -> list[tuple[str, str, dict[str, Any] | None]]:
         if ref not in out:
             out.append(ref)
     return out
-
-
-def _app_members(app: dict[str, Any]) -> set[str]:
-    return {
-        str(item.get("i"))
-        for tab in (app.get("tabs") or {}).values()
-        if isinstance(tab, dict)
-        for item in tab.get("layout") or []
-        if isinstance(item, dict)
-    }
 
 
 def world_digest(task: Task, world: World) -> dict[str, Any]:
@@ -304,9 +242,8 @@ def world_digest(task: Task, world: World) -> dict[str, Any]:
                 }
                 continue
             w = conn.catalog.widgets[widget_id]
-            members = {str(a.get("name")): _app_members(a) for a in conn.catalog.apps}
-            apps = [name for name, ids in members.items() if widget_id in ids]
-            near = set().union(*(members[a] for a in apps)) if apps else set()
+            apps = conn.catalog.apps_of(widget_id)
+            near = {i for a in apps for i in conn.catalog.app_widgets(a)}
             neighbours = [
                 {"name": o.name, "description": str(o.definition.get("description") or "")}
                 for o in conn.catalog.widgets.values()
@@ -327,9 +264,7 @@ def world_digest(task: Task, world: World) -> dict[str, Any]:
                     {
                         "name": p.get("paramName"),
                         "default": p.get("value"),
-                        "options": [
-                            o.get("value") if isinstance(o, dict) else o for o in p.get("options") or []
-                        ],
+                        "options": option_values(p),
                     }
                     for p in w.option_params
                 ],
@@ -391,8 +326,8 @@ class LLMValidator:
         self.endpoint = endpoint
 
     def review(self, task: Task, world: World, persona: str) -> list[Flag]:
-        user = render(
-            VALIDATOR_PROMPT,
+        user = render_prompt(
+            "validator",
             task=task_json(task),
             max_rows=MAX_ROWS,
             digest=json.dumps(world_digest(task, world), indent=1, ensure_ascii=False, default=str),
@@ -402,18 +337,13 @@ class LLMValidator:
         )
         story = task.meta.story if task.meta else None
         flags = [
-            make_flag(
-                role="validator",
-                kind="validator",
-                persona=persona,
-                story=story,
-                task_id=task.id,
-                level=task.level,
-                check=f.check,
-                severity=f.severity,
-                reason=f.reason,
-                evidence=f.evidence,
-                suggestion=f.suggestion,
+            raise_flag(
+                "validator",
+                persona,
+                story,
+                task,
+                task.level,
+                Finding(f.check, f.severity, f.reason, f.evidence, f.suggestion),
             )
             for f in reply.flags
         ]

@@ -104,3 +104,37 @@ def test_compat_world_loads_unchanged(tmp_path):
     copy = tmp_path / "compat"
     shutil.copytree(COMPAT_WORLD, copy)
     assert World.load(copy).fingerprint == world.fingerprint
+
+
+def test_the_fixture_of_an_origin_is_the_first_backend_that_serves_it(mini_world):
+    # two backends serve "Acme Data": the one the setup lists first wins, by slug, alias or display name
+    assert mini_world.fixture_of("Acme Data").slug == "acme-x"
+    assert mini_world.fixture_of("Acme Data", ["extra", "acme-y", "acme-x"]).slug == "acme-y"
+    assert mini_world.fixture_of("Acme Data", ["acme"]).slug == "acme-x"
+    assert mini_world.fixture_of("Acme Data", ["extra"]) is None
+    assert mini_world.fixture_of("Nobody") is None
+
+
+def test_the_widgets_of_an_app_are_its_layout_in_order(mini_world):
+    catalog = mini_world.backend("acme-x").catalog
+    assert catalog.app_names == ("Desk App",)
+    assert catalog.app_widgets("Desk App") == (
+        "desk_overview_positions",
+        "desk_overview_alerts",
+        "desk_notes_memo",
+    )
+    assert catalog.app_widgets("No Such App") == ()
+    assert catalog.apps_of("desk_overview_alerts") == ["Desk App"]
+    assert catalog.apps_of("desk_overview_book_summary") == []
+
+
+def test_the_options_of_a_parameter_are_their_values(mini_world):
+    positions = mini_world.backend("acme-x").catalog.widgets["desk_overview_positions"]
+    assert positions.options("fund") == ["Alpha", "Beta", "Gamma"]
+    assert positions.options("no_such_param") == []
+    from simulator.world import option_values
+
+    # an option is a bare value or a {label, value} object; a parameter may declare none
+    assert option_values({"options": ["a", {"label": "B", "value": "b"}]}) == ["a", "b"]
+    assert option_values({"paramName": "ticker"}) == []
+    assert option_values(None) == []

@@ -1,12 +1,13 @@
 """How the rule author words a request: the persona's voice and a phrasebook of clause variants.
 
 A request is assembled from clauses (the main ask, the values, a twin to leave alone, a second view to repair,
-where a value comes from, the build, the note). Each clause family has many variants in
-templates/phrasing.yaml; one generator seeded by (persona, story, level) draws every choice, so two requests
-share a clause only by chance and the rotation-aware variety measure (authoring/variety.py) stays low. The
-persona is rendered in the wording, not bolted on: its verbs, how it names periods and counterparts (a stated
-value said with the persona's alias or period name next to it), what it calls a note, its deadlines. A value the
-level hides is never said, not even through its alias.
+where a value comes from, the build, the note). Each clause family has many variants in phrasebook.yaml (beside
+this module); one generator seeded by (persona, story, level) draws every choice, so two requests share a clause
+only by chance and the rotation-aware variety measure (authoring/variety.py) stays low. The persona is rendered in
+the wording, not bolted on: its verbs, how it names periods and counterparts (a stated value said with the
+persona's alias or period name next to it), what it calls a note, its deadlines. A value the level hides is never
+said, not even through its alias. The variants are rendered by the roles' one jinja environment
+(authoring/roles/prompts).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import random
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-import jinja2
 import yaml
 
-from .sources import Voice
+from ...sources import Voice
+from ..prompts import cap, render
 
-PHRASES = Path(__file__).parent / "templates" / "phrasing.yaml"
+PHRASES = Path(__file__).with_name("phrasebook.yaml")
 DEFAULT_VERBS = {
     "add": ["add", "put", "bring up", "place"],
     "read": ["read", "pull", "check", "look up"],
@@ -38,38 +39,9 @@ LONG_REQUEST = 150
 MAX_PROMPT_WORDS = 170
 
 
-def article(noun: str) -> str:
-    """The indefinite article a noun phrase takes."""
-    return ("an " if noun[:1].lower() in "aeio" or noun[:2].lower() in ("ho", "u.") else "a ") + noun
-
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _sep(loop: Any) -> str:
-    return ", " if loop.revindex > 2 else (" and " if loop.revindex == 2 else "")
-
-
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
-_ENV.filters["cap"] = _cap
-_ENV.filters["a"] = article
-_ENV.globals["sep"] = _sep
-
-
 @lru_cache(maxsize=1)
 def phrasebook() -> dict[str, Any]:
     return yaml.safe_load(PHRASES.read_text(encoding="utf-8"))
-
-
-def render(template: str, **variables: Any) -> str:
-    return _compiled(template).render(**variables)
-
-
-@lru_cache(maxsize=512)
-def _compiled(template: str) -> jinja2.Template:
-    """Compiling dominated rendering: the same phrasebook entries are rendered for every level and round."""
-    return _ENV.from_string(template)
 
 
 def listing(items: list[str]) -> str:
@@ -99,19 +71,64 @@ class Build:
     tab_like_board: bool = False
 
 
+class Said(NamedTuple):
+    """A parameter as a request says it: its label, its value, and how (stated; through the policy phrase at
+    Derive; not at all when Ground hides it)."""
+
+    label: str
+    value: str
+    mode: str = "stated"
+
+
+class Group(NamedTuple):
+    """Targets that come from one place, said together ("A and B from Acme's Desk App")."""
+
+    names: list[str]
+    where: str
+
+
+class ValuesFor(NamedTuple):
+    """The values said for one target (`who` None: for every target at once)."""
+
+    who: str | None
+    pairs: list[Said]
+
+
+class Shown(NamedTuple):
+    """A widget on the board and the values it shows, as the request describes it (a twin to leave alone)."""
+
+    name: str
+    values: list[tuple[str, str]]
+
+
+class Repair(NamedTuple):
+    """A second view the request asks to repair: what it shows wrong, and what it must show."""
+
+    name: str
+    wrong: list[tuple[str, str]]
+    right: list[tuple[str, str]]
+
+
+class NoteAsk(NamedTuple):
+    """The note a read writes: its name and the columns it records."""
+
+    name: str
+    columns: list[str]
+
+
 @dataclass
 class Ask:
     """Everything a request says, already resolved; the phrasing decides only the words."""
 
     kind: str
     dash: str
-    groups: list[tuple[list[str], str]]  # (names or descriptions, where they come from)
-    params: list[tuple[str | None, list[tuple[str, str, str]]]]  # (for whom or None, [(label, value, mode)])
+    groups: list[Group]
+    params: list[ValuesFor]
     phrase: str = ""
     stale: list[tuple[str, str]] | None = None
-    note: tuple[str, list[str]] | None = None  # (name, column labels)
-    twin: tuple[str, list[tuple[str, str]]] | None = None
-    furniture: tuple[str, list[tuple[str, str]], list[tuple[str, str]]] | None = None
+    note: NoteAsk | None = None
+    twin: Shown | None = None
+    furniture: Repair | None = None
     keep: bool = False
     ground: Ground | None = None
     build: Build | None = None
@@ -129,7 +146,7 @@ class Phrasing:
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
 
     def pick(self, family: str, **variables: Any) -> str:
-        options = phrasebook()
+        options: Any = phrasebook()
         for part in family.split("."):
             options = options[part]
         return render(self.rng.choice(options), **variables)
@@ -163,7 +180,7 @@ class Phrasing:
             parts.append(f"{' and '.join(named)} from {where}{contrast}")
         return ", along with ".join(parts)
 
-    def values(self, ask: Ask, pairs: list[tuple[str, str, str]], repair: bool) -> str:
+    def values(self, ask: Ask, pairs: list[Said], repair: bool) -> str:
         """A parameter clause; the policy pair is said through the phrase, a grounded pair not at all."""
         said = []
         for label, value, mode in pairs:
@@ -242,7 +259,7 @@ class Phrasing:
                 joint=self.pick("furniture_joint"),
                 action=action,
             )
-            extras.append(_cap(sentence))
+            extras.append(cap(sentence))
         if ask.keep:
             extras.append(
                 self.pick(
@@ -256,7 +273,7 @@ class Phrasing:
         if ask.ground is not None:
             sentences.append(self.ground(ask.ground))
         if ask.build is not None:
-            sentences.insert(0, self.build(ask))
+            sentences.insert(0, self.build(ask.build, ask.dash))
         lead = self.lead(ask)
         text = " ".join(s for s in sentences if s)
         # a long request (a build on a lived-in board) keeps to the ask: the persona shows in its words
@@ -281,9 +298,7 @@ class Phrasing:
             about=about,
         )
 
-    def build(self, ask: Ask) -> str:
-        b = ask.build
-        assert b is not None
+    def build(self, b: Build, dash: str) -> str:
         tab_phrase = self.pick("build_tab_like") if b.tab_like_board else self.pick("build_tab", tab=b.tab)
         keyed = self.pick("build_keyed", label=b.keyed) if b.keyed else ""
         place = self.pick("build_place", label=b.keyed) if b.keyed else ""
@@ -294,7 +309,7 @@ class Phrasing:
             publish_part=self.pick("build_publish", app=b.app, table=b.table),
             tab_phrase=tab_phrase,
             instantiate_part=self.pick("build_instantiate"),
-            place_part=self.pick("build_put", table=b.table, dash=ask.dash),
+            place_part=self.pick("build_put", table=b.table, dash=dash),
             place=place,
         )
 

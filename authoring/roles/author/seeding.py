@@ -1,0 +1,332 @@
+"""The board a level starts from: what the rule author seeds on the story's dashboard before the agent arrives.
+
+A repair seeds its targets stale (left on wrong values) and, next to the first, a decoy that takes the values the
+Find prompt states. Derive may seed the note that defines its policy. Ground and Compose work on a lived-in board:
+a twin of the first target on another cut (to leave alone), a piece of furniture from the same app (at Ground
+left on a wrong value, its fix part of the work) and a prior note. Every record is built once, here, and read by
+the plan and the wording; nothing is added to it later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.params import value_allowed
+from simulator.world import option_values
+
+from ...factcheck import ResolvedTarget
+from ...factcheck import value_text as said_as_text
+from .level import Level, pick
+
+SEED_W, SEED_H, NOTE_H = 20, 14, 8
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a seed sits on the tab's grid (two columns of SEED_W, rows of SEED_H)."""
+
+    x: int
+    y: int
+    w: int
+    h: int
+
+    @classmethod
+    def at(cls, index: int, h: int = SEED_H, w: int = SEED_W) -> Slot:
+        return cls(0 if index % 2 == 0 else SEED_W, SEED_H * (index // 2), w, h)
+
+    def wire(self) -> dict[str, int]:
+        return {"x": self.x, "y": self.y, "w": self.w, "h": self.h}
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """A catalog widget placed on the board before the level starts."""
+
+    uuid: str
+    origin: str
+    widget_id: str
+    data_args: dict[str, Any]
+    slot: Slot
+
+    def wire(self, tab_id: str) -> dict[str, Any]:
+        return {
+            "origin": self.origin,
+            "widget_id": self.widget_id,
+            "widget_uuid": self.uuid,
+            "tab_id": tab_id,
+            "data_args": dict(self.data_args),
+            "layout": self.slot.wire(),
+        }
+
+
+@dataclass(frozen=True)
+class SeededNote:
+    """A note on the board before the level starts (the policy's definition, or the prior pass's note)."""
+
+    uuid: str
+    name: str
+    text: str
+    slot: Slot
+
+    def wire(self, tab_id: str) -> dict[str, Any]:
+        return {
+            "widget_type": "note",
+            "widget_uuid": self.uuid,
+            "name": self.name,
+            "data": self.text,
+            "tab_id": tab_id,
+            "layout": self.slot.wire(),
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The furniture's real repair at Ground: seeded on `wrong`, it must end on `right`."""
+
+    wrong: dict[str, Any]
+    right: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Furniture:
+    """A second view of the first target's app on a lived-in board, placed as `seed`; it must end on `params`,
+    its right values (at Ground it is seeded wrong and `fix` is the repair that gets it there)."""
+
+    seed: Seeded
+    name: str
+    params: dict[str, Any]
+    fix: Fix | None = None
+
+
+@dataclass(frozen=True)
+class Board:
+    """Everything a level seeds. `stale` holds a repair's targets as seeded (one per target, on the wrong values
+    they show); `decoy` a widget that takes the values the Find prompt states, placed next to a repair's target
+    so that "the one placed widget that accepts the stated values" is not the target (it must stay as seeded);
+    `twin` the first target again on another cut, on a lived-in board (to leave alone)."""
+
+    widgets: tuple[Seeded, ...] = ()
+    notes: tuple[SeededNote, ...] = ()
+    stale: tuple[Seeded, ...] = ()
+    decoy: Seeded | None = None
+    twin: Seeded | None = None
+    furniture: Furniture | None = None
+    policy_note: SeededNote | None = None
+    prior_note: SeededNote | None = None
+
+
+@dataclass
+class _Placing:
+    """The widgets and notes placed so far while a board is seeded."""
+
+    level: Level
+    widgets: list[Seeded] = field(default_factory=list)
+    notes: list[SeededNote] = field(default_factory=list)
+
+    def widget(self, role: str, widget_id: str, origin: str, params: dict[str, Any]) -> Seeded:
+        seeded = Seeded(self.level.uuid(role), origin, widget_id, dict(params), Slot.at(len(self.widgets)))
+        self.widgets.append(seeded)
+        return seeded
+
+    def note(self, role: str, name: str, text: str, slot: Slot) -> SeededNote:
+        note = SeededNote(self.level.uuid(role), name, text, slot)
+        self.notes.append(note)
+        return note
+
+
+def seed_board(level: Level) -> Board:
+    s = level.story
+    placing = _Placing(level)
+    stale: list[Seeded] = []
+    decoy = policy_note = None
+    if s.kind == "repair":
+        for i, t in enumerate(s.targets):
+            wrong = {**t.params, **(s.seeded_wrong if i == 0 else {})}
+            key = s.carried_key
+            if level.number == 2 and i == s.carried_target and str(wrong.get(key)) == str(t.params.get(key)):
+                # Derive hides the carried value: the widget left wrong must not already show it.
+                other = _other_value(t, key, {str(t.params.get(key))})
+                if other is not None:
+                    wrong[key] = other
+            stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, wrong))
+        found = _decoy(level)
+        if found is not None:
+            decoy = placing.widget("decoy", *found)
+    doc = s.policy_doc
+    if level.number == 2 and doc is not None and doc.kind == "note":
+        policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
+    if not level.lived:
+        return Board(
+            tuple(placing.widgets), tuple(placing.notes), tuple(stale), decoy, policy_note=policy_note
+        )
+    t0 = level.first
+    twin = None
+    twin_params = _twin_params(level)
+    if twin_params is not None:
+        twin = placing.widget("twin", t0.widget_id, t0.origin, twin_params)
+    furniture = None
+    found_furniture = _furniture(level, decoy)
+    if found_furniture is not None:
+        wid, name, origin, params = found_furniture
+        fix = _furniture_fix(level, wid, origin, params) if s.governance.sets else None
+        seed = placing.widget("furniture", wid, origin, {**params, **(fix.wrong if fix else {})})
+        furniture = Furniture(seed, name, {**params, **(fix.right if fix else {})}, fix)
+    text = (
+        f"Prior pass on {level.dash}: leave the {t0.name} cut to "
+        f"{', '.join(said_as_text(v) for v in (twin_params or t0.params).values())} in place"
+        + (f" next to the {furniture.name}" if furniture else "")
+        + " until the next review."
+    )
+    placed = len(placing.widgets)
+    slot = Slot.at(placed, NOTE_H, SEED_W if placed % 2 else 2 * SEED_W)
+    prior_note = placing.note("prior-note", f"Prior {level.dash} Note", text, slot)
+    return Board(
+        tuple(placing.widgets),
+        tuple(placing.notes),
+        tuple(stale),
+        decoy,
+        twin,
+        furniture,
+        policy_note,
+        prior_note,
+    )
+
+
+def _other_value(t: ResolvedTarget, key: str, avoid: set[str]) -> Any:
+    """An option of the target's parameter `key` that is none of `avoid` (None when it has no other)."""
+    return next((v for v in t.widget.options(key) if str(v) not in avoid), None)
+
+
+def _twin_params(level: Level) -> dict[str, Any] | None:
+    s, t0 = level.story, level.first
+    twin = dict(t0.params)
+    grounded = level.grounded_key
+    keys = list(s.seeded_wrong) if s.kind == "repair" else [s.carried_key]
+    if grounded is not None and grounded in t0.params:
+        keys = [grounded, *(k for k in keys if k != grounded)]
+    keys += [k for k in t0.params if k not in keys]
+    changed = False
+    for key in keys:
+        if key not in twin:
+            continue
+        avoid = {
+            str(t.params.get(key)) for t in s.targets if (t.origin, t.widget_id) == (t0.origin, t0.widget_id)
+        } | {str(s.seeded_wrong.get(key, t0.params.get(key)))}
+        other = _other_value(t0, key, avoid)
+        if other is not None:
+            twin[key] = other
+            changed = True
+            if s.kind != "repair":
+                break
+    return twin if changed else None
+
+
+def _decoy(level: Level) -> tuple[str, str, dict[str, Any]] | None:
+    """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
+    target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
+    dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
+    target takes the description (or its name). (widget_id, origin, params)."""
+    s, t0 = level.story, level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return None
+    taken = {t.widget_id for t in s.targets}
+    app = t0.widget.definition.get("category")
+    best: tuple[int, bool, str] | None = None
+    for wid, definition in fixture.catalog.widgets.items():
+        if wid in taken:
+            continue
+        fit = sum(
+            1
+            for k, v in level.said(t0, level=1).items()
+            if (p := definition.param(k)) is not None and value_allowed(p, v)
+        )
+        candidate = (fit, definition.definition.get("category") == app, wid)
+        if fit and (best is None or candidate > best):
+            best = candidate
+    if best is None:
+        return None
+    definition = fixture.catalog.widgets[best[2]]
+    params: dict[str, Any] = {}
+    for p in definition.option_params:
+        name = str(p.get("paramName"))
+        if name not in t0.params:
+            continue
+        values = option_values(p)
+        fallback = [s.seeded_wrong.get(name), p.get("value"), *t0.widget.options(name)]
+        other = next(
+            (
+                v
+                for v in [*values, *([] if values else fallback)]
+                if v is not None and str(v) != str(t0.params[name])
+            ),
+            None,
+        )
+        if other is not None:
+            params[name] = other
+    return definition.widget_id, t0.origin, params
+
+
+def _furniture(level: Level, decoy: Seeded | None) -> tuple[str, str, str, dict[str, Any]] | None:
+    """A view of the first target's app (another widget of its backend when it names no app), on the values the
+    first target shares with it, else its defaults. (widget_id, name, origin, params)."""
+    s, t0 = level.story, level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return None
+    catalog = fixture.catalog
+    taken = {t.widget_id for t in s.targets} | ({decoy.widget_id} if decoy else set())
+    pool = list(catalog.app_widgets(t0.app)) if t0.app else []
+    if not pool:
+        pool = list(catalog.widgets)
+    pool = [w for w in dict.fromkeys(pool) if w not in taken and w in catalog.widgets]
+    if not pool:
+        return None
+    if s.governance.sets:
+        # the furniture gets a real repair at Ground: prefer a view with a parameter Ground does not decide
+        fixable = [
+            w
+            for w in pool
+            if any(
+                str(q.get("paramName")) not in (level.grounded_key, s.carried_key)
+                for q in catalog.widgets[w].option_params
+            )
+        ]
+        pool = fixable or pool
+    widget = catalog.widgets[pick(sorted(pool), level.slug, "furniture")]
+    params: dict[str, Any] = {}
+    for p in widget.option_params:
+        name = p.get("paramName")
+        if name in t0.params and any(str(v) == str(t0.params[name]) for v in option_values(p)):
+            params[str(name)] = t0.params[name]
+        elif p.get("value") is not None:
+            params[str(name)] = p["value"]
+    return widget.widget_id, widget.name, t0.origin, params
+
+
+def _furniture_fix(level: Level, widget_id: str, origin: str, params: dict[str, Any]) -> Fix | None:
+    """The real repair of a lived-in board: the furniture left on a wrong value of one of its parameters (never
+    the one the level grounds, and never saying a hidden value)."""
+    definition = level.widget_def(origin, widget_id)
+    hidden = level.hidden_values()
+    for p in definition.option_params:
+        key = str(p.get("paramName"))
+        right = params.get(key, p.get("value"))
+        if (
+            key in (level.grounded_key, level.story.carried_key)
+            or right is None
+            or said_as_text(right) in hidden
+        ):
+            continue
+        wrong = next(
+            (
+                v
+                for v in option_values(p)
+                if v is not None and str(v) != str(right) and said_as_text(v) not in hidden
+            ),
+            None,
+        )
+        if wrong is not None:
+            return Fix({key: wrong}, {key: right})
+    return None

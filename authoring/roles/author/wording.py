@@ -1,0 +1,300 @@
+"""The request of a level: what it must say is fixed by the board and the plan; the words come from the
+phrasebook, drawn per persona, story and level.
+
+A draw whose wording happens to say a hidden value ("the open dashboard" when the hidden status is Open) gives way
+to another draw, and so does one longer than a single clear ask reads. At Find, the description is followed by a
+contrast — the catalog description of a sibling a word matcher would take for the target — so that matching the
+request's words alone picks wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from certify.agents.retrieval import BM25, terms
+from certify.gates import leaked_values
+from certify.task import parse_task
+from simulator.params import value_allowed
+from simulator.world import WidgetDef
+
+from ...factcheck import ResolvedTarget
+from ...factcheck import value_text as said_as_text
+from .level import Level
+from .phrasebook import (
+    MAX_PROMPT_WORDS,
+    Ask,
+    Build,
+    Ground,
+    Group,
+    NoteAsk,
+    Phrasing,
+    Repair,
+    Said,
+    Shown,
+    ValuesFor,
+)
+from .plan import Planned
+from .seeding import Board
+
+MAX_PHRASINGS = 8
+MAX_CONTRASTS = 5
+
+
+def label(param: dict[str, Any] | None, key: str) -> str:
+    """How a person names a parameter or column: its declared label when it has one ("Event Type" → "event
+    type"), else the key with underscores read as spaces; acronyms keep their case."""
+    label = (
+        str((param or {}).get("label") or (param or {}).get("headerName") or key).replace("_", " ").strip()
+    )
+    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
+
+
+def where_phrase(where: str) -> str:
+    """Turn a planted phrase's location ("the last step of its workflow (how the pack opens)") into what a
+    person would ask to record ("what the last step of its workflow says about how the pack opens")."""
+    match = re.match(r"(.*?)\s*\((.*)\)\s*$", where)
+    if match:
+        return f"what {match.group(1)} says about {match.group(2)}"
+    return where if where.startswith("what ") else f"what {where} says"
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def _nth(name: str, index: int) -> str:
+    """One of several instances of a named target, by position ("the second holdings book")."""
+    ordinal = ("first", "second", "third", "fourth")[index]
+    bare = re.sub(r"^(?:the|an?)\s+", "", name, flags=re.I)
+    return f"the {ordinal} {bare}"
+
+
+def _labelled(widget: WidgetDef, values: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(label(widget.param(k), k), said_as_text(v)) for k, v in values.items()]
+
+
+class Wording:
+    """The request of one level, in as many draws as it takes."""
+
+    def __init__(self, level: Level, board: Board, planned: Planned) -> None:
+        self.level = level
+        self.board = board
+        self.planned = planned
+
+    def phrase(self, task: dict[str, Any], contrast: str = "", draw: int = 0) -> str:
+        """The prompt of `task`: the first draw that says no hidden value and fits one clear ask (the shortest
+        that says none when none fits)."""
+        ctx = self.level.ctx
+        fits: list[str] = []
+        for attempt in range(MAX_PHRASINGS):
+            prompt = self.prompt(contrast, draw, attempt)
+            if not leaked_values(
+                ctx.world, parse_task({**task, "prompt": prompt}, f"{task['id']}.json", ctx.defaults)
+            ):
+                if len(prompt.split()) <= MAX_PROMPT_WORDS:
+                    return prompt
+                fits.append(prompt)
+        return min(fits, key=lambda p: len(p.split())) if fits else self.prompt(contrast, draw, MAX_PHRASINGS)
+
+    def prompt(self, contrast: str, draw: int, attempt: int) -> str:
+        level, s = self.level, self.level.story
+        t0 = level.first
+        describe = level.number == 1
+        names = level.target_names(describe)
+        groups: list[Group] = []
+        for t, name in zip(s.targets, names, strict=True):
+            where = f"{t.origin}'s {t.app}" if t.app else t.origin
+            if groups and groups[-1].where == where:
+                groups[-1].names.append(name)
+            else:
+                groups.append(Group([name], where))
+        shared = level.shared_params()
+        if shared is not None:
+            params = [ValuesFor(None, self._pairs(t0, shared))]
+        else:
+            params = [
+                ValuesFor(
+                    name if names.count(name) == 1 else _nth(name, names[:i].count(name)),
+                    self._pairs(t, level.said(t)),
+                )
+                for i, (t, name) in enumerate(zip(s.targets, names, strict=True))
+                if t.params
+            ]
+        stale = None
+        if s.kind == "repair" and level.lived:
+            stale = _labelled(t0.widget, {**t0.params, **s.seeded_wrong})
+        note = None
+        if s.kind == "read":
+            columns = {
+                c.get("field"): c
+                for c in (t0.widget.definition.get("schema_data") or {})
+                .get("table", {})
+                .get("columnsDefs", [])
+                if isinstance(c, dict)
+            }
+            note = NoteAsk(
+                self.planned.note_name, [label(columns.get(f.key), f.key) for f in self.planned.fields]
+            )
+        board = self.board
+        twin = None
+        if level.lived and board.twin is not None:
+            twin = Shown(t0.name, _labelled(t0.widget, board.twin.data_args))
+        furniture = None
+        if board.furniture is not None and board.furniture.fix is not None:
+            seed, fix = board.furniture.seed, board.furniture.fix
+            definition = level.widget_def(seed.origin, seed.widget_id)
+            param_of = {str(p.get("paramName")): p for p in definition.option_params}
+            furniture = Repair(
+                board.furniture.name,
+                [(label(param_of.get(k), k), said_as_text(v)) for k, v in fix.wrong.items()],
+                [(label(param_of.get(k), k), said_as_text(v)) for k, v in fix.right.items()],
+            )
+        ask = Ask(
+            kind=s.kind,
+            dash=level.dash,
+            groups=groups,
+            params=params,
+            phrase=s.facts.policy.phrase,
+            stale=stale,
+            note=note,
+            twin=twin,
+            furniture=furniture,
+            keep=level.lived,
+            ground=self._ground(),
+            build=self._build(),
+            hidden=level.hidden_values(),
+            contrast=contrast if describe else "",
+            described=s.facts.find_hint if describe else "",
+        )
+        # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
+        redraw = [attempt, draw] if attempt or draw else []
+        phrasing = Phrasing(
+            level.ctx.persona.voice, level.ctx.persona.slug, level.slug, level.number, *redraw
+        )
+        prompt = phrasing.compose(ask)
+        if level.lived and s.governance.sets is None:
+            prompt += " " + self._legacy_ground(phrasing)
+        return " ".join(prompt.split())
+
+    def _pairs(self, t: ResolvedTarget, params: dict[str, Any]) -> list[Said]:
+        """The values as said: the carried value at Derive through the policy phrase, the grounded value at
+        Ground and Compose not at all."""
+        level = self.level
+        out = []
+        for key, value in params.items():
+            mode = "stated"
+            if level.number == 2 and key == level.story.carried_key:
+                mode = "policy"
+            elif level.lived and key == level.grounded_key:
+                mode = "ground"
+            out.append(Said(label(t.widget.param(key), key), said_as_text(value), mode))
+        return out
+
+    def _ground(self) -> Ground | None:
+        level = self.level
+        gov = level.story.governance
+        if not level.lived or gov.sets is None:
+            return None
+        source = gov.mention
+        position = gov.position
+        where = (
+            position.replace(" of its ", f" of {source}'s ", 1)
+            if " of its " in position
+            else f"the {position[4:]} in {source}"
+            if position.startswith("its ")
+            else f"{position} of {source}"
+        )
+        hop_row = None
+        if gov.hop is not None:
+            held = level.ctx.world.resources.get(gov.hop.uri)
+            entry = next((pl for pl in (held.planted if held else ()) if pl.phrase == gov.phrase), None)
+            hop_position = entry.where.split(" (")[0] if entry and entry.where else ""
+            hop_row = f"the {hop_position[4:]}" if hop_position.startswith("its ") else None
+        said_label = None
+        if level.grounded_key is not None:
+            t = level.target_setting(level.grounded_key)
+            said_label = label(t.widget.param(level.grounded_key), level.grounded_key)
+        return Ground(
+            source=source,
+            where=where,
+            where_short=position,
+            topic=gov.topic,
+            label=said_label,
+            tab=level.story.tab_name if said_label is None else None,
+            hop_row=hop_row,
+        )
+
+    def _build(self) -> Build | None:
+        built = self.planned.built
+        if built is None:
+            return None
+        keyed = None
+        if built.keyed is not None:
+            t = self.level.target_setting(built.keyed)
+            keyed = label(t.widget.param(built.keyed), built.keyed)
+        return Build(
+            backend=built.backend,
+            table=built.table,
+            app=built.app,
+            tab=built.tab,
+            keyed=keyed,
+            tab_like_board=built.tab_like,
+        )
+
+    def _legacy_ground(self, phrasing: Phrasing) -> str:
+        """A story whose governance names no fact: the level reads the source and writes what it plants into a
+        note (the only Ground a foreign world without planted facts allows)."""
+        gov = self.level.story.governance
+        family = "ground_note_read" if self.level.kind == "read" else "ground_note"
+        return phrasing.pick(
+            family, source=gov.mention, what=where_phrase(gov.where), note=self.planned.note_name
+        )
+
+
+def contrasts(level: Level, board: Board) -> list[str]:
+    """At Find, what the description is not: the catalog description of a sibling easily taken for the
+    target (one that takes the same stated values, and whose words the request's words match best), most
+    confusable first. Said in the prompt ("not the view of ..."), it gives a reader what tells the two
+    apart, and it makes the request's words point at the sibling, so matching words alone picks wrong."""
+    t0 = level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return [""]
+    catalog = fixture.catalog
+    app = t0.widget.definition.get("category")
+    taken = {t.widget_id for t in level.story.targets}
+    own = set(terms(str(t0.widget.definition.get("description") or "")))
+    siblings = [
+        d
+        for wid, d in catalog.widgets.items()
+        if wid not in taken
+        and d.definition.get("category") == app
+        and str(d.definition.get("description") or "").strip()
+        and _jaccard(own, set(terms(str(d.definition["description"])))) < 0.5
+    ]
+    decoy = board.decoy
+    if decoy is not None and decoy.widget_id in catalog.widgets:
+        placed = catalog.widgets[decoy.widget_id]
+        siblings = [placed] + [d for d in siblings if d is not placed]
+
+    def fit(d: WidgetDef) -> int:
+        return sum(
+            1 for k, v in level.said(t0).items() if (p := d.param(k)) is not None and value_allowed(p, v)
+        )
+
+    query = f"{level.story.facts.find_hint} {t0.widget.definition.get('description') or ''}"
+    near = (
+        BM25([f"{d.name} {d.definition.get('description')}" for d in siblings]).scores(query)
+        if siblings
+        else []
+    )
+    order = sorted(
+        range(len(siblings)),
+        key=lambda i: (-(i == 0 and decoy is not None), -fit(siblings[i]), -near[i]),
+    )
+    out = []
+    for i in order[:MAX_CONTRASTS]:
+        text = str(siblings[i].definition["description"]).strip().rstrip(".")
+        out.append(f"not the view of {text[:1].lower() + text[1:]}")
+    return out or [""]
