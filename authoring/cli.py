@@ -46,6 +46,10 @@ def _register_commands() -> None:
     review.register(app)
     recertify.register(app)
     serve.register(app)
+    from .commands import parity, smoke, surface
+
+    for extra in (surface, parity, smoke):
+        extra.register(app)
 
 
 console = render.console()

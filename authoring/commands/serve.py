@@ -2,7 +2,9 @@
 
 stdio serves one task to the client that launched the process (its stdout is the protocol: everything this
 command says goes to stderr); http serves every task of the taskset (or only --task) at /tasks/<id>/mcp until
-interrupted. Usage errors exit 2 before anything is served.
+interrupted. `--surface product` serves them in the product's shape; `--workspace` serves a bare workspace with
+no task (what `taskforge parity` runs against when the product is out of reach), at /mcp over http. Usage
+errors exit 2 before anything is served.
 """
 
 from __future__ import annotations
@@ -29,10 +31,16 @@ class Transport(StrEnum):
     http = "http"
 
 
+class SurfaceShape(StrEnum):
+    simulator = "simulator"
+    product = "product"
+
+
 def serve_cmd(
     taskset: Annotated[
-        Path, typer.Option("--taskset", help="Taskset folder (holds taskset.json).", show_default=False)
-    ],
+        Path | None,
+        typer.Option("--taskset", help="Taskset folder (holds taskset.json).", show_default=False),
+    ] = None,
     task: Annotated[
         str | None,
         typer.Option(
@@ -64,6 +72,26 @@ def serve_cmd(
     runs_dir: Annotated[
         Path | None, typer.Option("--runs-dir", help="Where the run folder goes (default .taskforge/runs).")
     ] = None,
+    surface: Annotated[
+        SurfaceShape,
+        typer.Option(
+            "--surface",
+            help="simulator: our 20 tools; product: the product's 18 tools, knowledge as MCP resources and prompts.",
+        ),
+    ] = SurfaceShape.simulator,
+    workspace: Annotated[
+        bool,
+        typer.Option(
+            "--workspace",
+            help="Serve a bare workspace per session (no task, nothing graded) instead of tasks.",
+        ),
+    ] = False,
+    backends: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--backend", help="--workspace: a world backend to connect (repeatable; default the world's)."
+        ),
+    ] = None,
 ) -> None:
     """Serve tasks over MCP: the task's tools with our schemas, its prompt as the MCP prompt 'task'; each session
     is one episode, graded when it ends and stored as a trial like `taskforge eval`'s."""
@@ -81,6 +109,11 @@ def serve_cmd(
         raise usage_error(
             f"taskforge serve needs the MCP SDK ({exc.name} is missing): pip install -e '.[mcp]'"
         ) from exc
+    if workspace:
+        _serve_workspace(taskset, world, transport, host, port, surface.value, backends or [], usage_error)
+        return
+    if taskset is None:
+        raise usage_error("--taskset is required (or --workspace for a bare workspace)")
     if not (taskset / "taskset.json").is_file():
         what = "no such folder" if not taskset.is_dir() else "no taskset.json in it"
         raise usage_error(f"--taskset {taskset}: {what}")
@@ -117,6 +150,7 @@ def serve_cmd(
             world_label=str(world or loaded.manifest.world or DEFAULT_WORLD),
             transport=transport.value,
             on_trial=on_trial,
+            surface=surface.value,
         )
     except ValueError as exc:
         raise usage_error(str(exc)) from exc
@@ -139,6 +173,49 @@ def serve_cmd(
     except mcp_server.ServeError as exc:
         raise usage_error(str(exc)) from exc
     say(f"run folder: {episodes.run_dir}")
+
+
+def _serve_workspace(
+    taskset: Path | None,
+    world: Path | None,
+    transport: Transport,
+    host: str,
+    port: int,
+    surface: str,
+    backends: list[str],
+    usage_error,
+) -> None:
+    from certify import mcp_server
+    from certify.task import TaskFileError, TaskSet
+    from certify.workspace_server import WORKSPACE_ID, WorkspaceHost, bare_setup
+    from simulator import DEFAULT_WORLD, SetupError, World, WorldError
+
+    try:
+        w = TaskSet.load(taskset).world(world) if taskset is not None else World.load(world or DEFAULT_WORLD)
+    except (TaskFileError, WorldError) as exc:
+        raise usage_error(str(exc)) from exc
+    unknown = [b for b in backends if w.backend(b) is None]
+    if unknown:
+        raise usage_error(
+            f"--backend {unknown[0]}: no such backend in {w.path} (backends: {', '.join(w.backends)})"
+        )
+    try:
+        served = WorkspaceHost(w, bare_setup(w, backends), surface=surface, transport=transport.value)  # type: ignore[arg-type]
+    except SetupError as exc:
+        raise usage_error(f"--backend: {exc}") from exc
+
+    def announce(base: str) -> None:
+        say(f"serving a bare workspace ({surface} surface) at {base}{served.single_path}; Ctrl-C stops")
+
+    try:
+        if transport is Transport.stdio:
+            asyncio.run(mcp_server.serve_stdio(served, WORKSPACE_ID))
+        else:
+            asyncio.run(mcp_server.serve_http(served, bind_host=host, port=port, announce=announce))
+    except KeyboardInterrupt:
+        pass
+    except mcp_server.ServeError as exc:
+        raise usage_error(str(exc)) from exc
 
 
 def register(app: typer.Typer) -> None:
