@@ -12,7 +12,7 @@ the reports work on served runs unchanged.
 the world's knowledge documents as MCP resources and its workspace prompts as MCP prompts; reading one is the
 knowledge tool's call in the trace (`read_workspace_resource`, `get_workspace_prompt`), counted like it. Either
 way the server's instructions and the prompt `task` state the episode's rules as our own harness states them
-(`certify.episode.rules_text`).
+(`certify.rules`).
 
 Sessions need the MCP handshake era. The 2026-07-28 protocol has no sessions (every request stands alone, with
 a fresh connection), so requests of that era are refused with an error; clients that negotiate (the SDK's
