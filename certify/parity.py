@@ -1199,16 +1199,12 @@ def write_records(out_dir: Path, run_id: str, records: list[TaskParity]) -> tupl
     return folder, paths
 
 
-TargetFactory = Callable[[], Any]  # an async context manager yielding a Target
-
-
 async def run_parity(
     world: World,
     tasks: list[Task],
     connect: Callable[[], Any],
     options: ParityOptions,
     *,
-    label: str,
     progress: Callable[[TaskParity], None] | None = None,
 ) -> list[TaskParity]:
     """Every task, each on its own connection (`connect()` is an async context manager yielding a Target)."""

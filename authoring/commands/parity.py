@@ -125,9 +125,7 @@ def register(app: typer.Typer) -> None:
         )
         run_id = new_run_id()
         try:
-            records = asyncio.run(
-                run_parity(w, tasks, target, options, label=endpoint.label(), progress=progress)
-            )
+            records = asyncio.run(run_parity(w, tasks, target, options, progress=progress))
         except ConnectError as exc:
             render.error(err, str(exc))
             raise typer.Exit(2) from None

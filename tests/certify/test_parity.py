@@ -65,7 +65,7 @@ def shared(cls=Workspace):
 
 
 def run(world, root, host, *ids, options=FAST) -> dict[str, TaskParity]:
-    records = asyncio.run(run_parity(world, tasks_of(root, *ids), target_of(host), options, label="test"))
+    records = asyncio.run(run_parity(world, tasks_of(root, *ids), target_of(host), options))
     return {r.task_id: r for r in records}
 
 
@@ -240,7 +240,7 @@ def test_shipped_tasks_agree_in_the_product_shape_and_compose_is_refused(world):
     shipped = ROOT / "tasksets" / "workspace_tasks"
     tasks = [t for t in select_tasks(shipped) if t.id.startswith("keel_europe_tilt")]
     host = WorkspaceHost(world, bare_setup(world), surface="product")
-    records = asyncio.run(run_parity(world, tasks, target_of(host), FAST, label="test"))
+    records = asyncio.run(run_parity(world, tasks, target_of(host), FAST))
     status = {r.task_id: r.status for r in records}
     assert status == {
         **{f"keel_europe_tilt_level{i}": "agree" for i in range(4)},
