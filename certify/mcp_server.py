@@ -8,6 +8,12 @@ When the episode ends (final answer, turn budget, or the session closing) it is 
 `Trial` to a run folder written by the same `RunWriter` as `taskforge eval`, so `load_run`/`regrade_trial` and
 the reports work on served runs unchanged.
 
+`--surface product` serves the same episode in the product's shape (certify/surface.py): the product's 18 tools,
+the world's knowledge documents as MCP resources and its workspace prompts as MCP prompts; reading one is the
+knowledge tool's call in the trace (`read_workspace_resource`, `get_workspace_prompt`), counted like it. Either
+way the server's instructions and the prompt `task` state the episode's rules as our own harness states them
+(`certify.rules`).
+
 Sessions need the MCP handshake era. The 2026-07-28 protocol has no sessions (every request stands alone, with
 a fresh connection), so requests of that era are refused with an error; clients that negotiate (the SDK's
 `auto` mode) then fall back to `initialize` and get a session. Over stdio the process is the session: it serves
@@ -29,10 +35,20 @@ from typing import TYPE_CHECKING, Any
 from simulator import World
 
 from .agents.base import TaskView
-from .episode import FINAL_ANSWER, Episode
+from .episode import FINAL_ANSWER, Episode, TraceEvent
 from .evaluate import EvalRun, RunRecord, RunWriter, new_run_id
 from .grader import CheckFn, grade
 from .lock import now
+from .rules import rules_text
+from .surface import (
+    KNOWLEDGE_TOOLS,
+    TASK_PROMPT,
+    TASK_PROMPT_DESCRIPTION,
+    Mode,
+    served_prompts,
+    served_resources,
+    served_tools,
+)
 from .task import Task
 from .trial import Trial, end_if_out_of_turns, open_episode, record_episode
 
@@ -41,13 +57,14 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
-PROMPT_NAME = "task"
+PROMPT_NAME = TASK_PROMPT
 INSTRUCTIONS = (
     "Each session of this server is one episode of a benchmark task in a simulated financial analyst "
     "workspace. Get the prompt 'task' for what is asked, do the work with the tools (every result is an "
     "envelope: ok, message, data, error), and finish with final_answer {text}; the episode ends there."
 )
 _STATE_KEY = "taskforge.episode"
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
 HTTP_PATH = "/tasks/{task_id}/mcp"
 Announce = Callable[[str], None]
 
@@ -66,11 +83,14 @@ class LiveEpisode:
     repeat: int
     started: float = field(default_factory=time.perf_counter)
     trial: Trial | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 class EpisodeHost:
     """The tasks a server offers, the episodes in progress and the run their trials go to. Transport-free:
     the MCP handlers below only translate requests into `open`, `act` and `finish`."""
+
+    single_path: str | None = None  # HTTP: serve the one task at this path instead of /tasks/<id>/mcp
 
     def __init__(
         self,
@@ -84,8 +104,10 @@ class EpisodeHost:
         transport: str = "stdio",
         registry: dict[str, CheckFn] | None = None,
         on_trial: Callable[[Trial], None] | None = None,
+        surface: Mode = "simulator",
     ) -> None:
         self.world = world
+        self.surface: Mode = surface
         self.tasks: dict[str, Task] = {}
         for task in tasks:
             if task.id in self.tasks:
@@ -106,7 +128,7 @@ class EpisodeHost:
             repeats=1,
             planned_trials=0,
             started_at="",
-            options={"transport": transport, "reveal": reveal},
+            options={"transport": transport, "reveal": reveal, "surface": surface},
             notes=["served over MCP: one trial per session, none planned ahead"],
         )
         self.runs_dir = Path(runs_dir)
@@ -132,12 +154,42 @@ class EpisodeHost:
             raise KeyError(task_id)
         repeat = self._sessions[task_id]
         self._sessions[task_id] += 1
-        return LiveEpisode(task, open_episode(self.world, task), agent, repeat)
+        return LiveEpisode(task, open_episode(self.world, task), agent, repeat, tools=self.tools_of(task))
+
+    # What a session is shown: the tools, the instructions and the prompts of its surface.
+    def tools_of(self, task: Task) -> list[dict[str, Any]]:
+        if self.surface == "simulator":
+            return TaskView.of(task).tools
+        return served_tools(task.setup.allowed_tools, "product")
+
+    def instructions(self, task: Task) -> str:
+        return f"{INSTRUCTIONS}\n\n{rules_text(TaskView.of(task).rules)}"
+
+    def task_prompt(self, task: Task) -> str | None:
+        """The prompt `task`: the request, then the episode's rules (as our harness states them)."""
+        return f"{task.prompt}\n\n{rules_text(TaskView.of(task).rules)}"
+
+    def knowledge_allowed(self, task: Task, tool: str) -> bool:
+        """In the product's shape, the knowledge a task may read (its allowed knowledge tools) is listed as
+        resources and prompts."""
+        allowed = task.setup.allowed_tools
+        return self.surface == "product" and (not allowed or tool in allowed)
 
     def act(self, live: LiveEpisode, tool: str, args: Any) -> dict[str, Any]:
-        """One call, with the harness's rules; the episode is graded the moment it ends."""
+        """One call, with the harness's rules; the episode is graded the moment it ends. A tool this surface
+        does not list (the knowledge tools, in the product's shape) is an unknown tool to the agent."""
+        if self.surface == "product" and tool in KNOWLEDGE_TOOLS:
+            envelope = _unlisted(live.episode, tool, args)
+        else:
+            envelope = live.episode.act(tool, args)
+        return self._after(live, tool, envelope)
+
+    def read(self, live: LiveEpisode, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A resource or prompt read of the product's shape: the knowledge tool's call, in the trace."""
+        return self._after(live, tool, live.episode.act(tool, args))
+
+    def _after(self, live: LiveEpisode, tool: str, envelope: dict[str, Any]) -> dict[str, Any]:
         episode = live.episode
-        envelope = episode.act(tool, args)
         end_if_out_of_turns(episode)
         if episode.done and live.trial is None:
             trial = self.finish(live, episode.ended_by or "agent_stopped")
@@ -262,7 +314,7 @@ def build_server(host: EpisodeHost, task_of: Callable[[Any], str]) -> Server[Any
         return types.ListToolsResult(
             tools=[
                 types.Tool(name=t["name"], description=t["description"], input_schema=t["parameters"])
-                for t in TaskView.of(live.task).tools
+                for t in live.tools
             ]
         )
 
@@ -274,27 +326,72 @@ def build_server(host: EpisodeHost, task_of: Callable[[Any], str]) -> Server[Any
             content=[types.TextContent(text=text)], structured_content=envelope, is_error=not envelope["ok"]
         )
 
+    def workspace_prompts(live: LiveEpisode) -> dict[str, str]:
+        if not host.knowledge_allowed(live.task, "get_workspace_prompt"):
+            return {}
+        return {p.name: host.world.prompts[p.name].description for p in served_prompts(host.world)}
+
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        _live(host, ctx, task_of)
-        return types.ListPromptsResult(
-            prompts=[
-                types.Prompt(
-                    name=PROMPT_NAME, description="What the workspace's user asks of you in this episode."
+        live = _live(host, ctx, task_of)
+        listed = [types.Prompt(name=n, description=d or None) for n, d in workspace_prompts(live).items()]
+        if host.task_prompt(live.task) is not None:
+            listed.append(types.Prompt(name=PROMPT_NAME, description=TASK_PROMPT_DESCRIPTION))
+        return types.ListPromptsResult(prompts=listed)
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        from mcp_types import INVALID_PARAMS
+
+        live = _live(host, ctx, task_of)
+        if params.name in workspace_prompts(live):
+            envelope = host.read(live, "get_workspace_prompt", {"name": params.name})
+            if not envelope["ok"]:
+                raise _mcp_error(envelope["message"], INVALID_PARAMS)
+            data = envelope["data"]
+            return types.GetPromptResult(
+                description=data.get("description") or None,
+                messages=[
+                    types.PromptMessage(role="user", content=types.TextContent(text=m["content"]))
+                    for m in data["messages"]
+                ],
+            )
+        text = host.task_prompt(live.task)
+        if params.name != PROMPT_NAME or text is None:
+            known = [*workspace_prompts(live), *([PROMPT_NAME] if text is not None else [])]
+            names = ", ".join(f"'{n}'" for n in known) or "none"
+            raise _mcp_error(f"unknown prompt '{params.name}'; this server has: {names}", INVALID_PARAMS)
+        return types.GetPromptResult(
+            description=f"Task {live.task.id}",
+            messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
+        )
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        live = _live(host, ctx, task_of)
+        if not host.knowledge_allowed(live.task, "read_workspace_resource"):
+            return types.ListResourcesResult(resources=[])
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=r.uri, name=r.name or r.uri, description=r.description, mime_type=r.mime_type
                 )
+                for r in served_resources(host.world)
             ]
         )
 
-    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         live = _live(host, ctx, task_of)
-        if params.name != PROMPT_NAME:
-            from mcp_types import INVALID_PARAMS
-
-            raise _mcp_error(
-                f"unknown prompt '{params.name}'; this server has one: '{PROMPT_NAME}'", INVALID_PARAMS
-            )
-        return types.GetPromptResult(
-            description=f"Task {live.task.id}",
-            messages=[types.PromptMessage(role="user", content=types.TextContent(text=live.task.prompt))],
+        uri = str(params.uri)
+        if not host.knowledge_allowed(live.task, "read_workspace_resource"):
+            raise _mcp_error(f"unknown resource '{uri}': this episode lists none", RESOURCE_NOT_FOUND)
+        envelope = host.read(live, "read_workspace_resource", {"uri": uri})
+        if not envelope["ok"]:
+            raise _mcp_error(envelope["message"], RESOURCE_NOT_FOUND)
+        data = envelope["data"]
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=uri, mime_type=data.get("mime_type"), text=str(data.get("text", ""))
+                )
+            ]
         )
 
     async def initialized(ctx: Any, params: Any) -> None:
@@ -308,6 +405,7 @@ def build_server(host: EpisodeHost, task_of: Callable[[Any], str]) -> Server[Any
         finally:
             host.close()
 
+    product = host.surface == "product"
     server: Server[Any] = Server(
         "taskforge",
         version=_version(),
@@ -317,10 +415,47 @@ def build_server(host: EpisodeHost, task_of: Callable[[Any], str]) -> Server[Any
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
+        on_list_resources=list_resources if product else None,
+        on_read_resource=read_resource if product else None,
     )
     server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
     server.middleware.insert(0, _HandshakeEraOnly())
+    server.middleware.insert(1, _EpisodeInstructions(host, task_of))
     return server
+
+
+class _EpisodeInstructions:
+    """The server's instructions name the episode's rules: per task, so they are set on each `initialize`."""
+
+    def __init__(self, host: EpisodeHost, task_of: Callable[[Any], str]) -> None:
+        self.host = host
+        self.task_of = task_of
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict):
+            task = self.host.tasks.get(self.task_of(ctx))
+            if task is not None:
+                result = {**result, "instructions": self.host.instructions(task)}
+        return result
+
+
+def _unlisted(episode: Episode, tool: str, args: Any) -> dict[str, Any]:
+    """A call of a tool the session's surface does not list: refused and counted like an unknown tool (the
+    simulator has it, the surface the agent was shown does not)."""
+    if episode.done or (episode.budget and len(episode.events) >= episode.budget):
+        return episode.act(tool, args)  # the harness's own refusal (episode over, budget spent)
+    message = f"Unknown tool '{tool}'."
+    envelope = {
+        "ok": False,
+        "command": tool,
+        "request_id": None,
+        "message": message,
+        "data": None,
+        "error": {"code": "unknown_tool", "message": message, "retryable": False},
+    }
+    episode.events.append(TraceEvent(len(episode.events) + 1, tool, args, False, envelope))
+    return envelope
 
 
 def _version() -> str:
@@ -376,6 +511,11 @@ def http_app(host: EpisodeHost, *, bind_host: str = "127.0.0.1") -> Any:
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
+    if host.single_path is not None:  # one workspace at one path, as the product serves it
+        (only,) = host.tasks
+        return build_server(host, lambda ctx: only).streamable_http_app(
+            streamable_http_path=host.single_path, host=bind_host
+        )
     server = build_server(host, _task_id_from_path)
 
     async def index(request: Any) -> Any:

@@ -11,7 +11,22 @@ from typing import Annotated
 
 import typer
 
-from . import author, calibrate, certify, evaluate, judge, recertify, report, review, serve, stories, world
+from . import (
+    author,
+    calibrate,
+    certify,
+    evaluate,
+    judge,
+    parity,
+    recertify,
+    report,
+    review,
+    serve,
+    smoke,
+    stories,
+    surface,
+    world,
+)
 from .common import err
 
 app = typer.Typer(
@@ -29,10 +44,15 @@ app.command("calibrate")(calibrate.calibrate)
 app.command("recertify")(recertify.recertify)
 app.command("serve")(serve.serve)
 app.command("certify")(certify.certify)
+app.command("parity", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
+    parity.parity_cmd
+)
+app.command("smoke")(smoke.smoke_cmd)
 app.add_typer(world.app, name="world")
 app.add_typer(stories.new_app, name="new")
 app.add_typer(review.app, name="review")
 app.add_typer(judge.app, name="judge")
+app.add_typer(surface.surface_app, name="surface")
 
 
 def _version(value: bool) -> None:

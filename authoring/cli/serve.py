@@ -2,19 +2,22 @@
 
 stdio serves one task to the client that launched the process (its stdout is the protocol: everything this
 command says goes to stderr); http serves every task of the taskset (or only --task) at /tasks/<id>/mcp until
-interrupted. Usage errors exit 2 before anything is served.
+interrupted. `--surface product` serves them in the product's shape; `--workspace` serves a bare workspace with
+no task (what `taskforge parity` runs against when the product is out of reach), at /mcp over http. Usage
+errors exit 2 before anything is served.
 """
 
 from __future__ import annotations
 
 import asyncio
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from .common import err, taskset_problem, taskset_world
-from .options import RunsDir, TasksetFolder, WorldDir
+from .common import err, taskset_problem, taskset_world, usage_error
+from .options import RunsDir, TasksetFolderOrNone, WorldDir
 
 
 def say(message: str) -> None:
@@ -27,8 +30,13 @@ class Transport(StrEnum):
     http = "http"
 
 
+class SurfaceShape(StrEnum):
+    simulator = "simulator"
+    product = "product"
+
+
 def serve(
-    taskset: TasksetFolder,
+    taskset: TasksetFolderOrNone = None,
     task: Annotated[
         str | None,
         typer.Option(
@@ -53,6 +61,26 @@ def serve(
         ),
     ] = False,
     runs_dir: RunsDir = None,
+    surface: Annotated[
+        SurfaceShape,
+        typer.Option(
+            "--surface",
+            help="simulator: our 20 tools; product: the product's 18 tools, knowledge as MCP resources and prompts.",
+        ),
+    ] = SurfaceShape.simulator,
+    workspace: Annotated[
+        bool,
+        typer.Option(
+            "--workspace",
+            help="Serve a bare workspace per session (no task, nothing graded) instead of tasks.",
+        ),
+    ] = False,
+    backends: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--backend", help="--workspace: a world backend to connect (repeatable; default the world's)."
+        ),
+    ] = None,
 ) -> None:
     """Serve tasks over MCP: the task's tools with our schemas, its prompt as the MCP prompt 'task'; each session
     is one episode, graded when it ends and stored as a trial like `taskforge eval`'s."""
@@ -69,6 +97,11 @@ def serve(
         raise usage_error(
             f"taskforge serve needs the MCP SDK ({exc.name} is missing): pip install -e '.[mcp]'"
         ) from exc
+    if workspace:
+        _serve_workspace(taskset, world, transport, host, port, surface.value, backends or [])
+        return
+    if taskset is None:
+        raise usage_error("--taskset is required (or --workspace for a bare workspace)")
     problem = taskset_problem(taskset)
     if problem:
         raise usage_error(problem)
@@ -105,6 +138,7 @@ def serve(
             world_label=str(where),
             transport=transport.value,
             on_trial=on_trial,
+            surface=surface.value,
         )
     except ValueError as exc:
         raise usage_error(str(exc)) from exc
@@ -127,3 +161,45 @@ def serve(
     except mcp_server.ServeError as exc:
         raise usage_error(str(exc)) from exc
     say(f"run folder: {episodes.run_dir}")
+
+
+def _serve_workspace(
+    taskset: Path | None,
+    world: Path | None,
+    transport: Transport,
+    host: str,
+    port: int,
+    surface: str,
+    backends: list[str],
+) -> None:
+    from certify import mcp_server
+    from certify.task import TaskFileError, TaskSet
+    from certify.workspace_server import WORKSPACE_ID, WorkspaceHost, bare_setup
+    from simulator import DEFAULT_WORLD, SetupError, World, WorldError
+
+    try:
+        w = TaskSet.load(taskset).world(world) if taskset is not None else World.load(world or DEFAULT_WORLD)
+    except (TaskFileError, WorldError) as exc:
+        raise usage_error(str(exc)) from exc
+    unknown = [b for b in backends if w.backend(b) is None]
+    if unknown:
+        raise usage_error(
+            f"--backend {unknown[0]}: no such backend in {w.path} (backends: {', '.join(w.backends)})"
+        )
+    try:
+        served = WorkspaceHost(w, bare_setup(w, backends), surface=surface, transport=transport.value)  # type: ignore[arg-type]
+    except SetupError as exc:
+        raise usage_error(f"--backend: {exc}") from exc
+
+    def announce(base: str) -> None:
+        say(f"serving a bare workspace ({surface} surface) at {base}{served.single_path}; Ctrl-C stops")
+
+    try:
+        if transport is Transport.stdio:
+            asyncio.run(mcp_server.serve_stdio(served, WORKSPACE_ID))
+        else:
+            asyncio.run(mcp_server.serve_http(served, bind_host=host, port=port, announce=announce))
+    except KeyboardInterrupt:
+        pass
+    except mcp_server.ServeError as exc:
+        raise usage_error(str(exc)) from exc

@@ -36,6 +36,7 @@ from ..model_client import (
     resolve_endpoint,
 )
 from ..pricing import PriceTable
+from ..rules import rules_text
 from ..task import Task
 from .base import Action, AgentRefused, AgentUnavailable, TaskView, Usage, register_agent
 from .parsing import ParseKind, ParseMode, parse_arguments, parse_reply
@@ -70,7 +71,6 @@ How to act:
 - After each action you receive the tool's result envelope as JSON (ok, message, data, error).
 - When the work is done, finish with {{"tool": "final_answer", "args": {{"text": "your answer"}}}}.
 
-Rules of this episode:
 {rules}
 """
 
@@ -79,7 +79,6 @@ You operate a financial analyst workspace through the tools provided. Work with 
 the tool's result envelope as JSON (ok, message, data, error). A reply without a tool call does nothing and \
 does not end the episode: call final_answer with your answer when the work is done.
 
-Rules of this episode:
 {rules}
 """
 
@@ -170,7 +169,7 @@ def _tool_catalogue(tools: list[dict[str, Any]]) -> str:
 
 def system_prompt(view: TaskView, mode: Literal["json", "tools"] = "tools") -> str:
     """The system prompt of an episode: how to act in `mode`, and the episode's rules."""
-    rules = "\n".join(f"- {rule}" for rule in view.rules) or "- (none stated)"
+    rules = rules_text(view.rules)
     if mode == "json":
         return JSON_SYSTEM_PROMPT.format(tools=_tool_catalogue(view.tools), rules=rules)
     return TOOLS_SYSTEM_PROMPT.format(rules=rules)

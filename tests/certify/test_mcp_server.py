@@ -24,6 +24,7 @@ from certify.agents.base import TaskView
 from certify.episode import reference_calls
 from certify.evaluate import load_record, load_run, select_tasks
 from certify.mcp_server import EpisodeHost, serve_http
+from certify.rules import rules_text
 from certify.task import TaskSet
 from tests.certify.helpers import task as make_task
 
@@ -136,16 +137,19 @@ def test_stdio_shows_the_harness_view_and_the_reference_passes_with_reveal(tmp_p
             tools = (await client.list_tools()).tools
             prompts = (await client.list_prompts()).prompts
             prompt = await client.get_prompt("task")
+            instructions = client.instructions
             result = await replay(client, task)
-        return tools, prompts, prompt, result
+        return tools, prompts, prompt, instructions, result
 
-    tools, prompts, prompt, result = asyncio.run(go())
+    tools, prompts, prompt, instructions, result = asyncio.run(go())
     view = TaskView.of(task)
     assert [
         {"name": t.name, "description": t.description, "parameters": t.input_schema} for t in tools
     ] == view.tools
     assert [p.name for p in prompts] == ["task"]
-    assert [m.content.text for m in prompt.messages] == [task.prompt]
+    rules = rules_text(view.rules)
+    assert [m.content.text for m in prompt.messages] == [f"{task.prompt}\n\n{rules}"]
+    assert instructions.endswith(rules) and "turns" in rules and "other dashboard" in rules
     shown = json.dumps([t.model_dump() for t in tools]) + prompt.model_dump_json()
     assert task.eval.reference_answer is None or task.eval.reference_answer not in shown
     assert "required_widgets" not in shown and "max_turns" not in shown

@@ -1,0 +1,150 @@
+"""`taskforge parity`: each task's reference in the simulator and on a workspace server, compared check by check
+(see certify/parity.py). Exit 0 when no task disagrees structurally (data-only differences and refused tasks
+are reported), 1 on a structural disagreement or a task that could not finish, 2 on bad input or when the
+server cannot be reached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from authoring import render
+
+from .options import Json, WorldDir
+from .surface import CommandOption, HeaderOption, UrlOption, _endpoint
+
+
+def _origin_map(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        simulator, sep, server = pair.partition("=")
+        if not sep or not simulator.strip() or not server.strip():
+            raise ValueError(f"--origin-map {pair!r} is not SIMULATOR_ORIGIN=SERVER_ORIGIN")
+        out[simulator.strip()] = server.strip()
+    return out
+
+
+def parity_cmd(
+    ctx: typer.Context,
+    url: UrlOption = None,
+    header: HeaderOption = None,
+    command: CommandOption = None,
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Task id (repeatable; default every task).")
+    ] = None,
+    taskset: Annotated[Path, typer.Option("--taskset", help="Taskset folder.")] = Path(
+        "tasksets/workspace_tasks"
+    ),
+    world: WorldDir = None,
+    origin_map: Annotated[
+        list[str] | None,
+        typer.Option("--origin-map", help="A=B: the simulator's backend origin A is the server's B."),
+    ] = None,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Leave what parity built on the server (no cleanup).")
+    ] = False,
+    poll_rounds: Annotated[
+        int,
+        typer.Option("--poll-rounds", min=1, help="Reads of the server's state, at most, after a write."),
+    ] = 10,
+    poll_interval: Annotated[
+        float, typer.Option("--poll-interval", min=0.0, help="Seconds between two reads of its state.")
+    ] = 0.5,
+    out: Annotated[Path, typer.Option("--out", help="Where the records go.")] = Path(".taskforge/parity"),
+    as_json: Json = False,
+) -> None:
+    """Replay each task's reference in the simulator and on the server at URL; compare the graded verdicts."""
+    from certify.evaluate import select_tasks
+    from certify.mcp_client import ConnectError, connect
+    from certify.parity import McpTarget, ParityOptions, new_run_id, run_parity, summarise, write_records
+    from certify.task import TaskFileError, TaskSet
+    from simulator import WorldError
+
+    console, err = render.console(), render.console(stderr=True)
+    try:
+        endpoint = _endpoint(url, header or [], command, list(ctx.args))
+        origins = _origin_map(origin_map or [])
+        if not (taskset / "taskset.json").is_file():
+            raise ValueError(f"--taskset {taskset}: no taskset.json there")
+        w = TaskSet.load(taskset).world(world)
+        tasks = select_tasks(taskset)
+    except (ValueError, TaskFileError, WorldError) as exc:
+        render.error(err, str(exc))
+        raise typer.Exit(2) from None
+    if task:
+        known = {t.id: t for t in tasks}
+        missing = [t for t in task if t not in known]
+        if missing:
+            render.error(err, f"--task {missing[0]}: no such task in {taskset}")
+            raise typer.Exit(2)
+        tasks = [known[t] for t in dict.fromkeys(task)]
+    if not tasks:
+        render.error(err, f"--taskset {taskset}: no tasks")
+        raise typer.Exit(2)
+
+    @asynccontextmanager
+    async def target():
+        async with connect(endpoint) as client:
+            yield await McpTarget.of(client, endpoint.label())
+
+    def progress(record) -> None:
+        if as_json:
+            return
+        mark = {"agree": "=", "data_only": "~", "structural": "✗", "refused": "-", "error": "!"}[
+            record.status
+        ]
+        line = f"{mark} {record.task_id}: {record.status.replace('_', '-')}"
+        if record.reason:
+            line += f" ({record.reason})"
+        render.say(console, line, indent=4)
+        for d in record.disagreements():
+            if d.verdict == "agree":
+                continue
+            where = f"{d.code} [{d.label}]" if hasattr(d, "code") else f"step {d.index} {d.tool}: {d.what}"
+            render.say(
+                console,
+                f"{d.verdict.replace('_', '-')} {where}: simulator {_short(d.simulator)}; server {_short(d.server)}",
+                prefix="    ",
+                indent=6,
+            )
+
+    options = ParityOptions(
+        origin_map=origins, keep=keep, poll_rounds=poll_rounds, poll_interval_s=poll_interval
+    )
+    run_id = new_run_id()
+    try:
+        records = asyncio.run(run_parity(w, tasks, target, options, progress=progress))
+    except ConnectError as exc:
+        render.error(err, str(exc))
+        raise typer.Exit(2) from None
+    folder, paths = write_records(out, run_id, records)
+    summary = summarise(run_id, endpoint.label(), records, paths)
+    (folder / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    if as_json:
+        sys.stdout.write(
+            json.dumps(
+                {"summary": summary.model_dump(), "tasks": [r.model_dump(mode="json") for r in records]},
+                indent=2,
+            )
+            + "\n"
+        )
+    else:
+        render.say(
+            console,
+            f"{summary.tasks} task(s) against {endpoint.label()}: {summary.agree} agree, {summary.data_only} "
+            f"data-only, {summary.structural} structural, {summary.refused} refused, {summary.error} error",
+        )
+        render.say(console, f"records: {folder}")
+    raise typer.Exit(0 if summary.ok else 1)
+
+
+def _short(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 200 else text[:197] + "..."
