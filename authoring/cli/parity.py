@@ -17,7 +17,7 @@ import typer
 
 from authoring import render
 
-from .options import Json, WorldDir
+from .options import Json, TasksetFolder, WorldDir
 from .surface import CommandOption, HeaderOption, UrlOption, _endpoint
 
 
@@ -39,9 +39,7 @@ def parity_cmd(
     task: Annotated[
         list[str] | None, typer.Option("--task", help="Task id (repeatable; default every task).")
     ] = None,
-    taskset: Annotated[Path, typer.Option("--taskset", help="Taskset folder.")] = Path(
-        "tasksets/workspace_tasks"
-    ),
+    taskset: TasksetFolder = Path("tasksets/workspace_tasks"),
     world: WorldDir = None,
     origin_map: Annotated[
         list[str] | None,
