@@ -84,6 +84,9 @@ class EpisodeHost:
         transport: str = "stdio",
         registry: dict[str, CheckFn] | None = None,
         on_trial: Callable[[Trial], None] | None = None,
+        run_agent: str = "mcp",
+        notes: list[str] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.world = world
         self.tasks: dict[str, Task] = {}
@@ -98,7 +101,7 @@ class EpisodeHost:
         self._writer: RunWriter | None = None
         self._record = RunRecord(
             run_id=new_run_id(),
-            agent="mcp",
+            agent=run_agent,
             taskset=taskset,
             world=world_label,
             tasks=len(self.tasks),
@@ -106,8 +109,8 @@ class EpisodeHost:
             repeats=1,
             planned_trials=0,
             started_at="",
-            options={"transport": transport, "reveal": reveal},
-            notes=["served over MCP: one trial per session, none planned ahead"],
+            options={"transport": transport, "reveal": reveal, **(options or {})},
+            notes=notes or ["served over MCP: one trial per session, none planned ahead"],
         )
         self.runs_dir = Path(runs_dir)
 
