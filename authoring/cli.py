@@ -46,6 +46,10 @@ def _register_commands() -> None:
     review.register(app)
     recertify.register(app)
     serve.register(app)
+    from .commands import export, openenv  # issue 25: Harbor, rollouts and OpenEnv
+
+    export.register(app)
+    openenv.register(app)
 
 
 console = render.console()

@@ -326,3 +326,47 @@ def serialise(record: Rollout, fmt: RolloutFormat) -> str:
     if fmt is RolloutFormat.sharegpt:
         return _dump(sharegpt(record))
     return record.model_dump_json()
+
+
+class RolloutSourceError(Exception):
+    """A RUN argument that names no run, or a run whose taskset cannot be found; one line for the user."""
+
+
+def resolve_source(arg: str, *, runs_dir: Path, taskset: Path | None = None) -> RolloutSource:
+    """A RUN argument as a source: a run folder (`eval`, `serve`, OpenEnv), a run id under `runs_dir`, a
+    trials.jsonl file, or a calibration record folder (`<taskset>/calibration/<persona>`). Its taskset is
+    `taskset` if given, else the one the run recorded, else the taskset folder the path lies in."""
+    from .evaluate import RUN_FILE, TRIALS_FILE, load_record
+
+    path = Path(arg)
+    if not path.exists() and (runs_dir / arg).is_dir():
+        path = runs_dir / arg
+    trials_file = path if path.is_file() else path / TRIALS_FILE
+    if not trials_file.is_file():
+        raise RolloutSourceError(
+            f"{arg}: not a run (no {TRIALS_FILE} there, and no run '{arg}' in {runs_dir})"
+        )
+    folder = trials_file.parent
+    recorded: dict[str, Any] = {}
+    if (folder / RUN_FILE).is_file():
+        try:
+            recorded = load_record(folder).options
+        except ValueError as exc:
+            raise RolloutSourceError(f"{folder / RUN_FILE}: unreadable run record ({exc})") from exc
+    if taskset is None and recorded.get("taskset_dir"):
+        taskset = Path(recorded["taskset_dir"])
+    if taskset is None:
+        from .task import TaskSet
+
+        found = TaskSet.find(folder)
+        taskset = found.root if found is not None else None
+    if taskset is None or not (taskset / "taskset.json").is_file():
+        raise RolloutSourceError(f"{arg}: the run does not say which taskset it ran; pass --taskset DIR")
+    llm = recorded.get("llm") if isinstance(recorded.get("llm"), dict) else {}
+    mode = llm.get("mode") if llm.get("mode") in ("tools", "json") else "tools"
+    parse = llm.get("parse") if llm.get("parse") in ("strict", "lenient") else "lenient"
+    here, root = folder.resolve(), taskset.resolve()
+    label = here.relative_to(root).as_posix() if here.is_relative_to(root) else folder.name
+    return RolloutSource(
+        label=label, trials_file=trials_file, taskset_dir=taskset, harness_mode=mode, parse=parse
+    )
