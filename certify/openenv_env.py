@@ -65,7 +65,7 @@ class WorkspaceObservation(Observation):
     prompt: str | None = Field(default=None, description="the request (at reset)")
     rules: list[str] = Field(default_factory=list, description="the episode's rules (at reset)")
     available_tools: list[Tool] = Field(default_factory=list, description="the task's tools (at reset)")
-    tool_name: str | None = Field(default=None, description="the call this observation answers")
+    tool_name: str = Field(default="", description="the call this observation answers (empty at reset)")
     result: dict[str, Any] | None = Field(default=None, description="the simulator's envelope")
     turns: int = 0
     turns_left: int = 0

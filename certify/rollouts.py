@@ -88,6 +88,7 @@ class RolloutSource(BaseModel):
     label: str
     trials_file: Path
     taskset_dir: Path | None = None
+    world: Path | None = None
     harness_mode: HarnessMode = "tools"
     parse: ParseMode = "lenient"
 
@@ -154,7 +155,7 @@ def replay_messages(
     tools mode: every tool call of an assistant message is an action (its arguments parsed as the harness parses
     them); an assistant message without one is an idle turn when the nudge follows it, an unparseable reply when
     the harness's error follows it, and nothing when nothing follows (the session stopped there). json mode:
-    every assistant message that got an answer is one action, parsed from its text."""
+    every assistant message is one action, parsed from its text."""
     episode = open_episode(world, task)
     for n, message in enumerate(messages):
         if message.get("role") != "assistant":
@@ -174,18 +175,21 @@ def replay_messages(
                     record_unparseable(episode, parsed.raw, parsed.parse_error)
                 else:
                     episode.act(parsed.tool, parsed.args)
+        elif mode == "json":
+            end_if_out_of_turns(episode)
+            if episode.done:
+                break
+            parsed = parse_reply(message.get("content"), parse).action
+            if parsed.parse_error is not None:
+                record_unparseable(episode, parsed.raw, parsed.parse_error)
+            else:
+                episode.act(parsed.tool, parsed.args)
         elif following is not None:
             end_if_out_of_turns(episode)
             if episode.done:
                 break
             text = message.get("content")
-            if mode == "json":
-                parsed = parse_reply(text, parse).action
-                if parsed.parse_error is not None:
-                    record_unparseable(episode, parsed.raw, parsed.parse_error)
-                else:
-                    episode.act(parsed.tool, parsed.args)
-            elif following.get("role") == "user" and following.get("content") == NUDGE:
+            if following.get("role") == "user" and following.get("content") == NUDGE:
                 episode.idle(text)
             else:
                 record_unparseable(episode, text, str(following.get("content") or ""))
@@ -335,7 +339,8 @@ class RolloutSourceError(Exception):
 def resolve_source(arg: str, *, runs_dir: Path, taskset: Path | None = None) -> RolloutSource:
     """A RUN argument as a source: a run folder (`eval`, `serve`, OpenEnv), a run id under `runs_dir`, a
     trials.jsonl file, or a calibration record folder (`<taskset>/calibration/<persona>`). Its taskset is
-    `taskset` if given, else the one the run recorded, else the taskset folder the path lies in."""
+    `taskset` if given, else the one the run recorded, else the taskset folder the path lies in; its world the
+    one the run recorded, if any."""
     from .evaluate import RUN_FILE, TRIALS_FILE, load_record
 
     path = Path(arg)
@@ -367,6 +372,12 @@ def resolve_source(arg: str, *, runs_dir: Path, taskset: Path | None = None) -> 
     parse = llm.get("parse") if llm.get("parse") in ("strict", "lenient") else "lenient"
     here, root = folder.resolve(), taskset.resolve()
     label = here.relative_to(root).as_posix() if here.is_relative_to(root) else folder.name
+    world = recorded.get("world")
     return RolloutSource(
-        label=label, trials_file=trials_file, taskset_dir=taskset, harness_mode=mode, parse=parse
+        label=label,
+        trials_file=trials_file,
+        taskset_dir=taskset,
+        world=Path(world) if isinstance(world, str) and world else None,
+        harness_mode=mode,
+        parse=parse,
     )

@@ -168,7 +168,7 @@ def rollouts_cmd(
         serialise,
     )
     from certify.task import TaskFileError, TaskSet
-    from simulator import WorldError
+    from simulator import SetupError, World, WorldError
 
     if fmt not in {f.value for f in RolloutFormat}:
         raise usage_error(f"--format {fmt}: openai or sharegpt")
@@ -187,14 +187,14 @@ def rollouts_cmd(
         raise usage_error(str(exc)) from exc
     lines: list[str] = []
     seen = skipped = 0
-    loaded: dict[Path, tuple] = {}
+    worlds: dict[Path | None, World] = {}
     for source in sources:
         root = source.taskset_dir.resolve()
+        chosen_world = world or source.world
         try:
-            if root not in loaded:
-                tasks = {t.id: t for t in select_tasks(root)}
-                loaded[root] = (TaskSet.load(root).world(world), tasks)
-            w, tasks = loaded[root]
+            tasks = {t.id: t for t in select_tasks(root)}
+            if chosen_world not in worlds:
+                worlds[chosen_world] = TaskSet.load(root).world(chosen_world)
             trials = load_run(source.trials_file)
         except (TaskFileError, WorldError, ValueError) as exc:
             raise usage_error(str(exc)) from exc
@@ -205,7 +205,13 @@ def rollouts_cmd(
             )
         seen += len(trials)
         skipped += sum(1 for t in trials if not t.valid)
-        lines += [serialise(r, chosen_format) for r in rollouts(w, tasks, trials, source, chosen_filter)]
+        try:
+            made = rollouts(worlds[chosen_world], tasks, trials, source, chosen_filter)
+            lines += [serialise(r, chosen_format) for r in made]
+        except SetupError as exc:
+            raise usage_error(
+                f"{source.trials_file}: its tasks do not start in this world ({exc}); pass --world DIR"
+            ) from exc
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".tmp")
     tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
