@@ -581,7 +581,7 @@ def bench_serve(episodes: int = 96, concurrency: int = 16, runs: int = 3) -> dic
     return out
 
 
-def bench_scale(episodes: int = 120, concurrency: int = 16, runs: int = 3) -> dict[str, float]:
+def bench_scale(episodes: int = 48, concurrency: int = 8, runs: int = 3) -> dict[str, float]:
     """What one server core sustains: `taskforge serve` (MCP over Streamable HTTP) and `taskforge openenv`
     (OpenEnv's WebSocket sessions), each in its own process pinned to one CPU while the clients run on the
     others, replaying the reference of the shipped tasks `concurrency` episodes at a time. Reported: episodes
