@@ -1,6 +1,7 @@
 # Everything a newcomer needs: `make demo` runs the main job on the embedded default, `make test` the suite.
 # Both create .venv from this project's own files when it is missing.
-PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+# scripts/find-python: 3.12 first (the harbor extra needs it), then 3.13, then 3.11; `make PYTHON=...` overrides.
+PYTHON ?= $(shell scripts/find-python)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
@@ -10,7 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,mcp,inspect,postgres]'
+	$(PY) -m pip install --quiet -e '.[dev,mcp,inspect,postgres,openenv,harbor]'
 	touch $(STAMP)
 
 install: $(STAMP)

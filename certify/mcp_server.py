@@ -105,6 +105,9 @@ class EpisodeHost:
         registry: dict[str, CheckFn] | None = None,
         on_trial: Callable[[Trial], None] | None = None,
         surface: Mode = "simulator",
+        run_agent: str = "mcp",
+        notes: list[str] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.world = world
         self.surface: Mode = surface
@@ -120,7 +123,7 @@ class EpisodeHost:
         self._writer: RunWriter | None = None
         self._record = RunRecord(
             run_id=new_run_id(),
-            agent="mcp",
+            agent=run_agent,
             taskset=taskset,
             world=world_label,
             tasks=len(self.tasks),
@@ -128,8 +131,8 @@ class EpisodeHost:
             repeats=1,
             planned_trials=0,
             started_at="",
-            options={"transport": transport, "reveal": reveal, "surface": surface},
-            notes=["served over MCP: one trial per session, none planned ahead"],
+            options={"transport": transport, "reveal": reveal, "surface": surface, **(options or {})},
+            notes=notes or ["served over MCP: one trial per session, none planned ahead"],
         )
         self.runs_dir = Path(runs_dir)
 

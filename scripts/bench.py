@@ -413,9 +413,15 @@ def bench_harness() -> dict[str, float]:
 
 class _ServeProcess:
     """`taskforge serve --transport http` on the shipped taskset in its own process (so its work does not share
-    the client's interpreter), on a free port; the base URL is read from what it announces."""
+    the client's interpreter), on a free port; the base URL is read from what it announces. `command` serves
+    another way (`openenv`); `cpu` pins the server to that one core."""
 
-    def __init__(self, runs_dir: Path) -> None:
+    def __init__(
+        self,
+        runs_dir: Path,
+        command: tuple[str, ...] = ("serve", "--transport", "http"),
+        cpu: int | None = None,
+    ) -> None:
         import re
         import subprocess
 
@@ -424,11 +430,9 @@ class _ServeProcess:
                 sys.executable,
                 "-m",
                 "authoring",
-                "serve",
+                *command,
                 "--taskset",
                 str(ROOT / "tasksets" / "workspace_tasks"),
-                "--transport",
-                "http",
                 "--port",
                 "0",
                 "--runs-dir",
@@ -438,13 +442,22 @@ class _ServeProcess:
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "COLUMNS": "300"},
+            preexec_fn=(lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None,
         )
         for line in self.proc.stderr:
-            found = re.search(r"(http://[^/\s]+)/tasks/", line)
+            found = re.search(r"(http://[^/\s]+)(/tasks/| \()", line)
             if found:
                 self.base = found.group(1)
+                import threading
+
+                threading.Thread(target=self.proc.stderr.read, daemon=True).start()  # keep its pipe drained
                 return
         raise RuntimeError("taskforge serve exited before it served: " + str(self.proc.wait()))
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (from /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> None:
         import signal
@@ -568,6 +581,83 @@ def bench_serve(episodes: int = 96, concurrency: int = 16, runs: int = 3) -> dic
     return out
 
 
+def bench_scale(episodes: int = 48, concurrency: int = 8, runs: int = 3) -> dict[str, float]:
+    """What one server core sustains: `taskforge serve` (MCP over Streamable HTTP) and `taskforge openenv`
+    (OpenEnv's WebSocket sessions), each in its own process pinned to one CPU while the clients run on the
+    others, replaying the reference of the shipped tasks `concurrency` episodes at a time. Reported: episodes
+    per wall second (medians of `runs`), and episodes per CPU-second of the server, the rate one fully busy core
+    gives, which holds on a shared machine where the wall rate depends on the neighbours."""
+    import asyncio
+    import tempfile
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from certify.episode import reference_calls
+    from certify.evaluate import select_tasks
+
+    tasks = select_tasks(ROOT / "tasksets" / "workspace_tasks")
+    cores = sorted(os.sched_getaffinity(0))
+    server_cpu = cores[0]
+    if len(cores) > 1:
+        os.sched_setaffinity(0, set(cores[1:]))
+
+    async def mcp_episodes(base: str) -> None:
+        async with httpx2.AsyncClient(limits=httpx2.Limits(max_connections=concurrency * 2)) as http:
+            gate = asyncio.Semaphore(concurrency)
+
+            async def episode(task) -> None:
+                url = f"{base}/tasks/{task.id}/mcp"
+                async with (
+                    gate,
+                    Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+                ):
+                    for tool, args in reference_calls(task):
+                        await client.call_tool(tool, args)
+                    await client.call_tool("final_answer", {"text": task.eval.reference_answer or "Done."})
+
+            await asyncio.gather(*(episode(tasks[i % len(tasks)]) for i in range(episodes)))
+
+    async def openenv_episodes(base: str) -> None:
+        from openenv.core.env_server.mcp_types import CallToolAction
+
+        from certify.openenv_env import WorkspaceEnv
+
+        async def session(indices: range) -> None:
+            async with WorkspaceEnv(base_url=base) as env:
+                for i in indices:
+                    task = tasks[i % len(tasks)]
+                    await env.reset(task_id=task.id)
+                    for tool, args in reference_calls(task):
+                        await env.step(CallToolAction(tool_name=tool, arguments=args))
+                    await env.answer(task.eval.reference_answer or "Done.")
+
+        await asyncio.gather(*(session(range(k, episodes, concurrency)) for k in range(concurrency)))
+
+    out: dict[str, float] = {}
+    for name, command, drive in (
+        ("serve_mcp_http", ("serve", "--transport", "http"), mcp_episodes),
+        ("openenv_ws", ("openenv", "--max-sessions", str(concurrency)), openenv_episodes),
+    ):
+        with tempfile.TemporaryDirectory() as tmp:
+            server = _ServeProcess(Path(tmp) / "runs", command, cpu=server_cpu)
+            try:
+                asyncio.run(drive(server.base))  # warm-up
+                rates, per_cpu = [], []
+                for _ in range(runs):
+                    cpu, start = server.cpu_seconds(), time.perf_counter()
+                    asyncio.run(drive(server.base))
+                    rates.append(episodes / (time.perf_counter() - start))
+                    per_cpu.append(episodes / max(server.cpu_seconds() - cpu, 1e-9))
+            finally:
+                server.close()
+        out[f"{name}_one_core_c{concurrency}_episodes_per_s"] = statistics.median(rates)
+        out[f"{name}_episodes_per_server_cpu_s"] = statistics.median(per_cpu)
+    os.sched_setaffinity(0, set(cores))
+    return out
+
+
 SUITES = {
     "simulator": bench_simulator,
     "certify": bench_certify,
@@ -576,6 +666,7 @@ SUITES = {
     "llm_authoring": bench_llm_authoring,
     "harness": bench_harness,
     "serve": bench_serve,
+    "scale": bench_scale,
 }
 
 

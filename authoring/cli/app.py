@@ -16,7 +16,9 @@ from . import (
     calibrate,
     certify,
     evaluate,
+    export,
     judge,
+    openenv,
     parity,
     recertify,
     report,
@@ -48,11 +50,13 @@ app.command("parity", context_settings={"allow_extra_args": True, "ignore_unknow
     parity.parity_cmd
 )
 app.command("smoke")(smoke.smoke_cmd)
+app.command("openenv")(openenv.openenv_cmd)
 app.add_typer(world.app, name="world")
 app.add_typer(stories.new_app, name="new")
 app.add_typer(review.app, name="review")
 app.add_typer(judge.app, name="judge")
 app.add_typer(surface.surface_app, name="surface")
+app.add_typer(export.export_app, name="export")
 
 
 def _version(value: bool) -> None:
