@@ -80,7 +80,7 @@ def test_smoke_on_the_compatibility_world(tmp_path):
 def test_smoke_refuses_a_folder_holding_another_taskset(tmp_path):
     (tmp_path / "taskset.json").write_text(json.dumps({"taskset_id": "workspace-tasks"}))
     result = CliRunner().invoke(app, ["smoke", "--out", str(tmp_path)])
-    assert result.exit_code == 2 and "holds another taskset" in result.output
+    assert result.exit_code == 2 and "holds another taskset" in " ".join(result.output.split())
     missing = CliRunner().invoke(
         app, ["smoke", "--out", str(tmp_path / "x"), "--world", str(tmp_path / "none")]
     )
