@@ -1,7 +1,8 @@
 """The workspace simulator: a deterministic stand-in for the analyst workspace and its tool surface.
 
 Public API: `World.load(path)`, `Workspace.start(world, setup)`, `ws.call(tool, args) -> Envelope`,
-`ws.snapshot()`, `ws.state_hash()`, `tool_schemas()`. Nothing here imports certify/ or authoring/.
+`ws.snapshot()`, `ws.state_hash()`, `tool_schemas()`, `tools_of(kind)` (the tools of a kind, as
+declared with each tool), `reads_only(tool, args)`, `option_values(param)`. Nothing here imports certify/ or authoring/.
 """
 
 from pathlib import Path
@@ -10,9 +11,9 @@ from .envelope import Envelope, ErrorInfo
 from .errors import SetupError, ToolError, WorldError
 from .grid import GRID_COLUMNS
 from .setup import DashboardSeed, InitialState, Setup
-from .toolspec import TOOLS, tool_schemas
+from .toolspec import TOOLS, Kind, reads_only, tool_schemas, tools_of
 from .workspace import Workspace
-from .world import World
+from .world import Option, World, option_values, param_options
 
 DEFAULT_WORLD = Path(__file__).parent / "worlds" / "default"
 TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
@@ -26,11 +27,17 @@ __all__ = [
     "Envelope",
     "ErrorInfo",
     "InitialState",
+    "Kind",
+    "Option",
     "Setup",
     "SetupError",
     "ToolError",
     "Workspace",
     "World",
     "WorldError",
+    "option_values",
+    "param_options",
+    "reads_only",
     "tool_schemas",
+    "tools_of",
 ]
