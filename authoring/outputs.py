@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from certify.calibrate import record_files
+from certify.calibration import record_files
 from certify.lock import (
     LOCK_FILE,
     CertificateLock,

@@ -22,12 +22,12 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from certify.calibrate import CalibrationRecord, load_record, load_trials
+from certify.calibration import CalibrationRecord, load_record, load_trials
+from certify.calibration.plot import plot
 from certify.evaluate import RunRecord, current, load_run, select_tasks
 from certify.evaluate import load_record as load_run_record
 from certify.grader import grade
 from certify.lock import CertificateLock
-from certify.plot import plot
 from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet
 from certify.trial import Trial, replay_trial
 from simulator import World

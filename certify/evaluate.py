@@ -39,8 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from simulator import World
 
 from .agents import Agent, make_agent
+from .calibration.stats import distribution, pass_hat_k, wilson
 from .judge import Judge, JudgeSummary
-from .stats import distribution, pass_hat_k, wilson
 from .task import LEVELS, Task, TaskFileError, TaskSet, load_task
 from .trial import Trial, run_trial
 

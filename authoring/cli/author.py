@@ -277,7 +277,7 @@ def _summary(outcome) -> None:
         )
     calibration = state.get("calibration")
     if calibration is not None:
-        from certify.calibrate import render_matrix
+        from certify.calibration import render_matrix
 
         rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
         render.say(

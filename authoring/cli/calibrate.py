@@ -58,7 +58,7 @@ def calibrate(
 ) -> None:
     """Run the reference over a persona's tasks; exit 0 iff the staircase holds (1 when it is inverted or a
     level has too few valid attempts to be measured)."""
-    from certify.calibrate import (
+    from certify.calibration import (
         MIN_ATTEMPTS,
         all_deterministic,
         analyse,
@@ -214,7 +214,7 @@ def render_record(out, record) -> None:
             prefix="insufficient: ",
         )
     if record.ladder is not None:
-        from certify.calibrate import render_matrix
+        from certify.calibration import render_matrix
 
         render.say(out, "capability ladder", style="bold")
         out.print("\n".join(render_matrix(record.ladder)), markup=False, soft_wrap=True)

@@ -29,7 +29,7 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     from authoring.taskset import STANDARD_DEFAULTS
     from authoring.variety import masks_for, rotation, same_level_similarity
     from certify.agents import make_agent
-    from certify.calibrate import analyse
+    from certify.calibration import analyse
     from certify.gates import certify_task
     from certify.task import parse_task
     from certify.trial import run_trial

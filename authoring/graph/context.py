@@ -18,7 +18,7 @@ from typing import Any, TypedDict, Unpack
 from langgraph.config import get_stream_writer
 
 from certify.agents import Agent
-from certify.calibrate import TrialMemo, all_deterministic, reference_agents
+from certify.calibration import TrialMemo, all_deterministic, reference_agents
 from certify.evaluate import build_agent
 from certify.gates import certify_task
 from certify.lock import task_content_hash

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from certify.calibrate import Defect
+from certify.calibration import Defect
 from certify.trial import Trial
 from simulator import World
 

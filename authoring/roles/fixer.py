@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 import jsonpatch
 from pydantic import ConfigDict, Field, model_validator
 
-from certify.calibrate import Defect
+from certify.calibration import Defect
 from certify.task import Task, TaskFileError, parse_task
 from certify.trial import Trial
 from simulator import World

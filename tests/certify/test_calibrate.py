@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from certify.calibrate import (
+from certify.calibration import (
     TrialMemo,
     analyse,
     calibrate,
@@ -21,8 +21,8 @@ from certify.calibrate import (
     render_markdown,
     write_record,
 )
-from certify.plot import png, staircase_figure
-from certify.stats import wilson
+from certify.calibration.plot import png, staircase_figure
+from certify.calibration.stats import wilson
 from certify.trial import Trial
 from simulator import World
 from tests.certify.helpers import task
@@ -309,7 +309,7 @@ def test_records_round_trip_with_compact_transcripts(tmp_path, mini_world):
 def test_rehearsed_trials_are_not_run_again_and_calibrate_to_the_same_record(tmp_path, monkeypatch):
     """A deterministic reference's trials, rehearsed level by level, are what calibration uses: nothing runs
     twice, and the record is the one a cold calibration gives."""
-    import certify.calibrate as cal
+    import certify.calibration.run as cal
 
     world = World.load(ladder_world(tmp_path / "world"))
     tasks = [ladder_task(lv) for lv in range(5)]
@@ -367,7 +367,7 @@ def test_a_reference_that_is_not_deterministic_is_never_rehearsed(tmp_path):
 
 
 def test_the_staircase_is_drawn_once_per_record_whatever_its_time_stamp(monkeypatch):
-    import certify.plot as plot_module
+    import certify.calibration.plot as plot_module
 
     drawn = []
     real = plot_module._draw
@@ -412,7 +412,7 @@ def test_records_written_before_verdicts_load_with_the_verdict_they_meant():
         old.pop(key)
     for level in old["levels"]:
         level.pop("tasks"), level.pop("status")
-    from certify.calibrate import CalibrationRecord
+    from certify.calibration import CalibrationRecord
 
     assert CalibrationRecord.model_validate({**old, "holds": False}).verdict == "inverted"
     assert CalibrationRecord.model_validate({**old, "holds": True}).verdict == "holds"

@@ -524,7 +524,7 @@ def test_a_judge_with_no_verdict_makes_the_trial_invalid_not_failed(world, tmp_p
 
 
 def test_trials_and_calibrations_without_a_judge_are_written_as_before(world):
-    from certify.calibrate import analyse
+    from certify.calibration import analyse
 
     plain = Trial(task_id="t", level="level0", agent="oracle", passed=True)
     assert "judge" not in json.loads(plain.model_dump_json())
@@ -533,7 +533,7 @@ def test_trials_and_calibrations_without_a_judge_are_written_as_before(world):
 
 
 def test_calibration_reports_what_judging_cost(world):
-    from certify.calibrate import calibrate, render_markdown
+    from certify.calibration import calibrate, render_markdown
 
     tasks = [t for _, t in fixture_tasks()]
     record, _ = asyncio.run(calibrate(world, tasks, "oracle", persona="analyst", taskset="judged"))

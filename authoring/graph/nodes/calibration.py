@@ -8,8 +8,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from certify.calibrate import CalibrationRecord, compact
-from certify.calibrate import calibrate as run_calibration
+from certify.calibration import CalibrationRecord, compact
+from certify.calibration import calibrate as run_calibration
 from certify.task import LEVELS, Task
 from certify.trial import Trial
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from langgraph.runtime import Runtime
 
-from certify.plot import png
+from certify.calibration.plot import png
 from certify.task import Task
 
 from ...failures import RoleFailure

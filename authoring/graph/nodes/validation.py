@@ -8,7 +8,7 @@ import asyncio
 
 from langgraph.runtime import Runtime
 
-from certify.calibrate import rehearse as rehearse_task
+from certify.calibration import rehearse as rehearse_task
 from certify.lock import task_content_hash
 
 from ...failures import RoleFailure
