@@ -156,7 +156,7 @@ def author(
     from authoring.review import ReviewError
     from authoring.run import RunError, run_persona
     from authoring.sources import SourceError, check_name
-    from certify.evaluate import build_agent
+    from certify.agents import resolve_agents
     from certify.task import TaskFileError, TaskSet
     from simulator import DEFAULT_WORLD, WorldError
 
@@ -173,7 +173,7 @@ def author(
         root = tasksets_dir / taskset
         world = world_of(TaskSet.load(root), world) if (root / "taskset.json").is_file() else world
         roles = drivers.build(progress, skills_dir, **budget.limits())
-        preflight(build_agent(n) for n in (reference_agent, frontier_agent) if n and n.startswith("openai:"))
+        preflight(a for n in (reference_agent, frontier_agent) if n for a in resolve_agents(n))
         options = RunOptions(
             persona=persona,
             taskset=taskset,

@@ -58,6 +58,7 @@ def calibrate(
 ) -> None:
     """Run the reference over a persona's tasks; exit 0 iff the staircase holds (1 when it is inverted or a
     level has too few valid attempts to be measured)."""
+    from certify.agents import resolve_agent, resolve_agents
     from certify.calibration import (
         MIN_ATTEMPTS,
         all_deterministic,
@@ -65,12 +66,11 @@ def calibrate(
         load_record,
         load_trials,
         probe_dead_rungs,
-        reference_agents,
         regrade,
         repeats_for,
         write_record,
     )
-    from certify.evaluate import DEFAULT_RUNS_DIR, build_agent, evaluate, load_run, select_tasks
+    from certify.evaluate import DEFAULT_RUNS_DIR, evaluate, load_run, select_tasks
     from certify.task import TaskFileError, TaskSet
 
     floor = MIN_ATTEMPTS if min_attempts is None else min_attempts
@@ -105,8 +105,8 @@ def calibrate(
         )
     else:
         try:
-            reference = reference_agents(agent)
-            frontier = build_agent(frontier_agent) if frontier_agent else None
+            reference = resolve_agents(agent)
+            frontier = resolve_agent(frontier_agent) if frontier_agent else None
         except ValueError as exc:
             raise usage_error(str(exc)) from exc
         preflight([*reference, *([frontier] if frontier else [])])

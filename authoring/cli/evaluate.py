@@ -205,9 +205,9 @@ def eval_cmd(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from certify.agents import configurable, resolve_agent
     from certify.evaluate import (
         DEFAULT_RUNS_DIR,
-        build_agent,
         choose_tasks,
         current,
         evaluate,
@@ -238,10 +238,10 @@ def eval_cmd(
     if problem:
         raise usage_error(problem)
     llm = {**(plan.llm if plan else {}), **model.config()}
-    if llm and not agent.startswith("openai:"):
+    if llm and not configurable(agent):
         raise usage_error(f"{flag_names(llm)} only apply to openai:<model> agents, not '{agent}'")
     try:
-        chosen = build_agent(agent, llm)
+        chosen = resolve_agent(agent, llm)
     except (ValueError, ImportError) as exc:
         raise usage_error(str(exc)) from exc
     try:

@@ -35,13 +35,10 @@ def _order(level: str) -> int:
 
 def is_deterministic(agent: str) -> bool:
     """Whether trials recorded under an agent name come from a deterministic agent (unknown names are not)."""
-    from ..agents import family, make_agent
+    from ..agents import resolve_agents
 
-    members = family(agent) or (agent,)
-    if any(m.startswith("openai:") for m in members):
-        return False
     try:
-        return all_deterministic([make_agent(m) for m in members])
+        return all_deterministic(resolve_agents(agent))
     except ValueError:
         return False
 

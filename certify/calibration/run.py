@@ -9,7 +9,7 @@ from typing import Any
 
 from simulator import World
 
-from ..agents.base import Agent
+from ..agents import Agent, resolve_agents
 from ..grader import CheckFn
 from ..task import Task
 from ..trial import UNPARSEABLE, Trial, regrade_trial, run_trial
@@ -48,15 +48,6 @@ async def probe_dead_rungs(
             probe.status = "honest_floor" if trial.passed else "flagged"
             probe.failure_codes = trial.failure_codes
     return probe_trials
-
-
-def reference_agents(name: str) -> list[Agent]:
-    """The agents a reference name stands for: the members of a family (`ladder`), else the one agent."""
-    from ..agents import family
-    from ..evaluate import build_agent
-
-    members = family(name)
-    return [build_agent(m) for m in members] if members else [build_agent(name)]
 
 
 def repeats_for(agents: list[Agent], repeats: int) -> int:
@@ -124,7 +115,7 @@ async def calibrate(
     run again; `built` are the agents a reference name stands for, when the caller built them already."""
     import asyncio
 
-    agents = built or (reference_agents(agent) if isinstance(agent, str) else [agent])
+    agents = built or (resolve_agents(agent) if isinstance(agent, str) else [agent])
     name = agent if isinstance(agent, str) else agent.name
     runs = repeats_for(agents, repeats)
     semaphore = asyncio.Semaphore(concurrency)

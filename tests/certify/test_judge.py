@@ -477,13 +477,15 @@ def test_build_judge_names_and_refusals():
 
 # ---------------------------------------------------------------------------- eval, trials and calibration
 def test_eval_reports_judge_calls_and_cost_apart_and_trials_keep_the_verdict(world, tmp_path):
-    from certify.agents import make_agent
+    from certify.agents import resolve_agent
 
     tasks = [t for _, t in fixture_tasks()]
 
     async def go(judge):
         try:
-            return await evaluate(world, tasks, make_agent("oracle"), runs_dir=tmp_path / "runs", judge=judge)
+            return await evaluate(
+                world, tasks, resolve_agent("oracle"), runs_dir=tmp_path / "runs", judge=judge
+            )
         finally:
             await judge.aclose()
 
@@ -505,13 +507,15 @@ def test_eval_reports_judge_calls_and_cost_apart_and_trials_keep_the_verdict(wor
 
 
 def test_a_judge_with_no_verdict_makes_the_trial_invalid_not_failed(world, tmp_path):
-    from certify.agents import make_agent
+    from certify.agents import resolve_agent
 
     tasks = [task_named(LANTERN)]
 
     async def go(judge):
         try:
-            return await evaluate(world, tasks, make_agent("oracle"), runs_dir=tmp_path / "runs", judge=judge)
+            return await evaluate(
+                world, tasks, resolve_agent("oracle"), runs_dir=tmp_path / "runs", judge=judge
+            )
         finally:
             await judge.aclose()
 
