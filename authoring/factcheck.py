@@ -16,12 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from certify.agents.knowledge import URI, policy_value, units
-from certify.agents.reading import option_mentions
-from certify.gates import states_value
-from simulator import Workspace, World
-from simulator.params import value_allowed
-from simulator.world import BackendFixture, WidgetDef, option_values
+from certify import URI, option_mentions, policy_value, states_value, units, words
+from simulator import BackendFixture, WidgetDef, Workspace, World, option_values, value_allowed
 
 from .sources import Facts, SourceError, Story
 from .suggest import did_you_mean, listing
@@ -233,10 +229,11 @@ def _record_errors(
     return []
 
 
+_NOT_NAMES = frozenset({"the", "and", "spec"})
+
+
 def _words(text: str) -> set[str]:
-    return {
-        w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in {"the", "and", "spec"}
-    }
+    return words(text, longer_than=2, stop=_NOT_NAMES)
 
 
 def world_texts(world: World) -> list[tuple[str, str]]:
@@ -440,7 +437,7 @@ def _resolve_policy_document(
 ) -> tuple[PolicyDocument | None, list[SourceError]]:
     """The document that defines the story's policy: the phrase is defined there with the carried value, and
     another line of the same document sets the same parameter to a different value (the distractor)."""
-    from certify.agents.knowledge import phrase_pattern
+    from certify import phrase_pattern
 
     policy = story.facts.policy
     file = story.file

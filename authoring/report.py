@@ -22,14 +22,25 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from certify.calibration import CalibrationRecord, load_record, load_trials
-from certify.calibration.plot import plot
-from certify.evaluate import RunRecord, current, load_run, select_tasks
-from certify.evaluate import load_record as load_run_record
-from certify.grader import grade
-from certify.lock import CertificateLock
-from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet
-from certify.trial import Trial, replay_trial
+from certify import (
+    LEVEL_NAMES,
+    LEVELS,
+    CalibrationRecord,
+    CertificateLock,
+    RunRecord,
+    Task,
+    TaskSet,
+    Trial,
+    current,
+    grade,
+    load_run,
+    load_run_record,
+    load_trials,
+    plot,
+    replay_trial,
+    select_tasks,
+)
+from certify import load_calibration as load_record
 from simulator import World
 
 from .render import NOT_RUN_PREFIX, abbreviations, gate_columns

@@ -18,10 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from simulator import SetupError, Workspace, World, tools_of
-from simulator.params import value_allowed
-from simulator.validation import validate_widgets
-from simulator.world import WidgetDef
+from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validate_widgets, value_allowed
 
 from .episode import Episode, replay
 from .equivalence import Probe, probe, variants

@@ -35,8 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from simulator import Setup, Workspace, World, reads_only, tools_of
-from simulator.state import Dashboard, Tab, Widget
+from simulator import Dashboard, Setup, Tab, Widget, Workspace, World, reads_only, tools_of
 
 from .episode import FINAL_ANSWER, TraceEvent, reference_calls
 from .evaluate import new_run_id

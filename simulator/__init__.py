@@ -9,11 +9,26 @@ from pathlib import Path
 
 from .envelope import Envelope, ErrorInfo
 from .errors import SetupError, ToolError, WorldError
-from .grid import GRID_COLUMNS
+from .grid import GRID_COLUMNS, Rect, overlaps
+from .params import value_allowed
 from .setup import DashboardSeed, InitialState, Setup
+from .slug import slugify
+from .state import Dashboard, Tab, Widget
 from .toolspec import TOOLS, Kind, reads_only, tool_schemas, tools_of
-from .workspace import Workspace
-from .world import Option, World, option_values, param_options
+from .validation import validate_widgets
+from .workspace import INDEX_URI, Workspace
+from .world import (
+    BackendFixture,
+    Option,
+    Prompt,
+    Resource,
+    Skill,
+    WidgetDef,
+    World,
+    option_values,
+    param_options,
+)
+from .worldcheck import check_world
 
 DEFAULT_WORLD = Path(__file__).parent / "worlds" / "default"
 TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
@@ -21,23 +36,38 @@ TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
 __all__ = [
     "DEFAULT_WORLD",
     "GRID_COLUMNS",
+    "INDEX_URI",
     "TOOLS",
     "TOOL_NAMES",
+    "BackendFixture",
+    "Dashboard",
     "DashboardSeed",
     "Envelope",
     "ErrorInfo",
     "InitialState",
     "Kind",
     "Option",
+    "Prompt",
+    "Rect",
+    "Resource",
     "Setup",
     "SetupError",
+    "Skill",
+    "Tab",
     "ToolError",
+    "Widget",
+    "WidgetDef",
     "Workspace",
     "World",
     "WorldError",
+    "check_world",
     "option_values",
+    "overlaps",
     "param_options",
     "reads_only",
+    "slugify",
     "tool_schemas",
     "tools_of",
+    "validate_widgets",
+    "value_allowed",
 ]

@@ -156,8 +156,7 @@ def author(
     from authoring.review import ReviewError
     from authoring.run import RunError, run_persona
     from authoring.sources import SourceError, check_name
-    from certify.agents import resolve_agents
-    from certify.task import TaskFileError, TaskSet
+    from certify import TaskFileError, TaskSet, resolve_agents
     from simulator import DEFAULT_WORLD, WorldError
 
     live = LiveProgress() if err.is_terminal else None
@@ -277,7 +276,7 @@ def _summary(outcome) -> None:
         )
     calibration = state.get("calibration")
     if calibration is not None:
-        from certify.calibration import render_matrix
+        from certify import render_matrix
 
         rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
         render.say(

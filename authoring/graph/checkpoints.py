@@ -23,8 +23,7 @@ from langgraph.checkpoint.serde.jsonplus import (
 from langgraph.types import Send
 from pydantic import BaseModel, ValidationError
 
-from certify.calibration import CalibrationRecord
-from certify.trial import Trial
+from certify import CalibrationRecord, Trial
 
 from ..flags import Flag
 from ..options import RunOptions

@@ -17,11 +17,17 @@ from typing import Any, TypedDict, Unpack
 
 from langgraph.config import get_stream_writer
 
-from certify.agents import Agent, resolve_agent, resolve_agents
-from certify.calibration import TrialMemo, all_deterministic
-from certify.gates import certify_task
-from certify.lock import task_content_hash
-from certify.task import Task, parse_task
+from certify import (
+    Agent,
+    Task,
+    TrialMemo,
+    all_deterministic,
+    certify_task,
+    parse_task,
+    resolve_agent,
+    resolve_agents,
+    task_content_hash,
+)
 from simulator import World
 
 from ..factcheck import resolve

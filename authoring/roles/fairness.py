@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from certify.task import LEVEL_NAMES, Task
+from certify import LEVEL_NAMES, Task
 from simulator import tools_of
 
 from ..flags import Flag

@@ -66,8 +66,10 @@ STOP = frozenset(
 )
 
 
-def words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP and len(w) > 2}
+def words(text: str, longer_than: int = 2, stop: frozenset[str] = STOP) -> set[str]:
+    """The one word tokenizer: lowercase runs of letters and digits longer than `longer_than`, less `stop`.
+    Callers differ only in those two (a search wants long words, a listing every one)."""
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop and len(w) > longer_than}
 
 
 def find(text: str, needle: str) -> list[int]:

@@ -12,14 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from certify.agents.retrieval import BM25, terms
-from certify.gates import leaked_values
-from certify.task import parse_task
-from simulator.params import value_allowed
-from simulator.world import WidgetDef
+from certify import BM25, leaked_values, parse_task, terms
+from simulator import WidgetDef, value_allowed
 
 from ...factcheck import ResolvedTarget
 from ...factcheck import value_text as said_as_text
+from ...variety import overlap
 from .level import Level
 from .phrasebook import (
     MAX_PROMPT_WORDS,
@@ -57,10 +55,6 @@ def where_phrase(where: str) -> str:
     if match:
         return f"what {match.group(1)} says about {match.group(2)}"
     return where if where.startswith("what ") else f"what {where} says"
-
-
-def _jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a | b else 1.0
 
 
 def _nth(name: str, index: int) -> str:
@@ -271,7 +265,7 @@ def contrasts(level: Level, board: Board) -> list[str]:
         if wid not in taken
         and d.definition.get("category") == app
         and str(d.definition.get("description") or "").strip()
-        and _jaccard(own, set(terms(str(d.definition["description"])))) < 0.5
+        and overlap(own, set(terms(str(d.definition["description"]))), when_empty=1.0) < 0.5
     ]
     decoy = board.decoy
     if decoy is not None and decoy.widget_id in catalog.widgets:
