@@ -408,6 +408,15 @@ def _find_resource(world: World, wanted: str):
     return resource
 
 
+def param_label(param: dict[str, Any] | None, key: str) -> str:
+    """How a person names a parameter or column: its declared label when it has one ("Event Type" → "event
+    type"), else the key with underscores read as spaces; acronyms keep their case."""
+    label = (
+        str((param or {}).get("label") or (param or {}).get("headerName") or key).replace("_", " ").strip()
+    )
+    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
+
+
 def policy_line(phrase: str, label: str, value: Any) -> str:
     """How a note defines a policy: the same sentence shape the world's glossaries use."""
     return f"{phrase[:1].upper()}{phrase[1:]} sets the {label} to {value_text(value)}."
@@ -473,7 +482,7 @@ def _resolve_policy_document(
                     "equals the value the policy carries; a distractor sets another value",
                 )
             )
-        text = policy_note_text(story, _label_of(param), carried_value)
+        text = policy_note_text(story, param_label(param, str(param.get("paramName") or "")), carried_value)
         return (
             (None, errors)
             if errors
@@ -524,11 +533,6 @@ def _resolve_policy_document(
             )
         ]
     return PolicyDocument("resource", resource.uri, resource.title or resource.uri, text, rivals[0]), []
-
-
-def _label_of(param: dict[str, Any]) -> str:
-    label = str(param.get("label") or param.get("paramName") or "")
-    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
 
 
 def _source_of(world: World, kind: str, ref: str) -> tuple[str, str, str, tuple[Any, ...]] | None:

@@ -16,6 +16,7 @@ from certify import BM25, leaked_values, parse_task, terms
 from simulator import WidgetDef, value_allowed
 
 from ...factcheck import ResolvedTarget
+from ...factcheck import param_label as label
 from ...factcheck import value_text as said_as_text
 from ...variety import overlap
 from .level import Level
@@ -37,15 +38,6 @@ from .seeding import Board
 
 MAX_PHRASINGS = 8
 MAX_CONTRASTS = 5
-
-
-def label(param: dict[str, Any] | None, key: str) -> str:
-    """How a person names a parameter or column: its declared label when it has one ("Event Type" → "event
-    type"), else the key with underscores read as spaces; acronyms keep their case."""
-    label = (
-        str((param or {}).get("label") or (param or {}).get("headerName") or key).replace("_", " ").strip()
-    )
-    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
 
 
 def where_phrase(where: str) -> str:
