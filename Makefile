@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo check bench clean
+.PHONY: install test demo check typecheck bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ demo: $(STAMP)
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# mypy over simulator/, certify/ and authoring/ as configured in pyproject.toml ([tool.mypy]).
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py

@@ -14,8 +14,7 @@ from typing import Any
 
 from langgraph.types import Command
 
-from certify.lock import LOCK_FILE, CertificateLock, Review, now
-from certify.task import TaskSet
+from certify import LOCK_FILE, CertificateLock, Review, TaskSet, now
 
 from .failures import RoleUnavailable
 from .gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from certify.lock import LOCK_FILE, CertificateLock, Fingerprints, sha256_text, task_content_hash
-from certify.task import TaskFileError
+from certify import LOCK_FILE, CertificateLock, Fingerprints, TaskFileError, sha256_text, task_content_hash
 
 from .outputs import Lister, Reader, disk_lister, disk_reader, persona_paths
 

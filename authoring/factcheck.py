@@ -16,12 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from certify.agents.knowledge import URI, policy_value, units
-from certify.agents.reading import option_mentions
-from certify.gates import states_value
-from simulator import Workspace, World
-from simulator.params import value_allowed
-from simulator.world import BackendFixture, WidgetDef, option_values
+from certify import URI, option_mentions, policy_value, states_value, units, words
+from simulator import BackendFixture, WidgetDef, Workspace, World, option_values, value_allowed
 
 from .sources import Facts, SourceError, Story
 from .suggest import did_you_mean, listing
@@ -233,10 +229,11 @@ def _record_errors(
     return []
 
 
+_NOT_NAMES = frozenset({"the", "and", "spec"})
+
+
 def _words(text: str) -> set[str]:
-    return {
-        w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in {"the", "and", "spec"}
-    }
+    return words(text, longer_than=2, stop=_NOT_NAMES)
 
 
 def world_texts(world: World) -> list[tuple[str, str]]:
@@ -411,6 +408,15 @@ def _find_resource(world: World, wanted: str):
     return resource
 
 
+def param_label(param: dict[str, Any] | None, key: str) -> str:
+    """How a person names a parameter or column: its declared label when it has one ("Event Type" → "event
+    type"), else the key with underscores read as spaces; acronyms keep their case."""
+    label = (
+        str((param or {}).get("label") or (param or {}).get("headerName") or key).replace("_", " ").strip()
+    )
+    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
+
+
 def policy_line(phrase: str, label: str, value: Any) -> str:
     """How a note defines a policy: the same sentence shape the world's glossaries use."""
     return f"{phrase[:1].upper()}{phrase[1:]} sets the {label} to {value_text(value)}."
@@ -440,7 +446,7 @@ def _resolve_policy_document(
 ) -> tuple[PolicyDocument | None, list[SourceError]]:
     """The document that defines the story's policy: the phrase is defined there with the carried value, and
     another line of the same document sets the same parameter to a different value (the distractor)."""
-    from certify.agents.knowledge import phrase_pattern
+    from certify import phrase_pattern
 
     policy = story.facts.policy
     file = story.file
@@ -476,7 +482,7 @@ def _resolve_policy_document(
                     "equals the value the policy carries; a distractor sets another value",
                 )
             )
-        text = policy_note_text(story, _label_of(param), carried_value)
+        text = policy_note_text(story, param_label(param, str(param.get("paramName") or "")), carried_value)
         return (
             (None, errors)
             if errors
@@ -527,11 +533,6 @@ def _resolve_policy_document(
             )
         ]
     return PolicyDocument("resource", resource.uri, resource.title or resource.uri, text, rivals[0]), []
-
-
-def _label_of(param: dict[str, Any]) -> str:
-    label = str(param.get("label") or param.get("paramName") or "")
-    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
 
 
 def _source_of(world: World, kind: str, ref: str) -> tuple[str, str, str, tuple[Any, ...]] | None:

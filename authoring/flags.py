@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from certify.lock import now
+from certify import now
 
 Role = Literal["gate", "validator", "fairness", "calibration", "fixer", "recertify"]
 

@@ -12,10 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from certify.task import Task
-from simulator import World
-from simulator.params import value_allowed
-from simulator.world import WidgetDef
+from certify import Task
+from simulator import WidgetDef, World, value_allowed
 
 from .grammar import problems as grammar_problems
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from certify.calibrate import MIN_ATTEMPTS
+from certify import MIN_ATTEMPTS
 
 
 class RunOptions(BaseModel):

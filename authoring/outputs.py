@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from certify.calibrate import record_files
-from certify.lock import (
+from certify import (
     LOCK_FILE,
     CertificateLock,
     PersonaRecord,
     Review,
     TaskCertificate,
     fingerprints,
+    record_files,
     sha256_text,
     task_content_hash,
 )

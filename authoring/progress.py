@@ -8,7 +8,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from certify.task import LEVEL_NAMES, LEVELS
+from certify import LEVEL_NAMES, LEVELS
 
 from .graph.state import ProgressEvent
 

@@ -20,19 +20,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
-from certify.calibrate import CalibrationRecord, load_record, load_trials
-from certify.evaluate import RunRecord, current, load_run, select_tasks
-from certify.evaluate import load_record as load_run_record
-from certify.grader import grade
-from certify.lock import CertificateLock
-from certify.plot import plot
-from certify.task import LEVEL_NAMES, LEVELS, Task, TaskSet
-from certify.trial import Trial, replay_trial
+from certify import (
+    LEVEL_NAMES,
+    LEVELS,
+    CalibrationRecord,
+    CertificateLock,
+    RunRecord,
+    Task,
+    TaskSet,
+    Trial,
+    current,
+    grade,
+    load_run,
+    load_run_record,
+    load_trials,
+    plot,
+    replay_trial,
+    select_tasks,
+)
+from certify import load_calibration as load_record
 from simulator import World
 
 from .render import NOT_RUN_PREFIX, abbreviations, gate_columns
+from .templating import environment
 
 TEMPLATES = Path(__file__).parent / "templates" / "report"
 STATIC = ("report.css", "report.js")
@@ -187,13 +199,7 @@ def _runs(runs_dir: Path | None, taskset_id: str, limit: int) -> list[Path]:
 
 
 def _env() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = environment(TEMPLATES, html=True, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(LEVELS=LEVELS, LEVEL_NAMES=LEVEL_NAMES)
     env.filters["pct"] = lambda v: "-" if v is None else f"{v:.0%}"
     env.filters["abbrev"] = lambda names: abbreviations(list(names))

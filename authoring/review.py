@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from certify.lock import now
+from certify import now
 
 from .flags import Flag
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from certify.lock import LOCK_FILE, fingerprints
+from certify import LOCK_FILE, fingerprints
 from simulator import World
 
 from .destination import holding, tree_holding
@@ -243,7 +243,7 @@ def _open_count(options: RunOptions) -> int:
 
 def _readable_base(root: Path, repo: Any) -> None:
     """The lock a run will merge into must be readable: say so before any work, not after it."""
-    from certify.lock import CertificateLock
+    from certify import CertificateLock
 
     path = root / LOCK_FILE
     data = head_bytes(repo, path) if repo is not None else (path.read_bytes() if path.is_file() else None)
@@ -350,7 +350,7 @@ def _commit_tree_output(
     lock_path = root / LOCK_FILE
     committed = head_bytes(repo, lock_path)
     if committed is not None:
-        from certify.lock import CertificateLock
+        from certify import CertificateLock
 
         before = CertificateLock.parse(committed, f"HEAD:{lock_path}")
         others = {k: v for k, v in tree.lock.tasks.items() if v.persona != persona}

@@ -10,20 +10,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 
 from .sources import SourceError, check_name
+from .templating import environment
 
 TEMPLATES = Path(__file__).parent / "templates" / "scaffold"
 
 
 def _env() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+    env = environment(TEMPLATES, keep_trailing_newline=True)
     env.filters["yaml"] = lambda value: json.dumps(str(value), ensure_ascii=False)
     return env
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from certify.task import TaskSet, TaskSetManifest
+from certify import TaskSet, TaskSetManifest
 from simulator import DEFAULT_WORLD, World
 
 from .options import RunOptions

@@ -19,10 +19,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from certify.task import Task
+    from certify import Task
     from simulator import World
 
     from .sources import Voice
@@ -42,10 +42,15 @@ def trigrams(text: str) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
 
 
+def overlap(a: set[Any], b: set[Any], when_empty: float = 0.0) -> float:
+    """The one similarity measure (Jaccard: shared over all) of two sets of words, trigrams or terms."""
+    union = a | b
+    return len(a & b) / len(union) if union else when_empty
+
+
 def jaccard(a: str, b: str) -> float:
-    ta, tb = trigrams(a), trigrams(b)
-    union = ta | tb
-    return len(ta & tb) / len(union) if union else 0.0
+    """How alike two prompts read: the overlap of their word trigrams."""
+    return overlap(trigrams(a), trigrams(b))
 
 
 def same_level_similarity(prompts: Iterable[tuple[str, str, str]]) -> dict[str, float]:

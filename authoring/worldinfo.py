@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator import Workspace, World
-from simulator.world import BackendFixture, WidgetDef, option_values
+from simulator import BackendFixture, WidgetDef, Workspace, World, option_values
 
 from .suggest import nearest
 

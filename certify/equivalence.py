@@ -23,27 +23,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator import TOOLS, Workspace, World
+from simulator import TOOLS, Workspace, World, tools_of
 
 from .episode import FINAL_ANSWER, Episode, start_episode
 from .task import Task
 
 Steps = list[tuple[str, Any]]
-READ_TOOLS = frozenset(
-    {
-        "get_workspace_snapshot",
-        "list_available_widgets",
-        "get_widget_schema",
-        "get_params_options",
-        "get_widget_data",
-        "read_widget",
-        "get_skill_content",
-        "read_workspace_resource",
-        "get_workspace_prompt",
-    }
-)
-INSTANCE_TOOLS = frozenset({"update_widget", "update_widget_layout", "delete_widget", "read_widget"})
-PLACING_TOOLS = frozenset({"create_widget", "add_generative_widget"})
+READ_TOOLS = frozenset(tools_of("read"))
+INSTANCE_TOOLS = frozenset(tools_of("instance"))
+PLACING_TOOLS = frozenset(tools_of("placing"))
 _PRODUCED_KEYS = ("widget_uuid", "backend_id", "dashboard_id", "deleted_widget_uuid")
 
 

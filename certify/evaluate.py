@@ -38,9 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simulator import World
 
-from .agents import Agent, make_agent
+from .agents import Agent
+from .calibration.stats import distribution, pass_hat_k, wilson
 from .judge import Judge, JudgeSummary
-from .stats import distribution, pass_hat_k, wilson
 from .task import LEVELS, Task, TaskFileError, TaskSet, load_task
 from .trial import Trial, run_trial
 
@@ -86,18 +86,6 @@ def _now() -> str:
 
 def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
-
-
-def build_agent(name: str, llm: dict[str, Any] | None = None) -> Agent:
-    """An agent by name; `llm` holds LLMConfig fields (mode, parse, base_url, ...) for openai:<model> and is
-    refused for any other agent rather than ignored."""
-    if name.split(":", 1)[0] == "openai":
-        from .agents.llm import OpenAIAgent
-
-        return OpenAIAgent.from_name(name, **(llm or {}))
-    if llm:
-        raise ValueError(f"{', '.join(sorted(llm))} only apply to openai:<model> agents, not to '{name}'")
-    return make_agent(name)
 
 
 def select_tasks(taskset_dir: Path, persona: str | None = None) -> list[Task]:

@@ -18,10 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from simulator import SetupError, Workspace, World
-from simulator.params import value_allowed
-from simulator.validation import validate_widgets
-from simulator.world import WidgetDef
+from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validate_widgets, value_allowed
 
 from .episode import Episode, replay
 from .equivalence import Probe, probe, variants
@@ -42,7 +39,7 @@ GATE_NAMES = (
     "shortcuts",
     "judge",
 )
-WIDGET_TOOLS = ("create_widget", "get_widget_data", "get_widget_schema", "get_params_options")
+WIDGET_TOOLS = tools_of("widget")
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,11 @@ GRADER_SOURCES = (
     "certify/task.py",
     "certify/episode.py",
     "certify/trial.py",
-    "certify/calibrate.py",
-    "certify/stats.py",
+    "certify/calibration/records.py",
+    "certify/calibration/analysis.py",
+    "certify/calibration/run.py",
+    "certify/calibration/files.py",
+    "certify/calibration/stats.py",
 )
 SIMULATOR_SOURCES = ("simulator/*.py",)
 

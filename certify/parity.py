@@ -35,14 +35,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from simulator import Setup, Workspace, World
-from simulator.state import Dashboard, Tab, Widget
+from simulator import Dashboard, Setup, Tab, Widget, Workspace, World, reads_only, tools_of
 
 from .episode import FINAL_ANSWER, TraceEvent, reference_calls
 from .evaluate import new_run_id
 from .grader import CheckFn, CheckResult, GradeResult, grade
 from .grader.core import GradeContext, grade_context
-from .surface import KNOWLEDGE_TOOLS, reads_only, served_tools
+from .surface import served_tools
 from .task import Task
 
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ SEED_TOOLS = ("manage_dashboard", "manage_navigation_bar", "navigate_workspace",
 # Checks whose evidence is served data (rows, documents): a difference there is expected against the product.
 DATA_CODES = frozenset({"missing_tool_result"})
 # Reads whose results are served data, compared step by step (a difference is data-only).
-DATA_READS = frozenset({"get_widget_data", "get_skill_content", *KNOWLEDGE_TOOLS})
+DATA_READS = frozenset(tools_of("data"))
 Verdict = Literal["agree", "structural", "data_only"]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from simulator import World
 
-from .calibrate import TRIALS_JSONL, analyse, load_record, load_trials, regrade
+from .calibration import TRIALS_JSONL, analyse, load_record, load_trials, regrade
 from .gates import certify_task
 from .grader import CheckFn
 from .lock import CertificateLock, Fingerprints, fingerprints, now, task_content_hash

@@ -5,9 +5,6 @@ serve` in its MCP instructions and its prompt `task`. The rules themselves are `
 
 from __future__ import annotations
 
-from .episode import episode_rules
-from .task import Task
-
 RULES_HEADING = "Rules of this episode:"
 
 
@@ -15,7 +12,3 @@ def rules_text(rules: list[str] | tuple[str, ...]) -> str:
     """The heading, then one line per rule."""
     lines = "\n".join(f"- {rule}" for rule in rules) or "- (none stated)"
     return f"{RULES_HEADING}\n{lines}"
-
-
-def task_rules_text(task: Task) -> str:
-    return rules_text(episode_rules(task))

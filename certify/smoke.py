@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simulator import Workspace, World, tool_schemas
-from simulator.world import WidgetDef
+from simulator import WidgetDef, Workspace, World, tool_schemas
 
 from .gates import Certification, Subject, certify_subject
 from .lock import CertificateLock, TaskCertificate, fingerprints, now, task_content_hash

@@ -11,8 +11,8 @@ union, an argument no longer required) are reported. Shapes are compared without
 defaults and examples, with `$ref`s inlined and `null` alternatives dropped (an optional argument is omitted,
 not sent as null).
 
-The product serves no MCP annotations, so a tool's kind (read / write) is ours to record: `tool_kind` is the one
-place that derives it. `serve --surface product` exposes an episode in the product's shape: its 18 tools
+The product serves no MCP annotations, so a tool's kind (read / write) is ours to record: the simulator
+declares it with each tool, and `tool_kind` adds the harness's final_answer. `serve --surface product` exposes an episode in the product's shape: its 18 tools
 (`product_tools`), the knowledge documents as MCP resources and the workspace prompts as MCP prompts.
 """
 
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from simulator import World, tool_schemas
+from simulator import TOOLS, World, tool_schemas, tools_of
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -40,61 +40,18 @@ MODES: tuple[Mode, ...] = ("simulator", "product")
 
 # --- kinds --------------------------------------------------------------------------------------------------
 
-_READS = frozenset(
-    {
-        "get_workspace_snapshot",
-        "list_available_widgets",
-        "get_widget_schema",
-        "get_params_options",
-        "get_widget_data",
-        "read_widget",
-        "get_skill_content",
-        "read_workspace_resource",
-        "get_workspace_prompt",
-    }
-)
-_WRITES = frozenset(
-    {
-        "create_widget",
-        "update_widget",
-        "update_widget_layout",
-        "delete_widget",
-        "add_generative_widget",
-        "manage_navigation_bar",
-        "navigate_workspace",  # interface state: which dashboard and tab are open
-        "assign_tasks_to_agents",
-    }
-)
-# Tools whose kind depends on the operation: these operations only read, the others write.
-_READ_OPERATIONS: dict[str, tuple[str, ...]] = {
-    "manage_dashboard": ("read",),
-    "manage_backends": ("list",),
-    "manage_apps": ("list", "read"),
-}
 _HARNESS = frozenset({"final_answer"})
 
 
 def tool_kind(name: str) -> tuple[Kind, tuple[str, ...]]:
-    """A tool's kind and, for a tool whose kind depends on its operation, the operations that only read. The
-    one place read/write is derived (the tool declarations do not carry it yet)."""
-    if name in _READS:
-        return "read", ()
-    if name in _READ_OPERATIONS:
-        return "write", _READ_OPERATIONS[name]
-    if name in _WRITES:
-        return "write", ()
+    """A tool's kind and, for a tool whose kind depends on its operation, the operations that only read: what
+    the simulator declares with the tool, plus the harness's own final_answer."""
+    spec = TOOLS.get(name)
+    if spec is not None:
+        return ("read" if "read" in spec.kinds else "write"), spec.read_operations
     if name in _HARNESS:
         return "harness", ()
     return "unknown", ()
-
-
-def reads_only(name: str, args: Any) -> bool:
-    """Whether a call leaves the workspace as it was (a read, or a read operation of a mixed tool)."""
-    kind, read_ops = tool_kind(name)
-    if kind == "read":
-        return True
-    operation = args.get("operation") if isinstance(args, dict) else None
-    return bool(read_ops) and operation in read_ops
 
 
 # --- the surface file ---------------------------------------------------------------------------------------
@@ -641,7 +598,7 @@ def next_source(pinned: Surface, observed: Surface) -> str:
 
 TASK_PROMPT = "task"
 TASK_PROMPT_DESCRIPTION = "What the workspace's user asks of you in this episode."
-KNOWLEDGE_TOOLS = ("read_workspace_resource", "get_workspace_prompt")
+KNOWLEDGE_TOOLS = tools_of("knowledge")
 RESOURCE_MIME = "text/markdown"
 
 

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from simulator import Workspace, World
-from simulator.setup import Setup
+from simulator import Setup, Workspace, World
 
 from .episode import FINAL_ANSWER, Episode
 from .evaluate import EvalRun

@@ -131,18 +131,13 @@ def _world_and_tasks(n: int, folder: Path):
     return world, [base.model_copy(update={"id": f"bench_{i:03d}"}) for i in range(n)]
 
 
-def _agent(url: str):
-    from certify.agents.llm import LLMConfig, OpenAIAgent
-
-    return OpenAIAgent(LLMConfig(model="bench-stub", base_url=url, api_key="bench", mode="tools"))
-
-
 async def _run(world, tasks, url: str, concurrency: int, runs_dir: Path):
     """One evaluation, timed from the first episode to the last (the client is built before the clock starts:
     its one-off SSL setup is per process, not per episode)."""
+    from certify.agents import resolve_agent
     from certify.evaluate import evaluate
 
-    agent = _agent(url)
+    agent = resolve_agent("openai:bench-stub", {"base_url": url, "api_key": "bench", "mode": "tools"})
     agent.model.sdk  # noqa: B018  (build it now)
     try:
         start = time.perf_counter()

@@ -9,23 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .world import WidgetDef
-
-
-def _option_values(param: dict[str, Any]) -> list[str] | None:
-    options = param.get("options")
-    if not isinstance(options, list) or not options:
-        return None
-    out = []
-    for opt in options:
-        out.append(str(opt.get("value")) if isinstance(opt, dict) else str(opt))
-    return out
+from .world import WidgetDef, option_values
 
 
 def value_allowed(param: dict[str, Any], value: Any) -> bool:
     """Whether `value` is one of the param's declared options (always true when it declares none)."""
-    allowed = _option_values(param)
-    if allowed is None:
+    allowed = [str(v) for v in option_values(param)]
+    if not allowed:
         return True
     if isinstance(value, list):
         return all(str(v) in allowed for v in value)

@@ -213,12 +213,28 @@ class AssignTasksArgs(ToolArgs):
     task_requests: list[TaskRequest] = Field(default_factory=list)
 
 
+# What a tool is, as the modules that need a class of tools ask it (`tools_of(kind)`), declared once with the tool:
+#   read      leaves the workspace as it was; every other tool writes (see `read_operations` for mixed ones)
+#   write     changes the workspace or the interface state (which dashboard and tab are open)
+#   placing   puts a new widget on a dashboard
+#   instance  acts on a placed widget, named by its uuid (or by a widget id with one instance)
+#   widget    takes a catalog widget by (origin, widget_id)
+#   showing   its result shows placed widgets (a dashboard composition, or one widget)
+#   data      its result is served data (rows, documents), which differs between the simulator and the product
+#   document  reads one served document (a skill, a resource, a prompt)
+#   knowledge the product serves what it reads as MCP resources and prompts, not as a tool
+Kind = Literal["read", "write", "placing", "instance", "widget", "showing", "data", "document", "knowledge"]
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
     args_model: type[ToolArgs]
     description: str
     method: Callable[..., Any]
+    kinds: frozenset[Kind] = frozenset()
+    # For a writing tool whose kind depends on its `operation`: the operations that only read.
+    read_operations: tuple[str, ...] = ()
 
     def json_schema(self) -> dict[str, Any]:
         """The tool's schema as agents see it; built once per tool (callers must not mutate it)."""
@@ -242,16 +258,43 @@ def _schema_of(name: str, args_model: type[ToolArgs], description: str) -> dict[
 TOOLS: dict[str, ToolSpec] = {}
 
 
-def tool(args_model: type[ToolArgs]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a Workspace method as a tool; its docstring's first paragraph is the tool description."""
+def tool(
+    args_model: type[ToolArgs], *kinds: Kind, read_operations: tuple[str, ...] = ()
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a Workspace method as a tool of the given kinds; its docstring's first paragraph is the tool
+    description. A tool is "read" or "write", exactly one (a mixed tool is "write" with `read_operations`)."""
+    if ("read" in kinds) == ("write" in kinds):
+        raise ValueError(f"a tool is either 'read' or 'write', not {kinds!r}")
+    if read_operations and "write" not in kinds:
+        raise ValueError("read_operations are for a 'write' tool whose kind depends on its operation")
 
     def register(method: Callable[..., Any]) -> Callable[..., Any]:
         doc = (method.__doc__ or "").strip().split("\n\n")[0]
         description = " ".join(line.strip() for line in doc.splitlines())
-        TOOLS[method.__name__] = ToolSpec(method.__name__, args_model, description, method)
+        TOOLS[method.__name__] = ToolSpec(
+            method.__name__, args_model, description, method, frozenset(kinds), read_operations
+        )
         return method
 
     return register
+
+
+def tools_of(kind: Kind) -> tuple[str, ...]:
+    """The names of the tools of one kind, in declaration order: the one answer to "which tools are reads" (or
+    placing, or ...) so no module keeps its own list."""
+    return tuple(name for name, spec in TOOLS.items() if kind in spec.kinds)
+
+
+def reads_only(name: str, args: Any) -> bool:
+    """Whether a call leaves the workspace as it was: a read, or a read operation of a mixed tool. False for a
+    name that is not a tool."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        return False
+    if "read" in spec.kinds:
+        return True
+    operation = args.get("operation") if isinstance(args, dict) else None
+    return operation in spec.read_operations
 
 
 _TYPE_WORDS = {

@@ -650,13 +650,13 @@ class Workspace:
         return dash.active_tab
 
     # ================================================================ tools: reading the workspace
-    @tool(NoArgs)
+    @tool(NoArgs, "read", "showing")
     def get_workspace_snapshot(self, args: NoArgs) -> dict[str, Any]:
         """Describe the workspace: the current dashboard and tab, every dashboard, the current dashboard's
         composition (tabs, widgets, parameters, layouts), connected backends and available skills."""
         return self.agent_snapshot()
 
-    @tool(ManageDashboardArgs)
+    @tool(ManageDashboardArgs, "write", "showing", read_operations=("read",))
     def manage_dashboard(self, args: ManageDashboardArgs) -> dict[str, Any]:
         """Create, read or rename a dashboard. create needs name; update needs dashboard_id and name and only
         renames. Dashboards cannot be deleted."""
@@ -683,7 +683,7 @@ class Workspace:
         dash.name = args.name
         return self.dashboard_payload(dash)
 
-    @tool(ManageNavigationBarArgs)
+    @tool(ManageNavigationBarArgs, "write")
     def manage_navigation_bar(self, args: ManageNavigationBarArgs) -> dict[str, Any]:
         """Manage a dashboard's tabs: create (replace the tab set), add_tabs, remove_tabs (by name or id), or
         rename_tabs with rename_map {tab_id: new name}. A tab's id is derived from its name at creation and
@@ -735,7 +735,7 @@ class Workspace:
             dash.active_tab = dash.tabs[0].id
         return self.dashboard_payload(dash)
 
-    @tool(NavigateWorkspaceArgs)
+    @tool(NavigateWorkspaceArgs, "write", "showing")
     def navigate_workspace(self, args: NavigateWorkspaceArgs) -> dict[str, Any]:
         """Open a dashboard (operation dashboard, dashboard_id, optional tab_id) or a tab of the current or a
         given dashboard (operation tab, tab_id)."""
@@ -759,7 +759,7 @@ class Workspace:
         return self.agent_snapshot()
 
     # ================================================================ tools: the catalog
-    @tool(ListAvailableWidgetsArgs)
+    @tool(ListAvailableWidgetsArgs, "read")
     def list_available_widgets(self, args: ListAvailableWidgetsArgs) -> dict[str, Any]:
         """List the widgets the connected backends serve: origin, widget_id, name, description, type,
         category, grid size and backend_id. Filter by origin (display name) or backend_id."""
@@ -773,12 +773,12 @@ class Workspace:
             widgets.extend(conn.catalog.listing(conn.id))
         return {"widgets": widgets}
 
-    @tool(WidgetRefArgs)
+    @tool(WidgetRefArgs, "read", "widget")
     def get_widget_schema(self, args: WidgetRefArgs) -> dict[str, Any]:
         """The full definition of a catalog widget: params with their types, defaults and options, grid size."""
         return {"schema": self._widget_def(args.origin, args.widget_id).schema()}
 
-    @tool(GetParamsOptionsArgs)
+    @tool(GetParamsOptionsArgs, "read", "widget")
     def get_params_options(self, args: GetParamsOptionsArgs) -> dict[str, Any]:
         """The declared options of one parameter of a catalog widget."""
         definition = self._widget_def(args.origin, args.widget_id)
@@ -792,7 +792,7 @@ class Workspace:
             f"Widget '{args.widget_id}' has no parameter '{args.param_name}' (parameters: {names}).",
         )
 
-    @tool(GetWidgetDataArgs)
+    @tool(GetWidgetDataArgs, "read", "widget", "data")
     def get_widget_data(self, args: GetWidgetDataArgs) -> dict[str, Any]:
         """The rows a widget serves for the given data_args (unset params take their defaults), or the rows of
         a placed widget given its widget_uuid."""
@@ -818,7 +818,7 @@ class Workspace:
         return {"data": _serve_rows(definition, sanitize_create(definition, data_args))}
 
     # ================================================================ tools: widgets on dashboards
-    @tool(CreateWidgetArgs)
+    @tool(CreateWidgetArgs, "write", "placing", "widget")
     def create_widget(self, args: CreateWidgetArgs) -> dict[str, Any]:
         """Add a catalog widget to a dashboard (the current one by default), on its active tab at x=0 below the
         tab's lowest widget. Declared params keep the values given; undeclared keys are dropped; missing
@@ -840,7 +840,7 @@ class Workspace:
         dash.widgets.append(widget)
         return {"widget": widget.to_dict()}
 
-    @tool(UpdateWidgetArgs)
+    @tool(UpdateWidgetArgs, "write", "instance", "showing")
     def update_widget(self, args: UpdateWidgetArgs) -> dict[str, Any]:
         """Change a placed widget's data_args or ui_args (merged into the current ones). Values outside a
         param's declared options and undeclared keys are dropped. Layout goes through update_widget_layout."""
@@ -853,7 +853,7 @@ class Workspace:
             widget.ui_args.update(args.ui_args)
         return {"widget": widget.to_dict()}
 
-    @tool(UpdateWidgetLayoutArgs)
+    @tool(UpdateWidgetLayoutArgs, "write", "instance", "showing")
     def update_widget_layout(self, args: UpdateWidgetLayoutArgs) -> dict[str, Any]:
         """Move or resize a placed widget (x, y, w, h on the 40-column grid; optionally onto another existing
         tab). The widget floats up to the highest free position at its columns; other widgets never move."""
@@ -879,20 +879,20 @@ class Workspace:
                 widget.extras[key] = value
         return {"widget": widget.to_dict()}
 
-    @tool(WidgetInstanceArgs)
+    @tool(WidgetInstanceArgs, "write", "instance")
     def delete_widget(self, args: WidgetInstanceArgs) -> dict[str, Any]:
         """Remove a placed widget. Nothing else moves."""
         dash, widget = self._widget_for_write(args)
         dash.widgets = [w for w in dash.widgets if w.uuid != widget.uuid]
         return {"deleted_widget_uuid": widget.uuid}
 
-    @tool(WidgetInstanceArgs)
+    @tool(WidgetInstanceArgs, "read", "instance", "showing")
     def read_widget(self, args: WidgetInstanceArgs) -> dict[str, Any]:
         """A placed widget: its origin, widget_id, parameters, ui settings, content and layout."""
         dash = self._dashboard(args.dashboard_id)
         return {"widget": self._instance(dash, args).to_dict()}
 
-    @tool(AddGenerativeWidgetArgs)
+    @tool(AddGenerativeWidgetArgs, "write", "placing")
     def add_generative_widget(self, args: AddGenerativeWidgetArgs) -> dict[str, Any]:
         """Add a widget authored on the spot: a note or html (string data), or a table or chart (a list of row
         objects; charts also need chart_params {chartType, xKey, yKey}), on an existing tab."""
@@ -941,7 +941,7 @@ class Workspace:
         return {"widget": widget.to_dict()}
 
     # ================================================================ tools: backends and apps
-    @tool(ManageBackendsArgs)
+    @tool(ManageBackendsArgs, "write", read_operations=("list",))
     def manage_backends(self, args: ManageBackendsArgs) -> dict[str, Any]:
         """List connected backends; add one (a known fixture by name, or a custom backend with name, url,
         widgets_json and apps_json, validated like the front end does); refresh a custom backend with new
@@ -1037,7 +1037,7 @@ class Workspace:
             raise ToolError(VALIDATION_FAILED, prefix + areport.summary("App validation failed"))
         return widgets, apps, wreport.warnings + areport.warnings
 
-    @tool(ManageAppsArgs)
+    @tool(ManageAppsArgs, "write", read_operations=("list", "read"))
     def manage_apps(self, args: ManageAppsArgs) -> dict[str, Any]:
         """List the apps a backend serves, read one (app_name or template_id), or instantiate it as a new
         dashboard built from the app's tabs and layouts (dashboard_name optional; activate default true)."""
@@ -1112,7 +1112,7 @@ class Workspace:
         return self.dashboard_payload(dash)
 
     # ================================================================ tools: knowledge
-    @tool(GetSkillContentArgs)
+    @tool(GetSkillContentArgs, "read", "data", "document")
     def get_skill_content(self, args: GetSkillContentArgs) -> dict[str, Any]:
         """The full text of one of the workspace's skills (slugs are listed in the snapshot)."""
         skill = self.skills.get(args.slug)
@@ -1120,7 +1120,7 @@ class Workspace:
             raise ToolError(NOT_FOUND, f"Unknown skill slug '{args.slug}'.")
         return skill.public()
 
-    @tool(ReadWorkspaceResourceArgs)
+    @tool(ReadWorkspaceResourceArgs, "read", "data", "document", "knowledge")
     def read_workspace_resource(self, args: ReadWorkspaceResourceArgs) -> dict[str, Any]:
         """Read a workspace documentation resource by URI; start at openbb://workspace/app-builder/index.
         Skills are also readable as openbb://workspace/skills/<slug>."""
@@ -1169,7 +1169,7 @@ class Workspace:
         text = "\n".join([head, "", "Apps served by the connected backends:", *lines])
         return {"uri": INDEX_URI, "mime_type": "application/json", "text": text, "apps": apps}
 
-    @tool(GetWorkspacePromptArgs)
+    @tool(GetWorkspacePromptArgs, "read", "data", "document", "knowledge")
     def get_workspace_prompt(self, args: GetWorkspacePromptArgs) -> dict[str, Any]:
         """One of the workspace's operating prompts: workspace_tool_usage or workspace_session_context."""
         prompt = self.world.prompts.get(args.name)
@@ -1182,7 +1182,7 @@ class Workspace:
             "text": prompt.text,
         }
 
-    @tool(AssignTasksArgs)
+    @tool(AssignTasksArgs, "write")
     def assign_tasks_to_agents(self, args: AssignTasksArgs) -> dict[str, Any]:
         """Hand tasks to other agents: task_requests [{id, description, assigned_holder_url,
         assigned_agent_id}]."""

@@ -52,10 +52,30 @@ def flatten_params(params: Any, *, nested: bool = True) -> list[dict[str, Any]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option a parameter declares: a catalog writes it as a bare value or as a `{label, value}` object."""
+
+    value: Any
+    label: str | None = None
+
+
+def param_options(param: dict[str, Any] | None) -> list[Option]:
+    """The options a declared parameter offers, in order ([] when it declares none)."""
+    options = (param or {}).get("options")
+    if not isinstance(options, list):
+        return []
+    return [
+        Option(o.get("value"), str(o["label"]) if o.get("label") else None)
+        if isinstance(o, dict)
+        else Option(o)
+        for o in options
+    ]
+
+
 def option_values(param: dict[str, Any] | None) -> list[Any]:
-    """The values a declared parameter offers, in order ([] when it declares none): an option is a bare value or
-    a `{label, value}` object, and callers want the value either way."""
-    return [o.get("value") if isinstance(o, dict) else o for o in (param or {}).get("options") or []]
+    """The values a declared parameter offers, in order ([] when it declares none)."""
+    return [o.value for o in param_options(param)]
 
 
 @dataclass(frozen=True, slots=True)

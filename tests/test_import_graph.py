@@ -1,4 +1,6 @@
-"""Imports point one way: no import cycle among the modules of authoring/, certify/ and simulator/.
+"""Imports point one way: no import cycle among the modules of authoring/, certify/ and simulator/; and a
+package is imported by the others through its front door (`from certify import Task`, never
+`from certify.task import Task`).
 
 The graph is read from the source with `ast`, so it holds every import a module can execute: top-level ones and
 those inside functions (a lazy import is still a dependency; it only moves the failure to run time), with
@@ -209,3 +211,54 @@ def test_no_import_cycle_but_the_known_ones():
 def test_no_import_cycle():
     found = cycles(import_graph(ROOT, PACKAGES))
     assert not found, describe(found)
+
+
+# --- front doors: a package's __init__ is its API ---------------------------------------------------------------
+
+# Which packages may import which others, and only through the other's __init__.
+FRONT_DOORS = {"authoring": ("certify", "simulator"), "certify": ("simulator",)}
+
+
+def reaching_in(root: Path, package: str, others: tuple[str, ...]) -> list[str]:
+    """`file:line module` for every import in `package` of a submodule of one of `others`."""
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for name in names:
+                if name.split(".")[0] in others and "." in name:
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {name}")
+    return found
+
+
+def test_a_submodule_import_is_found(tmp_path):
+    write(
+        tmp_path,
+        {
+            "app/a.py": "from lib import Thing\nimport lib\n",
+            "app/b.py": "def f():\n    from lib.inner import Thing\n    import lib.inner as i\n",
+        },
+    )
+    assert reaching_in(tmp_path, "app", ("lib",)) == ["app/b.py:2 lib.inner", "app/b.py:3 lib.inner"]
+
+
+def test_packages_are_imported_through_their_front_door():
+    for package, others in FRONT_DOORS.items():
+        found = reaching_in(ROOT, package, others)
+        assert not found, f"{package} reaches into {', '.join(others)}:\n" + "\n".join(found)
+
+
+def test_every_name_of_certifys_front_door_resolves():
+    import certify
+
+    assert len(certify.__all__) > 50
+    for name in certify.__all__:
+        if name in ("mcp_server", "openenv_env"):  # optional extras, imported when asked for
+            continue
+        assert getattr(certify, name) is not None, name

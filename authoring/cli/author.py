@@ -156,8 +156,7 @@ def author(
     from authoring.review import ReviewError
     from authoring.run import RunError, run_persona
     from authoring.sources import SourceError, check_name
-    from certify.evaluate import build_agent
-    from certify.task import TaskFileError, TaskSet
+    from certify import TaskFileError, TaskSet, resolve_agents
     from simulator import DEFAULT_WORLD, WorldError
 
     live = LiveProgress() if err.is_terminal else None
@@ -173,7 +172,7 @@ def author(
         root = tasksets_dir / taskset
         world = world_of(TaskSet.load(root), world) if (root / "taskset.json").is_file() else world
         roles = drivers.build(progress, skills_dir, **budget.limits())
-        preflight(build_agent(n) for n in (reference_agent, frontier_agent) if n and n.startswith("openai:"))
+        preflight(a for n in (reference_agent, frontier_agent) if n for a in resolve_agents(n))
         options = RunOptions(
             persona=persona,
             taskset=taskset,
@@ -277,7 +276,7 @@ def _summary(outcome) -> None:
         )
     calibration = state.get("calibration")
     if calibration is not None:
-        from certify.calibrate import render_matrix
+        from certify import render_matrix
 
         rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
         render.say(

@@ -58,20 +58,25 @@ def calibrate(
 ) -> None:
     """Run the reference over a persona's tasks; exit 0 iff the staircase holds (1 when it is inverted or a
     level has too few valid attempts to be measured)."""
-    from certify.calibrate import (
+    from certify import (
+        DEFAULT_RUNS_DIR,
         MIN_ATTEMPTS,
+        TaskFileError,
+        TaskSet,
         all_deterministic,
         analyse,
-        load_record,
+        load_run,
         load_trials,
         probe_dead_rungs,
-        reference_agents,
         regrade,
         repeats_for,
+        resolve_agent,
+        resolve_agents,
+        select_tasks,
         write_record,
     )
-    from certify.evaluate import DEFAULT_RUNS_DIR, build_agent, evaluate, load_run, select_tasks
-    from certify.task import TaskFileError, TaskSet
+    from certify import evaluate_tasks as evaluate
+    from certify import load_calibration as load_record
 
     floor = MIN_ATTEMPTS if min_attempts is None else min_attempts
     try:
@@ -105,8 +110,8 @@ def calibrate(
         )
     else:
         try:
-            reference = reference_agents(agent)
-            frontier = build_agent(frontier_agent) if frontier_agent else None
+            reference = resolve_agents(agent)
+            frontier = resolve_agent(frontier_agent) if frontier_agent else None
         except ValueError as exc:
             raise usage_error(str(exc)) from exc
         preflight([*reference, *([frontier] if frontier else [])])
@@ -156,7 +161,7 @@ def calibrate(
 def render_record(out, record) -> None:
     """The staircase at 80 columns: one row per level (n, passes, rate, Wilson 95%, per repeat, dead rung), then
     inversions, defects, noise, probes and shortcuts as lists."""
-    from certify.task import LEVEL_NAMES
+    from certify import LEVEL_NAMES
 
     render.say(
         out,
@@ -214,7 +219,7 @@ def render_record(out, record) -> None:
             prefix="insufficient: ",
         )
     if record.ladder is not None:
-        from certify.calibrate import render_matrix
+        from certify import render_matrix
 
         render.say(out, "capability ladder", style="bold")
         out.print("\n".join(render_matrix(record.ladder)), markup=False, soft_wrap=True)

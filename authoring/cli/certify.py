@@ -21,8 +21,8 @@ def certify(
     as_json: Json = False,
 ) -> None:
     """Run every certification gate on tasks; exit 0 iff every task is certified."""
-    from certify.gates import certify_file, collect, summarise
-    from certify.task import TaskFileError
+    from certify import TaskFileError, certify_file, collect
+    from certify import summarise_gates as summarise
     from simulator import DEFAULT_WORLD
 
     missing = [str(p) for p in paths if not p.exists()]

@@ -15,8 +15,7 @@ from authoring import render
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from certify.agents import Agent
-    from certify.task import TaskSet
+    from certify import Agent, TaskSet
     from simulator import World
 
 console = render.console()
@@ -32,8 +31,7 @@ def usage_error(message: str, code: int = 2) -> typer.Exit:
 def preflight(agents: Iterable[Agent]) -> None:
     """Check the endpoint of every model agent among `agents` before any episode: one that is unreachable,
     refuses the key or does not know the model is a usage error."""
-    from certify.agents.llm import check_agents
-    from certify.model_client import EndpointUnusable
+    from certify import EndpointUnusable, check_agents
 
     try:
         check_agents(list(agents))

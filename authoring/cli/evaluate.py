@@ -44,7 +44,7 @@ MARKS = {"pass": "✓", "fail": "✗", "invalid": "!"}
 def _render(
     report: dict[str, Any], *, title: str, reasons: dict[str, int], run_dir: Path, notes: list[str]
 ) -> None:
-    from certify.task import LEVEL_NAMES
+    from certify import LEVEL_NAMES
 
     render.say(console, title, style="bold")
     table = render.level_table(("attempts", "passes", "pass rate", "Wilson 95% CI"))
@@ -86,7 +86,7 @@ def _render(
         f"tokens: in {report['tokens']['in']}  out {report['tokens']['out']}  cost ${report['cost']:.4f}"
     )
     if report.get("judge"):
-        from certify.judge import JudgeSummary
+        from certify import JudgeSummary
 
         render.say(console, JudgeSummary.model_validate(report["judge"]).line())
     why = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
@@ -205,18 +205,20 @@ def eval_cmd(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from certify.evaluate import (
+    from certify import (
         DEFAULT_RUNS_DIR,
-        build_agent,
+        TaskFileError,
+        TaskSet,
         choose_tasks,
+        configurable,
         current,
-        evaluate,
         invalid_reasons,
         plan_retry,
+        resolve_agent,
         retry_invalid,
         select_tasks,
     )
-    from certify.task import TaskFileError, TaskSet
+    from certify import evaluate_tasks as evaluate
 
     runs_dir = runs_dir or DEFAULT_RUNS_DIR
     plan = None
@@ -238,10 +240,10 @@ def eval_cmd(
     if problem:
         raise usage_error(problem)
     llm = {**(plan.llm if plan else {}), **model.config()}
-    if llm and not agent.startswith("openai:"):
+    if llm and not configurable(agent):
         raise usage_error(f"{flag_names(llm)} only apply to openai:<model> agents, not '{agent}'")
     try:
-        chosen = build_agent(agent, llm)
+        chosen = resolve_agent(agent, llm)
     except (ValueError, ImportError) as exc:
         raise usage_error(str(exc)) from exc
     try:
@@ -362,9 +364,7 @@ def _judge_for(name: str | None, base_url: str | None, tasks: list) -> Any:
     """The judge of the run's judged answers (None when no task is judged), its endpoint checked first."""
     import asyncio
 
-    from certify.judge import build_judge
-    from certify.judge.model import DEFAULT_CACHE_DIR
-    from certify.model_client import EndpointUnusable
+    from certify import DEFAULT_CACHE_DIR, EndpointUnusable, build_judge
 
     if not any(t.eval.judged is not None for t in tasks):
         return None

@@ -52,9 +52,16 @@ def harbor_cmd(
 ) -> None:
     """Write each task as a Harbor task (task.toml, instruction.md, environment/ with the workspace sidecar,
     tests/, solution/) and validate it with Harbor's own task models."""
-    from certify.evaluate import choose_tasks, select_tasks
-    from certify.harbor import HarborExportError, export_taskset, harbor_models, run_locally, validate
-    from certify.task import TaskFileError
+    from certify import (
+        HarborExportError,
+        TaskFileError,
+        choose_tasks,
+        export_taskset,
+        harbor_models,
+        run_locally,
+        select_tasks,
+        validate,
+    )
 
     try:
         harbor_models()
@@ -143,16 +150,19 @@ def rollouts_cmd(
 ) -> None:
     """One JSON line per valid trial: task, level, persona, model, the messages (OpenAI chat format with tool
     calls and results, or ShareGPT), the strict and shaped rewards, failure codes and tokens."""
-    from certify.evaluate import DEFAULT_RUNS_DIR, load_run, select_tasks
-    from certify.rollouts import (
+    from certify import (
+        DEFAULT_RUNS_DIR,
         RolloutFilter,
         RolloutFormat,
         RolloutSourceError,
+        TaskFileError,
+        TaskSet,
+        load_run,
         resolve_source,
-        rollouts,
+        select_tasks,
         serialise,
     )
-    from certify.task import TaskFileError, TaskSet
+    from certify import run_rollouts as rollouts
     from simulator import SetupError, World, WorldError
 
     if fmt not in {f.value for f in RolloutFormat}:

@@ -70,11 +70,16 @@ def audit_cmd(
     as_json: Json = False,
 ) -> None:
     """The exemplar and three mutants of every judged task; exit 0 iff the judge is calibrated on all."""
-    from certify.judge import build_judge
-    from certify.judge.audit import judged_tasks, record_audit, run_audit
-    from certify.judge.model import DEFAULT_CACHE_DIR
-    from certify.model_client import EndpointUnusable
-    from certify.task import TaskFileError, TaskSet
+    from certify import (
+        DEFAULT_CACHE_DIR,
+        EndpointUnusable,
+        TaskFileError,
+        TaskSet,
+        build_judge,
+        judged_tasks,
+        record_audit,
+        run_audit,
+    )
     from simulator import WorldError
 
     try:
@@ -145,7 +150,7 @@ def audit_cmd(
 
 
 def _render(audit, path: Path | None, notes: list[str]) -> None:
-    from certify.judge.mutants import CASES
+    from certify import CASES
 
     render.say(
         console,

@@ -41,14 +41,11 @@ def openenv_cmd(
 ) -> None:
     """Serve tasks as an OpenEnv environment: reset(task_id|seed) starts an episode, step takes one tool call
     (call_tool) or final_answer, the reward is the strict verdict or the shaped reward."""
-    from certify.evaluate import DEFAULT_RUNS_DIR, choose_tasks, select_tasks
-    from certify.task import TaskFileError, TaskSet
+    from certify import DEFAULT_RUNS_DIR, TaskFileError, TaskSet, choose_tasks, select_tasks
     from simulator import WorldError
 
     try:
-        from certify import openenv_env
-        from certify.mcp_server import EpisodeHost, ServeError
-        from certify.rewards import RewardMode
+        from certify import EpisodeHost, RewardMode, ServeError, openenv_env
     except ImportError as exc:
         raise usage_error(
             f"taskforge openenv needs openenv-core ({exc.name} is missing): pip install -e '.[openenv]'"

@@ -59,10 +59,19 @@ def parity_cmd(
     as_json: Json = False,
 ) -> None:
     """Replay each task's reference in the simulator and on the server at URL; compare the graded verdicts."""
-    from certify.evaluate import select_tasks
-    from certify.mcp_client import ConnectError, connect
-    from certify.parity import McpTarget, ParityOptions, new_run_id, run_parity, summarise, write_records
-    from certify.task import TaskFileError, TaskSet
+    from certify import (
+        ConnectError,
+        McpTarget,
+        ParityOptions,
+        TaskFileError,
+        TaskSet,
+        connect,
+        new_run_id,
+        run_parity,
+        select_tasks,
+        write_records,
+    )
+    from certify import summarise_parity as summarise
     from simulator import WorldError
 
     console, err = render.console(), render.console(stderr=True)

@@ -27,9 +27,7 @@ def recertify(
     """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
     from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
     from authoring.review import file_lock, read_file, reviews_path
-    from certify.lock import LOCK_FILE
-    from certify.recertify import recertify as recertify_taskset
-    from certify.task import TaskFileError, TaskSet
+    from certify import LOCK_FILE, TaskFileError, TaskSet, recertify_taskset
 
     root = tasksets_dir / taskset
     repo = None
@@ -128,7 +126,7 @@ def _render(console, report, commit: bool) -> None:
 def _broken_items(report, taskset: str) -> dict[str, list]:
     """Review items for the tasks a re-certification broke, by persona."""
     from authoring.review import ReviewItem
-    from certify.lock import now, sha256_text
+    from certify import now, sha256_text
 
     out: dict[str, list] = {}
     stamp = now()

@@ -27,8 +27,7 @@ def report(
 ) -> None:
     """Write a static HTML report: ladders, gates, calibration, review items, transcripts."""
     from authoring.report import build_report
-    from certify.evaluate import DEFAULT_RUNS_DIR
-    from certify.task import TaskFileError, TaskSet
+    from certify import DEFAULT_RUNS_DIR, TaskFileError, TaskSet
 
     root = tasksets_dir / taskset
     if not (root / "taskset.json").is_file():

@@ -221,7 +221,7 @@ def _decide(
     from authoring.decisions import NoRepair, decide
     from authoring.review import AlreadyDecided, ReviewError
     from authoring.run import RunError, checkpointer
-    from certify.task import TaskFileError
+    from certify import TaskFileError
 
     try:
         with checkpointer(decision.checkpoint_url, decision.checkpoints) as saver:

@@ -84,8 +84,7 @@ def serve(
 ) -> None:
     """Serve tasks over MCP: the task's tools with our schemas, its prompt as the MCP prompt 'task'; each session
     is one episode, graded when it ends and stored as a trial like `taskforge eval`'s."""
-    from certify.evaluate import DEFAULT_RUNS_DIR, select_tasks
-    from certify.task import TaskFileError, TaskSet
+    from certify import DEFAULT_RUNS_DIR, TaskFileError, TaskSet, select_tasks
 
     def usage_error(message: str) -> typer.Exit:
         say(f"[red]error:[/red] {message}")
@@ -172,9 +171,7 @@ def _serve_workspace(
     surface: str,
     backends: list[str],
 ) -> None:
-    from certify import mcp_server
-    from certify.task import TaskFileError, TaskSet
-    from certify.workspace_server import WORKSPACE_ID, WorkspaceHost, bare_setup
+    from certify import WORKSPACE_ID, TaskFileError, TaskSet, WorkspaceHost, bare_setup, mcp_server
     from simulator import DEFAULT_WORLD, SetupError, World, WorldError
 
     try:

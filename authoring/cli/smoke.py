@@ -25,7 +25,7 @@ def smoke_cmd(
     as_json: Json = False,
 ) -> None:
     """Generate a certified smoke taskset from the tool surface: one task per tool and rung."""
-    from certify.smoke import TASKSET_ID, SmokeError, write
+    from certify import TASKSET_ID, SmokeError, write
     from simulator import DEFAULT_WORLD, World, WorldError
 
     console, err = render.console(), render.console(stderr=True)

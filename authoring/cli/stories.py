@@ -28,11 +28,7 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     from authoring.roles.author import AuthorContext, AuthoringError, RuleAuthor
     from authoring.taskset import STANDARD_DEFAULTS
     from authoring.variety import masks_for, rotation, same_level_similarity
-    from certify.agents import make_agent
-    from certify.calibrate import analyse
-    from certify.gates import certify_task
-    from certify.task import parse_task
-    from certify.trial import run_trial
+    from certify import analyse, certify_task, parse_task, resolve_agent, run_trial
 
     baseline = next((b for b in sorted(world.baselines) if b.endswith("workspace-a")), "")
     backends = list(world.default_backends)
@@ -69,7 +65,7 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
     )
     rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice]))
     render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
-    heuristic = make_agent("heuristic")
+    heuristic = resolve_agent("heuristic")
 
     async def trials():
         return [await run_trial(world, t, heuristic) for t in tasks]

@@ -28,7 +28,7 @@ surface_app = typer.Typer(
 
 
 def _endpoint(url: str | None, headers: list[str], command: str | None, extra: list[str]):
-    from certify.mcp_client import Endpoint, parse_header
+    from certify import Endpoint, parse_header
 
     argv = [*(shlex.split(command) if command else []), *extra]
     if (url is None) == (not argv):
@@ -68,8 +68,16 @@ def diff_cmd(
     as_json: Json = False,
 ) -> None:
     """List a server's tools, prompts and resources (no tool is called) and compare them with a pin."""
-    from certify.mcp_client import ConnectError, connect
-    from certify.surface import SurfaceFileError, diff_surfaces, load_surface, next_source, observe, pin_path
+    from certify import (
+        ConnectError,
+        SurfaceFileError,
+        connect,
+        diff_surfaces,
+        load_surface,
+        next_source,
+        observe,
+        pin_path,
+    )
 
     console, err = render.console(), render.console(stderr=True)
     try:
@@ -122,7 +130,7 @@ def diff_cmd(
                 tool.kind, tool.read_operations = known.kind, list(known.read_operations)
         observed.source = source or next_source(pinned, observed)
         observed.notes = [f"Observed with `taskforge surface diff --update` from {endpoint.label()}."]
-        from certify.surface import save_surface
+        from certify import save_surface
 
         written = save_surface(observed, against)
         render.say(err, f"wrote the observed surface as the new pin: {written} ({observed.source})")
@@ -141,7 +149,7 @@ def generate_cmd(
 ) -> None:
     """The surface `taskforge serve` lists for a task allowing every tool, as a pin (the shipped simulator pin
     is `--out certify/surfaces/simulator.json`)."""
-    from certify.surface import MODES, save_surface, simulator_surface
+    from certify import MODES, save_surface, simulator_surface
     from simulator import DEFAULT_WORLD, World, WorldError
 
     err = render.console(stderr=True)

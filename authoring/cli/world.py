@@ -68,7 +68,7 @@ def world_list(world: WorldDir = None, as_json: Json = False) -> None:
 @app.command("check")
 def world_check(world: WorldDir = None, strict: Strict = False) -> None:
     """Integrity: layout references, defaults within options, seeded widgets, grid, unique planted values."""
-    from simulator.worldcheck import check_world
+    from simulator import check_world
 
     w = load_world(world)
     problems = check_world(w)

@@ -23,8 +23,7 @@ from langgraph.checkpoint.serde.jsonplus import (
 from langgraph.types import Send
 from pydantic import BaseModel, ValidationError
 
-from certify.calibrate import CalibrationRecord
-from certify.trial import Trial
+from certify import CalibrationRecord, Trial
 
 from ..flags import Flag
 from ..options import RunOptions
@@ -53,6 +52,7 @@ MOVED: dict[tuple[str, str], type[BaseModel]] = {
     ("authoring.state", "Lesson"): Lesson,
     ("authoring.state", "Repair"): Repair,
     ("authoring.state", "RunResult"): RunResult,
+    ("certify.calibrate", "CalibrationRecord"): CalibrationRecord,
 }
 
 # The payload model of each node reached by Send (earlier versions sent plain dicts).

@@ -17,12 +17,17 @@ from typing import Any, TypedDict, Unpack
 
 from langgraph.config import get_stream_writer
 
-from certify.agents import Agent
-from certify.calibrate import TrialMemo, all_deterministic, reference_agents
-from certify.evaluate import build_agent
-from certify.gates import certify_task
-from certify.lock import task_content_hash
-from certify.task import Task, parse_task
+from certify import (
+    Agent,
+    Task,
+    TrialMemo,
+    all_deterministic,
+    certify_task,
+    parse_task,
+    resolve_agent,
+    resolve_agents,
+    task_content_hash,
+)
 from simulator import World
 
 from ..factcheck import resolve
@@ -67,7 +72,7 @@ class Env:
     def reference(self, name: str) -> list[Agent]:
         """The reference's agents, built once (building one reads its skills and indexes)."""
         if name not in self._references:
-            self._references[name] = reference_agents(name)
+            self._references[name] = resolve_agents(name)
         return self._references[name]
 
     def defaults(self, options: RunOptions) -> dict[str, Any]:
@@ -169,13 +174,11 @@ class RunContext:
 
     def frontier(self) -> Agent | None:
         """The agent that probes a level the reference never passed, when the run names one."""
-        return build_agent(self.options.frontier_agent) if self.options.frontier_agent else None
+        return resolve_agent(self.options.frontier_agent) if self.options.frontier_agent else None
 
     def rehearsable(self) -> bool:
         """Whether the reference's trials cannot change before calibration (its agents are deterministic), so
-        they may run ahead of it. A model reference never is, and is not even built to be asked."""
-        if self.options.reference_agent.startswith("openai:"):
-            return False
+        they may run ahead of it. A model reference never is: the agents say so themselves."""
         return all_deterministic(self.reference())
 
     def emit(self, role: str, status: str, message: str, **where: Unpack[Where]) -> None:

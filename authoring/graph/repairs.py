@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from certify.calibrate import Defect
-from certify.trial import Trial
+from certify import Defect, Trial
 from simulator import World
 
 from ..failures import RoleFailure

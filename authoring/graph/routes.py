@@ -7,7 +7,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from certify.lock import task_content_hash
+from certify import task_content_hash
 
 from .context import RunContext
 from .state import PipelineState, Rounds, Validation

@@ -15,9 +15,7 @@ from typing import Annotated, Any, Literal, TypedDict
 from langgraph.channels import LastValue
 from pydantic import BaseModel, ConfigDict, Field
 
-from certify.calibrate import CalibrationRecord
-from certify.lock import task_content_hash
-from certify.trial import Trial
+from certify import CalibrationRecord, Trial, task_content_hash
 
 from ..flags import Flag
 from ..options import RunOptions

@@ -14,16 +14,16 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from certify.task import LEVEL_NAMES, Task
+from certify import LEVEL_NAMES, Task
+from simulator import tools_of
 
-from ..factcheck import SOURCE_READS
 from ..flags import Flag
 from ..variety import TARGET, jaccard, same_level_similarity
 from .findings import Finding, raise_flag
 from .llm import Endpoint, RoleReply, VerdictReply, spelled, task_json
 from .prompts import render_prompt
 
-KNOWLEDGE_TOOLS = tuple(tool for tool, _ in SOURCE_READS.values())
+DOCUMENT_TOOLS = tools_of("document")
 
 
 class FairnessDriver(Protocol):
@@ -129,7 +129,7 @@ class RuleFairness:
                     "does not show what this level hides",
                 )
         for lv in range(5):
-            knows = any(_required(by_level[lv], tool) for tool in KNOWLEDGE_TOOLS)
+            knows = any(_required(by_level[lv], tool) for tool in DOCUMENT_TOOLS)
             builds = _required(by_level[lv], "manage_backends", "add")
             if (lv >= 3) != knows:
                 flag(

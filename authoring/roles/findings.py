@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from certify.task import Task
+from certify import Task
 
 from ..flags import Flag, make_flag
 

@@ -19,9 +19,7 @@ from typing import Any, Literal, Protocol
 import jsonpatch
 from pydantic import ConfigDict, Field, model_validator
 
-from certify.calibrate import Defect
-from certify.task import Task, TaskFileError, parse_task
-from certify.trial import Trial
+from certify import Defect, Task, TaskFileError, Trial, parse_task
 from simulator import World
 
 from .llm import Endpoint, RejectedReply, RoleReply, clip, standard_defaults

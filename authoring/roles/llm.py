@@ -31,9 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from certify.agents.base import Usage
-from certify.agents.parsing import top_level_objects
-from certify.model_client import (
+from certify import (
     BlockingClient,
     Completion,
     EndpointUnusable,
@@ -41,9 +39,11 @@ from certify.model_client import (
     ModelConfig,
     ModelError,
     ModelUnavailable,
+    Task,
+    Usage,
     resolve_endpoint,
+    top_level_objects,
 )
-from certify.task import Task
 
 from ..failures import EndpointError, RoleFailure, RoleUnavailable
 from .prompts import render_prompt

@@ -13,10 +13,8 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import BeforeValidator, Field
 
-from certify.episode import reference_calls, replay
-from certify.task import Task
-from simulator import TOOL_NAMES, SetupError, Workspace, World
-from simulator.world import option_values
+from certify import Task, reference_calls, replay, words
+from simulator import TOOL_NAMES, SetupError, Workspace, World, option_values
 
 from ..flags import Flag
 from ..lints import find_giveaways, incoherences, prose
@@ -154,7 +152,7 @@ class RuleValidator:
 
 
 def _numeric_seen(fact: str, text: str) -> bool:
-    from certify.grader.match import expected_number, numbers_in
+    from certify import expected_number, numbers_in
 
     number = expected_number(fact)
     if number is None:
@@ -163,7 +161,7 @@ def _numeric_seen(fact: str, text: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3}
+    return words(text, longer_than=3, stop=frozenset())
 
 
 def _findable(task: Task, world: World, name: str) -> bool:

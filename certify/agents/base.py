@@ -125,17 +125,23 @@ class Agent(Protocol):
     def session(self, view: TaskView, task: Task | None = None) -> AgentSession: ...
 
 
-AgentFactory = Callable[[str], Agent]
+# A factory takes the agent's name and, for a model agent, its LLMConfig fields (mode, parse, base_url, ...).
+AgentFactory = Callable[..., Agent]
 AGENTS: dict[str, AgentFactory] = {}
+# The prefixes whose factories take configuration; any other agent refuses it rather than ignoring it.
+CONFIGURABLE: set[str] = set()
 # Names that stand for a population of agents, e.g. `ladder` for ladder-0 … ladder-4.
 FAMILIES: dict[str, tuple[str, ...]] = {}
 
 
-def register_agent(prefix: str) -> Callable[[AgentFactory], AgentFactory]:
-    """Register a factory for agent names equal to `prefix` or starting with `prefix:`."""
+def register_agent(prefix: str, configurable: bool = False) -> Callable[[AgentFactory], AgentFactory]:
+    """Register a factory for agent names equal to `prefix` or starting with `prefix:`; a `configurable`
+    factory takes the model configuration as keyword arguments."""
 
     def register(factory: AgentFactory) -> AgentFactory:
         AGENTS[prefix] = factory
+        if configurable:
+            CONFIGURABLE.add(prefix)
         return factory
 
     return register

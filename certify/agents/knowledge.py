@@ -274,12 +274,6 @@ def cross_reference(unit: str, known: list[Document]) -> Document | None:
     return None
 
 
-def value_in(text: str, param: dict[str, Any], question: str) -> Any | None:
-    """The option of `param` a document gives in the piece the question asks about (else the only option the
-    whole document names)."""
-    return value_in_piece(asked_unit(text, question), text, param)
-
-
 def value_in_piece(piece: str | None, text: str, param: dict[str, Any]) -> Any | None:
     """The first option of `param` a piece of a document states (else the only option the whole document
     names)."""

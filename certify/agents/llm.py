@@ -381,6 +381,6 @@ def check_agents(agents: Any) -> None:
             asyncio.run(agent.check())
 
 
-@register_agent("openai")
-def _openai(name: str) -> OpenAIAgent:
-    return OpenAIAgent.from_name(name)
+@register_agent("openai", configurable=True)
+def _openai(name: str, **config: Any) -> OpenAIAgent:
+    return OpenAIAgent.from_name(name, **config)

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from simulator import param_options
+
 REPAIR_WORDS = re.compile(r"\b(repair|fix|correct|restore|reset|re-?point|switch)\b", re.I)
 ADD_WORDS = re.compile(r"\b(add|put|bring|place(?! in\b)|pin|drop|open up|get .{0,40}? up)\b", re.I)
 READ_WORDS = re.compile(r"\b(read|pull|look up|check|record|recording|as served|exactly as)\b", re.I)
@@ -64,8 +66,10 @@ STOP = frozenset(
 )
 
 
-def words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP and len(w) > 2}
+def words(text: str, longer_than: int = 2, stop: frozenset[str] = STOP) -> set[str]:
+    """The one word tokenizer: lowercase runs of letters and digits longer than `longer_than`, less `stop`.
+    Callers differ only in those two (a search wants long words, a listing every one)."""
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop and len(w) > longer_than}
 
 
 def find(text: str, needle: str) -> list[int]:
@@ -132,14 +136,10 @@ def option_mentions(text: str, param: dict[str, Any], as_written: bool = False) 
     """Every statement of one of `param`'s options (by value or by label) in `text`, in order. An option said
     inside a longer option ("Filled" in "Partially Filled") is not said; with `as_written`, neither is one whose
     case differs from how the catalog writes it ("Open" is a status, "the open dashboard" is not)."""
-    options = param.get("options")
-    if not isinstance(options, list):
-        return []
     spans: list[Mention] = []
-    for opt in options:
-        value = opt.get("value") if isinstance(opt, dict) else opt
-        label = opt.get("label") if isinstance(opt, dict) else None
-        for said in {str(value), str(label) if label else str(value)}:
+    for opt in param_options(param):
+        value, label = opt.value, opt.label
+        for said in {str(value), label or str(value)}:
             spans += [
                 Mention(pos, pos + len(said), value, said)
                 for pos in find(text, said)

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from simulator import Workspace
-from simulator.state import Dashboard
+from simulator import Dashboard, Workspace
 
 from ..episode import Episode, TraceEvent
 from ..task import Eval, Task

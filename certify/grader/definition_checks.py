@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from simulator.grid import Rect, overlaps
+from simulator import Rect, overlaps
 
 from ..task import RequiredWidgetDef, WidgetOnTab
 from .core import CheckResult, GradeContext, check

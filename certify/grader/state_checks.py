@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from simulator.grid import Rect, overlaps
-from simulator.state import Widget
+from simulator import Rect, Widget, overlaps
 
 from ..task import RequiredGeneratedWidget, RequiredWidget
 from .core import CheckResult, GradeContext, check

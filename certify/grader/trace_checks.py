@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from operator import itemgetter
 from typing import Any
 
+from simulator import tools_of
+
 from .core import CheckResult, GradeContext, check
 from .match import json_blob, numbers_in, subset, text_contains
 
@@ -91,16 +93,7 @@ def _listing_events(ctx: GradeContext) -> list[tuple[str, Any, bool, bool]]:
     return cached
 
 
-_SHOWING_TOOLS = frozenset(
-    {
-        "get_workspace_snapshot",
-        "navigate_workspace",
-        "manage_dashboard",
-        "read_widget",
-        "update_widget",
-        "update_widget_layout",
-    }
-)
+_SHOWING_TOOLS = frozenset(tools_of("showing"))
 _ORIGIN = itemgetter("origin")
 _PAIR = itemgetter("origin", "widget_id")
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any
 
+from simulator import option_values
+
 from .generic import Call, Generic, Plan
-from .reading import Intent, option_params, option_values, ranked
+from .reading import Intent, option_params, ranked
 
 SHORTCUTS: dict[str, type[Generic]] = {}
 

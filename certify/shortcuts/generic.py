@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
+from simulator import option_values
+
 from ..agents.base import TaskView
 from ..agents.reading import named_widgets, note_name
-from .reading import WRITE_ONLY, Intent, intent, option_params, option_values, ranked, says, stated_values
+from .reading import WRITE_ONLY, Intent, intent, option_params, ranked, says, stated_values
 
 Call = tuple[str, dict[str, Any]]
 Play = Generator[Call, dict[str, Any], None]

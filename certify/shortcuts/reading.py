@@ -51,10 +51,6 @@ def says(text: str, needle: str) -> bool:
     return bool(find(text, needle))
 
 
-def option_values(param: dict[str, Any]) -> list[Any]:
-    return [o.get("value") if isinstance(o, dict) else o for o in param.get("options") or []]
-
-
 def option_params(schema: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         p

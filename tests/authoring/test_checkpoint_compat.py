@@ -248,3 +248,27 @@ def test_a_run_stopped_in_postgres_resumes_too(stopped, tmp_path, postgres_datab
         assert validator.seen == {} and outcome.status == "needs_review"
         assert sum(1 for m in messages if m.startswith("revising")) == 2
     assert not (tmp_path / "unused.sqlite").exists()
+
+
+def test_a_calibration_record_checkpointed_under_its_old_module_is_read_back(monkeypatch):
+    """Calibration moved from certify/calibrate.py to the certify/calibration/ package; a checkpoint written
+    before names the old class path, and is read as the model where it is now."""
+    from authoring.graph.checkpoints import serializer
+    from certify import CalibrationRecord
+
+    record = CalibrationRecord(
+        persona="p",
+        taskset="t",
+        agent="heuristic",
+        repeats=1,
+        created_at="x",
+        trials=0,
+        invalid=0,
+        levels=[],
+        holds=True,
+    )
+    monkeypatch.setattr(CalibrationRecord, "__module__", "certify.calibrate")
+    blob = serializer().dumps_typed(record)
+    assert b"certify.calibrate" in blob[1] and b"certify.calibration" not in blob[1]
+    monkeypatch.undo()
+    assert serializer().loads_typed(blob) == record

@@ -119,7 +119,8 @@ def test_the_vendored_corpus_has_no_judged_task():
     done = runner.invoke(
         app, ["judge", "audit", "--taskset", str(COMPAT_TASKS), "--world", str(COMPAT_WORLD)]
     )
-    assert done.exit_code == 0 and "no judged task" in done.output
+    # the message names the folder, so where the terminal wraps it depends on the checkout's path
+    assert done.exit_code == 0 and "no judged task" in " ".join(done.output.split())
     assert not (COMPAT_TASKS / "judge-audit.json").exists()
 
 

@@ -24,7 +24,7 @@ from authoring.roles.drivers import llm_drivers
 from authoring.roles.llm import DEFAULT_SKILLS_DIR, LLMConfig
 from authoring.run import run_persona
 from authoring.taskset import STANDARD_DEFAULTS
-from certify.calibrate import Defect
+from certify.calibration import Defect
 from certify.gates import certify_task
 from certify.task import parse_task
 from certify.trial import Trial

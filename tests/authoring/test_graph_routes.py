@@ -310,8 +310,8 @@ def test_each_reference_trial_runs_once_and_the_staircase_is_drawn_once(
 ):
     """Levels are rehearsed by the (deterministic) reference as they certify; calibration, and the picture drawn
     while the fairness reviewers work, find that work done instead of doing it again."""
-    import certify.calibrate as cal
-    import certify.plot as plot_module
+    import certify.calibration.plot as plot_module
+    import certify.calibration.run as cal
 
     trials, drawn = [], []
     real_trial, real_draw = cal.run_trial, plot_module._draw

@@ -24,7 +24,7 @@ from authoring.roles.fixer import append_lesson
 from authoring.roles.llm import DEFAULT_SKILLS_DIR, LLMConfig
 from authoring.sources import load_persona, load_story
 from authoring.taskset import STANDARD_DEFAULTS
-from certify.calibrate import Defect
+from certify.calibration import Defect
 from certify.gates import certify_task
 from certify.task import Task, parse_task
 from certify.trial import Trial

@@ -198,7 +198,7 @@ def test_the_ladder_family_calibrates_a_persona_and_its_findings_wait_for_review
 ):
     from authoring.decisions import decide
     from authoring.run import checkpointer
-    from certify.calibrate import load_record
+    from certify.calibration import load_record
 
     db = tmp_path / "cp.sqlite"
     outcome = run_persona(

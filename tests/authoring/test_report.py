@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from authoring.cli import app
 from authoring.report import build_report
 from authoring.review import ReviewItem, read_file, reviews_path
-from certify.agents import make_agent
+from certify.agents import resolve_agent
 from certify.evaluate import evaluate, select_tasks
 from certify.task import TaskSet
 from simulator import World
@@ -64,7 +64,7 @@ def site(tmp_path_factory):
         evaluate(
             world,
             select_tasks(root),
-            make_agent("noop"),
+            resolve_agent("noop"),
             repeats=2,
             runs_dir=runs,
             taskset=TaskSet.load(root).manifest.taskset_id,

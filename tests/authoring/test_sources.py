@@ -8,7 +8,7 @@ from authoring.factcheck import FactErrors, resolve
 from authoring.roles.fixer import FixResult, RuleFixer, append_lesson
 from authoring.sources import SourceError, load_persona, load_sources, load_story
 from authoring.variety import jaccard, same_level_similarity
-from certify.calibrate import Defect
+from certify.calibration import Defect
 from certify.trial import Trial
 from tests.authoring.conftest import ADD_STORY
 

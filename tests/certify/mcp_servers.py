@@ -194,8 +194,7 @@ class LateWrites(Workspace):
         self.snapshots_since: int = 0
 
     def call(self, tool_name: str, args: Any = None) -> Any:
-        from certify.surface import reads_only
-        from simulator import Envelope
+        from simulator import Envelope, reads_only
 
         if tool_name == "get_workspace_snapshot":
             stale = super().call(tool_name, args)

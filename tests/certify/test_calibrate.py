@@ -8,7 +8,8 @@ import asyncio
 
 import pytest
 
-from certify.calibrate import (
+from certify.agents import resolve_agents
+from certify.calibration import (
     TrialMemo,
     analyse,
     calibrate,
@@ -16,13 +17,12 @@ from certify.calibrate import (
     load_record,
     load_trials,
     probe_dead_rungs,
-    reference_agents,
     rehearse,
     render_markdown,
     write_record,
 )
-from certify.plot import png, staircase_figure
-from certify.stats import wilson
+from certify.calibration.plot import png, staircase_figure
+from certify.calibration.stats import wilson
 from certify.trial import Trial
 from simulator import World
 from tests.certify.helpers import task
@@ -139,9 +139,9 @@ def test_dead_rung_probe_passes_and_fails(mini_world):
     ]  # not even the reference can write this
     trials = [trial("good_level1", 1, False), trial("hard_level2", 2, False), trial("x_level0", 0, True)]
     r = record(trials)
-    from certify.agents import make_agent
+    from certify.agents import resolve_agent
 
-    asyncio.run(probe_dead_rungs(mini_world, r, [good, hard], trials, make_agent("oracle")))
+    asyncio.run(probe_dead_rungs(mini_world, r, [good, hard], trials, resolve_agent("oracle")))
     assert {p.level: p.status for p in r.probes} == {"level1": "honest_floor", "level2": "flagged"}
     assert r.probes[0].agent == "oracle" and r.probes[1].failure_codes == ["missing_generated_widget"]
 
@@ -200,9 +200,9 @@ def test_verdict_probed_dead_rung(mini_world):
     r = analyse(trials, persona="p", taskset="t", agent="ref", repeats=1)
     assert [(p.level, p.status) for p in r.probes] == [("level1", "unprobed")]
     tasks = [task(id=f"g{i}_level1", difficulty="level1") for i in range(3)]
-    from certify.agents import make_agent
+    from certify.agents import resolve_agent
 
-    asyncio.run(probe_dead_rungs(mini_world, r, tasks, trials, make_agent("oracle")))
+    asyncio.run(probe_dead_rungs(mini_world, r, tasks, trials, resolve_agent("oracle")))
     assert [(p.level, p.status, p.passed) for p in r.probes] == [("level1", "honest_floor", True)]
 
 
@@ -291,10 +291,10 @@ def test_the_calibration_service_runs_the_ladder_family_once_per_task(tmp_path):
 
 
 def test_records_round_trip_with_compact_transcripts(tmp_path, mini_world):
-    from certify.agents import make_agent
+    from certify.agents import resolve_agent
     from certify.trial import run_trial
 
-    real = asyncio.run(run_trial(mini_world, task(), make_agent("oracle")))
+    real = asyncio.run(run_trial(mini_world, task(), resolve_agent("oracle")))
     r = record([real, trial("s_level1", 1, False)])
     paths = write_record(tmp_path, r, [real])
     assert [p.name for p in paths] == ["calibration.json", "calibration.md", "trials.jsonl", "staircase.png"]
@@ -309,14 +309,14 @@ def test_records_round_trip_with_compact_transcripts(tmp_path, mini_world):
 def test_rehearsed_trials_are_not_run_again_and_calibrate_to_the_same_record(tmp_path, monkeypatch):
     """A deterministic reference's trials, rehearsed level by level, are what calibration uses: nothing runs
     twice, and the record is the one a cold calibration gives."""
-    import certify.calibrate as cal
+    import certify.calibration.run as cal
 
     world = World.load(ladder_world(tmp_path / "world"))
     tasks = [ladder_task(lv) for lv in range(5)]
     cold, cold_trials = asyncio.run(
         calibrate(world, tasks, "ladder", persona="p", taskset="t", repeats=3, min_attempts=1)
     )
-    memo, agents = TrialMemo(), reference_agents("ladder")
+    memo, agents = TrialMemo(), resolve_agents("ladder")
     assert sum(asyncio.run(rehearse(world, t, agents, memo)) for t in tasks) == 25
     assert asyncio.run(rehearse(world, tasks[0], agents, memo)) == 0, "a rehearsed task is not run again"
 
@@ -367,7 +367,7 @@ def test_a_reference_that_is_not_deterministic_is_never_rehearsed(tmp_path):
 
 
 def test_the_staircase_is_drawn_once_per_record_whatever_its_time_stamp(monkeypatch):
-    import certify.plot as plot_module
+    import certify.calibration.plot as plot_module
 
     drawn = []
     real = plot_module._draw
@@ -412,7 +412,7 @@ def test_records_written_before_verdicts_load_with_the_verdict_they_meant():
         old.pop(key)
     for level in old["levels"]:
         level.pop("tasks"), level.pop("status")
-    from certify.calibrate import CalibrationRecord
+    from certify.calibration import CalibrationRecord
 
     assert CalibrationRecord.model_validate({**old, "holds": False}).verdict == "inverted"
     assert CalibrationRecord.model_validate({**old, "holds": True}).verdict == "holds"

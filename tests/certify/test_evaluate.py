@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from authoring.cli import app
-from certify.agents import Action, Usage
+from certify.agents import Action, Usage, resolve_agent
 from certify.agents.oracle import NoopAgent, OracleAgent
 from certify.evaluate import (
     REPORT_FILE,
@@ -21,7 +21,6 @@ from certify.evaluate import (
     TRIALS_FILE,
     RunRecord,
     aggregate,
-    build_agent,
     choose_tasks,
     current,
     evaluate,
@@ -281,11 +280,11 @@ def test_load_run_tolerates_only_a_cut_last_line(tmp_path, taskset_dir):
 
 
 def test_build_agent_refuses_llm_options_for_other_agents():
-    assert build_agent("noop").name == "noop"
+    assert resolve_agent("noop").name == "noop"
     with pytest.raises(ValueError, match="mode only apply to openai"):
-        build_agent("oracle", {"mode": "tools"})
+        resolve_agent("oracle", {"mode": "tools"})
     with pytest.raises(ValueError, match="unknown agent"):
-        build_agent("gpt-4o")
+        resolve_agent("gpt-4o")
 
 
 # --- the command ---------------------------------------------------------------------------------------------

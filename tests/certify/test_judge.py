@@ -477,13 +477,15 @@ def test_build_judge_names_and_refusals():
 
 # ---------------------------------------------------------------------------- eval, trials and calibration
 def test_eval_reports_judge_calls_and_cost_apart_and_trials_keep_the_verdict(world, tmp_path):
-    from certify.agents import make_agent
+    from certify.agents import resolve_agent
 
     tasks = [t for _, t in fixture_tasks()]
 
     async def go(judge):
         try:
-            return await evaluate(world, tasks, make_agent("oracle"), runs_dir=tmp_path / "runs", judge=judge)
+            return await evaluate(
+                world, tasks, resolve_agent("oracle"), runs_dir=tmp_path / "runs", judge=judge
+            )
         finally:
             await judge.aclose()
 
@@ -505,13 +507,15 @@ def test_eval_reports_judge_calls_and_cost_apart_and_trials_keep_the_verdict(wor
 
 
 def test_a_judge_with_no_verdict_makes_the_trial_invalid_not_failed(world, tmp_path):
-    from certify.agents import make_agent
+    from certify.agents import resolve_agent
 
     tasks = [task_named(LANTERN)]
 
     async def go(judge):
         try:
-            return await evaluate(world, tasks, make_agent("oracle"), runs_dir=tmp_path / "runs", judge=judge)
+            return await evaluate(
+                world, tasks, resolve_agent("oracle"), runs_dir=tmp_path / "runs", judge=judge
+            )
         finally:
             await judge.aclose()
 
@@ -524,7 +528,7 @@ def test_a_judge_with_no_verdict_makes_the_trial_invalid_not_failed(world, tmp_p
 
 
 def test_trials_and_calibrations_without_a_judge_are_written_as_before(world):
-    from certify.calibrate import analyse
+    from certify.calibration import analyse
 
     plain = Trial(task_id="t", level="level0", agent="oracle", passed=True)
     assert "judge" not in json.loads(plain.model_dump_json())
@@ -533,7 +537,7 @@ def test_trials_and_calibrations_without_a_judge_are_written_as_before(world):
 
 
 def test_calibration_reports_what_judging_cost(world):
-    from certify.calibrate import calibrate, render_markdown
+    from certify.calibration import calibrate, render_markdown
 
     tasks = [t for _, t in fixture_tasks()]
     record, _ = asyncio.run(calibrate(world, tasks, "oracle", persona="analyst", taskset="judged"))

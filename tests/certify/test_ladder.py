@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from certify.agents import TaskView, family, make_agent
+from certify.agents import TaskView, family, resolve_agent
 from certify.agents.ladder import LADDER, LadderAgent
 from certify.task import TaskSet, load_task
 from certify.trial import run_trial
@@ -30,11 +30,11 @@ def run(world: World, task, agent):
 
 def test_the_family_and_its_members_are_registered():
     assert family("ladder") == LADDER == ("ladder-0", "ladder-1", "ladder-2", "ladder-3", "ladder-4")
-    agents = [make_agent(name) for name in LADDER]
+    agents = [resolve_agent(name) for name in LADDER]
     assert [a.rung for a in agents] == [0, 1, 2, 3, 4]
     assert all(a.deterministic and not a.privileged for a in agents)
     with pytest.raises(ValueError, match="is a family"):
-        make_agent("ladder")
+        resolve_agent("ladder")
     with pytest.raises(ValueError, match=r"rungs are 0\.\.4"):
         LadderAgent(5)
 
@@ -42,29 +42,29 @@ def test_the_family_and_its_members_are_registered():
 @pytest.mark.parametrize("rung", range(5))
 def test_each_rung_passes_its_level_and_the_rung_below_fails_it(world, rung):
     task = ladder_task(rung)
-    assert run(world, task, make_agent("oracle")).passed, "the task itself must be solvable"
-    own = run(world, task, make_agent(f"ladder-{rung}"))
+    assert run(world, task, resolve_agent("oracle")).passed, "the task itself must be solvable"
+    own = run(world, task, resolve_agent(f"ladder-{rung}"))
     assert own.valid and own.passed, (own.fingerprint, [(e["tool"], e["args"]) for e in own.events])
     if rung:
-        below = run(world, task, make_agent(f"ladder-{rung - 1}"))
+        below = run(world, task, resolve_agent(f"ladder-{rung - 1}"))
         assert below.valid and below.passed is False
 
 
 @pytest.mark.parametrize("rung", range(4))
 def test_each_rung_fails_the_level_above_it(world, rung):
-    trial = run(world, ladder_task(rung + 1), make_agent(f"ladder-{rung}"))
+    trial = run(world, ladder_task(rung + 1), resolve_agent(f"ladder-{rung}"))
     assert trial.valid and trial.passed is False
 
 
 def test_find_ranks_the_catalog_by_description(world):
-    trial = run(world, ladder_task(1), make_agent("ladder-1"))
+    trial = run(world, ladder_task(1), resolve_agent("ladder-1"))
     update = next(e for e in trial.events if e["tool"] == "update_widget")
     assert update["args"] == {"widget_uuid": "w_pos", "data_args": {"fund": "Beta", "period": "QTD"}}
     assert any("found desk_overview_positions" in str(x.get("reasoning")) for x in trial.transcript)
 
 
 def test_derive_reads_the_document_that_defines_the_policy_and_ignores_its_neighbour(world):
-    trial = run(world, ladder_task(2), make_agent("ladder-2"))
+    trial = run(world, ladder_task(2), resolve_agent("ladder-2"))
     reads = [e["args"]["uri"] for e in trial.events if e["tool"] == "read_workspace_resource"]
     assert reads == ["openbb://workspace/app-builder/index", "openbb://workspace/desk/conventions"]
     year_end = ladder_raw(2, prompt=ladder_raw(2)["prompt"].replace("quarter-end", "year-end"))
@@ -72,7 +72,7 @@ def test_derive_reads_the_document_that_defines_the_policy_and_ignores_its_neigh
     year_end["eval"]["required_tools"][-3]["args"]["data_args"]["period"] = "YTD"
     from certify.task import Task
 
-    trial = run(world, Task.model_validate(year_end), make_agent("ladder-2"))
+    trial = run(world, Task.model_validate(year_end), resolve_agent("ladder-2"))
     assert (
         next(e for e in trial.events if e["tool"] == "update_widget")["args"]["data_args"]["period"] == "YTD"
     )
@@ -95,19 +95,19 @@ def test_derive_finds_a_policy_defined_in_a_note_on_the_dashboard_without_readin
     )
     from certify.task import Task
 
-    trial = run(world, Task.model_validate(raw), make_agent("ladder-2"))
+    trial = run(world, Task.model_validate(raw), resolve_agent("ladder-2"))
     assert trial.passed, trial.fingerprint
     assert not any(e["tool"] in ("read_workspace_resource", "get_skill_content") for e in trial.events)
 
 
 def test_ground_writes_the_asked_step_and_not_the_whole_skill(world):
-    trial = run(world, ladder_task(3), make_agent("ladder-3"))
+    trial = run(world, ladder_task(3), resolve_agent("ladder-3"))
     note = next(e for e in trial.events if e["tool"] == "add_generative_widget")["args"]["data"]
     assert "amber ledger stamp" in note and "Tie out cash" not in note
 
 
 def test_execute_reads_what_it_is_told_but_extracts_nothing(world):
-    trial = run(world, ladder_task(3), make_agent("ladder-0"))
+    trial = run(world, ladder_task(3), resolve_agent("ladder-0"))
     assert any(
         e["tool"] == "get_skill_content" and e["args"] == {"slug": "close-checklist"} for e in trial.events
     )
@@ -116,7 +116,7 @@ def test_execute_reads_what_it_is_told_but_extracts_nothing(world):
 
 
 def test_compose_builds_instantiates_in_the_background_and_places_what_it_built(world):
-    trial = run(world, ladder_task(4), make_agent("ladder-4"))
+    trial = run(world, ladder_task(4), resolve_agent("ladder-4"))
     tools = [e["tool"] for e in trial.events]
     assert tools.index("manage_backends") < tools.index("manage_apps") < tools.index("create_widget")
     instantiate = next(e for e in trial.events if e["tool"] == "manage_apps")
@@ -169,14 +169,14 @@ def test_a_rung_never_receives_the_eval_block_or_the_metadata(world):
     from certify.task import Task
 
     task = Task.model_validate(raw)
-    spy = Spy(make_agent("ladder-4"))
+    spy = Spy(resolve_agent("ladder-4"))
     trial = run(world, task, spy)
     assert trial.valid and spy.tasks == [None]
     seen = json.dumps([vars(v) for v in spy.views] + spy.observations + trial.transcript, default=str)
     assert "EVAL-SENTINEL" not in seen and "META-SENTINEL" not in seen
     assert set(vars(spy.views[0])) == {"task_id", "prompt", "tools", "rules"}
     renamed = Task.model_validate({**raw, "id": "anything_else"})
-    again = run(world, renamed, make_agent("ladder-4"))
+    again = run(world, renamed, resolve_agent("ladder-4"))
     assert [(e["tool"], e["args"]) for e in again.events] == [(e["tool"], e["args"]) for e in trial.events]
 
 
@@ -198,20 +198,20 @@ def shipped(task_id: str):
 )
 def test_shipped_tasks(task_id, passes, fails):
     world, task = shipped(task_id)
-    assert run(world, task, make_agent(passes)).passed
+    assert run(world, task, resolve_agent(passes)).passed
     if fails:
-        assert run(world, task, make_agent(fails)).passed is False
+        assert run(world, task, resolve_agent(fails)).passed is False
 
 
 def test_a_fenced_off_twin_is_left_alone_and_the_stale_instance_repaired():
     world, task = shipped("flow_credit_liquidity_limit_level3")
-    trial = run(world, task, make_agent("ladder-3"))
+    trial = run(world, task, resolve_agent("ladder-3"))
     updates = [e["args"] for e in trial.events if e["tool"] == "update_widget"]
     assert updates == [
         {"widget_uuid": "w_1f16", "data_args": {"desk": "Credit Flow", "limit_type": "Liquidity"}},
         {"widget_uuid": "w_1a51", "data_args": {"desk": "Credit Flow"}},  # the second view the level repairs
     ]
-    below = run(world, task, make_agent("ladder-0"))
+    below = run(world, task, resolve_agent("ladder-0"))
     assert [e["args"]["widget_uuid"] for e in below.events if e["tool"] == "update_widget"] == [
         "w_1f16",
         "w_1a51",
@@ -233,12 +233,12 @@ def test_compat_tasks(path, passes, fails):
     taskset = TaskSet.load(COMPAT_TASKS)
     task = load_task(COMPAT_TASKS / path, taskset)
     world = World.load(COMPAT_WORLD)
-    assert run(world, task, make_agent(passes)).passed
+    assert run(world, task, resolve_agent(passes)).passed
     if fails:
-        assert run(world, task, make_agent(fails)).passed is False
+        assert run(world, task, resolve_agent(fails)).passed is False
 
 
 def test_rungs_are_deterministic():
     world, task = shipped("basket_desk_shortfall_level4")
-    first, second = (run(world, task, make_agent("ladder-4")) for _ in range(2))
+    first, second = (run(world, task, resolve_agent("ladder-4")) for _ in range(2))
     assert [(e["tool"], e["args"]) for e in first.events] == [(e["tool"], e["args"]) for e in second.events]

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from certify.agents import make_agent
+from certify.agents import resolve_agent
 from certify.task import Task
 from certify.trial import run_trial
 from simulator import World
@@ -76,7 +76,7 @@ def task(prompt: str, args: dict[str, str], *, level: int = 3, tab: str | None =
 
 
 def run(world, t, rung):
-    return asyncio.run(run_trial(world, t, make_agent(f"ladder-{rung}")))
+    return asyncio.run(run_trial(world, t, resolve_agent(f"ladder-{rung}")))
 
 
 CASES = {
@@ -114,7 +114,7 @@ CASES = {
 def test_ground_sets_what_its_source_says_and_the_rung_below_does_not(world, case):
     prompt, args, tab = CASES[case]
     t = task(prompt, args, tab=tab)
-    assert asyncio.run(run_trial(world, t, make_agent("oracle"))).passed
+    assert asyncio.run(run_trial(world, t, resolve_agent("oracle"))).passed
     own = run(world, t, 3)
     assert own.passed, (own.fingerprint, [(e["tool"], e["args"]) for e in own.events])
     assert run(world, t, 2).passed is False

@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from certify.agents import make_agent
+from certify.agents import resolve_agent
 from certify.agents.llm import PLACEHOLDER_KEY, LLMConfig, OpenAIAgent
 from certify.episode import NO_ACTION, NUDGE
 from certify.pricing import PriceTable
@@ -389,14 +389,14 @@ def test_endpoint_configuration(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ValueError, match=r"OPENAI_API_KEY.*OPENAI_BASE_URL"):
-        make_agent("openai:gpt-4.1-mini")
+        resolve_agent("openai:gpt-4.1-mini")
     with pytest.raises(ValueError, match="openai:<model>"):
         OpenAIAgent.from_name("openai:", base_url="http://localhost:11434/v1")
     local = OpenAIAgent.from_name("openai:llama3.1:8b", base_url="http://localhost:11434/v1")
     assert local.config.model == "llama3.1:8b" and local.model._api_key == PLACEHOLDER_KEY
     assert local.notes and "no price" in local.notes[0]
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
-    agent = make_agent("openai:gpt-4o-mini")
+    agent = resolve_agent("openai:gpt-4o-mini")
     assert agent.name == "openai:gpt-4o-mini" and agent.endpoint == "http://127.0.0.1:8000/v1"
     assert agent.notes == [] and agent.config.mode == "json" and agent.config.temperature == 0
     assert "api_key" not in agent.config.public()

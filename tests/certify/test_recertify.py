@@ -133,7 +133,7 @@ def test_cli_opens_review_items_for_broken_tasks_and_commits_only_the_lock(
         "certify/grader/definition_checks.py",
         "certify/shortcuts/reading.py",
         "certify/equivalence.py",
-        "certify/calibrate.py",
+        "certify/calibration/analysis.py",
     ],
 )
 def test_a_changed_private_helper_makes_every_certificate_stale(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from certify.stats import distribution, pass_hat_k, percentile, wilson
+from certify.calibration.stats import distribution, pass_hat_k, percentile, wilson
 
 
 def test_wilson_reference_values():

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from certify.agents import Action, AgentUnavailable, TaskView, Usage, make_agent
+from certify.agents import Action, AgentUnavailable, TaskView, Usage, resolve_agent
 from certify.trial import UNPARSEABLE, Trial, regrade_trial, run_trial
 from tests.certify.helpers import task
 
@@ -49,9 +49,9 @@ class Scripted:
 
 def test_oracle_passes_noop_fails(mini_world):
     t = task()
-    oracle = run(mini_world, t, make_agent("oracle"))
+    oracle = run(mini_world, t, resolve_agent("oracle"))
     assert oracle.valid and oracle.passed and oracle.turns == 3
-    noop = run(mini_world, t, make_agent("noop"))
+    noop = run(mini_world, t, resolve_agent("noop"))
     assert noop.valid and noop.passed is False and noop.ended_by == "agent_stopped"
     assert "missing_widget" in noop.failure_codes
 
@@ -112,7 +112,7 @@ def test_timeout_is_invalid(mini_world):
 
 
 def test_heuristic_solves_an_execute_task_honestly(mini_world):
-    trial = run(mini_world, task(), make_agent("heuristic"))
+    trial = run(mini_world, task(), resolve_agent("heuristic"))
     tools = [e["tool"] for e in trial.events]
     assert tools[:2] == ["get_workspace_snapshot", "list_available_widgets"]
     assert "update_widget" in tools
@@ -122,13 +122,13 @@ def test_heuristic_solves_an_execute_task_honestly(mini_world):
 
 def test_heuristic_cannot_find_an_unnamed_widget(mini_world):
     t = task(prompt="On the open Task Board, point the holdings book at Gamma for the quarter, QTD.")
-    trial = run(mini_world, t, make_agent("heuristic"))
+    trial = run(mini_world, t, resolve_agent("heuristic"))
     assert trial.passed is False
 
 
 def test_stored_trials_regrade_without_an_agent(mini_world):
     t = task()
-    trial = run(mini_world, t, make_agent("oracle"))
+    trial = run(mini_world, t, resolve_agent("oracle"))
     stored = Trial.model_validate_json(trial.model_dump_json())
     again = regrade_trial(mini_world, t, stored)
     assert again.passed is True and again.fingerprint == trial.fingerprint
@@ -144,4 +144,4 @@ def test_stored_trials_regrade_without_an_agent(mini_world):
 
 def test_unknown_agent_name():
     with pytest.raises(ValueError, match="unknown agent"):
-        make_agent("wizard")
+        resolve_agent("wizard")

@@ -831,3 +831,24 @@ class TestArgumentsTheSourceAccepted:
         assert upd.ok and upd.data["widget"]["data_args"] == {"fund": "Gamma", "period": "MTD"}
         schema = next(s for s in tool_schemas(["create_widget"]))["parameters"]
         assert "backend_name" not in schema["properties"] and "config" not in schema["properties"]
+
+
+def test_every_tool_declares_read_or_write_and_the_kinds_partition_the_surface():
+    from simulator import TOOLS, reads_only, tools_of
+
+    reads, writes = set(tools_of("read")), set(tools_of("write"))
+    assert reads | writes == set(TOOLS) and not reads & writes
+    assert set(tools_of("placing")) <= writes and set(tools_of("document")) <= reads
+    assert reads_only("manage_apps", {"operation": "list"}) and not reads_only(
+        "manage_apps", {"operation": "instantiate"}
+    )
+    assert reads_only("read_widget", {}) and not reads_only("final_answer", {}) and not reads_only("nope", {})
+
+
+def test_a_tool_declared_neither_read_nor_write_is_refused():
+    from simulator.toolspec import NoArgs, tool
+
+    with pytest.raises(ValueError, match="either 'read' or 'write'"):
+        tool(NoArgs, "placing")
+    with pytest.raises(ValueError, match="read_operations"):
+        tool(NoArgs, "read", read_operations=("list",))

@@ -8,10 +8,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from certify.calibrate import CalibrationRecord, compact
-from certify.calibrate import calibrate as run_calibration
-from certify.task import LEVELS, Task
-from certify.trial import Trial
+from certify import LEVELS, CalibrationRecord, Task, Trial, compact
+from certify import calibrate as run_calibration
 
 from ...flags import Flag, make_flag
 from ..context import RunContext

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from certify.lock import now
+from certify import now
 
 from ...outputs import commit_outputs
 from ..context import RunContext

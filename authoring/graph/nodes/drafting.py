@@ -9,7 +9,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from certify.task import LEVEL_NAMES, LEVELS
+from certify import LEVEL_NAMES, LEVELS
 
 from ...checks import persona_warnings
 from ...failures import RoleFailure

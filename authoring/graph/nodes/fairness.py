@@ -7,8 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from langgraph.runtime import Runtime
 
-from certify.plot import png
-from certify.task import Task
+from certify import Task, png
 
 from ...failures import RoleFailure
 from ...flags import Flag, open_blockers

@@ -8,7 +8,7 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from certify.lock import now
+from certify import now
 
 from ...flags import Flag, make_flag
 from ..context import RunContext

@@ -8,8 +8,8 @@ import asyncio
 
 from langgraph.runtime import Runtime
 
-from certify.calibrate import rehearse as rehearse_task
-from certify.lock import task_content_hash
+from certify import rehearse as rehearse_task
+from certify import task_content_hash
 
 from ...failures import RoleFailure
 from ...flags import make_flag, open_blockers

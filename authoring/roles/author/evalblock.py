@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from certify.task import Eval
+from certify import Eval
 
 
 class AuthorBug(ValueError):

@@ -10,9 +10,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from certify.task import HiddenValue
-from simulator.params import value_allowed
-from simulator.world import BackendFixture, WidgetDef
+from certify import HiddenValue
+from simulator import BackendFixture, WidgetDef, value_allowed
 
 from ...factcheck import ResolvedStory, ResolvedTarget
 from ...factcheck import value_text as said_as_text

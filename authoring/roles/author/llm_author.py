@@ -10,19 +10,24 @@ the same session, across a checkpoint and a resume. Its prompts are template fil
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
-from certify.agents.parsing import parse_arguments
-from certify.gates import certify_task
-from certify.model_client import Completion
-from certify.task import LEVEL_NAMES, LEVELS, Task, TaskFileError, parse_task
-from simulator import SetupError, Workspace
-from simulator.world import Prompt, Resource, Skill
+from certify import (
+    LEVEL_NAMES,
+    LEVELS,
+    Completion,
+    Task,
+    TaskFileError,
+    certify_task,
+    parse_arguments,
+    parse_task,
+    words,
+)
+from simulator import Prompt, Resource, SetupError, Skill, Workspace
 
 from ...failures import RoleFailure
 from ..llm import EVIDENCE, Endpoint, clip, standard_defaults
@@ -126,7 +131,7 @@ thread that reads the other stories' model replies (each reply then waited tens 
 
 
 def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", text.lower()))
+    return words(text, longer_than=0, stop=frozenset())
 
 
 class _Tools:

@@ -16,11 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from certify.grader.match import numbers_in, text_contains
-from simulator import Workspace
-from simulator.slug import slugify
-from simulator.workspace import INDEX_URI
-from simulator.world import Prompt, Resource, Skill
+from certify import numbers_in, text_contains
+from simulator import INDEX_URI, Prompt, Resource, Skill, Workspace, slugify
 
 from ...factcheck import STEP, ResolvedTarget
 from ...factcheck import value_text as said_as_text

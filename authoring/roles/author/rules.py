@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from certify.shortcuts import run_battery
-from certify.task import LEVEL_NAMES, LEVELS, TaskMeta, parse_task
+from certify import LEVEL_NAMES, LEVELS, TaskMeta, parse_task, run_battery
 from simulator import TOOL_NAMES
 
 from .context import AuthorContext, Draft, story_setup

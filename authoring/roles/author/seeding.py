@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.params import value_allowed
-from simulator.world import option_values
+from simulator import option_values, value_allowed
 
 from ...factcheck import ResolvedTarget
 from ...factcheck import value_text as said_as_text

@@ -12,14 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from certify.agents.retrieval import BM25, terms
-from certify.gates import leaked_values
-from certify.task import parse_task
-from simulator.params import value_allowed
-from simulator.world import WidgetDef
+from certify import BM25, leaked_values, parse_task, terms
+from simulator import WidgetDef, value_allowed
 
 from ...factcheck import ResolvedTarget
+from ...factcheck import param_label as label
 from ...factcheck import value_text as said_as_text
+from ...variety import overlap
 from .level import Level
 from .phrasebook import (
     MAX_PROMPT_WORDS,
@@ -41,15 +40,6 @@ MAX_PHRASINGS = 8
 MAX_CONTRASTS = 5
 
 
-def label(param: dict[str, Any] | None, key: str) -> str:
-    """How a person names a parameter or column: its declared label when it has one ("Event Type" → "event
-    type"), else the key with underscores read as spaces; acronyms keep their case."""
-    label = (
-        str((param or {}).get("label") or (param or {}).get("headerName") or key).replace("_", " ").strip()
-    )
-    return " ".join(w if (w.isupper() and len(w) > 1) else w.lower() for w in label.split())
-
-
 def where_phrase(where: str) -> str:
     """Turn a planted phrase's location ("the last step of its workflow (how the pack opens)") into what a
     person would ask to record ("what the last step of its workflow says about how the pack opens")."""
@@ -57,10 +47,6 @@ def where_phrase(where: str) -> str:
     if match:
         return f"what {match.group(1)} says about {match.group(2)}"
     return where if where.startswith("what ") else f"what {where} says"
-
-
-def _jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a | b else 1.0
 
 
 def _nth(name: str, index: int) -> str:
@@ -271,7 +257,7 @@ def contrasts(level: Level, board: Board) -> list[str]:
         if wid not in taken
         and d.definition.get("category") == app
         and str(d.definition.get("description") or "").strip()
-        and _jaccard(own, set(terms(str(d.definition["description"])))) < 0.5
+        and overlap(own, set(terms(str(d.definition["description"]))), when_empty=1.0) < 0.5
     ]
     decoy = board.decoy
     if decoy is not None and decoy.widget_id in catalog.widgets:

@@ -17,6 +17,8 @@ from typing import Any
 import jinja2
 import yaml
 
+from ...templating import environment
+
 HERE = Path(__file__).parent
 
 
@@ -35,12 +37,7 @@ def sep(loop: Any) -> str:
     return ", " if loop.revindex > 2 else (" and " if loop.revindex == 2 else "")
 
 
-ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(HERE),
-    undefined=jinja2.StrictUndefined,
-    autoescape=False,
-    keep_trailing_newline=False,
-)
+ENV = environment(HERE, keep_trailing_newline=False)
 ENV.filters["cap"] = cap
 ENV.filters["a"] = article
 ENV.globals["sep"] = sep

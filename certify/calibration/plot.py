@@ -11,10 +11,10 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .task import LEVEL_NAMES
+from ..task import LEVEL_NAMES
 
 if TYPE_CHECKING:
-    from .calibrate import CalibrationRecord
+    from .records import CalibrationRecord
 
 
 _PNGS: OrderedDict[str, bytes] = OrderedDict()
