@@ -23,6 +23,7 @@ from simulator import Workspace, World
 from simulator.params import value_allowed
 from simulator.world import BackendFixture, WidgetDef, option_values
 
+from .locate import locate, offered
 from .sources import Facts, SourceError, Story
 from .suggest import did_you_mean, listing
 
@@ -63,6 +64,7 @@ class Hop:
     uri: str
     title: str
     position: str  # where in the named source the reference sits ("step 2 of its workflow")
+    row: str = ""  # where in the referred document the fact sits ("its row for Lantern Macro")
 
 
 @dataclass
@@ -349,15 +351,31 @@ def _shared_param_errors(
     return errors
 
 
-def _where_in(text: str, phrase: str) -> str:
-    """Where a planted phrase sits in a text, said so that a request can point at it without quoting it."""
-    for number, step in STEP.findall(text):
-        if phrase.casefold() in step.casefold():
-            return f"step {number} of its list"
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
-    if sentences and phrase.casefold() in sentences[-1].casefold():
-        return "the last point it makes"
-    return "the convention it names"
+def list_word(kind: str) -> str:
+    """What a source's numbered steps are called in a request ("step 3 of its workflow")."""
+    return "workflow" if kind == "skill" else "list"
+
+
+def offers(text: str, kind: str, limit: int = 6) -> str:
+    """What a document offers to ground a fact in, for an error that says where else to look."""
+    found = offered(text, list_word(kind))
+    if not found:
+        return "it has no row, step, point or entry a request can point at"
+    shown = "; ".join(f"{p.position}: '{p.text[:70]}'" for p in found[:limit])
+    more = f" (and {len(found) - limit} more: taskforge world show)" if len(found) > limit else ""
+    return f"it offers {shown}{more}"
+
+
+def _where_in(text: str, phrase: str, kind: str, file: str, key: str, source: str) -> tuple[str, str]:
+    """Where a phrase sits in a text (the pointer a request uses, and the piece holding it), generated from
+    the document's structure and checked the way an agent reads it; a SourceError naming the story's field
+    when no piece, or more than one, holds it."""
+    located = locate(text, phrase, list_word(kind))
+    if located.piece is None:
+        raise SourceError(
+            file, key, f"'{phrase}' cannot be pointed at in {source}: {located.problem}; {offers(text, kind)}"
+        )
+    return located.piece.where, located.piece.text
 
 
 def _prompt_governance(world: World, file: str, name: str, fact: str | None) -> Governance:
@@ -373,13 +391,8 @@ def _prompt_governance(world: World, file: str, name: str, fact: str | None) -> 
     if fact is not None:
         return Governance("prompt", prompt.name, label, fact, "")
     for planted in prompt.planted:
-        return Governance(
-            "prompt",
-            prompt.name,
-            label,
-            planted.phrase,
-            planted.where or _where_in(prompt.text, planted.phrase),
-        )
+        where = planted.where or _where_in(prompt.text, planted.phrase, "prompt", file, key, prompt.name)[0]
+        return Governance("prompt", prompt.name, label, planted.phrase, where)
     steps = STEP.findall(prompt.text)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", prompt.text.strip()) if len(s.split()) >= 3]
     closing = steps[-1][1] if steps else (sentences[-1] if sentences else "")
@@ -388,7 +401,8 @@ def _prompt_governance(world: World, file: str, name: str, fact: str | None) -> 
         raise SourceError(
             file, key, f"prompt '{name}' has no closing phrase that occurs nowhere else in the world"
         )
-    return Governance("prompt", prompt.name, label, phrase, "the last point it makes")
+    where = _where_in(prompt.text, phrase, "prompt", file, key, prompt.name)[0]
+    return Governance("prompt", prompt.name, label, phrase, where)
 
 
 def _split_where(where: str) -> tuple[str, str]:
@@ -606,8 +620,17 @@ def _ground_fact(
         ]
     gov.phrase = fact
     entry = next((p for p in planted if p.phrase.casefold() == fact.casefold()), None)
-    gov.where = entry.where if entry is not None and entry.where else _where_in(text, fact)
     piece = next((u for u in units(text) if fact.casefold() in u.casefold()), fact)
+    if entry is not None and entry.where:
+        where = entry.where
+    else:
+        try:
+            where, piece = _where_in(text, fact, holder_kind, file, key, gov.source)
+        except SourceError as exc:
+            return [exc]
+    gov.where = where
+    if gov.hop is not None:
+        gov.hop.row = where.split(" (")[0]
     sets = facts.governance.sets or ""
     gov.sets = sets
     if sets == "tab":
@@ -715,14 +738,12 @@ def resolve_governance(world: World, story: Story) -> Governance:
         )
     if gov.fact is not None:
         return Governance("resource", resource.uri, resource.title or resource.uri, gov.fact, "")
+    key = "facts.governance.resource"
     for planted in resource.planted:
-        return Governance(
-            "resource",
-            resource.uri,
-            resource.title or resource.uri,
-            planted.phrase,
-            planted.where or "the last point it makes",
+        where = (
+            planted.where or _where_in(resource.text, planted.phrase, "resource", file, key, resource.uri)[0]
         )
+        return Governance("resource", resource.uri, resource.title or resource.uri, planted.phrase, where)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", resource.text.strip()) if len(s.split()) >= 3]
     phrase = _unique_phrase(world, resource.file, sentences[-1]) if sentences else None
     if phrase is None:
@@ -731,9 +752,8 @@ def resolve_governance(world: World, story: Story) -> Governance:
             "facts.governance.resource",
             f"resource '{resource.uri}' has no closing phrase that occurs nowhere else in the world",
         )
-    return Governance(
-        "resource", resource.uri, resource.title or resource.uri, phrase, "the last point it makes"
-    )
+    where = _where_in(resource.text, phrase, "resource", file, key, resource.uri)[0]
+    return Governance("resource", resource.uri, resource.title or resource.uri, phrase, where)
 
 
 def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
