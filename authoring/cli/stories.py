@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -22,79 +21,40 @@ new_app = typer.Typer(
 )
 
 
-def _draft(out: Console, world: Any, report: Any) -> bool:
-    """Author the twenty tasks with the rule driver in memory (nothing written) and run their gates, the
-    same-level prompt variety and the heuristic staircase: what `taskforge author` would find, in seconds."""
-    from authoring.roles.author import AuthorContext, AuthoringError, RuleAuthor
+def _draft(out: Console, world: Any, report: Any, sources: Path) -> bool:
+    """The authoring run itself with the rule drivers, in memory and stopped before anything is written (see
+    authoring/draft.py): the gate table, the flags, the staircase and the review items `taskforge author`
+    would print, and whether its first run certifies."""
+    from authoring.draft import draft_persona
+    from authoring.run import Outcome
     from authoring.taskset import STANDARD_DEFAULTS
     from authoring.variety import masks_for, rotation, same_level_similarity
-    from certify.agents import make_agent
-    from certify.calibrate import analyse
-    from certify.gates import certify_task
     from certify.task import parse_task
-    from certify.trial import run_trial
 
-    baseline = next((b for b in sorted(world.baselines) if b.endswith("workspace-a")), "")
-    backends = list(world.default_backends)
-    author, tasks, prompts, rows = RuleAuthor(), [], [], []
-    siblings = tuple(r.story.slug for r in report.resolved)
-    for resolved in report.resolved:
-        ctx = AuthorContext(
-            world,
-            report.source,
-            resolved,
-            baseline,
-            backends,
-            sorted(world.skills),
-            siblings,
-            STANDARD_DEFAULTS,
+    from .author import _summary
+    from .options import TASKSET, TASKSETS_DIR
+
+    tasksets = sources / TASKSETS_DIR if not TASKSETS_DIR.is_absolute() else TASKSETS_DIR
+    drafted = draft_persona(sources, report.persona, world, tasksets, TASKSET)
+    expected = 5 * len(report.resolved)
+    verdict = "would certify" if drafted.ok else "would NOT certify"
+    summary = (
+        f"{report.persona}: draft {drafted.certified}/{expected} certify, "
+        f"{len(drafted.items)} blocking item(s): the first `taskforge author` run {verdict}"
+    )
+    _summary(Outcome("draft", summary, "draft", drafted.items, state=drafted.state))
+    prompts = [(t.story, t.level, t.raw.get("prompt", "")) for t in drafted.tasks.values()]
+    if prompts:
+        tasks = [parse_task(t.raw, f"{tid}.json", STANDARD_DEFAULTS) for tid, t in drafted.tasks.items()]
+        variety = same_level_similarity(prompts)
+        render.say(
+            out,
+            "  ".join(f"{k} {v:.3f}" for k, v in variety.items()),
+            prefix="same-level prompt similarity (word trigrams, lower is more varied): ",
         )
-        for level in range(5):
-            task_id = f"{resolved.story.slug}_level{level}"
-            try:
-                task = parse_task(author.draft(ctx, level, [], []).task, f"{task_id}.json", STANDARD_DEFAULTS)
-            except AuthoringError as exc:
-                rows.append((task_id, {"author": {"ok": False, "detail": str(exc)}}))
-                continue
-            rows.append((task.id, certify_task(world, task, f"{task.id}.json").gates))
-            tasks.append(task)
-            prompts.append((resolved.story.slug, task.difficulty, task.prompt))
-    certified = sum(all(render.gate_ok(g) for g in gates.values()) for _, gates in rows)
-    render.gate_table(out, f"Draft with the rule author ({certified}/{len(rows)} certify)", rows)
-    variety = same_level_similarity(prompts)
-    render.say(
-        out,
-        "  ".join(f"{k} {v:.3f}" for k, v in variety.items()),
-        prefix="same-level prompt similarity (word trigrams, lower is more varied): ",
-    )
-    rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice]))
-    render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
-    heuristic = make_agent("heuristic")
-
-    async def trials():
-        return [await run_trial(world, t, heuristic) for t in tasks]
-
-    record = analyse(
-        asyncio.run(trials()),
-        persona=report.persona,
-        taskset="check",
-        agent="heuristic",
-        repeats=1,
-        min_attempts=1,
-    )
-    rates = "  ".join(
-        f"{s.level} {'-' if s.pass_rate is None else f'{s.pass_rate:.0%}'}" for s in record.levels
-    )
-    render.say(
-        out,
-        f"{rates}: {record.verdict if record.holds else record.verdict.upper()}",
-        prefix="heuristic staircase (one attempt per task): ",
-    )
-    for d in record.defects:
-        render.say(out, f"{d.task_id}: {'; '.join(d.fingerprint)}", prefix="defect: ")
-    for s in record.shortcuts:
-        render.say(out, f"{s.task_id}: {s.detail}", prefix="shortcut: ")
-    return certified == len(rows) and record.holds
+        rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice]))
+        render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
+    return drafted.ok and drafted.certified == expected
 
 
 def check(
@@ -142,7 +102,7 @@ def check(
         )
     if report.errors:
         raise typer.Exit(2)
-    if draft and not as_json and not _draft(console, w, report):
+    if draft and not as_json and not _draft(console, w, report, sources):
         raise typer.Exit(1)
     raise typer.Exit(1 if strict and report.warnings else 0)
 

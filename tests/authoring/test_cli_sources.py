@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from typer.testing import CliRunner
 
@@ -144,16 +145,41 @@ def test_check_reports_warnings_and_json(sources, mini_world_path):
     )
 
 
-def test_check_draft_authors_in_memory(sources, mini_world_path):
+def _review_ids(text: str) -> list[str]:
+    return sorted(re.findall(r"review ([0-9a-f]{10}) ", " ".join(text.split())))
+
+
+def test_check_draft_prints_what_the_first_author_run_prints(sources, mini_world_path, tmp_path):
+    """`check --draft` is the authoring run itself, in memory: the same gate table, the same blocking items
+    (same ids) and the same verdict as the first `taskforge author` run, and nothing written."""
     result = invoke(
         "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--draft"
     )
-    assert result.exit_code == 0, result.output
-    assert "Draft with the rule author (10/10 certify)" in result.stdout
-    assert "morning_positions_level4 ✓  ✓" in result.stdout
-    assert "heuristic staircase" in result.stdout
-    assert "rotation-aware variety: skeleton nearest-neighbour" in " ".join(result.stdout.split())
+    said = " ".join(result.stdout.split())
+    assert "morning_positions_level4" in result.stdout and "staircase (ladder x1)" in said
+    assert "rotation-aware variety: skeleton nearest-neighbour" in said
     assert not list(sources.glob("**/*.json"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    authored = invoke(
+        "author",
+        "--persona",
+        "desk_head",
+        "--sources",
+        str(sources),
+        "--world",
+        str(mini_world_path),
+        "--tasksets-dir",
+        str(repo / "tasksets"),
+        "--skills-dir",
+        str(repo / "skills"),
+        "--no-commit",
+    )
+    predicted = _review_ids(result.stdout)
+    assert predicted == _review_ids(authored.stdout)
+    # this two-story mini world does not certify under the ladder: the draft says so, and why
+    assert predicted and result.exit_code == 1 and authored.exit_code == 1
+    assert "the first `taskforge author` run would NOT certify" in said
 
 
 def test_version():
