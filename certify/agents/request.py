@@ -293,6 +293,18 @@ def find_described(
     return out
 
 
+def verb_kind(verb: str) -> OpKind | None:
+    """What a verb, said on its own ("put right", "bring up"), asks the agents to do: the kind whose verb pattern
+    matches earliest in it (update first at a tie, as in `op_kind`), or None when none does. A persona's
+    declared verbs are checked against this, so that every verb its prompts use is one the agents act on."""
+    best: tuple[int, OpKind] | None = None
+    for kind, pattern in _VERBS.items():
+        m = pattern.search(verb)
+        if m and (best is None or m.start() < best[0]):
+            best = (m.start(), kind)
+    return None if best is None else best[1]
+
+
 def op_kind(request: Request, position: int, end: int | None = None) -> OpKind | None:
     """What the sentence around a mention asks for it: the verb closest before the mention, else the first
     after it."""
