@@ -137,6 +137,10 @@ class ResolvedStory:
     tab_name: str
     warnings: list[str] = field(default_factory=list)
     policy_doc: PolicyDocument | None = None
+    # what the facts make the ladder calibration of `author` block on (a Derive the Find rung solves, a Find
+    # hint that ranks another widget first): `taskforge check` reports these as errors; authoring itself goes
+    # on, since a run with another reference agent may not block on them
+    ladder_errors: list[SourceError] = field(default_factory=list)
 
     @property
     def facts(self) -> Facts:
@@ -756,6 +760,38 @@ def resolve_governance(world: World, story: Story) -> Governance:
     return Governance("resource", resource.uri, resource.title or resource.uri, phrase, where)
 
 
+def _findability_errors(
+    world: World, story: Story, target: ResolvedTarget, backends: list[str]
+) -> list[SourceError]:
+    """The Find level describes the first target by the story's find hint; the ladder's Find rung ranks the
+    widgets of the target's app by their names and descriptions against it (BM25, as
+    `certify.agents.request.find_described` does). A hint that ranks another widget first makes Find, and the
+    levels above it, fail for every agent that reads the catalog the way the ladder does."""
+    from certify.agents.retrieval import BM25
+
+    fixture = world.fixture_of(target.origin, backends)
+    app = target.widget.definition.get("category")
+    if fixture is None or not app:
+        return []
+    pool = [d for d in fixture.catalog.widgets.values() if d.definition.get("category") == app]
+    ranked = BM25([f"{d.name} {d.definition.get('description') or ''}" for d in pool]).rank(
+        story.facts.find_hint
+    )
+    top = pool[ranked[0][0]] if ranked else None
+    if top is not None and top.widget_id == target.widget_id:
+        return []
+    found = f"'{top.name}'" if top is not None else "no widget"
+    return [
+        SourceError(
+            story.file,
+            "facts.find_hint",
+            f"'{story.facts.find_hint}' finds {found} in {app}, not '{target.name}' (a reader ranks the app's "
+            f"widgets by name and description); use the words of its catalog description: "
+            f"'{target.widget.definition.get('description') or ''}'",
+        )
+    ]
+
+
 def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     """Check every fact of `story` against `world` (with `backends` connected) and resolve it."""
     facts = story.facts
@@ -932,13 +968,25 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         raise FactErrors(errors)
     words = facts.dashboard.split()
     tab_name = facts.tab or (words[-1] if len(words) > 1 else facts.dashboard)
-    warnings = []
+    warnings: list[str] = []
     carried_param = targets[carried_target].widget.param(carried_key)
+    blocking = []
     if carried_param is not None and str(carried_param.get("value")) == str(carried_value):
         warnings.append(
             f"the policy carries {carried_key}={carried_value!r}, which is also the parameter's default: "
             "an agent that ignores the policy gets it right"
         )
+        # the ladder's Find rung then solves the Derive level: calibration blocks the run
+        blocking.append(
+            SourceError(
+                file,
+                "facts.policy.carries",
+                f"the policy carries {carried_key}={value_text(carried_value)!r}, which is also the "
+                "parameter's default: an agent that ignores the policy gets it right (the ladder's Find rung "
+                "solves the Derive level); carry another parameter, or a value that is not the default",
+            )
+        )
+    blocking += _findability_errors(world, story, targets[0], backends)
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")
@@ -955,4 +1003,5 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         tab_name.title() if tab_name.islower() else tab_name,
         warnings,  # type: ignore[arg-type]
         policy_doc,
+        blocking,
     )

@@ -152,6 +152,7 @@ def author(
     from authoring.failures import EndpointError
     from authoring.gitops import GitError
     from authoring.options import RunOptions
+    from authoring.overlay import OverlayError, world_for
     from authoring.progress import LiveProgress
     from authoring.review import ReviewError
     from authoring.run import RunError, run_persona
@@ -180,7 +181,7 @@ def author(
             tasksets_dir=str(tasksets_dir),
             sources_root=str(sources),
             skills_dir=str(skills_dir),
-            world=str(world or DEFAULT_WORLD),
+            world=str(world_for(sources, world or DEFAULT_WORLD)),
             baseline=baseline,
             reference_agent=reference_agent,
             frontier_agent=frontier_agent,
@@ -223,6 +224,7 @@ def author(
         ReviewError,
         TaskFileError,
         EndpointError,
+        OverlayError,
     ) as exc:
         raise usage_error(str(exc)) from exc
     except Exception as exc:

@@ -21,7 +21,7 @@ new_app = typer.Typer(
 )
 
 
-def _draft(out: Console, world: Any, report: Any, sources: Path) -> bool:
+def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent: str = "ladder") -> bool:
     """The authoring run itself with the rule drivers, in memory and stopped before anything is written (see
     authoring/draft.py): the gate table, the flags, the staircase and the review items `taskforge author`
     would print, and whether its first run certifies."""
@@ -35,7 +35,7 @@ def _draft(out: Console, world: Any, report: Any, sources: Path) -> bool:
     from .options import TASKSET, TASKSETS_DIR
 
     tasksets = sources / TASKSETS_DIR if not TASKSETS_DIR.is_absolute() else TASKSETS_DIR
-    drafted = draft_persona(sources, report.persona, world, tasksets, TASKSET)
+    drafted = draft_persona(sources, report.persona, world, tasksets, TASKSET, reference_agent)
     expected = 5 * len(report.resolved)
     verdict = "would certify" if drafted.ok else "would NOT certify"
     summary = (
@@ -70,6 +70,14 @@ def check(
             "and run their gates and the heuristic staircase.",
         ),
     ] = False,
+    reference_agent: Annotated[
+        str,
+        typer.Option(
+            "--reference-agent",
+            help="The calibration agent the author run will use: with `ladder` (author's default), the facts "
+            "the ladder would block on are errors; --draft calibrates with it.",
+        ),
+    ] = "ladder",
     as_json: Json = False,
 ) -> None:
     """Check a persona's stories against the world, without authoring.
@@ -77,13 +85,17 @@ def check(
     Every facts error (with the nearest names and the allowed options) and the warnings `taskforge author`
     would show. Exit 0 when clean, 1 on warnings with --strict or a failing --draft, 2 on errors."""
     from authoring.checks import check_persona
+    from authoring.overlay import OverlayError, world_for
 
-    w = load_world(world)
-    report = check_persona(sources, persona, w)
+    try:
+        w = load_world(world_for(sources, world))
+    except OverlayError as exc:
+        raise usage_error(str(exc)) from exc
+    report = check_persona(sources, persona, w, ladder=reference_agent == "ladder")
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        for e in report.errors:
+        for e in [*report.errors, *report.ladder_errors]:
             render.error(err, str(e))
         for warning in report.warnings:
             render.warning(console, str(warning))
@@ -94,16 +106,20 @@ def check(
                 f"{', '.join(t.widget_id for t in r.targets)}; grounded in {r.governance.source}",
                 prefix=f"{r.story.slug}: ",
             )
-        verdict = "errors" if report.errors else "ok"
+        verdict = "errors" if not report.ok else "ok"
+        count = len(report.errors) + len(report.ladder_errors)
         render.say(
             console,
-            f"{persona}: {verdict}, {len(report.errors)} error(s), {len(report.warnings)} warning(s), "
+            f"{persona}: {verdict}, {count} error(s), {len(report.warnings)} warning(s), "
             f"{len(report.resolved)} story(ies) resolved against world {w.name}",
         )
     if report.errors:
         raise typer.Exit(2)
-    if draft and not as_json and not _draft(console, w, report, sources):
-        raise typer.Exit(1)
+    # errors the ladder would block on do not stop a draft: it shows them blocking, with the rest
+    if draft and not as_json and not _draft(console, w, report, sources, reference_agent):
+        raise typer.Exit(2 if report.ladder_errors else 1)
+    if report.ladder_errors:
+        raise typer.Exit(2)
     raise typer.Exit(1 if strict and report.warnings else 0)
 
 

@@ -1,0 +1,80 @@
+"""Regression fixtures for issue 21: two personas nobody here built the pipeline with, for the default world
+(tests/authoring/fixtures/new_personas), frozen the moment `taskforge check` was clean. `treasury_analyst`
+grounds every story in a handbook its overlay adds (overlay/resources/counterparty-funding-sheet.md); the
+market risk officer grounds in rows of the default world's handbooks that no shipped story uses.
+
+The first `author` run of the frozen sources blocked (7 and 21 items). What it blocked on that the facts
+decide — a Find hint that ranks another widget first, a policy carrying the parameter's default — is now a
+`check` error naming the story file, the field and the fix; what remains is predicted by `check --draft`, which
+is the authoring run itself in memory (tests/authoring/test_cli_sources.py compares its items with author's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from authoring.cli import app
+
+FIXTURES = Path(__file__).parent / "fixtures" / "new_personas"
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_overlay_is_checked_and_its_facts_are_listed_with_who_uses_them():
+    checked = run("world", "check", "--sources", str(FIXTURES))
+    assert checked.exit_code == 0, checked.output
+    shown = flat(run("world", "show", "--facts", "counterparty-funding", "--sources", str(FIXTURES)).stdout)
+    assert (
+        "resource openbb://workspace/handbooks/counterparty-funding | its row for Ostrander Prime: Ostrander "
+        "Prime | repo with Ostrander is booked in EUR | repo desk [planted] [used by "
+        "treasury_analyst/ostrander_repo_book]" in shown
+    )
+    assert "5 groundable piece(s), 1 not used by any story" in shown
+    # the default world's handbooks offer every row, planted or not, and say who grounds there
+    stress = flat(run("world", "show", "--facts", "stress-scenarios", "--sources", str(FIXTURES)).stdout)
+    assert "its row for Keel Core Equity" in stress and "market_risk_officer/keel_liquidity_stress" in stress
+
+
+def test_a_broken_overlay_is_refused_naming_the_file(tmp_path):
+    (tmp_path / "overlay" / "handbooks").mkdir(parents=True)
+    (tmp_path / "overlay" / "handbooks" / "x.md").write_text("# x\n")
+    result = run("world", "check", "--sources", str(tmp_path))
+    assert result.exit_code == 2 and "not an overlay document" in flat(result.output)
+    (tmp_path / "overlay" / "handbooks" / "x.md").unlink()
+    (tmp_path / "overlay" / "resources").mkdir()
+    (tmp_path / "overlay" / "resources" / "prose.md").write_text(
+        "---\nuri: openbb://workspace/x/prose\ntitle: Prose\nplanted: [the desk closes on a Friday]\n---\n"
+        "# Prose\n\nOne thing first. Then the desk closes on a Friday for us. And a last point.\n"
+    )
+    result = run("world", "check", "--sources", str(tmp_path))
+    assert result.exit_code == 1 and "'the desk closes on a Friday' is not groundable" in flat(result.output)
+
+
+def test_the_treasury_persona_checks_clean_against_its_overlay():
+    result = run("check", "treasury_analyst", "--sources", str(FIXTURES))
+    assert result.exit_code == 0, result.output
+    said = flat(result.stdout)
+    assert "grounded in resource:openbb://workspace/handbooks/counterparty-funding" in said
+    assert "treasury_analyst: ok, 0 error(s), 0 warning(s), 4 story(ies)" in said
+
+
+def test_check_now_names_what_blocked_the_risk_officers_first_author_run():
+    result = run("check", "market_risk_officer", "--sources", str(FIXTURES))
+    assert result.exit_code == 2
+    said = flat(result.stderr)
+    assert (
+        "driftwood_replay_repair.md: facts.find_hint: 'the profit or loss the fund would have made through a "
+        "past market episode' finds 'Scenario Losses' in Risk Radar, not 'Historical Replay'" in said
+    )
+    assert "use the words of its catalog description: 'What past market shocks" in said
+    assert (
+        "keel_liquidity_stress.md: facts.policy.carries: the policy carries fund='Keel Core Equity'" in said
+    )
+    assert "keel_liquidity_stress.md: facts.find_hint:" in said
