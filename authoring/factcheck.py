@@ -137,9 +137,9 @@ class ResolvedStory:
     tab_name: str
     warnings: list[str] = field(default_factory=list)
     policy_doc: PolicyDocument | None = None
-    # what the facts make the ladder calibration of `author` block on (a Derive the Find rung solves, a Find
-    # hint that ranks another widget first): `taskforge check` reports these as errors; authoring itself goes
-    # on, since a run with another reference agent may not block on them
+    # what the facts make `author` block on (a Derive the ladder's Find rung solves, a Find hint that ranks
+    # another widget first, a Find target the validator refuses as findable by its signature): `taskforge
+    # check` reports these as errors; authoring itself goes on (its own gates and reviewers find them)
     ladder_errors: list[SourceError] = field(default_factory=list)
 
     @property
@@ -792,6 +792,39 @@ def _findability_errors(
     ]
 
 
+def _signature_errors(
+    world: World, story: Story, target: ResolvedTarget, backends: list[str]
+) -> list[SourceError]:
+    """The validator refuses a Find level whose target is the only widget of its app that takes the values the
+    level states (authoring/lints.py find_giveaways): an agent matching parameter signatures finds it without
+    reading the description. Said before authoring, with the widgets of the app that come closest."""
+    from simulator.params import value_allowed
+
+    fixture = world.fixture_of(target.origin, backends)
+    app = target.widget.definition.get("category")
+    values = dict(target.params)
+    if fixture is None or not app or not values:
+        return []
+    siblings = [d for d in fixture.catalog.widgets.values() if d.definition.get("category") == app]
+
+    def takes(w: WidgetDef) -> int:
+        return sum(1 for k, v in values.items() if (p := w.param(k)) is not None and value_allowed(p, v))
+
+    fits = [w for w in siblings if takes(w) == len(values)]
+    if [w.widget_id for w in fits] != [target.widget_id]:
+        return []
+    near = sorted((w for w in siblings if w.widget_id != target.widget_id), key=lambda w: -takes(w))[:3]
+    return [
+        SourceError(
+            story.file,
+            "facts.targets[0]",
+            f"'{target.name}' is the only widget of {app} that takes {values}: the validator refuses its Find "
+            "level (a signature matcher finds it without the description); pick a first target whose "
+            f"parameters another widget of its app also takes (closest here: {', '.join(w.name for w in near)})",
+        )
+    ]
+
+
 def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     """Check every fact of `story` against `world` (with `backends` connected) and resolve it."""
     facts = story.facts
@@ -987,6 +1020,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             )
         )
     blocking += _findability_errors(world, story, targets[0], backends)
+    blocking += _signature_errors(world, story, targets[0], backends)
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")

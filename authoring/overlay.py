@@ -92,8 +92,44 @@ def apply_overlay(base: Path, overlay: Path, cache: Path) -> Path:
         if dest.exists():
             dest.unlink()  # a hard link to the base's file: replace it, never write through it
         shutil.copy2(path, dest)
+    _list_in_index(
+        staging, [p for p in files if p.parent.name == "resources"], _folder(Path(base), "resources")
+    )
     os.replace(staging, target)
     return target
+
+
+def _front(path: Path) -> dict:
+    import yaml
+
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---"):
+        return {}
+    meta = yaml.safe_load(text.split("---", 2)[1]) or {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _list_in_index(world: Path, resources: list[Path], folder: str) -> None:
+    """An added resource is listed in the world's resource index (a row of its table: title, description,
+    uri), as the world's own are: an agent learns which URI a title names by reading the index."""
+    from simulator.workspace import INDEX_URI
+
+    index = next(
+        (p for p in sorted((world / folder).glob("*.md")) if _front(p).get("uri") == INDEX_URI), None
+    )
+    if index is None:
+        return
+    text = index.read_text(encoding="utf-8")
+    rows = []
+    for path in resources:
+        meta = _front(path)
+        uri = str(meta.get("uri") or "")
+        if uri and uri != INDEX_URI and uri not in text:
+            title = str(meta.get("title") or uri.rsplit("/", 1)[-1]).replace("|", "/")
+            rows.append(f"| {title} | {str(meta.get('description') or '').replace('|', '/')} | {uri} |")
+    if rows:
+        index.unlink()  # a hard link to the base world's file: write a new one
+        index.write_text(text.rstrip("\n") + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
 
 
 def world_for(sources: Path, world: Path | None) -> Path:

@@ -4,7 +4,8 @@ grounds every story in a handbook its overlay adds (overlay/resources/counterpar
 market risk officer grounds in rows of the default world's handbooks that no shipped story uses.
 
 The first `author` run of the frozen sources blocked (7 and 21 items). What it blocked on that the facts
-decide — a Find hint that ranks another widget first, a policy carrying the parameter's default — is now a
+decide — a Find hint that ranks another widget first, a policy carrying the parameter's default, a Find target
+the validator refuses as the only widget of its app taking its values — is now a
 `check` error naming the story file, the field and the fix; what remains is predicted by `check --draft`, which
 is the authoring run itself in memory (tests/authoring/test_cli_sources.py compares its items with author's)."""
 
@@ -57,12 +58,29 @@ def test_a_broken_overlay_is_refused_naming_the_file(tmp_path):
     assert result.exit_code == 1 and "'the desk closes on a Friday' is not groundable" in flat(result.output)
 
 
-def test_the_treasury_persona_checks_clean_against_its_overlay():
+def test_the_overlay_resource_is_listed_in_the_worlds_index():
+    """Agents learn a resource's URI from the index: an added resource gets its row there (its absence made
+    three of the treasury persona's Ground levels unsolvable in the first author run)."""
+    from authoring.overlay import world_for
+    from simulator import World
+    from simulator.workspace import INDEX_URI
+
+    world = World.load(world_for(FIXTURES, None))
+    index = world.resources[INDEX_URI].text
+    assert "| Counterparty Funding Sheet | How treasury handles each counterparty" in index
+    assert "openbb://workspace/handbooks/counterparty-funding |" in index
+
+
+def test_check_names_the_treasury_targets_the_validator_refuses():
     result = run("check", "treasury_analyst", "--sources", str(FIXTURES))
-    assert result.exit_code == 0, result.output
-    said = flat(result.stdout)
-    assert "grounded in resource:openbb://workspace/handbooks/counterparty-funding" in said
-    assert "treasury_analyst: ok, 0 error(s), 0 warning(s), 4 story(ies)" in said
+    assert result.exit_code == 2
+    said = flat(result.stderr)
+    assert (
+        "ostrander_repo_book.md: facts.targets[0]: 'Repo Book' is the only widget of Treasury & Collateral "
+        "Desk that takes {'counterparty': 'Ostrander Prime', 'currency': 'EUR'}" in said
+    )
+    assert said.count("the validator refuses its Find level") == 4
+    assert "grounded in resource:openbb://workspace/handbooks/counterparty-funding" in flat(result.stdout)
 
 
 def test_check_now_names_what_blocked_the_risk_officers_first_author_run():
