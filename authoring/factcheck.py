@@ -792,6 +792,25 @@ def _findability_errors(
     ]
 
 
+def _policy_phrase_errors(story: Story) -> list[SourceError]:
+    """The Derive level says the policy phrase where the value would be ("desk per the macro desk"); the agents
+    take a phrase for a policy only when it ends with a policy noun (`certify.agents.request.reads_as_policy`),
+    else they see no policy to look up and the level fails for all of them under some wordings."""
+    from certify.agents.request import POLICY_NOUNS, reads_as_policy
+
+    phrase = story.facts.policy.phrase
+    if reads_as_policy(phrase):
+        return []
+    return [
+        SourceError(
+            story.file,
+            "facts.policy.phrase",
+            f"'{phrase}' does not read as a policy to the agents (it must end with one of: "
+            f"{', '.join(POLICY_NOUNS[:12])}, …); say e.g. '{phrase} rule' and use that phrase in the story",
+        )
+    ]
+
+
 def _signature_errors(
     world: World, story: Story, target: ResolvedTarget, backends: list[str]
 ) -> list[SourceError]:
@@ -1021,6 +1040,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         )
     blocking += _findability_errors(world, story, targets[0], backends)
     blocking += _signature_errors(world, story, targets[0], backends)
+    blocking += _policy_phrase_errors(story)
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")

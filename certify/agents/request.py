@@ -68,6 +68,7 @@ _POLICY_NOUN_WORDS = (
     "regime playbook protocol procedure stance approach rulebook norm requirement"
 )
 _POLICY_NOUNS = tuple(_POLICY_NOUN_WORDS.split())
+POLICY_NOUNS = _POLICY_NOUNS
 _PHRASE_WORD = r"(?:(?!the\b|and\b|with\b|for\b|to\b|of the\b)[\w'’&/+-]+)"
 _TRAILED = re.compile(
     r"\bthe\s+((?:" + _PHRASE_WORD + r"\s+){0,6}?" + _PHRASE_WORD + r")\s+"
@@ -104,6 +105,13 @@ class Policy:
     phrase: str
     start: int
     end: int
+
+
+def reads_as_policy(phrase: str) -> bool:
+    """Whether the agents take `phrase` for a policy wherever a request puts it ("per …", "in line with …"):
+    it ends with one of the policy nouns (rule, convention, case, limit, …)."""
+    bare = re.sub(r"^(?:the|a|an)\s+", "", phrase.strip(), flags=re.I)
+    return any(bare.lower().startswith(p.phrase.lower()) for p in policies(f"Set it per the {bare}."))
 
 
 def policies(text: str) -> list[Policy]:

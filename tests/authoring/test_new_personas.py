@@ -96,3 +96,18 @@ def test_check_now_names_what_blocked_the_risk_officers_first_author_run():
         "keel_liquidity_stress.md: facts.policy.carries: the policy carries fund='Keel Core Equity'" in said
     )
     assert "keel_liquidity_stress.md: facts.find_hint:" in said
+
+
+REVISED = Path(__file__).parent / "fixtures" / "new_personas_revised"
+
+
+def test_the_risk_officer_revised_as_check_says_certifies_on_the_first_run():
+    """The frozen risk officer's stories changed only where `check` pointed (two find hints, a policy carrying
+    the default, policy phrases the agents do not read as policies): check is clean, and the authoring run
+    itself — `check --draft`, the same graph in memory — certifies 20/20 with nothing to review. (The same
+    sources' first `taskforge author` run certified 20/20, staircase holding, when they were written.)"""
+    result = run("check", "market_risk_officer", "--sources", str(REVISED), "--draft")
+    said = flat(result.stdout)
+    assert result.exit_code == 0, result.output
+    assert "market_risk_officer: draft 20/20 certify, 0 blocking item(s)" in said
+    assert "the first `taskforge author` run would certify" in said
