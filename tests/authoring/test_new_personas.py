@@ -111,3 +111,31 @@ def test_the_risk_officer_revised_as_check_says_certifies_on_the_first_run():
     assert result.exit_code == 0, result.output
     assert "market_risk_officer: draft 20/20 certify, 0 blocking item(s)" in said
     assert "the first `taskforge author` run would certify" in said
+
+
+def test_every_id_author_prints_can_be_shown_including_the_staircase(tmp_path):
+    """The frozen treasury persona's first run ends with an inverted staircase, a blocker the review node raises
+    itself: the id `author` prints for it is a review item `review show` finds."""
+    import re
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    tasksets = str(tmp_path / "tasksets")
+    authored = run(
+        "author",
+        "--persona",
+        "treasury_analyst",
+        "--sources",
+        str(FIXTURES),
+        "--tasksets-dir",
+        tasksets,
+        "--skills-dir",
+        str(tmp_path / "skills"),
+        "--no-commit",
+    )
+    assert authored.exit_code == 1
+    printed = re.findall(r"review ([0-9a-f]{10}) (\w+)", flat(authored.stdout))
+    assert "staircase" in {kind for _, kind in printed}, authored.stdout
+    for item, _ in printed:
+        shown = run("review", "show", item, "--tasksets-dir", tasksets)
+        assert shown.exit_code == 0, (item, shown.output)
