@@ -289,6 +289,8 @@ def _summary(outcome) -> None:
         )
         if calibration.ladder is not None:
             console.print("\n".join(render_matrix(calibration.ladder)), markup=False, soft_wrap=True)
+    from authoring.storyfix import story_fix
+
     for item in outcome.items:
         render.say(
             console,
@@ -297,5 +299,9 @@ def _summary(outcome) -> None:
             prefix_style="yellow",
             indent=2,
         )
+        fix = story_fix(item)
+        if fix is not None:
+            story = item.get("story") or str(item.get("task_id") or "").rsplit("_level", 1)[0]
+            render.say(console, f"{fix[0]}: {fix[1]}", prefix=f"fix {story}.md ", indent=4)
     render.say(console, outcome.summary)
     sys.stdout.flush()

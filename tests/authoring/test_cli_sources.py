@@ -203,6 +203,8 @@ def test_check_draft_prints_what_the_first_author_run_prints(sources, mini_world
     # this two-story mini world does not certify under the ladder: the draft says so, and why
     assert predicted and result.exit_code == 2 and authored.exit_code == 1
     assert "the first `taskforge author` run would NOT certify" in said
+    # each item says which facts field of which story to change
+    assert "fix morning_positions.md facts." in said and "fix risk_repair.md facts." in said
     # and plain check already named the facts behind them, with the fix
     assert "facts.find_hint: 'the holdings book' finds 'Book Summary' in Desk, not 'Positions'" in " ".join(
         result.stderr.split()
