@@ -41,19 +41,23 @@ class SourceWarning:
 class PersonaCheck:
     persona: str
     errors: list[SourceError] = field(default_factory=list)
+    ladder_errors: list[SourceError] = field(default_factory=list)  # what the ladder calibration blocks on
     warnings: list[SourceWarning] = field(default_factory=list)
     resolved: list[ResolvedStory] = field(default_factory=list)
     source: Persona | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.errors
+        return not self.errors and not self.ladder_errors
 
     def to_dict(self) -> dict[str, object]:
         return {
             "persona": self.persona,
             "ok": self.ok,
-            "errors": [{"file": e.file, "key": e.key, "message": e.message} for e in self.errors],
+            "errors": [
+                {"file": e.file, "key": e.key, "message": e.message}
+                for e in [*self.errors, *self.ladder_errors]
+            ],
             "warnings": [{"file": w.file, "message": w.message} for w in self.warnings],
             "stories": [
                 {
@@ -102,9 +106,12 @@ def persona_warnings(root: Path, persona: str, resolved: Iterable[ResolvedStory]
     ]
 
 
-def check_persona(root: Path, persona: str, world: World, backends: list[str] | None = None) -> PersonaCheck:
+def check_persona(
+    root: Path, persona: str, world: World, backends: list[str] | None = None, ladder: bool = True
+) -> PersonaCheck:
     """Every error of every story (one per mistake: a later fact is not blamed for an earlier one) and the
-    warnings, without authoring anything."""
+    warnings, without authoring anything. With `ladder` (author's default reference), the facts the ladder
+    calibration would block on are errors too."""
     backends = list(world.default_backends) if backends is None else backends
     report = PersonaCheck(persona)
     try:
@@ -129,8 +136,12 @@ def check_persona(root: Path, persona: str, world: World, backends: list[str] | 
     report.errors += identical_facts(stories)
     for story in stories:
         try:
-            report.resolved.append(resolve(world, story, backends))
+            resolved = resolve(world, story, backends)
         except FactErrors as exc:
             report.errors += exc.errors
+        else:
+            report.resolved.append(resolved)
+            if ladder:
+                report.ladder_errors += resolved.ladder_errors
     report.warnings = persona_warnings(root, persona, report.resolved)
     return report

@@ -19,6 +19,7 @@ from typing import Any
 from certify import URI, option_mentions, policy_value, states_value, units, words
 from simulator import BackendFixture, WidgetDef, Workspace, World, option_values, value_allowed
 
+from .locate import locate, offered
 from .sources import Facts, SourceError, Story
 from .suggest import did_you_mean, listing
 
@@ -59,6 +60,7 @@ class Hop:
     uri: str
     title: str
     position: str  # where in the named source the reference sits ("step 2 of its workflow")
+    row: str = ""  # where in the referred document the fact sits ("its row for Lantern Macro")
 
 
 @dataclass
@@ -131,6 +133,10 @@ class ResolvedStory:
     tab_name: str
     warnings: list[str] = field(default_factory=list)
     policy_doc: PolicyDocument | None = None
+    # what the facts make `author` block on (a Derive the ladder's Find rung solves, a Find hint that ranks
+    # another widget first, a Find target the validator refuses as findable by its signature): `taskforge
+    # check` reports these as errors; authoring itself goes on (its own gates and reviewers find them)
+    ladder_errors: list[SourceError] = field(default_factory=list)
 
     @property
     def facts(self) -> Facts:
@@ -346,15 +352,31 @@ def _shared_param_errors(
     return errors
 
 
-def _where_in(text: str, phrase: str) -> str:
-    """Where a planted phrase sits in a text, said so that a request can point at it without quoting it."""
-    for number, step in STEP.findall(text):
-        if phrase.casefold() in step.casefold():
-            return f"step {number} of its list"
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
-    if sentences and phrase.casefold() in sentences[-1].casefold():
-        return "the last point it makes"
-    return "the convention it names"
+def list_word(kind: str) -> str:
+    """What a source's numbered steps are called in a request ("step 3 of its workflow")."""
+    return "workflow" if kind == "skill" else "list"
+
+
+def offers(text: str, kind: str, limit: int = 6) -> str:
+    """What a document offers to ground a fact in, for an error that says where else to look."""
+    found = offered(text, list_word(kind))
+    if not found:
+        return "it has no row, step, point or entry a request can point at"
+    shown = "; ".join(f"{p.position}: '{p.text[:70]}'" for p in found[:limit])
+    more = f" (and {len(found) - limit} more: taskforge world show)" if len(found) > limit else ""
+    return f"it offers {shown}{more}"
+
+
+def _where_in(text: str, phrase: str, kind: str, file: str, key: str, source: str) -> tuple[str, str]:
+    """Where a phrase sits in a text (the pointer a request uses, and the piece holding it), generated from
+    the document's structure and checked the way an agent reads it; a SourceError naming the story's field
+    when no piece, or more than one, holds it."""
+    located = locate(text, phrase, list_word(kind))
+    if located.piece is None:
+        raise SourceError(
+            file, key, f"'{phrase}' cannot be pointed at in {source}: {located.problem}; {offers(text, kind)}"
+        )
+    return located.piece.where, located.piece.text
 
 
 def _prompt_governance(world: World, file: str, name: str, fact: str | None) -> Governance:
@@ -370,13 +392,8 @@ def _prompt_governance(world: World, file: str, name: str, fact: str | None) -> 
     if fact is not None:
         return Governance("prompt", prompt.name, label, fact, "")
     for planted in prompt.planted:
-        return Governance(
-            "prompt",
-            prompt.name,
-            label,
-            planted.phrase,
-            planted.where or _where_in(prompt.text, planted.phrase),
-        )
+        where = planted.where or _where_in(prompt.text, planted.phrase, "prompt", file, key, prompt.name)[0]
+        return Governance("prompt", prompt.name, label, planted.phrase, where)
     steps = STEP.findall(prompt.text)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", prompt.text.strip()) if len(s.split()) >= 3]
     closing = steps[-1][1] if steps else (sentences[-1] if sentences else "")
@@ -385,7 +402,8 @@ def _prompt_governance(world: World, file: str, name: str, fact: str | None) -> 
         raise SourceError(
             file, key, f"prompt '{name}' has no closing phrase that occurs nowhere else in the world"
         )
-    return Governance("prompt", prompt.name, label, phrase, "the last point it makes")
+    where = _where_in(prompt.text, phrase, "prompt", file, key, prompt.name)[0]
+    return Governance("prompt", prompt.name, label, phrase, where)
 
 
 def _split_where(where: str) -> tuple[str, str]:
@@ -607,8 +625,17 @@ def _ground_fact(
         ]
     gov.phrase = fact
     entry = next((p for p in planted if p.phrase.casefold() == fact.casefold()), None)
-    gov.where = entry.where if entry is not None and entry.where else _where_in(text, fact)
     piece = next((u for u in units(text) if fact.casefold() in u.casefold()), fact)
+    if entry is not None and entry.where:
+        where = entry.where
+    else:
+        try:
+            where, piece = _where_in(text, fact, holder_kind, file, key, gov.source)
+        except SourceError as exc:
+            return [exc]
+    gov.where = where
+    if gov.hop is not None:
+        gov.hop.row = where.split(" (")[0]
     sets = facts.governance.sets or ""
     gov.sets = sets
     if sets == "tab":
@@ -716,14 +743,12 @@ def resolve_governance(world: World, story: Story) -> Governance:
         )
     if gov.fact is not None:
         return Governance("resource", resource.uri, resource.title or resource.uri, gov.fact, "")
+    key = "facts.governance.resource"
     for planted in resource.planted:
-        return Governance(
-            "resource",
-            resource.uri,
-            resource.title or resource.uri,
-            planted.phrase,
-            planted.where or "the last point it makes",
+        where = (
+            planted.where or _where_in(resource.text, planted.phrase, "resource", file, key, resource.uri)[0]
         )
+        return Governance("resource", resource.uri, resource.title or resource.uri, planted.phrase, where)
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", resource.text.strip()) if len(s.split()) >= 3]
     phrase = _unique_phrase(world, resource.file, sentences[-1]) if sentences else None
     if phrase is None:
@@ -732,9 +757,92 @@ def resolve_governance(world: World, story: Story) -> Governance:
             "facts.governance.resource",
             f"resource '{resource.uri}' has no closing phrase that occurs nowhere else in the world",
         )
-    return Governance(
-        "resource", resource.uri, resource.title or resource.uri, phrase, "the last point it makes"
+    where = _where_in(resource.text, phrase, "resource", file, key, resource.uri)[0]
+    return Governance("resource", resource.uri, resource.title or resource.uri, phrase, where)
+
+
+def _findability_errors(
+    world: World, story: Story, target: ResolvedTarget, backends: list[str]
+) -> list[SourceError]:
+    """The Find level describes the first target by the story's find hint; the ladder's Find rung ranks the
+    widgets of the target's app by their names and descriptions against it (BM25, as
+    `certify.agents.request.find_described` does). A hint that ranks another widget first makes Find, and the
+    levels above it, fail for every agent that reads the catalog the way the ladder does."""
+    from certify import BM25
+
+    fixture = world.fixture_of(target.origin, backends)
+    app = target.widget.definition.get("category")
+    if fixture is None or not app:
+        return []
+    pool = [d for d in fixture.catalog.widgets.values() if d.definition.get("category") == app]
+    ranked = BM25([f"{d.name} {d.definition.get('description') or ''}" for d in pool]).rank(
+        story.facts.find_hint
     )
+    top = pool[ranked[0][0]] if ranked else None
+    if top is not None and top.widget_id == target.widget_id:
+        return []
+    found = f"'{top.name}'" if top is not None else "no widget"
+    return [
+        SourceError(
+            story.file,
+            "facts.find_hint",
+            f"'{story.facts.find_hint}' finds {found} in {app}, not '{target.name}' (a reader ranks the app's "
+            f"widgets by name and description); use the words of its catalog description: "
+            f"'{target.widget.definition.get('description') or ''}'",
+        )
+    ]
+
+
+def _policy_phrase_errors(story: Story) -> list[SourceError]:
+    """The Derive level says the policy phrase where the value would be ("desk per the macro desk"); the agents
+    take a phrase for a policy only when it ends with a policy noun (`certify.agents.request.reads_as_policy`),
+    else they see no policy to look up and the level fails for all of them under some wordings."""
+    from certify import POLICY_NOUNS, reads_as_policy
+
+    phrase = story.facts.policy.phrase
+    if reads_as_policy(phrase):
+        return []
+    return [
+        SourceError(
+            story.file,
+            "facts.policy.phrase",
+            f"'{phrase}' does not read as a policy to the agents (it must end with one of: "
+            f"{', '.join(POLICY_NOUNS[:12])}, …); say e.g. '{phrase} rule' and use that phrase in the story",
+        )
+    ]
+
+
+def _signature_errors(
+    world: World, story: Story, target: ResolvedTarget, backends: list[str]
+) -> list[SourceError]:
+    """The validator refuses a Find level whose target is the only widget of its app that takes the values the
+    level states (authoring/lints.py find_giveaways): an agent matching parameter signatures finds it without
+    reading the description. Said before authoring, with the widgets of the app that come closest."""
+    from simulator import value_allowed
+
+    fixture = world.fixture_of(target.origin, backends)
+    app = target.widget.definition.get("category")
+    values = dict(target.params)
+    if fixture is None or not app or not values:
+        return []
+    siblings = [d for d in fixture.catalog.widgets.values() if d.definition.get("category") == app]
+
+    def takes(w: WidgetDef) -> int:
+        return sum(1 for k, v in values.items() if (p := w.param(k)) is not None and value_allowed(p, v))
+
+    fits = [w for w in siblings if takes(w) == len(values)]
+    if [w.widget_id for w in fits] != [target.widget_id]:
+        return []
+    near = sorted((w for w in siblings if w.widget_id != target.widget_id), key=lambda w: -takes(w))[:3]
+    return [
+        SourceError(
+            story.file,
+            "facts.targets[0]",
+            f"'{target.name}' is the only widget of {app} that takes {values}: the validator refuses its Find "
+            "level (a signature matcher finds it without the description); pick a first target whose "
+            f"parameters another widget of its app also takes (closest here: {', '.join(w.name for w in near)})",
+        )
+    ]
 
 
 def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
@@ -913,13 +1021,27 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         raise FactErrors(errors)
     words = facts.dashboard.split()
     tab_name = facts.tab or (words[-1] if len(words) > 1 else facts.dashboard)
-    warnings = []
+    warnings: list[str] = []
     carried_param = targets[carried_target].widget.param(carried_key)
+    blocking = []
     if carried_param is not None and str(carried_param.get("value")) == str(carried_value):
         warnings.append(
             f"the policy carries {carried_key}={carried_value!r}, which is also the parameter's default: "
             "an agent that ignores the policy gets it right"
         )
+        # the ladder's Find rung then solves the Derive level: calibration blocks the run
+        blocking.append(
+            SourceError(
+                file,
+                "facts.policy.carries",
+                f"the policy carries {carried_key}={value_text(carried_value)!r}, which is also the "
+                "parameter's default: an agent that ignores the policy gets it right (the ladder's Find rung "
+                "solves the Derive level); carry another parameter, or a value that is not the default",
+            )
+        )
+    blocking += _findability_errors(world, story, targets[0], backends)
+    blocking += _signature_errors(world, story, targets[0], backends)
+    blocking += _policy_phrase_errors(story)
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")
@@ -936,4 +1058,5 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         tab_name.title() if tab_name.islower() else tab_name,
         warnings,  # type: ignore[arg-type]
         policy_doc,
+        blocking,
     )

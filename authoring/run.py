@@ -454,9 +454,14 @@ def _threads(saver: Any) -> list[str]:
 def _record_pause(options: RunOptions, snapshot: Any, repo: Any, finished: bool = False) -> None:
     """Write (and commit, alone) the review file of a run that waits for review or was rejected."""
     values = snapshot.values or {}
-    pending = {i["id"] for i in pending_items(snapshot)}
+    waiting = pending_items(snapshot)
+    pending = {i["id"] for i in waiting}
+    flags: dict[str, Any] = dict(values.get("flags", {}))
+    # a blocker the review node raises itself (the inverted staircase) is in the interrupt's payload only: the
+    # node's update is not applied while it waits; without it, the id author prints had no review item
+    flags.update({i["id"]: i for i in waiting if i["id"] not in flags})
     items = run_items(
-        values.get("flags", {}).values(),
+        flags.values(),
         run=options.run_id,
         taskset=options.taskset,
         pending=pending,

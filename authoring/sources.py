@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .suggest import did_you_mean, nearest
+from .voicecheck import voice_errors
 
 SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 # A persona or story is a page of prose; anything larger is a wrong file (a pasted export, a binary).
@@ -304,6 +305,8 @@ def load_persona(root: Path, slug: str) -> Persona:
     except ValidationError as exc:
         loc, msg = _first_error(exc, Voice)
         raise SourceError(str(path), f"voice.{loc}", msg) from exc
+    for key, message in voice_errors(voice):
+        raise SourceError(str(path), key, message)
     heading = re.search(r"^#\s*(?:Persona:\s*)?(.+)$", body, re.M)
     title = heading.group(1).strip() if heading else slug.replace("_", " ")
     if not body.strip():

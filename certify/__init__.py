@@ -155,6 +155,10 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "WORKSPACE_ID": ("certify.workspace_server", "WORKSPACE_ID"),
     "WorkspaceHost": ("certify.workspace_server", "WorkspaceHost"),
     "bare_setup": ("certify.workspace_server", "bare_setup"),
+    "verb_kind": ("certify.agents.request", "verb_kind"),
+    "POLICY_NOUNS": ("certify.agents.request", "POLICY_NOUNS"),
+    "reads_as_policy": ("certify.agents.request", "reads_as_policy"),
+    "asked_unit": ("certify.agents.knowledge", "asked_unit"),
     "mcp_server": ("certify.mcp_server", None),
     "openenv_env": ("certify.openenv_env", None),
 }
@@ -169,6 +173,7 @@ __all__ = [
     "LOCK_FILE",
     "MIN_ATTEMPTS",
     "MODES",
+    "POLICY_NOUNS",
     "TASKSET_ID",
     "URI",
     "WORKSPACE_ID",
@@ -215,6 +220,7 @@ __all__ = [
     "WorkspaceHost",
     "all_deterministic",
     "analyse",
+    "asked_unit",
     "bare_setup",
     "build_judge",
     "calibrate",
@@ -260,6 +266,7 @@ __all__ = [
     "png",
     "policy_value",
     "probe_dead_rungs",
+    "reads_as_policy",
     "recertify_taskset",
     "record_audit",
     "record_files",
@@ -295,6 +302,7 @@ __all__ = [
     "top_level_objects",
     "units",
     "validate",
+    "verb_kind",
     "words",
     "write",
     "write_record",
@@ -322,10 +330,11 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from . import mcp_server, openenv_env
     from .agents import Agent, configurable, resolve_agent, resolve_agents
     from .agents.base import Usage
-    from .agents.knowledge import URI, phrase_pattern, policy_value, units
+    from .agents.knowledge import URI, asked_unit, phrase_pattern, policy_value, units
     from .agents.llm import check_agents
     from .agents.parsing import parse_arguments, top_level_objects
     from .agents.reading import option_mentions, words
+    from .agents.request import POLICY_NOUNS, reads_as_policy, verb_kind
     from .agents.retrieval import BM25, terms
     from .calibration import (
         MIN_ATTEMPTS,

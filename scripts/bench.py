@@ -228,6 +228,16 @@ def bench_authoring() -> dict[str, float]:
                 if done.returncode not in (0, 1):
                     raise RuntimeError(f"author with {reference} failed: {done.stderr.decode()[-500:]}")
         out[key] = statistics.median(samples)
+    draft = []
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "authoring", "check", "portfolio_manager", "--draft"],
+            cwd=ROOT,
+            capture_output=True,
+        )
+        draft.append(time.perf_counter() - start)
+    out["check_draft_one_persona_wall_s"] = statistics.median(draft)  # target: under 10 s (issue 21)
     return out
 
 

@@ -28,7 +28,7 @@ from .world import (
     option_values,
     param_options,
 )
-from .worldcheck import check_world
+from .worldcheck import Problem, check_world
 
 DEFAULT_WORLD = Path(__file__).parent / "worlds" / "default"
 TOOL_NAMES: tuple[str, ...] = tuple(TOOLS)
@@ -47,6 +47,7 @@ __all__ = [
     "InitialState",
     "Kind",
     "Option",
+    "Problem",
     "Prompt",
     "Rect",
     "Resource",

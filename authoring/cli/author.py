@@ -152,6 +152,7 @@ def author(
     from authoring.failures import EndpointError
     from authoring.gitops import GitError
     from authoring.options import RunOptions
+    from authoring.overlay import OverlayError, world_for
     from authoring.progress import LiveProgress
     from authoring.review import ReviewError
     from authoring.run import RunError, run_persona
@@ -179,7 +180,7 @@ def author(
             tasksets_dir=str(tasksets_dir),
             sources_root=str(sources),
             skills_dir=str(skills_dir),
-            world=str(world or DEFAULT_WORLD),
+            world=str(world_for(sources, world or DEFAULT_WORLD)),
             baseline=baseline,
             reference_agent=reference_agent,
             frontier_agent=frontier_agent,
@@ -222,6 +223,7 @@ def author(
         ReviewError,
         TaskFileError,
         EndpointError,
+        OverlayError,
     ) as exc:
         raise usage_error(str(exc)) from exc
     except Exception as exc:
@@ -286,6 +288,8 @@ def _summary(outcome) -> None:
         )
         if calibration.ladder is not None:
             console.print("\n".join(render_matrix(calibration.ladder)), markup=False, soft_wrap=True)
+    from authoring.storyfix import story_fix
+
     for item in outcome.items:
         render.say(
             console,
@@ -294,5 +298,9 @@ def _summary(outcome) -> None:
             prefix_style="yellow",
             indent=2,
         )
+        fix = story_fix(item)
+        if fix is not None:
+            story = item.get("story") or str(item.get("task_id") or "").rsplit("_level", 1)[0]
+            render.say(console, f"{fix[0]}: {fix[1]}", prefix=f"fix {story}.md ", indent=4)
     render.say(console, outcome.summary)
     sys.stdout.flush()

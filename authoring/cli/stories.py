@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -22,75 +21,40 @@ new_app = typer.Typer(
 )
 
 
-def _draft(out: Console, world: Any, report: Any) -> bool:
-    """Author the twenty tasks with the rule driver in memory (nothing written) and run their gates, the
-    same-level prompt variety and the heuristic staircase: what `taskforge author` would find, in seconds."""
-    from authoring.roles.author import AuthorContext, AuthoringError, RuleAuthor
+def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent: str = "ladder") -> bool:
+    """The authoring run itself with the rule drivers, in memory and stopped before anything is written (see
+    authoring/draft.py): the gate table, the flags, the staircase and the review items `taskforge author`
+    would print, and whether its first run certifies."""
+    from authoring.draft import draft_persona
+    from authoring.run import Outcome
     from authoring.taskset import STANDARD_DEFAULTS
     from authoring.variety import masks_for, rotation, same_level_similarity
-    from certify import analyse, certify_task, parse_task, resolve_agent, run_trial
+    from certify import parse_task
 
-    baseline = next((b for b in sorted(world.baselines) if b.endswith("workspace-a")), "")
-    backends = list(world.default_backends)
-    author, tasks, prompts, rows = RuleAuthor(), [], [], []
-    siblings = tuple(r.story.slug for r in report.resolved)
-    for resolved in report.resolved:
-        ctx = AuthorContext(
-            world,
-            report.source,
-            resolved,
-            baseline,
-            backends,
-            sorted(world.skills),
-            siblings,
-            STANDARD_DEFAULTS,
+    from .author import _summary
+    from .options import TASKSET, TASKSETS_DIR
+
+    tasksets = sources / TASKSETS_DIR if not TASKSETS_DIR.is_absolute() else TASKSETS_DIR
+    drafted = draft_persona(sources, report.persona, world, tasksets, TASKSET, reference_agent)
+    expected = 5 * len(report.resolved)
+    verdict = "would certify" if drafted.ok else "would NOT certify"
+    summary = (
+        f"{report.persona}: draft {drafted.certified}/{expected} certify, "
+        f"{len(drafted.items)} blocking item(s): the first `taskforge author` run {verdict}"
+    )
+    _summary(Outcome("draft", summary, "draft", drafted.items, state=drafted.state))
+    prompts = [(t.story, t.level, t.raw.get("prompt", "")) for t in drafted.tasks.values()]
+    if prompts:
+        tasks = [parse_task(t.raw, f"{tid}.json", STANDARD_DEFAULTS) for tid, t in drafted.tasks.items()]
+        variety = same_level_similarity(prompts)
+        render.say(
+            out,
+            "  ".join(f"{k} {v:.3f}" for k, v in variety.items()),
+            prefix="same-level prompt similarity (word trigrams, lower is more varied): ",
         )
-        for level in range(5):
-            task_id = f"{resolved.story.slug}_level{level}"
-            try:
-                task = parse_task(author.draft(ctx, level, [], []).task, f"{task_id}.json", STANDARD_DEFAULTS)
-            except AuthoringError as exc:
-                rows.append((task_id, {"author": {"ok": False, "detail": str(exc)}}))
-                continue
-            rows.append((task.id, certify_task(world, task, f"{task.id}.json").gates))
-            tasks.append(task)
-            prompts.append((resolved.story.slug, task.difficulty, task.prompt))
-    certified = sum(all(render.gate_ok(g) for g in gates.values()) for _, gates in rows)
-    render.gate_table(out, f"Draft with the rule author ({certified}/{len(rows)} certify)", rows)
-    variety = same_level_similarity(prompts)
-    render.say(
-        out,
-        "  ".join(f"{k} {v:.3f}" for k, v in variety.items()),
-        prefix="same-level prompt similarity (word trigrams, lower is more varied): ",
-    )
-    rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice]))
-    render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
-    heuristic = resolve_agent("heuristic")
-
-    async def trials():
-        return [await run_trial(world, t, heuristic) for t in tasks]
-
-    record = analyse(
-        asyncio.run(trials()),
-        persona=report.persona,
-        taskset="check",
-        agent="heuristic",
-        repeats=1,
-        min_attempts=1,
-    )
-    rates = "  ".join(
-        f"{s.level} {'-' if s.pass_rate is None else f'{s.pass_rate:.0%}'}" for s in record.levels
-    )
-    render.say(
-        out,
-        f"{rates}: {record.verdict if record.holds else record.verdict.upper()}",
-        prefix="heuristic staircase (one attempt per task): ",
-    )
-    for d in record.defects:
-        render.say(out, f"{d.task_id}: {'; '.join(d.fingerprint)}", prefix="defect: ")
-    for s in record.shortcuts:
-        render.say(out, f"{s.task_id}: {s.detail}", prefix="shortcut: ")
-    return certified == len(rows) and record.holds
+        rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice]))
+        render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
+    return drafted.ok and drafted.certified == expected
 
 
 def check(
@@ -106,6 +70,14 @@ def check(
             "and run their gates and the heuristic staircase.",
         ),
     ] = False,
+    reference_agent: Annotated[
+        str,
+        typer.Option(
+            "--reference-agent",
+            help="The calibration agent the author run will use: with `ladder` (author's default), the facts "
+            "the ladder would block on are errors; --draft calibrates with it.",
+        ),
+    ] = "ladder",
     as_json: Json = False,
 ) -> None:
     """Check a persona's stories against the world, without authoring.
@@ -113,13 +85,17 @@ def check(
     Every facts error (with the nearest names and the allowed options) and the warnings `taskforge author`
     would show. Exit 0 when clean, 1 on warnings with --strict or a failing --draft, 2 on errors."""
     from authoring.checks import check_persona
+    from authoring.overlay import OverlayError, world_for
 
-    w = load_world(world)
-    report = check_persona(sources, persona, w)
+    try:
+        w = load_world(world_for(sources, world))
+    except OverlayError as exc:
+        raise usage_error(str(exc)) from exc
+    report = check_persona(sources, persona, w, ladder=reference_agent == "ladder")
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        for e in report.errors:
+        for e in [*report.errors, *report.ladder_errors]:
             render.error(err, str(e))
         for warning in report.warnings:
             render.warning(console, str(warning))
@@ -130,16 +106,20 @@ def check(
                 f"{', '.join(t.widget_id for t in r.targets)}; grounded in {r.governance.source}",
                 prefix=f"{r.story.slug}: ",
             )
-        verdict = "errors" if report.errors else "ok"
+        verdict = "errors" if not report.ok else "ok"
+        count = len(report.errors) + len(report.ladder_errors)
         render.say(
             console,
-            f"{persona}: {verdict}, {len(report.errors)} error(s), {len(report.warnings)} warning(s), "
+            f"{persona}: {verdict}, {count} error(s), {len(report.warnings)} warning(s), "
             f"{len(report.resolved)} story(ies) resolved against world {w.name}",
         )
     if report.errors:
         raise typer.Exit(2)
-    if draft and not as_json and not _draft(console, w, report):
-        raise typer.Exit(1)
+    # errors the ladder would block on do not stop a draft: it shows them blocking, with the rest
+    if draft and not as_json and not _draft(console, w, report, sources, reference_agent):
+        raise typer.Exit(2 if report.ladder_errors else 1)
+    if report.ladder_errors:
+        raise typer.Exit(2)
     raise typer.Exit(1 if strict and report.warnings else 0)
 
 

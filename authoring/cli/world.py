@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -65,13 +66,55 @@ def world_list(world: WorldDir = None, as_json: Json = False) -> None:
     console.print(f"resources: {len(w.resources)}  prompts: {len(w.prompts)}")
 
 
+# the sources folder whose overlay/ (beside personas/ and stories/) is applied to the world
+OverlaySources = Annotated[
+    Path | None, typer.Option("--sources", help="Folder holding personas/ and stories/.")
+]
+
+
+def _world_with_overlay(world: Path | None, sources: Path | None) -> tuple[Any, set[str]]:
+    """The world, with the overlay of `sources` applied (and the files the overlay adds or replaces)."""
+    from authoring.overlay import OverlayError, find_overlay, overlay_documents, world_for
+
+    if sources is None or find_overlay(sources) is None:
+        if sources is not None:
+            raise usage_error(f"--sources: {sources} has no overlay/ folder")
+        return load_world(world), set()
+    try:
+        return load_world(world_for(sources, world)), overlay_documents(find_overlay(sources))
+    except OverlayError as exc:
+        raise usage_error(str(exc)) from exc
+
+
+def _overlay_problems(w: Any, files: set[str]) -> list[Any]:
+    """An overlay's planted facts must be groundable: in one piece a request can point at."""
+    from authoring.locate import locate
+    from simulator import Problem
+
+    docs = [(s.file, s.content, s.planted, "workflow") for s in w.skills.values()]
+    docs += [(r.file, r.text, r.planted, "list") for r in w.resources.values()]
+    docs += [(p.file, p.text, p.planted, "list") for p in w.prompts.values()]
+    out = []
+    for file, text, planted, word in docs:
+        if file not in files:
+            continue
+        if not planted:
+            out.append(Problem(file, "planted", "an overlay document plants no fact a story can ground in"))
+        for item in planted:
+            found = locate(text, item.phrase, word)
+            if found.piece is None:
+                out.append(Problem(file, "planted", f"'{item.phrase}' is not groundable: {found.problem}"))
+    return out
+
+
 @app.command("check")
-def world_check(world: WorldDir = None, strict: Strict = False) -> None:
-    """Integrity: layout references, defaults within options, seeded widgets, grid, unique planted values."""
+def world_check(world: WorldDir = None, strict: Strict = False, sources: OverlaySources = None) -> None:
+    """Integrity: layout references, defaults within options, seeded widgets, grid, unique planted values;
+    with --sources, the folder's overlay applied and its planted facts groundable."""
     from simulator import check_world
 
-    w = load_world(world)
-    problems = check_world(w)
+    w, files = _world_with_overlay(world, sources)
+    problems = check_world(w) + _overlay_problems(w, files)
     errors = [p for p in problems if p.severity == "error"]
     for p in problems:
         render.say(err if p.severity == "error" else console, str(p), indent=2)
@@ -103,13 +146,25 @@ def show(
         str | None, typer.Option("--backend", help="Only this backend (slug or origin).")
     ] = None,
     rows: Annotated[int, typer.Option("--rows", min=0, help="Sample rows to show for a widget.")] = 3,
+    facts: Annotated[
+        bool,
+        typer.Option(
+            "--facts",
+            help="List every document's groundable facts: source, where, the piece, planted or not, and "
+            "which personas (of --sources, else this folder) already ground a fact there.",
+        ),
+    ] = False,
+    sources: OverlaySources = None,
     as_json: Json = False,
 ) -> None:
     """What a story can use: apps, widgets with parameters and options, skills, resources, prompts."""
     from authoring.suggest import listing
     from authoring.worldinfo import lookup, overview
 
-    w = load_world(world)
+    w, _ = _world_with_overlay(world, sources)
+    if facts:
+        _facts(w, name, sources or Path("."), as_json)
+        return
     if backend is not None and w.backend(backend) is None:
         raise usage_error(f"--backend: no backend '{backend}' (backends: {listing(w.backends)})")
     if name is None:
@@ -131,6 +186,23 @@ def show(
         if i:
             console.rule(style="dim")
         SHOW[item["kind"]](console, item)
+
+
+def _facts(w: Any, name: str | None, sources: Path, as_json: bool) -> None:
+    """Each groundable piece as `<kind> <source> | <where> | <piece> [planted] [used by …]`."""
+    from authoring.groundable import groundable
+
+    items = [g for g in groundable(w, sources) if name is None or name in (g.ref, g.file) or name in g.ref]
+    if as_json:
+        sys.stdout.write(json.dumps([g.to_dict() for g in items], indent=2, ensure_ascii=False) + "\n")
+        return
+    for g in items:
+        tags = (" [planted]" if g.planted else "") + (
+            f" [used by {', '.join(g.used_by)}]" if g.used_by else ""
+        )
+        render.say(console, f"{g.position}: {g.text}{tags}", prefix=f"{g.kind} {g.ref} | ")
+    free = sum(1 for g in items if not g.used_by)
+    render.say(console, f"{len(items)} groundable piece(s), {free} not used by any story")
 
 
 def close_to(world: Any, name: str) -> str:

@@ -68,6 +68,7 @@ _POLICY_NOUN_WORDS = (
     "regime playbook protocol procedure stance approach rulebook norm requirement"
 )
 _POLICY_NOUNS = tuple(_POLICY_NOUN_WORDS.split())
+POLICY_NOUNS = _POLICY_NOUNS
 _PHRASE_WORD = r"(?:(?!the\b|and\b|with\b|for\b|to\b|of the\b)[\w'’&/+-]+)"
 _TRAILED = re.compile(
     r"\bthe\s+((?:" + _PHRASE_WORD + r"\s+){0,6}?" + _PHRASE_WORD + r")\s+"
@@ -104,6 +105,13 @@ class Policy:
     phrase: str
     start: int
     end: int
+
+
+def reads_as_policy(phrase: str) -> bool:
+    """Whether the agents take `phrase` for a policy wherever a request puts it ("per …", "in line with …"):
+    it ends with one of the policy nouns (rule, convention, case, limit, …)."""
+    bare = re.sub(r"^(?:the|a|an)\s+", "", phrase.strip(), flags=re.I)
+    return any(bare.lower().startswith(p.phrase.lower()) for p in policies(f"Set it per the {bare}."))
 
 
 def policies(text: str) -> list[Policy]:
@@ -291,6 +299,18 @@ def find_described(
             taken.add(str(widget["widget_id"]))
             out.append(Target(widget, [begin], described=phrase))
     return out
+
+
+def verb_kind(verb: str) -> OpKind | None:
+    """What a verb, said on its own ("put right", "bring up"), asks the agents to do: the kind whose verb pattern
+    matches earliest in it (update first at a tie, as in `op_kind`), or None when none does. A persona's
+    declared verbs are checked against this, so that every verb its prompts use is one the agents act on."""
+    best: tuple[int, OpKind] | None = None
+    for kind, pattern in _VERBS.items():
+        m = pattern.search(verb)
+        if m and (best is None or m.start() < best[0]):
+            best = (m.start(), kind)
+    return None if best is None else best[1]
 
 
 def op_kind(request: Request, position: int, end: int | None = None) -> OpKind | None:

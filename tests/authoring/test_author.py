@@ -77,7 +77,7 @@ def test_a_workspace_prompt_governs_the_ground_levels(world, tmp_path, story):
     assert (gov.source, gov.phrase, gov.where) == (
         "prompt:workspace_session_context",
         "tidewater hand-off rule",
-        "the last point it makes",
+        "its last point",
     )
     tasks = ladder(ctx)
     for task in tasks[3:]:

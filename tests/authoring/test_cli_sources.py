@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from typer.testing import CliRunner
 
@@ -11,6 +12,11 @@ from tests.authoring.conftest import ADD_STORY
 
 runner = CliRunner()
 WIDE = {"COLUMNS": "80"}
+
+
+# the mini world's desk is authored with the heuristic reference (tests/authoring/conftest.py author_argv): its
+# stories are not built to pass the ladder, which `check` holds them to by default
+HEURISTIC = ("--reference-agent", "heuristic")
 
 
 def invoke(*args):
@@ -105,7 +111,7 @@ def test_new_then_check(tmp_path, mini_world_path):
         str(mini_world_path),
     )
     assert bad.exit_code == 2 and "no widget called 'Nope'" in bad.stderr
-    check = invoke("check", "desk_head", "--sources", src, "--world", str(mini_world_path))
+    check = invoke("check", "desk_head", "--sources", src, "--world", str(mini_world_path), *HEURISTIC)
     assert check.exit_code == 2
     assert (
         "personas/desk_head.md: voice.openers[0]: still holds the scaffold's FILL-ME placeholder"
@@ -117,17 +123,33 @@ def test_check_reports_warnings_and_json(sources, mini_world_path):
     (sources / "stories" / "desk_head" / "morning_positions.md").write_text(
         ADD_STORY.replace("period: QTD", "period: YTD")
     )
-    result = invoke("check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path))
+    result = invoke(
+        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), *HEURISTIC
+    )
     assert result.exit_code == 0, result.output
     flat = " ".join(result.stdout.split())
     assert "2 stories; a persona has 4" in flat and "also the parameter's default" in flat
     strict = invoke(
-        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--strict"
+        "check",
+        "desk_head",
+        "--sources",
+        str(sources),
+        "--world",
+        str(mini_world_path),
+        "--strict",
+        *HEURISTIC,
     )
     assert strict.exit_code == 1
     data = json.loads(
         invoke(
-            "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--json"
+            "check",
+            "desk_head",
+            "--sources",
+            str(sources),
+            "--world",
+            str(mini_world_path),
+            "--json",
+            *HEURISTIC,
         ).stdout
     )
     assert data["ok"] is True and {s["story"] for s in data["stories"]} == {
@@ -136,7 +158,9 @@ def test_check_reports_warnings_and_json(sources, mini_world_path):
     }
     broken = ADD_STORY.replace("fund: Gamma", "fund: Gama")
     (sources / "stories" / "desk_head" / "morning_positions.md").write_text(broken)
-    failed = invoke("check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path))
+    failed = invoke(
+        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), *HEURISTIC
+    )
     assert failed.exit_code == 2
     assert (
         "facts.params.fund: 'Gama' is not among the declared options of 'Positions' (did you mean 'Gamma'?)"
@@ -144,16 +168,47 @@ def test_check_reports_warnings_and_json(sources, mini_world_path):
     )
 
 
-def test_check_draft_authors_in_memory(sources, mini_world_path):
+def _review_ids(text: str) -> list[str]:
+    return sorted(re.findall(r"review ([0-9a-f]{10}) ", " ".join(text.split())))
+
+
+def test_check_draft_prints_what_the_first_author_run_prints(sources, mini_world_path, tmp_path):
+    """`check --draft` is the authoring run itself, in memory: the same gate table, the same blocking items
+    (same ids) and the same verdict as the first `taskforge author` run, and nothing written."""
     result = invoke(
         "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--draft"
     )
-    assert result.exit_code == 0, result.output
-    assert "Draft with the rule author (10/10 certify)" in result.stdout
-    assert "morning_positions_level4 ✓  ✓" in result.stdout
-    assert "heuristic staircase" in result.stdout
-    assert "rotation-aware variety: skeleton nearest-neighbour" in " ".join(result.stdout.split())
+    said = " ".join(result.stdout.split())
+    assert "morning_positions_level4" in result.stdout and "staircase (ladder x1)" in said
+    assert "rotation-aware variety: skeleton nearest-neighbour" in said
     assert not list(sources.glob("**/*.json"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    authored = invoke(
+        "author",
+        "--persona",
+        "desk_head",
+        "--sources",
+        str(sources),
+        "--world",
+        str(mini_world_path),
+        "--tasksets-dir",
+        str(repo / "tasksets"),
+        "--skills-dir",
+        str(repo / "skills"),
+        "--no-commit",
+    )
+    predicted = _review_ids(result.stdout)
+    assert predicted == _review_ids(authored.stdout)
+    # this two-story mini world does not certify under the ladder: the draft says so, and why
+    assert predicted and result.exit_code == 2 and authored.exit_code == 1
+    assert "the first `taskforge author` run would NOT certify" in said
+    # each item says which facts field of which story to change
+    assert "fix morning_positions.md facts." in said and "fix risk_repair.md facts." in said
+    # and plain check already named the facts behind them, with the fix
+    assert "facts.find_hint: 'the holdings book' finds 'Book Summary' in Desk, not 'Positions'" in " ".join(
+        result.stderr.split()
+    )
 
 
 def test_version():

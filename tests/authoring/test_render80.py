@@ -129,7 +129,16 @@ def test_world_commands_at_80_columns(mini_world_path):
 def test_check_at_80_columns_keeps_bracketed_names(sources, mini_world_path):
     story = sources / "stories" / "desk_head" / "morning_positions.md"
     story.write_text(ADD_STORY.replace("{widget: Positions,", "{widget: 'Positions [old]',"))
-    result = run80("check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path))
+    result = run80(
+        "check",
+        "desk_head",
+        "--sources",
+        str(sources),
+        "--world",
+        str(mini_world_path),
+        "--reference-agent",
+        "heuristic",
+    )
     assert result.exit_code == 2
     assert_fits(result.stderr)
     assert (

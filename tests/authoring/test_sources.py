@@ -150,3 +150,22 @@ def test_rule_fixer_repairs_a_short_budget_and_escalates_the_rest(tmp_path):
     assert "## Lessons" in text and "s/level0: a turn budget below" in text
     append_lesson(tmp_path, "task-author", "s", "level0", fixed.lesson)
     assert path.read_text().count("a turn budget below") == 1
+
+
+def test_a_voice_verb_the_agents_would_misread_is_an_error_naming_it(tmp_path):
+    """ "put right" reads as "put" (an addition) and "take down" as nothing: the ladder agents would add a
+    widget instead of repairing one, so the persona is refused before authoring, naming the verb."""
+    from authoring.sources import SourceError, load_persona
+
+    (tmp_path / "personas").mkdir()
+    path = tmp_path / "personas" / "treasurer.md"
+    for verbs, key, meaning in (
+        ('repair_verbs: ["fix", "put right"]', "voice.repair_verbs[1]", "'put right' reads as an addition"),
+        ('read_verbs: ["take down"]', "voice.read_verbs[0]", "'take down' reads as no action"),
+        ('add_verbs: ["add", "correct"]', "voice.add_verbs[1]", "'correct' reads as a repair"),
+    ):
+        path.write_text(f"---\nvoice:\n  {verbs}\n---\n# Persona: Treasurer\n\nRuns the cash ladder.\n")
+        with pytest.raises(SourceError) as info:
+            load_persona(tmp_path, "treasurer")
+        assert info.value.key == key and meaning in info.value.message
+        assert "use a verb they act on" in info.value.message

@@ -195,7 +195,7 @@ class Wording:
         if gov.hop is not None:
             held = level.ctx.world.resources.get(gov.hop.uri)
             entry = next((pl for pl in (held.planted if held else ()) if pl.phrase == gov.phrase), None)
-            hop_position = entry.where.split(" (")[0] if entry and entry.where else ""
+            hop_position = entry.where.split(" (")[0] if entry and entry.where else gov.hop.row
             hop_row = f"the {hop_position[4:]}" if hop_position.startswith("its ") else None
         said_label = None
         if level.grounded_key is not None:
