@@ -23,6 +23,7 @@ from simulator import Workspace, World
 from simulator.params import value_allowed
 from simulator.world import BackendFixture, WidgetDef, option_values
 
+from .analyze import ResolvedAnalyze, resolve_analyze
 from .sources import Facts, SourceError, Story
 from .suggest import did_you_mean, listing
 
@@ -135,6 +136,7 @@ class ResolvedStory:
     tab_name: str
     warnings: list[str] = field(default_factory=list)
     policy_doc: PolicyDocument | None = None
+    analyze: ResolvedAnalyze | None = None
 
     @property
     def facts(self) -> Facts:
@@ -908,6 +910,11 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         errors += more
         if governance is not None and facts.governance.fact is not None:
             errors += _ground_fact(world, story, governance, targets, seeded_wrong, kind)
+    analyze = None
+    if targets:
+        first = targets[0].widget
+        analyze, more = resolve_analyze(world, story, first.definition, first.rows or [], targets[0].params)
+        errors += more
     if errors:
         raise FactErrors(errors)
     words = facts.dashboard.split()
@@ -935,4 +942,5 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         tab_name.title() if tab_name.islower() else tab_name,
         warnings,  # type: ignore[arg-type]
         policy_doc,
+        analyze,
     )

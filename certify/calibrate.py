@@ -40,7 +40,7 @@ from simulator import World
 
 from .agents.base import Agent
 from .grader import CheckFn
-from .judge import JudgeSummary
+from .judge import Judge, JudgeSummary
 from .plot import png
 from .stats import wilson
 from .task import LEVEL_NAMES, LEVELS, Task
@@ -617,17 +617,22 @@ def compact(trial: Trial) -> Trial:
 
 
 def regrade(
-    world: World, tasks: dict[str, Task], trials: list[Trial], registry: dict[str, CheckFn] | None = None
+    world: World,
+    tasks: dict[str, Task],
+    trials: list[Trial],
+    registry: dict[str, CheckFn] | None = None,
+    judge: Judge | None = None,
 ) -> tuple[list[Trial], list[dict[str, Any]]]:
-    """Every stored trial graded again by the current grader; returns the new trials and the verdicts (pass or
-    fail) that moved."""
+    """Every stored trial graded again by the current grader (judged answers re-judged where their verdict went
+    stale, never re-run; see `regrade_trial`); returns the new trials and the verdicts (pass or fail) that
+    moved."""
     out, moved = [], []
     for trial in trials:
         task = tasks.get(trial.task_id)
         if task is None:
             out.append(trial)
             continue
-        again = regrade_trial(world, task, trial, registry)
+        again = regrade_trial(world, task, trial, registry, judge)
         if again.passed != trial.passed:
             moved.append(
                 {
