@@ -25,6 +25,7 @@ new_app = typer.Typer(
 def _draft(out: Console, world: Any, report: Any) -> bool:
     """Author the twenty tasks with the rule driver in memory (nothing written) and run their gates, the
     same-level prompt variety and the heuristic staircase: what `taskforge author` would find, in seconds."""
+    from authoring.judged import draft_audit
     from authoring.roles.author import AuthorContext, AuthoringError, RuleAuthor
     from authoring.taskset import STANDARD_DEFAULTS
     from authoring.variety import masks_for, rotation, same_level_similarity
@@ -56,7 +57,8 @@ def _draft(out: Console, world: Any, report: Any) -> bool:
             except AuthoringError as exc:
                 rows.append((task_id, {"author": {"ok": False, "detail": str(exc)}}))
                 continue
-            rows.append((task.id, certify_task(world, task, f"{task.id}.json").gates))
+            audit = draft_audit(world, task, f"{task.id}.json")
+            rows.append((task.id, certify_task(world, task, f"{task.id}.json", judge_audit=audit).gates))
             tasks.append(task)
             prompts.append((resolved.story.slug, task.difficulty, task.prompt))
     certified = sum(all(render.gate_ok(g) for g in gates.values()) for _, gates in rows)

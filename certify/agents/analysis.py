@@ -21,7 +21,7 @@ from typing import Any
 from .knowledge import Document
 
 ASK = re.compile(
-    r"\bcite each (?P<label>[\w .&/'()$%-]+?)'s (?P<figure>[\w .&/()$%-]+?), compare it with the skill's "
+    r"\bcites? each (?P<label>[\w .&/'()$%-]+?)'s (?P<figure>[\w .&/()$%-]+?), compares? it with the skill's "
     r"(?P<name>[\w .&/'%-]+?)(?:,|\s+and\b|\s+then\b|\.)",
     re.I,
 )

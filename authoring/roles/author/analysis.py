@@ -13,6 +13,7 @@ serves other figures, which the key points do not accept and `answer_must_not_co
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from ...analyze import MAX_ANALYZED_ROWS, ResolvedAnalyze
 from ...factcheck import ResolvedTarget
 from ...factcheck import value_text as said_as_text
 from .context import AuthoringError
-from .level import Level, pick
+from .level import Level
 from .phrasebook import MAX_PROMPT_WORDS
 
 if TYPE_CHECKING:
@@ -34,18 +35,21 @@ ANALYSIS_WORDS = 45
 ABOVE = ["above", "beyond", "past", "over", "outside", "exceeds"]
 BELOW = ["below", "within", "under", "inside"]
 MAX_DISTRACTORS = 24
-# The clause that asks for the analysis. It never names the target (Find hides it) and never reads as a policy
+# The sentence that asks for the analysis. It never names the target (Find hides it) and never reads as a policy
 # ("the … skill says" would be taken for one): it names the skill, the row label and the figure, and the
-# threshold by the name the story gives it; the skill says the number.
+# threshold by the name the story gives it; the skill says the number. One sentence without inner stops, so that
+# every clause of it carries the story's own columns; a story's five levels take five different wordings.
 CLAUSES = (
-    "Then answer with a short analysis worked through in line with the {skill} skill: cite each {label}'s {figure}, "
-    "compare it with the skill's {name}, and end with a verdict.",
-    "Once that is done, reply with an analysis in the manner of the {skill} skill: cite each {label}'s "
-    "{figure}, compare it with the skill's {name}, then give a verdict.",
-    "Finally, answer with an analysis that reasons over the rows following the {skill} skill: cite each {label}'s "
-    "{figure}, compare it with the skill's {name}, and close with a verdict.",
-    "To finish, answer with an analysis in the {skill} skill's manner: cite each {label}'s {figure}, compare it "
-    "with the skill's {name}, and end on a verdict.",
+    "Then answer with a short analysis worked through in line with the {skill} skill that cites each {label}'s "
+    "{figure}, compares it with the skill's {name} and ends with a verdict.",
+    "Once that is done, reply with an analysis in the manner of the {skill} skill, one that cites each "
+    "{label}'s {figure}, compares it with the skill's {name} and arrives at a verdict.",
+    "Finally, answer with an analysis following the {skill} skill that cites each {label}'s {figure}, compares "
+    "it with the skill's {name} and closes with a verdict.",
+    "To finish, answer with an analysis in the {skill} skill's manner that cites each {label}'s {figure}, "
+    "compares it with the skill's {name} and ends on a verdict.",
+    "Last of all, answer with a short analysis after the {skill} skill's fashion that cites each {label}'s "
+    "{figure}, compares it with the skill's {name} and lands on a verdict.",
 )
 
 
@@ -91,7 +95,8 @@ def clause(level: Level, attempt: int = 0) -> str:
     if a is None:
         return ""
     t = level.first
-    template = pick(list(CLAUSES), level.ctx.persona.slug, level.slug, level.number, "analyze", attempt)
+    offset = int(hashlib.sha256(f"{level.ctx.persona.slug}|{level.slug}".encode()).hexdigest(), 16)
+    template = CLAUSES[(offset + level.number + attempt) % len(CLAUSES)]
     return template.format(
         skill=a.skill_name,
         label=column_label(t, a.label),
