@@ -19,6 +19,7 @@ from typing import Any
 from certify import URI, option_mentions, policy_value, states_value, units, words
 from simulator import BackendFixture, WidgetDef, Workspace, World, option_values, value_allowed
 
+from .analyze import ResolvedAnalyze, resolve_analyze
 from .locate import locate, offered
 from .sources import Facts, SourceError, Story
 from .suggest import did_you_mean, listing
@@ -137,6 +138,7 @@ class ResolvedStory:
     # another widget first, a Find target the validator refuses as findable by its signature): `taskforge
     # check` reports these as errors; authoring itself goes on (its own gates and reviewers find them)
     ladder_errors: list[SourceError] = field(default_factory=list)
+    analyze: ResolvedAnalyze | None = None
 
     @property
     def facts(self) -> Facts:
@@ -1017,6 +1019,11 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         errors += more
         if governance is not None and facts.governance.fact is not None:
             errors += _ground_fact(world, story, governance, targets, seeded_wrong, kind)
+    analyze = None
+    if targets:
+        first = targets[0].widget
+        analyze, more = resolve_analyze(world, story, first.definition, first.rows or [], targets[0].params)
+        errors += more
     if errors:
         raise FactErrors(errors)
     words = facts.dashboard.split()
@@ -1059,4 +1066,5 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         warnings,  # type: ignore[arg-type]
         policy_doc,
         blocking,
+        analyze,
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from certify import (
+    JUDGE_AUDIT_FILE,
     LOCK_FILE,
     CertificateLock,
     PersonaRecord,
@@ -39,6 +40,7 @@ from .gitops import (
     last_commit_touching,
 )
 from .gitops import top as repo_top
+from .judged import audit_file
 from .options import RunOptions
 from .review import ReviewFile, file_lock, merge_run, read_file, reviews_path, run_items
 from .roles.fixer import with_lesson
@@ -79,7 +81,13 @@ def base_readers(root: Path, commit: bool) -> tuple[Reader, Lister]:
 
 def persona_paths(root: Path, persona: str) -> list[Path]:
     """Every path a persona run owns or merges into, besides skills."""
-    return [root / persona, root / LOCK_FILE, root / "calibration" / persona, reviews_path(root, persona)]
+    return [
+        root / persona,
+        root / LOCK_FILE,
+        root / JUDGE_AUDIT_FILE,
+        root / "calibration" / persona,
+        reviews_path(root, persona),
+    ]
 
 
 def _json(data: Any) -> bytes:
@@ -164,6 +172,9 @@ def render_outputs(
         updated_at=stamp,
     )
     files[root / LOCK_FILE] = lock.render()
+    audits = audit_file(root, persona, [t.raw for t in tasks.values()], world, defaults, read, stamp)
+    if audits is not None:
+        files[root / JUDGE_AUDIT_FILE] = audits
 
     review_path = reviews_path(root, persona)
     review_base = read(review_path)

@@ -134,6 +134,28 @@ class BuildFact(_Strict):
     tab: str | None = None
 
 
+class ThresholdFact(_Strict):
+    """The line an analysis compares each figure with, as its skill sets it: `said` is the skill's own words for
+    the number ("85%", "140 bps", "four percent"), `value` the same number in the figure column's units (0.85,
+    0.014, 0.04), `name` what the request calls the line ("amber line")."""
+
+    said: str
+    value: float
+    name: str
+
+
+class AnalyzeFact(_Strict):
+    """The analyze ask: every level also asks for a judged answer that reasons over the first target's rows the
+    way the skill prescribes — each row's `figure` cited (the row named by its `label` column), compared with
+    the skill's `threshold`, and a verdict. `size`: the figure's size is compared (a band either side)."""
+
+    skill: str
+    figure: str
+    threshold: ThresholdFact
+    label: str | None = None
+    size: bool = False
+
+
 class Facts(_Strict):
     dashboard: str
     targets: list[TargetFact] = Field(min_length=1, max_length=3)
@@ -147,6 +169,7 @@ class Facts(_Strict):
     tab: str | None = None
     note: str | None = None
     record: list[str] | None = None
+    analyze: AnalyzeFact | None = None
 
     @field_validator("dashboard", "find_hint")
     @classmethod

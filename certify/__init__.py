@@ -159,6 +159,13 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "POLICY_NOUNS": ("certify.agents.request", "POLICY_NOUNS"),
     "reads_as_policy": ("certify.agents.request", "reads_as_policy"),
     "asked_unit": ("certify.agents.knowledge", "asked_unit"),
+    "JUDGE_AUDIT_FILE": ("certify.task", "JUDGE_AUDIT_FILE"),
+    "DEFAULT_JUDGE": ("certify.judge", "DEFAULT_JUDGE"),
+    "AuditFile": ("certify.judge.audit", "AuditFile"),
+    "JudgeAudit": ("certify.judge.audit", "JudgeAudit"),
+    "audit_now": ("certify.judge.audit", "audit_now"),
+    "merge_audit": ("certify.judge.audit", "merge_audit"),
+    "restrict": ("certify.judge.audit", "restrict"),
     "mcp_server": ("certify.mcp_server", None),
     "openenv_env": ("certify.openenv_env", None),
 }
@@ -167,7 +174,9 @@ __all__ = [
     "BM25",
     "CASES",
     "DEFAULT_CACHE_DIR",
+    "DEFAULT_JUDGE",
     "DEFAULT_RUNS_DIR",
+    "JUDGE_AUDIT_FILE",
     "LEVELS",
     "LEVEL_NAMES",
     "LOCK_FILE",
@@ -178,6 +187,7 @@ __all__ = [
     "URI",
     "WORKSPACE_ID",
     "Agent",
+    "AuditFile",
     "BlockingClient",
     "CalibrationRecord",
     "CertificateLock",
@@ -191,6 +201,7 @@ __all__ = [
     "Fingerprints",
     "HarborExportError",
     "HiddenValue",
+    "JudgeAudit",
     "JudgeSummary",
     "McpTarget",
     "ModelClient",
@@ -221,6 +232,7 @@ __all__ = [
     "all_deterministic",
     "analyse",
     "asked_unit",
+    "audit_now",
     "bare_setup",
     "build_judge",
     "calibrate",
@@ -249,6 +261,7 @@ __all__ = [
     "load_surface",
     "load_trials",
     "mcp_server",
+    "merge_audit",
     "new_run_id",
     "next_source",
     "now",
@@ -281,6 +294,7 @@ __all__ = [
     "resolve_agents",
     "resolve_endpoint",
     "resolve_source",
+    "restrict",
     "retry_invalid",
     "run_audit",
     "run_battery",
@@ -375,8 +389,17 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .grader import grade
     from .grader.match import expected_number, numbers_in, text_contains
     from .harbor import HarborExportError, export_taskset, harbor_models, run_locally, validate
-    from .judge import JudgeSummary, build_judge
-    from .judge.audit import judged_tasks, record_audit, run_audit
+    from .judge import DEFAULT_JUDGE, JudgeSummary, build_judge
+    from .judge.audit import (
+        AuditFile,
+        JudgeAudit,
+        audit_now,
+        judged_tasks,
+        merge_audit,
+        record_audit,
+        restrict,
+        run_audit,
+    )
     from .judge.model import DEFAULT_CACHE_DIR
     from .judge.mutants import CASES
     from .lock import (
@@ -423,6 +446,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
         simulator_surface,
     )
     from .task import (
+        JUDGE_AUDIT_FILE,
         LEVEL_NAMES,
         LEVELS,
         Eval,

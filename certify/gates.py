@@ -23,6 +23,7 @@ from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validat
 from .episode import Episode, replay
 from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade
+from .judge.audit import JudgeAudit, standing_in
 from .judge.audit import standing as judge_standing
 from .shortcuts import run_battery
 from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
@@ -61,6 +62,7 @@ class Subject:
     error: TaskFileError | None = None
     registry: dict[str, CheckFn] | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    judge_audit: JudgeAudit | None = None
 
     def run(
         self, steps: list[tuple[str, Any]], final_answer: str | None = None
@@ -461,6 +463,9 @@ def judge_gate(s: Subject) -> GateResult:
     assert s.task is not None
     if s.task.eval.judged is None:
         return GateResult(True, "not applicable: the task asks for no judged answer")
+    if s.judge_audit is not None:
+        hint = "the audit run with this certification"
+        return GateResult(*standing_in(s.judge_audit, s.task, s.world, s.oracle[0], hint))
     return GateResult(*judge_standing(s.path, s.task, s.world, s.oracle[0]))
 
 
@@ -506,20 +511,26 @@ def forget() -> None:
 
 
 def certify_task(
-    world: World, task: Task, path: str = "", registry: dict[str, CheckFn] | None = None
+    world: World,
+    task: Task,
+    path: str = "",
+    registry: dict[str, CheckFn] | None = None,
+    judge_audit: JudgeAudit | None = None,
 ) -> Certification:
     """Every gate on one task. Certification is a pure function of the task, the world and the code that runs
     (the registered gates and checks), so the same question asked twice in a process — an author checking its
-    own draft, then the pipeline gating it — is answered once."""
+    own draft, then the pipeline gating it — is answered once. `judge_audit`: the judge's audit to hold a judged
+    task against instead of the one on record in its taskset (an author gating a draft audits it first)."""
     where = path or f"{task.id}.json"
     code = tuple((n, id(f)) for n, f in GATES.items()) + tuple(
         (c, id(f)) for c, f in (registry or CHECKS).items()
     )
-    key = (world.fingerprint, task.model_dump_json(), where, code)
+    audited = None if judge_audit is None else judge_audit.model_dump_json(exclude={"created_at"})
+    key = (world.fingerprint, task.model_dump_json(), where, code, audited)
     if key in _MEMO:
         _MEMO.move_to_end(key)
         return _MEMO[key]
-    result = certify_subject(Subject(where, world, task, registry=registry))
+    result = certify_subject(Subject(where, world, task, registry=registry, judge_audit=judge_audit))
     _MEMO[key] = result
     if len(_MEMO) > MEMO_SIZE:
         _MEMO.popitem(last=False)

@@ -17,6 +17,8 @@ from simulator import World
 from .calibration import TRIALS_JSONL, analyse, load_record, load_trials, regrade
 from .gates import certify_task
 from .grader import CheckFn
+from .judge import DEFAULT_JUDGE, Judge
+from .judge.audit import JudgeAudit, audit_now, load_audits, merge_audit
 from .lock import CertificateLock, Fingerprints, fingerprints, now, task_content_hash
 from .task import TaskFileError, TaskSet, load_task, read_json
 
@@ -60,6 +62,8 @@ class CalibrationOutcome:
     held_before: bool | None
     holds_now: bool | None
     note: str = ""
+    rejudged: int = 0
+    stale_judgments: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +73,8 @@ class CalibrationOutcome:
             "held_before": self.held_before,
             "holds_now": self.holds_now,
             "note": self.note,
+            "rejudged": self.rejudged,
+            "stale_judgments": self.stale_judgments,
         }
 
 
@@ -79,6 +85,7 @@ class RecertifyReport:
     tasks: list[TaskOutcome]
     calibration: list[CalibrationOutcome]
     lock: CertificateLock
+    judge_audit: JudgeAudit | None = None
 
     @property
     def stale(self) -> int:
@@ -118,9 +125,15 @@ def stale_reasons(
 
 
 def recertify(
-    taskset_root: Path, world: World, registry: dict[str, CheckFn] | None = None
+    taskset_root: Path, world: World, registry: dict[str, CheckFn] | None = None, judge: Judge | None = None
 ) -> RecertifyReport:
-    """Re-check every stale certificate of a taskset; returns the report and the updated lock (not written)."""
+    """Re-check every stale certificate of a taskset; returns the report and the updated lock (not written).
+
+    A judge template change is a grader change: every certificate goes stale, judged tasks are re-gated against
+    an audit of the taskset's judge under the current template (the rubric's is run here, offline, and returned
+    in the report to be recorded; a model judge's is `taskforge judge audit`'s to run), and judged calibration
+    trials are re-judged from their stored answers, never re-run (a model's stale verdict by `judge`, that
+    model; without it the trial is invalid until re-judged)."""
     lock = CertificateLock.load(taskset_root)
     if lock is None:
         raise TaskFileError(
@@ -134,6 +147,7 @@ def recertify(
     current = fingerprints(world, defaults, registry)
     outcomes: list[TaskOutcome] = []
     stale_personas: set[str] = set()
+    audit = _rubric_audit(taskset_root, taskset, world, lock, current)
     for task_id, cert in sorted(lock.tasks.items()):
         path = taskset_root / cert.path
         content = task_content_hash(read_json(path)) if path.is_file() else None
@@ -158,7 +172,8 @@ def recertify(
             continue
         try:
             task = load_task(path, taskset)
-            result = certify_task(world, task, str(path), registry)
+            held = audit if task.eval.judged is not None else None
+            result = certify_task(world, task, str(path), registry, judge_audit=held)
             gates = {k: v.to_dict() for k, v in result.gates.items()}
             now_ok = result.certified
         except TaskFileError as exc:
@@ -187,7 +202,13 @@ def recertify(
                     tasks[cert_id] = load_task(taskset_root / cert.path, taskset)
                 except TaskFileError:
                     continue
-        regraded, moved = regrade(world, tasks, trials, registry)
+        regraded, moved = regrade(world, tasks, trials, registry, judge)
+        rejudged = sum(
+            1
+            for a, b in zip(trials, regraded, strict=True)
+            if b.judge is not None and b.judge != a.judge and b.invalid_reason != "judge_stale"
+        )
+        stale_judgments = sum(1 for b in regraded if b.invalid_reason == "judge_stale")
         before = load_record(folder) if (folder / "calibration.json").is_file() else None
         after = analyse(
             regraded,
@@ -196,10 +217,52 @@ def recertify(
             agent=before.agent if before else (trials[0].agent if trials else "unknown"),
             repeats=before.repeats if before else 1,
         )
+        note = (
+            f"{stale_judgments} judged trial(s) hold a stale model verdict: recertify with --judge to re-judge"
+            if stale_judgments
+            else ""
+        )
         calibrations.append(
-            CalibrationOutcome(persona, len(trials), moved, before.holds if before else None, after.holds)
+            CalibrationOutcome(
+                persona,
+                len(trials),
+                moved,
+                before.holds if before else None,
+                after.holds,
+                note,
+                rejudged,
+                stale_judgments,
+            )
         )
         record = lock.personas.get(persona)
         if record is not None:
             record.calibration = {**record.calibration, **after.summary(), "regraded_at": now()}
-    return RecertifyReport(lock.taskset, len(lock.tasks), outcomes, calibrations, lock)
+    return RecertifyReport(lock.taskset, len(lock.tasks), outcomes, calibrations, lock, audit)
+
+
+def _rubric_audit(
+    root: Path, taskset: TaskSet, world: World, lock: CertificateLock, current: Fingerprints
+) -> JudgeAudit | None:
+    """The rubric's audit of the taskset's judged tasks, run again when the taskset's judge is the rubric and one
+    of its judged tasks is stale (merged onto the record's entries for the others); None when no audit is due."""
+    if (taskset.manifest.judge or DEFAULT_JUDGE) != DEFAULT_JUDGE:
+        return None
+    judged = []
+    for cert in lock.tasks.values():
+        path = root / cert.path
+        if not path.is_file():
+            continue
+        content = task_content_hash(read_json(path))
+        if not stale_reasons(cert.fingerprints, current, content, cert.content_sha256):
+            continue
+        try:
+            task = load_task(path, taskset)
+        except TaskFileError:
+            continue
+        if task.eval.judged is not None:
+            judged.append((Path(cert.path), task))
+    if not judged:
+        return None
+    record = load_audits(root)
+    fresh = audit_now(world, judged)
+    return merge_audit(record.audits.get(fresh.judge) if record is not None else None, fresh)

@@ -35,6 +35,7 @@ from .agents.llm import system_prompt
 from .agents.parsing import ParseMode, parse_arguments, parse_reply
 from .episode import NO_ACTION, NUDGE, Episode
 from .grader import CheckFn, GradeResult, grade
+from .judge import StaleJudgment, rejudged, with_judgment
 from .rewards import Reward, outstanding_checks, score, turn_budget
 from .task import Task
 from .trial import UNPARSEABLE, Trial, end_if_out_of_turns, open_episode, record_unparseable, replay_trial
@@ -203,8 +204,21 @@ def verdict(task: Task, episode: Episode, trial: Trial, registry: dict[str, Chec
     episode.stop(trial.ended_by or "replay_end")
     out = Trial(task_id=trial.task_id, level=trial.level, agent=trial.agent, repeat=trial.repeat)
     out.ended_by = trial.ended_by
-    out.apply_grade(grade(task, episode, registry))
+    out.apply_grade(_graded(episode.workspace.world, task, episode, trial, registry))
     return out
+
+
+def _graded(
+    world: World, task: Task, episode: Episode, trial: Trial, registry: dict[str, CheckFn] | None
+) -> GradeResult:
+    """The replayed episode graded as the trial was: a judged answer by its recorded verdict (the judge asked
+    only once the deterministic checks hold, as the harness asks it), never by a judge the trial did not see."""
+    if task.eval.judged is None:
+        return grade(task, episode, registry)
+    try:
+        return rejudged(world, task, episode, trial.judge, registry)[0]
+    except StaleJudgment:
+        return with_judgment(task, episode, trial.judge, registry)
 
 
 def rollout(
@@ -218,7 +232,7 @@ def rollout(
 ) -> Rollout:
     """One valid trial as a rollout, graded by the current grader on its replayed calls."""
     episode = replay_trial(world, task, trial)
-    result: GradeResult = grade(task, episode, registry)
+    result: GradeResult = _graded(world, task, episode, trial, registry)
     regraded = Trial(task_id=trial.task_id, level=trial.level, agent=trial.agent, ended_by=trial.ended_by)
     regraded.apply_grade(result)
     rewards = score(

@@ -27,6 +27,7 @@ from .judge import (
     Judge,
     JudgeUnavailable,
     Judgment,
+    StaleJudgment,
     default_judge,
     judge_and_grade,
     rejudged,
@@ -249,14 +250,27 @@ def replay_trial(world: World, task: Task, trial: Trial) -> Episode:
 
 
 def regrade_trial(
-    world: World, task: Task, trial: Trial, registry: dict[str, CheckFn] | None = None
+    world: World,
+    task: Task,
+    trial: Trial,
+    registry: dict[str, CheckFn] | None = None,
+    judge: Judge | None = None,
 ) -> Trial:
-    """The same trial graded by the current grader and simulator; a judged answer keeps its recorded verdict
-    (no model is called), and one that was never judged is judged by the rubric if it now needs a verdict."""
+    """The same trial graded by the current grader and simulator, never run again. A judged answer keeps its
+    recorded verdict while the judge, its template and its input stand; a stale verdict is judged again from the
+    stored answer (by the rubric that gave it, or by `judge`, the model that did; without it the trial is
+    invalid, `judge_stale`, until re-judged), and one that was never judged is judged if it now needs a verdict."""
     if not trial.valid:
         return trial.model_copy()
     episode = replay_trial(world, task, trial)
     out = trial.model_copy(deep=True)
-    result, out.judge = rejudged(world, task, episode, trial.judge, registry)
+    try:
+        result, out.judge = rejudged(world, task, episode, trial.judge, registry, judge)
+    except StaleJudgment as exc:
+        out.valid, out.invalid_reason, out.error = False, "judge_stale", str(exc)
+        return out
+    except JudgeUnavailable as exc:
+        out.valid, out.invalid_reason, out.error = False, f"judge_{exc.reason}", str(exc)
+        return out
     out.apply_grade(result)
     return out

@@ -22,23 +22,33 @@ def recertify(
     commit: Annotated[
         bool, typer.Option("--commit", help="Write the updated lock and commit it, alone.")
     ] = False,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="openai:<model>: re-judge calibration trials whose verdict that model gave under an older judge "
+            "template (the rubric's are re-judged offline without it). Trials are re-judged, never re-run.",
+        ),
+    ] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="The model judge's endpoint.")] = None,
     as_json: Json = False,
 ) -> None:
     """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
     from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
     from authoring.review import file_lock, read_file, reviews_path
-    from certify import LOCK_FILE, TaskFileError, TaskSet, recertify_taskset
+    from certify import JUDGE_AUDIT_FILE, LOCK_FILE, TaskFileError, TaskSet, recertify_taskset, record_audit
 
     root = tasksets_dir / taskset
     repo = None
     try:
         if commit:
             repo = find_repo(root)
-            pending = dirty_paths(repo, [root / LOCK_FILE, root / "reviews"])
+            pending = dirty_paths(repo, [root / LOCK_FILE, root / JUDGE_AUDIT_FILE, root / "reviews"])
             if pending:
                 raise PendingEdits(pending, "recertify --commit writes the lock and review files")
         _, w = taskset_world(TaskSet.load(root), world)
-        report = recertify_taskset(root, w)
+        chosen = _model_judge(judge, base_url)
+        report = recertify_taskset(root, w, judge=chosen)
     except (TaskFileError, GitError) as exc:
         raise usage_error(str(exc)) from exc
     sha = None
@@ -46,6 +56,9 @@ def recertify(
     if commit and (report.stale or report.broken):
         with file_lock(root / LOCK_FILE):
             written.append(report.lock.write(root))
+        if report.judge_audit is not None:
+            with file_lock(root / JUDGE_AUDIT_FILE):
+                written.append(record_audit(root, report.judge_audit))
         for persona, items in _broken_items(report, taskset).items():
             path = reviews_path(root, persona)
             with file_lock(path):
@@ -84,6 +97,23 @@ def recertify(
     raise typer.Exit(1 if report.broken else 0)
 
 
+def _model_judge(name: str | None, base_url: str | None):
+    """The model judge `--judge` names, its endpoint checked before any work (None: the rubric re-judges what
+    it gave, and a model's stale verdicts leave their trials invalid)."""
+    import asyncio
+
+    from certify import DEFAULT_CACHE_DIR, DEFAULT_JUDGE, EndpointUnusable, build_judge
+
+    if name is None or name.strip() == DEFAULT_JUDGE:
+        return None
+    try:
+        chosen = build_judge(name, base_url=base_url, cache_dir=DEFAULT_CACHE_DIR)
+        asyncio.run(chosen.check())
+    except (ValueError, EndpointUnusable) as exc:
+        raise usage_error(f"--judge: {exc}") from exc
+    return chosen
+
+
 def _render(console, report, commit: bool) -> None:
     """Ids in full, short columns; what changed and why listed under the table."""
     render.say(console, f"{report.stale}/{report.total} stale certificate(s) re-checked", style="bold")
@@ -107,7 +137,9 @@ def _render(console, report, commit: bool) -> None:
         staircase = "holds" if c.holds_now else "INVERTED" if c.holds_now is False else "-"
         render.say(
             console,
-            f"{c.trials} stored trial(s) re-graded, {moved}; staircase {staircase} {c.note}".rstrip(),
+            f"{c.trials} stored trial(s) re-graded, {moved}"
+            + (f", {c.rejudged} judged answer(s) re-judged (not re-run)" if c.rejudged else "")
+            + f"; staircase {staircase} {c.note}".rstrip(),
             prefix=f"calibration {c.persona}: ",
         )
     if report.broken:

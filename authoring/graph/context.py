@@ -31,6 +31,7 @@ from certify import (
 from simulator import World
 
 from ..factcheck import resolve
+from ..judged import draft_audit
 from ..options import RunOptions
 from ..roles.author import AuthorContext, AuthorDriver
 from ..roles.fairness import FairnessDriver
@@ -126,7 +127,10 @@ class Env:
             task = self.parse(options, raw)
         except Exception as exc:  # a draft that does not even parse is gate feedback, not a crash
             return Certification(certified=False, gates={"schema": GateOutcome(ok=False, detail=str(exc))})
-        cert = certify_task(self.world(options), task, f"{task.id}.json")
+        world = self.world(options)
+        cert = certify_task(
+            world, task, f"{task.id}.json", judge_audit=draft_audit(world, task, f"{task.id}.json")
+        )
         self._certs[key] = Certification(
             certified=cert.certified,
             gates={k: GateOutcome(ok=v.ok, detail=v.detail) for k, v in cert.gates.items()},

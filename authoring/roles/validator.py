@@ -18,7 +18,7 @@ from simulator import TOOL_NAMES, SetupError, Workspace, World, option_values
 
 from ..flags import Flag
 from ..lints import find_giveaways, incoherences, prose
-from .author import MAX_PROMPT_WORDS
+from .author import prompt_word_limit
 from .findings import Finding, raise_flag
 from .llm import Endpoint, RoleReply, VerdictReply, clip, spelled, task_json
 from .prompts import render_prompt
@@ -124,7 +124,7 @@ class RuleValidator:
         ids = sorted({w for f in world.backends.values() for w in f.catalog.widgets if w in task.prompt})
         if ids:
             flag("single_ask", "minor", f"the prompt quotes catalog widget ids {ids[:3]}")
-        if len(words) > MAX_PROMPT_WORDS:
+        if len(words) > prompt_word_limit(task.eval.judged is not None):
             flag("single_ask", "minor", f"the prompt runs to {len(words)} words; one clear ask reads shorter")
 
         if task.level == 1 and meta is not None:

@@ -28,6 +28,8 @@ from typing import Any
 
 from ..task import Task
 from . import knowledge
+from .analysis import AnalysisAsk, analysis_ask, write_analysis
+from .analysis import column as analysis_column
 from .base import Action, AgentSession, TaskView, Usage, register_agent, register_family
 from .building import BuildSpec, build_spec
 from .reading import find, note_name
@@ -159,8 +161,31 @@ class LadderSession:
             yield Action(
                 "add_generative_widget", {"widget_type": "note", "name": name, "data": _note_text(work)}
             )
-        if QUESTION.search(self.prompt):
+        ask = analysis_ask(self.prompt)
+        if ask is not None:
+            rows, schema = yield from self._analysis_rows(work, ask)
+            text = write_analysis(ask, rows, schema, list(work.read.values()))
+            yield Action("final_answer", {"text": text or _note_text(work)})
+        elif QUESTION.search(self.prompt):
             yield Action("final_answer", {"text": _note_text(work)})
+
+    def _analysis_rows(
+        self, work: Work, ask: AnalysisAsk
+    ) -> Generator[Action, dict[str, Any] | None, tuple[list[Any], dict[str, Any]]]:
+        """The rows an analysis is about: those of the first widget worked on that serves the figure asked for
+        (read again on the values the work set, unless the work read them already)."""
+        for op in work.ops:
+            schema = work.schemas.get(op.target.widget_id, {})
+            if op.kind == "read" and analysis_column(ask.figure, work.rows, schema) is not None:
+                return work.rows, schema
+        for op in work.ops:
+            schema = work.schemas.get(op.target.widget_id, {})
+            if op.kind != "read":
+                where = {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": op.args}
+                rows = list(_data((yield Action("get_widget_data", where))).get("data") or [])
+                if analysis_column(ask.figure, rows, schema) is not None:
+                    return rows, schema
+        return [], {}
 
     def _read_request(
         self, snapshot: dict[str, Any], catalog: list[dict[str, Any]], index: list[knowledge.Document] | None
@@ -288,7 +313,7 @@ class LadderSession:
         match), followed once through a reference to another document; written into the note, set on a parameter
         the question's sentence names when that parameter is still open, or taken as the tab's title when the
         question is about the tab."""
-        sources = list(work.named)
+        sources = [d for d in work.named if not self._named_for_analysis_only(d)]
         if not sources:
             relevant = _relevant_source(self.prompt, work.documents)
             if relevant is not None:
@@ -327,6 +352,16 @@ class LadderSession:
             if not acted:
                 # a fact that sets nothing is one the request wants written down
                 work.facts.append(f"Per the {doc.title}: {unit}")
+
+    def _named_for_analysis_only(self, doc: knowledge.Document) -> bool:
+        """A skill the request names only as the way to write its analysis holds no fact for the work."""
+        ask = analysis_ask(self.prompt)
+        if ask is None:
+            return False
+        start = self.prompt.find(ask.sentence)
+        end = start + len(ask.sentence)
+        positions = [*find(self.prompt, doc.title), *find(self.prompt, doc.key)]
+        return start >= 0 and bool(positions) and all(start <= p < end for p in positions)
 
     def _retitle(self, work: Work) -> Script:
         """Give the dashboard's tab the title the work found: the tab the prompt names, else the open one."""

@@ -11,6 +11,7 @@ from simulator import World
 
 from ..agents import Agent, resolve_agents
 from ..grader import CheckFn
+from ..judge import Judge
 from ..task import Task
 from ..trial import UNPARSEABLE, Trial, regrade_trial, run_trial
 from .analysis import all_deterministic, analyse
@@ -160,17 +161,22 @@ def compact(trial: Trial) -> Trial:
 
 
 def regrade(
-    world: World, tasks: dict[str, Task], trials: list[Trial], registry: dict[str, CheckFn] | None = None
+    world: World,
+    tasks: dict[str, Task],
+    trials: list[Trial],
+    registry: dict[str, CheckFn] | None = None,
+    judge: Judge | None = None,
 ) -> tuple[list[Trial], list[dict[str, Any]]]:
-    """Every stored trial graded again by the current grader; returns the new trials and the verdicts (pass or
-    fail) that moved."""
+    """Every stored trial graded again by the current grader (judged answers re-judged where their verdict went
+    stale, never re-run; see `regrade_trial`); returns the new trials and the verdicts (pass or fail) that
+    moved."""
     out, moved = [], []
     for trial in trials:
         task = tasks.get(trial.task_id)
         if task is None:
             out.append(trial)
             continue
-        again = regrade_trial(world, task, trial, registry)
+        again = regrade_trial(world, task, trial, registry, judge)
         if again.passed != trial.passed:
             moved.append(
                 {

@@ -25,7 +25,7 @@ What an author of a judged task emits (the rule author's `analyze` kind plugs in
 
 from .case import JudgeCase, build_case, case_of, reference_data
 from .embedded import embedded_judgment
-from .grading import judge_and_grade, rejudged, with_judgment
+from .grading import StaleJudgment, judge_and_grade, rejudged, staleness, with_judgment
 from .registry import DEFAULT_JUDGE, Judge, build_judge, default_judge, judge_identity
 from .rubric import RubricJudge
 from .template import TEMPLATE_SHA256, TEMPLATE_VERSION
@@ -43,6 +43,7 @@ __all__ = [
     "Judgment",
     "PointLabel",
     "RubricJudge",
+    "StaleJudgment",
     "build_case",
     "build_judge",
     "case_of",
@@ -52,5 +53,6 @@ __all__ = [
     "judge_identity",
     "reference_data",
     "rejudged",
+    "staleness",
     "with_judgment",
 ]

@@ -185,16 +185,7 @@ async def run_audit(
             status=_worst(r.status for r in results),
             cases=results,
         )
-    statuses = {e.status for e in entries.values()}
-    status: AuditStatus = (
-        "empty"
-        if not entries
-        else "miscalibrated"
-        if "miscalibrated" in statuses
-        else "incomplete"
-        if "unsettled" in statuses
-        else "calibrated"
-    )
+    status = _status(entries)
     return JudgeAudit(
         judge=judge.identity,
         label=judge.label,
@@ -207,6 +198,44 @@ async def run_audit(
         tasks=entries,
         spend=spend,
     )
+
+
+def audit_now(world: World, tasks: list[tuple[Path, Task]], judge: Judge | None = None) -> JudgeAudit:
+    """`run_audit` from synchronous code (an author gating its drafts, `recertify`): the rubric by default. Runs
+    on a thread of its own when the caller is inside an event loop."""
+    from .registry import default_judge
+
+    coroutine = run_audit(world, tasks, judge or default_judge(), concurrency=1)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def merge_audit(current: JudgeAudit | None, audit: JudgeAudit) -> JudgeAudit:
+    """`audit` with the entries of `current` it does not cover, when both are the same judge under the same
+    template: one persona's run records its own tasks without dropping the others'."""
+    if current is None or (current.judge, current.template_sha256) != (audit.judge, audit.template_sha256):
+        return audit
+    return restrict(audit, {**current.tasks, **audit.tasks})
+
+
+def restrict(audit: JudgeAudit, tasks: dict[str, TaskAudit]) -> JudgeAudit:
+    """`audit` over `tasks` (sorted by id), its status recomputed from them."""
+    return audit.model_copy(update={"tasks": dict(sorted(tasks.items())), "status": _status(tasks)})
+
+
+def _status(entries: dict[str, TaskAudit]) -> AuditStatus:
+    statuses = {e.status for e in entries.values()}
+    if not entries:
+        return "empty"
+    if "miscalibrated" in statuses:
+        return "miscalibrated"
+    return "incomplete" if "unsettled" in statuses else "calibrated"
 
 
 def audit_input(world: World, task: Task, case: str, available: list[DataBlock] | None = None) -> JudgeCase:
@@ -290,6 +319,13 @@ def standing(task_path: str, task: Task, world: World, exemplar: Episode) -> tup
     audit = record.audits.get(identity) if record is not None else None
     if audit is None:
         return False, f"no audit of the judge {identity} on record in {audit_path(taskset.root)}; {run}"
+    return standing_in(audit, task, world, exemplar, run)
+
+
+def standing_in(audit: JudgeAudit, task: Task, world: World, exemplar: Episode, run: str) -> tuple[bool, str]:
+    """Whether `audit` (on record, or just run in memory by an author gating its own draft) admits the task as
+    it is now; `run` says how to audit again."""
+    identity = audit.judge
     if audit.template_sha256 != TEMPLATE_SHA256:
         return False, (
             f"the audit of {identity} ran under judge template v{audit.template_version} "

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from authoring.factcheck import resolve
+from authoring.judged import draft_audit
 from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.roles.fairness import RuleFairness
 from authoring.sources import load_persona, load_story
@@ -54,7 +55,9 @@ def context(world: World, tmp_path: Path, story: str, slug: str = "story") -> Au
 def author(ctx: AuthorContext, level: int) -> tuple[Task, dict[str, str]]:
     raw = RuleAuthor().draft(ctx, level, [], []).task
     task = parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS)
-    cert = certify_task(ctx.world, task, f"{task.id}.json")
+    cert = certify_task(
+        ctx.world, task, f"{task.id}.json", judge_audit=draft_audit(ctx.world, task, f"{task.id}.json")
+    )
     return task, {name: g.detail for name, g in cert.gates.items() if not g.ok}
 
 

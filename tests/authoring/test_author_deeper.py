@@ -11,6 +11,7 @@ import pytest
 
 from authoring.checks import check_persona
 from authoring.grammar import problems
+from authoring.judged import draft_audit
 from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.taskset import STANDARD_DEFAULTS
 from authoring.variety import masks_for, rotation
@@ -53,7 +54,9 @@ def draft(persona: str, story: str, level: int) -> Task:
 
 
 def failed_gates(task: Task) -> dict[str, str]:
-    cert = certify_task(_world(), task, f"{task.id}.json")
+    cert = certify_task(
+        _world(), task, f"{task.id}.json", judge_audit=draft_audit(_world(), task, f"{task.id}.json")
+    )
     return {name: g.detail for name, g in cert.gates.items() if not g.ok}
 
 

@@ -25,6 +25,7 @@ GLOSSARY.md (beside this file) defines the domain words: furniture, twin, decoy,
 dial, rehearse, draw-ahead.
 """
 
+from .analysis import prompt_word_limit
 from .context import AuthorContext, AuthorDriver, AuthoringError, Draft, story_setup
 from .llm_author import AUTHOR_TOOLS, TOOLS, LLMAuthor
 from .phrasebook import MAX_PROMPT_WORDS
@@ -41,5 +42,6 @@ __all__ = [
     "LLMAuthor",
     "RuleAuthor",
     "compile_level",
+    "prompt_word_limit",
     "story_setup",
 ]

@@ -21,6 +21,7 @@ from simulator import INDEX_URI, Prompt, Resource, Skill, Workspace, slugify
 
 from ...factcheck import STEP, ResolvedTarget
 from ...factcheck import value_text as said_as_text
+from .analysis import plan_analysis
 from .context import AuthoringError
 from .evalblock import EvalBlock
 from .level import Level
@@ -124,6 +125,7 @@ class _Planner:
                 },
                 outcome=True,
             )
+        plan_analysis(self)
         self.eval.set("judged_dashboard", level.dash)
         self.eval.set("max_unrequested_widgets", 0)
         self.eval.set("trace_checks", {"ids_known_from": "any_result"})

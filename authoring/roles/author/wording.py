@@ -19,9 +19,10 @@ from ...factcheck import ResolvedTarget
 from ...factcheck import param_label as label
 from ...factcheck import value_text as said_as_text
 from ...variety import overlap
+from .analysis import clause as analysis_clause
+from .analysis import prompt_word_limit
 from .level import Level
 from .phrasebook import (
-    MAX_PROMPT_WORDS,
     Ask,
     Build,
     Ground,
@@ -78,7 +79,7 @@ class Wording:
             if not leaked_values(
                 ctx.world, parse_task({**task, "prompt": prompt}, f"{task['id']}.json", ctx.defaults)
             ):
-                if len(prompt.split()) <= MAX_PROMPT_WORDS:
+                if len(prompt.split()) <= prompt_word_limit(self.level.story.analyze is not None):
                     return prompt
                 fits.append(prompt)
         return min(fits, key=lambda p: len(p.split())) if fits else self.prompt(contrast, draw, MAX_PHRASINGS)
@@ -161,6 +162,8 @@ class Wording:
         prompt = phrasing.compose(ask)
         if level.lived and s.governance.sets is None:
             prompt += " " + self._legacy_ground(phrasing)
+        if s.analyze is not None:
+            prompt += " " + analysis_clause(level, attempt + draw)
         return " ".join(prompt.split())
 
     def _pairs(self, t: ResolvedTarget, params: dict[str, Any]) -> list[Said]:
