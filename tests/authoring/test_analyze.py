@@ -21,7 +21,7 @@ from authoring.judged import audit_file, draft_audit
 from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.sources import load_sources
 from authoring.taskset import STANDARD_DEFAULTS
-from certify.agents import make_agent
+from certify import resolve_agent
 from certify.agents.analysis import AnalysisAsk, threshold, write_analysis
 from certify.gates import certify_task
 from certify.judge import build_case, default_judge
@@ -153,7 +153,7 @@ def test_the_rubric_passes_the_audit_on_what_the_author_writes_and_every_gate_ho
 def test_the_ladder_writes_the_analysis_where_it_should_pass_and_fails_where_it_should(world, levels):
     async def matrix():
         return [
-            [(await run_trial(world, task, make_agent(f"ladder-{k}"))).passed for k in range(5)]
+            [(await run_trial(world, task, resolve_agent(f"ladder-{k}"))).passed for k in range(5)]
             for task in levels
         ]
 
