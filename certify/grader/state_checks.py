@@ -103,7 +103,11 @@ def widget_caps(ctx: GradeContext) -> Iterable[CheckResult]:
 
 
 def generated_blob(widget: Widget) -> str:
-    return " ".join([json_blob(widget.generated_data), widget.name, widget.description or "", widget.tab_id])
+    """What a generated widget says. A note's text as written: JSON-escaped, a line break would glue its `n` to
+    the figure after it, which would then not read as a number."""
+    data = widget.generated_data
+    text = data if isinstance(data, str) else json_blob(data)
+    return " ".join([text, widget.name, widget.description or "", widget.tab_id])
 
 
 @check("missing_generated_widget")
