@@ -196,3 +196,28 @@ class NeighbourCopier(Generic):
                     plan.choices = [{**copied, **stated}]
                     break
         return plans
+
+
+@shortcut("title_stuffer")
+class TitleStuffer(NoteStuffer):
+    """Reads what the note stuffer reads, then retitles the open board's tabs with all of it — the sources'
+    text and the prompt — and names its note with every title the prompt says: a grader that accepts any title
+    containing the right phrase passes it."""
+
+    def act(self, plans: list[Plan], how: Intent) -> Generator[Call, dict[str, Any], None]:
+        if how.add or how.repair or how.read:
+            yield from super().act(plans, how)
+
+    def read_sources(self) -> Generator[Call, dict[str, Any], None]:
+        yield from super().read_sources()
+        comp = self.snapshot.get("dashboard_composition") or {}
+        tabs = [str(t.get("id")) for t in comp.get("tabs") or [] if isinstance(t, dict) and t.get("id")]
+        if tabs and "manage_navigation_bar" in self.tools:
+            everything = " / ".join([*self.texts, self.prompt])
+            yield from self.call(
+                "manage_navigation_bar",
+                {"operation": "rename_tabs", "rename_map": dict.fromkeys(tabs, everything)},
+            )
+
+    def note_title(self) -> str:
+        return self.prompt

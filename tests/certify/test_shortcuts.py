@@ -66,6 +66,7 @@ def test_the_battery():
         "note_stuffer",
         "over_builder",
         "neighbour_copier",
+        "title_stuffer",
     ]
 
 
@@ -293,3 +294,37 @@ def test_neighbour_copier(mini_world):
     assert any(e.tool == "manage_dashboard" for e in run.episode.events)
     gate, run = outcome(mini_world, copier_task("MTD"), "neighbour_copier")
     assert not run.passed and gate.ok
+
+
+def title_task(names_graded: str):
+    rename = {"operation": "rename_tabs", "rename_map": {"review": "Amber Ledger Stamp"}}
+    return level_task(
+        3,
+        "On the open Task Board, retitle the Review tab after the stamp the Close Checklist skill's last "
+        "step signs off with.",
+        {"kind": "planted", "value": "amber ledger stamp", "source": "skill:close-checklist"},
+        [
+            SNAPSHOT,
+            {"tool": "get_skill_content", "args": {"slug": "close-checklist"}, "graded_args": ["slug"]},
+            {"tool": "manage_navigation_bar", "outcome": True, "args": rename},
+        ],
+        [],
+        True,
+        **{
+            "eval.required_tab_names": ["Amber Ledger Stamp"],
+            "eval.names_graded": names_graded,
+            "setup.initial_state.dashboard": EMPTY_BOARD,
+            "setup.allowed_tools": [*TOOLS, "manage_navigation_bar"],
+        },
+    )
+
+
+def test_title_stuffer(mini_world):
+    """A tab retitled with the whole skill and prompt contains the planted title: graded by containment (the
+    source's rule) it passes; graded exactly, it fails."""
+    gate, run = outcome(mini_world, title_task("contains"), "title_stuffer")
+    assert run.passed and "title_stuffer" in gate.detail and not gate.ok
+    assert any(e.tool == "manage_navigation_bar" for e in run.episode.events)
+    gate, run = outcome(mini_world, title_task("exact"), "title_stuffer")
+    assert not run.passed and "missing_tab_name" in run.result.failure_codes
+    assert gate.ok, gate.detail
