@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from certify.gates import certify_task
-from certify.shortcuts import SHORTCUTS, run_battery, run_shortcut
+from certify.grader import grade
+from certify.shortcuts import PROBES, SHORTCUTS, run_battery, run_shortcut
+from certify.shortcuts.positions import first_placed_share, target_first
 from tests.certify.helpers import BASE
 from tests.certify.helpers import task as base_task
 
@@ -328,3 +330,30 @@ def test_title_stuffer(mini_world):
     gate, run = outcome(mini_world, title_task("exact"), "title_stuffer")
     assert not run.passed and "missing_tab_name" in run.result.failure_codes
     assert gate.ok, gate.detail
+
+
+def test_positional_probe(mini_world):
+    """The positional probe repairs the first placed widget with the stated values: right when the seeding puts the
+    target first, wrong when the decoy that takes the same values comes first. It is measured over a taskset, not
+    gated per task (PROBES, not SHORTCUTS)."""
+    assert list(PROBES) == ["positional"] and "positional" not in SHORTCUTS
+    first = signature_task(closed=True)
+    board = first.setup.initial_state.dashboard.model_dump(exclude_none=True)
+    board["widgets"].reverse()
+    second = signature_task(closed=True).model_copy(
+        update={
+            "setup": first.setup.model_copy(
+                update={
+                    "initial_state": first.setup.initial_state.model_copy(
+                        update={"dashboard": type(first.setup.initial_state.dashboard).model_validate(board)}
+                    )
+                }
+            )
+        }
+    )
+    assert target_first(first) is True and target_first(second) is False
+    assert grade(first, run_shortcut("positional", mini_world, first)).passed
+    run = run_shortcut("positional", mini_world, second)
+    assert [e.args["widget_uuid"] for e in run.events if e.tool == "update_widget"] == ["w_book"]
+    assert not grade(second, run).passed
+    assert first_placed_share([first, second, task()]) == {"level0": (1, 1), "level1": (1, 2)}
