@@ -21,6 +21,9 @@ STANDARD_DEFAULTS: dict[str, Any] = {
         "layout": {"within_grid": True, "no_overlaps": True, "grid_width": 40},
         "trace_checks": {"max_invalid_tool_calls": 2, "forbid_invented_widget_ids": True},
         "workspace_checks": {"preserve_other_dashboards": True},
+        # Titles and names the agent writes are graded by equality (case, spacing, punctuation aside), never by
+        # containment: a tab title or note name stuffed with every candidate phrase fails.
+        "names_graded": "exact",
     },
 }
 

@@ -9,7 +9,7 @@ parameters a repair leaves unchanged.
 
 Kinds: minimal-diff repairs; the other documented addressing form of a call; independent steps reordered;
 harmless reads inserted within the turn budget; navigating away and back (and, for a task that names the
-dashboard it judges, ending elsewhere); the final answer reworded; ids the prompt does not state chosen
+dashboard it judges, ending elsewhere); the final answer and the notes reworded (wording only); ids the prompt does not state chosen
 differently in what the agent builds.
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -323,8 +322,10 @@ def _same_target(a: StepInfo, b: StepInfo) -> bool:
 @variant("reads_inserted")
 def reads_inserted(p: Probe) -> Iterable[Variant]:
     """Harmless reads a careful agent might add, as many as the turn budget leaves room for: a look around
-    first (snapshot, catalog, a skill, the tool-usage prompt), a schema read of a widget it can already see
-    placed (without listing the catalog), a read of a placed widget after the first piece of work."""
+    first (snapshot, catalog, a skill, the tool-usage prompt), a schema read of a widget it can see placed —
+    after the catalog listing, as the source benchmark's list-before-use rule asks of every agent (a variant
+    that breaks a rule the agent is told is not a valid solution) — and a read of a placed widget after the
+    first piece of work."""
     allowed = p.task.setup.allowed_tools
 
     def usable(tool: str) -> bool:
@@ -333,9 +334,11 @@ def reads_inserted(p: Probe) -> Iterable[Variant]:
     placed = [w for w in p.start.current_dashboard.widgets if not w.generated]
     skills = sorted(p.start.skills)
     head: Steps = [("get_workspace_snapshot", {})]
-    if placed and usable("get_widget_schema"):
+    listed = usable("list_available_widgets")
+    if listed:
+        head.append(("list_available_widgets", {}))
+    if placed and listed and usable("get_widget_schema"):
         head.append(("get_widget_schema", {"origin": placed[0].origin, "widget_id": placed[0].widget_id}))
-    head.append(("list_available_widgets", {}))
     if skills:
         head.append(("get_skill_content", {"slug": skills[0]}))
     head.append(("get_workspace_prompt", {"name": "workspace_tool_usage"}))
@@ -394,13 +397,26 @@ _DECIMAL = re.compile(r"(?<![\w.])(-?\d+\.\d+)(%?)(?![\w.])")
 
 
 def _reformat_numbers(text: str) -> str:
+    """Each decimal in another documented format: a fraction as a percentage and back, a figure of a thousand
+    or more with thousands separators (12,500.5 for 12500.5)."""
+
     def swap(m: re.Match[str]) -> str:
         value = float(m.group(1))
         if m.group(2):
             return f"{value / 100:.10g}"
-        return f"{value * 100:.10g}%" if abs(value) < 1 else m.group(0)
+        if abs(value) < 1:
+            return f"{value * 100:.10g}%"
+        if abs(value) >= 1000:
+            whole, _, frac = m.group(1).partition(".")
+            return f"{int(whole):,}.{frac}"
+        return m.group(0)
 
     return _DECIMAL.sub(swap, text)
+
+
+def _respaced(text: str) -> str:
+    """The same words with other spacing: doubled spaces, a line break after each sentence."""
+    return re.sub(r"(?<=[.;:])  (?=\S)", "\n", text.replace(" ", "  "))
 
 
 @variant("answer_reworded")
@@ -420,13 +436,9 @@ def answer_reworded(p: Probe) -> Iterable[Variant]:
 
 @variant("note_reworded")
 def note_reworded(p: Probe) -> Iterable[Variant]:
-    """The notes the reference writes, in other words: other case, other number formats, and with every row the
-    reference read recorded as served (a faithful record may keep more of what was served than asked)."""
-    served = [
-        json.dumps(i.data.get("data"), default=str)
-        for i in p.infos
-        if i.tool == "get_widget_data" and i.ok and isinstance(i.data, dict) and i.data.get("data")
-    ]
+    """The notes the reference writes, in other wording only: other case, other spacing, other number formats.
+    Nothing is added — a note that also recorded what was read would say more, not the same in other words, and
+    would hide a case- or format-sensitive note check behind the raw rows."""
     steps, done = list(p.steps), []
     for info in p.infos:
         args = info.args if isinstance(info.args, dict) else {}
@@ -435,15 +447,11 @@ def note_reworded(p: Probe) -> Iterable[Variant]:
             and args.get("widget_type") == "note"
             and isinstance(args.get("data"), str)
         ):
-            text = " ".join(
-                [_reformat_numbers(args["data"]).upper(), *(f"As served: {rows}" for rows in served)]
-            )
+            text = _respaced(_reformat_numbers(args["data"]).upper())
             steps[info.index] = (info.tool, {**args, "data": text})
             done.append(f"#{info.index + 1}")
     if done:
-        label = f"notes {', '.join(done)} upper case, other number format" + (
-            ", every row read" if served else ""
-        )
+        label = f"notes {', '.join(done)} upper case, other spacing, other number format"
         yield Variant("note_reworded", label, steps, p.answer)
 
 

@@ -265,6 +265,17 @@ class Eval(_Strict):
     required_tab_names: list[str] = Field(default_factory=list)
     required_dashboard_name_contains: str | None = None
     required_layouts: list[RequiredLayout] = Field(default_factory=list)
+    names_graded: Literal["contains", "exact"] = Field(
+        "contains",
+        description="How titles and names the agent writes are graded (tab titles, the dashboard's name, note "
+        "and app names): 'contains', the source benchmark's rule (a name containing the phrase passes, so a "
+        "title stuffed with every candidate does too), or 'exact': equal up to case, spacing and punctuation, "
+        "or one of accepted_names.",
+    )
+    accepted_names: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Under names_graded 'exact', other titles accepted for a required one (its phrase as key).",
+    )
     required_widget_defs: list[RequiredWidgetDef] = Field(default_factory=list)
     required_app_defs: list[RequiredAppDef] = Field(default_factory=list)
     required_tool_results: list[RequiredToolResult] = Field(default_factory=list)

@@ -10,6 +10,7 @@ from simulator import Rect, overlaps
 
 from ..task import RequiredWidgetDef, WidgetOnTab
 from .core import CheckResult, GradeContext, check
+from .state_checks import named
 
 
 @dataclass
@@ -180,11 +181,18 @@ def widget_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
             )
 
 
-def _find_app(backend: PublishedBackend, template_id: str | None, name_contains: str | None) -> dict | None:
+def _find_app(
+    ctx: GradeContext, backend: PublishedBackend, template_id: str | None, name_contains: str | None
+) -> dict | None:
     for app in backend.apps:
         if template_id and app.get("template_id") == template_id:
             return app
-        if name_contains and name_contains.casefold() in str(app.get("name") or "").casefold():
+        name = str(app.get("name") or "")
+        if name_contains and (
+            named(ctx.eval, name_contains, name)
+            if ctx.eval.names_graded == "exact"
+            else name_contains.casefold() in name.casefold()
+        ):
             return app
     return None
 
@@ -193,7 +201,7 @@ def _required_apps(ctx: GradeContext) -> Iterable[tuple[Any, dict | None]]:
     for req in ctx.eval.required_app_defs:
         backend = _backend(ctx, req.backend_name)
         if backend is not None:
-            yield req, _find_app(backend, req.template_id, req.name_contains)
+            yield req, _find_app(ctx, backend, req.template_id, req.name_contains)
 
 
 @check("missing_app_def")

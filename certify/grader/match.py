@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -48,6 +49,21 @@ def phrase_matches(expected: str, actual: str) -> bool:
         return False
     have = iter(tokens(actual))
     return all(any(t == h for h in have) for t in want)
+
+
+def name_key(text: str) -> str:
+    """A title as a reviewer compares two: case, spacing, underscores and punctuation do not matter."""
+    return " ".join(_TOKEN.findall(text.casefold().replace("_", " ")))
+
+
+def name_matches(expected: str, actual: str, *, exact: bool, accepted: Iterable[str] = ()) -> bool:
+    """Whether a title the agent wrote is the one asked for. Exact: equal to it or to an accepted alternative up
+    to case, spacing and punctuation — never containment, so a title carrying every candidate phrase fails.
+    Otherwise the source benchmark's rule, `phrase_matches`."""
+    if not exact:
+        return phrase_matches(expected, actual)
+    have = name_key(actual)
+    return bool(have) and any(have == name_key(want) for want in (expected, *accepted))
 
 
 @lru_cache(maxsize=4096)

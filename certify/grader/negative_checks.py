@@ -23,7 +23,9 @@ def unrequested_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
     extra = []
     for w in ctx.judged.widgets:
         if w.generated:
-            accounted = any(generated_matches(w, req) for req in ctx.eval.required_generated_widgets)
+            accounted = any(
+                generated_matches(w, req, ctx.eval) for req in ctx.eval.required_generated_widgets
+            )
         else:
             accounted = any(widget_matches(w, req) for req in ctx.eval.required_widgets)
         if not accounted:
@@ -51,7 +53,7 @@ def forbidden_values(ctx: GradeContext) -> Iterable[CheckResult]:
             continue
         found: list[str] = []
         for w in ctx.judged.widgets:
-            if w.uuid not in initial and generated_matches(w, req):
+            if w.uuid not in initial and generated_matches(w, req, ctx.eval):
                 found += [v for v in _present(generated_blob(w), req.must_not_contain) if v not in found]
         yield CheckResult(
             "forbidden_value",

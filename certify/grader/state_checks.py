@@ -6,9 +6,9 @@ from collections.abc import Iterable
 
 from simulator import Rect, Widget, overlaps
 
-from ..task import RequiredGeneratedWidget, RequiredWidget
+from ..task import Eval, RequiredGeneratedWidget, RequiredWidget
 from .core import CheckResult, GradeContext, check
-from .match import json_blob, numbers_in, phrase_matches, subset, text_contains
+from .match import json_blob, name_matches, numbers_in, subset, text_contains
 
 
 def widget_matches(widget: Widget, req: RequiredWidget) -> bool:
@@ -22,12 +22,26 @@ def widget_matches(widget: Widget, req: RequiredWidget) -> bool:
     )
 
 
-def generated_matches(widget: Widget, req: RequiredGeneratedWidget) -> bool:
+def named(ev: Eval, want: str, actual: str) -> bool:
+    """A title or name the agent wrote, graded as the task says (`names_graded`)."""
+    return name_matches(
+        want, actual, exact=ev.names_graded == "exact", accepted=ev.accepted_names.get(want, ())
+    )
+
+
+def generated_matches(widget: Widget, req: RequiredGeneratedWidget, ev: Eval) -> bool:
     return (
         widget.generated
         and widget.type == req.widget_type
         and (req.tab_id is None or widget.tab_id == req.tab_id)
-        and (not req.name_contains or req.name_contains.casefold() in widget.name.casefold())
+        and (
+            not req.name_contains
+            or (
+                named(ev, req.name_contains, widget.name)
+                if ev.names_graded == "exact"
+                else req.name_contains.casefold() in widget.name.casefold()
+            )
+        )
     )
 
 
@@ -55,7 +69,7 @@ def dashboard_name(ctx: GradeContext) -> Iterable[CheckResult]:
         name = ctx.judged.name
         yield CheckResult(
             "dashboard_name",
-            phrase_matches(want, name),
+            named(ctx.eval, want, name),
             f"active dashboard named like '{want}'",
             f"active dashboard is '{name}' ({ctx.judged.id})",
         )
@@ -72,7 +86,7 @@ def required_tabs(ctx: GradeContext) -> Iterable[CheckResult]:
 def required_tab_names(ctx: GradeContext) -> Iterable[CheckResult]:
     names = [t.name for t in ctx.judged.tabs]
     for want in ctx.eval.required_tab_names:
-        ok = any(phrase_matches(want, n) for n in names)
+        ok = any(named(ctx.eval, want, n) for n in names)
         yield CheckResult("missing_tab_name", ok, f"tab named like '{want}'", f"tab names: {names}")
 
 
@@ -102,13 +116,17 @@ def widget_caps(ctx: GradeContext) -> Iterable[CheckResult]:
 
 
 def generated_blob(widget: Widget) -> str:
-    return " ".join([json_blob(widget.generated_data), widget.name, widget.description or "", widget.tab_id])
+    """What a generated widget says. A note's text as written: JSON-escaped, a line break would glue its `n` to
+    the figure after it, which would then not read as a number."""
+    data = widget.generated_data
+    text = data if isinstance(data, str) else json_blob(data)
+    return " ".join([text, widget.name, widget.description or "", widget.tab_id])
 
 
 @check("missing_generated_widget")
 def required_generated_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_generated_widgets:
-        candidates = [w for w in ctx.judged.widgets if generated_matches(w, req)]
+        candidates = [w for w in ctx.judged.widgets if generated_matches(w, req, ctx.eval)]
         missing: list[str] = list(req.data_contains)
         for w in candidates:
             blob = generated_blob(w)

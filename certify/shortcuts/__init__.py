@@ -11,7 +11,7 @@ from ..agents.base import TaskView
 from ..episode import Episode, start_episode
 from ..grader import CheckFn, GradeResult, grade
 from ..task import Task
-from .battery import SHORTCUTS, shortcut
+from .battery import PROBES, SHORTCUTS, shortcut
 from .generic import Generic, Plan
 
 # A shortcut stops by itself; this bounds a task without a turn budget.
@@ -19,8 +19,9 @@ MAX_CALLS = 60
 
 
 def run_shortcut(name: str, world: World, task: Task) -> Episode:
-    """One episode of the named shortcut agent on `task`; it sees what any agent sees and nothing more."""
-    agent = SHORTCUTS[name]()
+    """One episode of the named shortcut agent (of the battery, or a probe) on `task`; it sees what any agent
+    sees and nothing more."""
+    agent = (SHORTCUTS.get(name) or PROBES[name])()
     episode = start_episode(world, task)
     play = agent.play(TaskView.of(task))
     try:
@@ -56,4 +57,4 @@ def run_battery(world: World, task: Task, registry: dict[str, CheckFn] | None = 
     return runs
 
 
-__all__ = ["SHORTCUTS", "Generic", "Plan", "ShortcutRun", "run_battery", "run_shortcut", "shortcut"]
+__all__ = ["PROBES", "SHORTCUTS", "Generic", "Plan", "ShortcutRun", "run_battery", "run_shortcut", "shortcut"]

@@ -12,12 +12,18 @@ from .generic import Call, Generic, Plan
 from .reading import Intent, option_params, ranked
 
 SHORTCUTS: dict[str, type[Generic]] = {}
+# Agents measured over a taskset rather than gated per task: a fixed rule whose pass share is a property of how
+# a taskset is seeded (with two placed widgets, "the first" is right on about half the tasks however they are
+# drawn), so a per-task gate could only push the target off that one position — a signal of its own.
+PROBES: dict[str, type[Generic]] = {}
 
 
-def shortcut(name: str) -> Callable[[type[Generic]], type[Generic]]:
+def shortcut(
+    name: str, registry: dict[str, type[Generic]] = SHORTCUTS
+) -> Callable[[type[Generic]], type[Generic]]:
     def register(cls: type[Generic]) -> type[Generic]:
         cls.name = name
-        SHORTCUTS[name] = cls
+        registry[name] = cls
         return cls
 
     return register
@@ -198,3 +204,66 @@ class NeighbourCopier(Generic):
                     plan.choices = [{**copied, **stated}]
                     break
         return plans
+
+
+@shortcut("title_stuffer")
+class TitleStuffer(NoteStuffer):
+    """Reads what the note stuffer reads, then retitles the open board's tabs with all of it — the sources'
+    text and the prompt — and names its note with every title the prompt says: a grader that accepts any title
+    containing the right phrase passes it."""
+
+    def act(self, plans: list[Plan], how: Intent) -> Generator[Call, dict[str, Any], None]:
+        if how.add or how.repair or how.read:
+            yield from super().act(plans, how)
+
+    def read_sources(self) -> Generator[Call, dict[str, Any], None]:
+        yield from super().read_sources()
+        comp = self.snapshot.get("dashboard_composition") or {}
+        tabs = [str(t.get("id")) for t in comp.get("tabs") or [] if isinstance(t, dict) and t.get("id")]
+        if tabs and "manage_navigation_bar" in self.tools:
+            everything = " / ".join([*self.texts, self.prompt])
+            yield from self.call(
+                "manage_navigation_bar",
+                {"operation": "rename_tabs", "rename_map": dict.fromkeys(tabs, everything)},
+            )
+
+    def note_title(self) -> str:
+        return self.prompt
+
+
+@shortcut("positional", PROBES)
+class Positional(Generic):
+    """Reads where things sit, not what they are: takes the widgets the prompt names and, for the one it only
+    describes, the first widget placed on the open board (the first catalog entry of the named app when none is
+    placed), with the values the prompt states. It passes wherever the seeding always puts the target first."""
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        named = self.named()
+        said = {(w.get("origin"), w.get("widget_id")) for w in named}
+        by_key = {(w.get("origin"), w.get("widget_id")): w for w in self.catalog}
+        placed = [
+            by_key[k]
+            for k in dict.fromkeys((w.get("origin"), w.get("widget_id")) for w in self.placed())
+            if k in by_key and k not in said
+        ]
+        first = (
+            placed[:1] or [w for w in self.scope() if (w.get("origin"), w.get("widget_id")) not in said][:1]
+        )
+        plans = yield from self.plans_for(named + first)
+        return plans
+
+    def act(self, plans: list[Plan], how: Intent) -> Generator[Call, dict[str, Any], None]:
+        """A repair goes to the first placed instance of the widget, whatever its values."""
+        if not (how.repair and plans):
+            yield from super().act(plans, how)
+            return
+        placed = self.placed()
+        for plan in plans:
+            origin, wid = plan.key
+            first = next((w for w in placed if (w.get("origin"), w.get("widget_id")) == (origin, wid)), None)
+            if first is None:
+                yield from super().act([plan], how)
+                continue
+            yield from self.call(
+                "update_widget", {"widget_uuid": first["widget_uuid"], "data_args": (plan.choices or [{}])[0]}
+            )

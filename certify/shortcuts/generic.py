@@ -82,7 +82,7 @@ class Generic:
                 "add_generative_widget",
                 {
                     "widget_type": "note",
-                    "name": note_name(self.prompt) or "Note",
+                    "name": self.note_title(),
                     "data": self.note_text(plans),
                 },
             )
@@ -115,6 +115,10 @@ class Generic:
         """Widgets placed once the work is done, on top of it (none for a competent agent)."""
         return []
         yield  # pragma: no cover - makes this a generator
+
+    def note_title(self) -> str:
+        """The name its note gets: the one the prompt gives."""
+        return note_name(self.prompt) or "Note"
 
     def note_text(self, plans: list[Plan]) -> str:
         """What the note (or answer) says: the rows read, as served."""

@@ -12,6 +12,7 @@ runs) on the same relative paths the stopped runs used.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -98,8 +99,22 @@ def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path,
     monkeypatch.chdir(fresh)
     done = run_persona(options(), drivers(), driver_name="rules", checkpoint_path=fresh / "cp.sqlite")
     assert done.status == "committed"
-    resumed = task_files(tmp_path / "repo")
-    assert len(resumed) == 10 and resumed == task_files(fresh / "repo")
+    resumed, never_stopped = task_files(tmp_path / "repo"), task_files(fresh / "repo")
+    assert len(resumed) == 10 and set(resumed) == set(never_stopped)
+    # Levels drafted after the resume are byte for byte those of a run never stopped; the levels finished before
+    # the kill are kept as the earlier code drafted them (they are not drafted again), so their request may
+    # predate later wording (issue 20 states the cap on extra widgets): everything but the prompt is the same.
+    drafted = {
+        f"{m.group(1)}_level{m.group(2)}.json"
+        for m in (re.match(r"(\w+) level(\d)\b", line) for line in messages)
+        if m is not None
+    }
+    for name, content in resumed.items():
+        if name in drafted:
+            assert content == never_stopped[name], name
+        else:
+            ours, theirs = json.loads(content), json.loads(never_stopped[name])
+            assert {**ours, "prompt": ""} == {**theirs, "prompt": ""}, name
 
 
 class FlaggingLevel3(RuleFairness):

@@ -25,14 +25,13 @@ PERSONAS = (
 # the cut (what a read derives leaves no trace in its note) and describes every widget as "<name> in <app>
 # (reconstructed)" (no sibling's words can draw a word matcher away from a find hint that shares the name's);
 # Live Grid is the only Getting Started widget whose symbol has options, so the stated symbol alone singles it
-# out. The templates name a governing source but no fact that drives an action, so their Ground levels can only
-# ask for the source's planted phrase in a note: form_tooling_level3's source is a resource a note stuffer reads
-# and copies whole, and nothing but a fact that sets a parameter or a title (which this corpus does not plant)
-# tells it from a reader. They stay open for review with the gate's reason.
+# out. They stay open for review with the gate's reason. (form_tooling_level3, whose Ground level asks for the
+# resource's planted phrase in a note, closes since a note's text is graded as written: the stuffer's copy of the
+# whole resource states its other facts after line breaks, which JSON-escaping used to hide.)
 UNCLOSABLE = {
     "client_advisor": {"client_review_level2", "holdings_watch_level1", "meeting_prep_level2"},
     "compliance_risk": {"alert_sweep_level2", "case_handoff_level2"},
-    "fund_operations": {"form_tooling_level3", "settlement_watch_level1"},
+    "fund_operations": {"settlement_watch_level1"},
     "portfolio_manager": {"allocation_read_level2", "price_watch_level2"},
 }
 

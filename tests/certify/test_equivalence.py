@@ -103,14 +103,31 @@ def test_reorder(mini_world):
 
 
 def test_reads_inserted(mini_world):
-    """A schema read of a widget the snapshot shows placed is not an invented id — unless ids count as known
-    only from a catalog listing (the source benchmark's rule), which makes the read fail."""
+    """The inserted look-around lists the catalog before it reads a placed widget's schema, so it is valid under
+    the source benchmark's rule too (ids known only from a catalog listing); a check that punishes extra reads
+    is over-strict and the variant names it."""
     listing_rule = task(**{"eval.trace_checks": {"max_invalid_tool_calls": 1, "ids_known_from": "listing"}})
-    result = gate(mini_world, listing_rule)
-    assert not result.ok
-    assert "reads_inserted [first: get_workspace_snapshot, get_widget_schema" in result.detail
-    assert "widget_list_not_called_before_use" in result.detail
+    steps = [(s.tool, s.args) for s in listing_rule.eval.reference_steps()]
+    inserted = next(v for v in VARIANTS["reads_inserted"](probe(mini_world, listing_rule, steps, None)))
+    tools = [t for t, _ in inserted.steps]
+    assert tools.index("list_available_widgets") < tools.index("get_widget_schema")
+    assert gate(mini_world, listing_rule).ok
     assert gate(mini_world, task()).ok
+
+    def no_schema_read(ctx):
+        yield CheckResult(
+            "no_schema_read",
+            not ctx.ok_calls("get_widget_schema"),
+            "no schema read",
+            f"{len(ctx.ok_calls('get_widget_schema'))} schema read(s)",
+        )
+
+    result = gate(mini_world, task(), {**CHECKS, "no_schema_read": no_schema_read})
+    assert not result.ok
+    assert "reads_inserted [first: get_workspace_snapshot, list_available_widgets, get_widget_schema" in (
+        result.detail
+    )
+    assert "no_schema_read" in result.detail
 
 
 def test_navigate(mini_world):
@@ -148,8 +165,9 @@ def test_answer_reworded(mini_world):
 
 
 def test_note_reworded(mini_world):
-    """A note may say the same in capitals, as a fraction, and keep every row of the cut it read; a distractor
-    that the cut itself serves punishes such a faithful note."""
+    """A note may say the same in capitals, with other spacing and as a fraction — and nothing more: the variant
+    adds no row it read. A case-sensitive note check is over-strict and the variant names it; a distractor the
+    read cut serves but the note does not say is no finding."""
     read = {
         "tool": "get_widget_data",
         "optional": True,
@@ -161,25 +179,31 @@ def test_note_reworded(mini_world):
     }
     note = {"widget_type": "note", "name_contains": "Desk Note", "data_contains": ["0.0524"]}
     steps = [SNAPSHOT, read, {**REPAIR, "outcome": True}, NOTE]
-    strict = task(
+    served = task(
         **{
             "eval.required_tools": steps,
             "eval.required_generated_widgets": [{**note, "must_not_contain": ["BBB"]}],
         }
     )
-    result = gate(mini_world, strict)
+    assert gate(mini_world, served).ok and "note_reworded" in kinds(mini_world, served)
+    reworded = next(
+        v
+        for v in VARIANTS["note_reworded"](
+            probe(mini_world, served, [(s.tool, s.args) for s in served.eval.reference_steps()], None)
+        )
+    )
+    text = reworded.steps[-1][1]["data"]
+    assert text == "GAMMA  QTD  WEIGHT  0.0524"
+
+    def exact_case(ctx):
+        notes = [w for w in ctx.judged.widgets if w.generated and "Gamma" in str(w.generated_data)]
+        yield CheckResult("note_case", bool(notes), "a note saying 'Gamma'", f"{len(notes)} note(s)")
+
+    result = gate(mini_world, task(), {**CHECKS, "note_case": exact_case})
     assert not result.ok
-    assert (
-        "note_reworded [notes #4 upper case, other number format, every row read] fails forbidden_value"
-        in (result.detail)
+    assert "note_reworded [notes #3 upper case, other spacing, other number format] fails note_case" in (
+        result.detail
     )
-    fine = task(
-        **{
-            "eval.required_tools": steps,
-            "eval.required_generated_widgets": [{**note, "must_not_contain": ["AAA"]}],
-        }
-    )
-    assert gate(mini_world, fine).ok and "note_reworded" in kinds(mini_world, fine)
 
 
 def test_other_ids(mini_world):

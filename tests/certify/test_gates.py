@@ -242,25 +242,31 @@ def test_compat_corpus_certifies_as_published():
     assert all(r.gates["schema"].ok and r.gates["determinism"].ok for r in results)
 
 
-# Findings about the visible corpus (the closing note of issue 12 gives the reasons): its tasks grade calls
-# and ids an equivalent solution does differently, and some of its Find/Derive tasks let a shortcut pass.
+# Findings about the visible corpus (the closing notes of issues 12 and 20 give the reasons): its tasks grade calls
+# and ids an equivalent solution does differently, and some of its Find/Derive tasks let a shortcut pass. Per task:
+#   client_review_level4, nav_close_repair_level4: a built widget id graded though the prompt never states it
+#     (other_ids); breach_repair_level4 too, and its repair graded by exact arguments (minimal_repair);
+#   breach_repair_level0, meeting_prep_level3/4: a repair graded by its exact arguments (minimal_repair), and at
+#     meeting_prep_level3/4 a read graded by its exact call (addressing); case_handoff_level3: the same read;
+#   a shortcut passes: client_review_level1 (bag_of_words: the hint nearly names the widget),
+#     proposal_pack_level2 and form_tooling_level2 (enumerator: no cap on extra widgets), document_room_level3
+#     (note_stuffer), nav_close_repair_level1 (every shortcut: the Find target alone on the board).
+# Not findings: a schema read before the catalog listing (the inserted reads list first, as the source's
+# list-before-use rule asks), which alone rejected client_review_level3, holdings_watch_level1,
+# nav_close_repair_level0 and settlement_watch_level3 before.
 COMPAT_FINDINGS = {
     "client_review_level1": {"shortcuts"},
-    "client_review_level3": {"equivalence"},
     "client_review_level4": {"equivalence"},
-    "holdings_watch_level1": {"equivalence"},
     "meeting_prep_level3": {"equivalence"},
     "meeting_prep_level4": {"equivalence"},
     "proposal_pack_level2": {"shortcuts"},
     "breach_repair_level0": {"equivalence"},
     "breach_repair_level4": {"equivalence"},
     "case_handoff_level3": {"equivalence"},
-    "document_room_level3": {"equivalence", "shortcuts"},
+    "document_room_level3": {"shortcuts"},
     "form_tooling_level2": {"shortcuts"},
-    "nav_close_repair_level0": {"equivalence"},
-    "nav_close_repair_level1": {"equivalence", "shortcuts"},
+    "nav_close_repair_level1": {"shortcuts"},
     "nav_close_repair_level4": {"equivalence"},
-    "settlement_watch_level3": {"equivalence"},
 }
 
 

@@ -622,6 +622,42 @@ def test_tab_names_fail_when_renamed(mini_world):
     assert codes(outcome(mini_world, t, [UPDATE, NOTE, rename]), False) == {"missing_tab_name"}
 
 
+def test_names_graded_exactly(mini_world):
+    """Under names_graded 'exact' a title is the one asked for up to case, spacing and punctuation, or an accepted
+    alternative — never a title that merely contains it, so stuffing every candidate phrase into it fails. The
+    source's rule ('contains', the default) accepts the stuffed title."""
+    tools = [*task().setup.allowed_tools, "manage_navigation_bar"]
+
+    def renamed(title):
+        return ("manage_navigation_bar", {"operation": "rename_tabs", "rename_map": {"review": title}})
+
+    loose = task(**{"eval.required_tab_names": ["Trustee Papers"], "setup.allowed_tools": tools})
+    exact = task(
+        **{
+            "eval.required_tab_names": ["Trustee Papers"],
+            "eval.names_graded": "exact",
+            "eval.accepted_names": {"Trustee Papers": ["Papers for the Trustees"]},
+            "setup.allowed_tools": tools,
+        }
+    )
+    stuffed = renamed("Board Papers / Trustee Papers / Client Papers")
+    assert "missing_tab_name" not in codes(outcome(mini_world, loose, [UPDATE, NOTE, stuffed]), False)
+    assert "missing_tab_name" in codes(outcome(mini_world, exact, [UPDATE, NOTE, stuffed]), False)
+    for title in ("trustee  papers", "Trustee-Papers", "Papers for the trustees"):
+        assert outcome(mini_world, exact, [UPDATE, NOTE, renamed(title)]).passed, title
+
+
+def test_note_names_graded_exactly(mini_world):
+    """A note named 'Prior Desk Note' is not the 'Desk Note' asked for under exact names (it contains it)."""
+    exact = task(**{"eval.names_graded": "exact"})
+    prior = ("add_generative_widget", {**NOTE[1], "name": "Prior Desk Note"})
+    assert "missing_generated_widget" in codes(outcome(mini_world, exact, [UPDATE, prior]), False)
+    assert "missing_generated_widget" not in codes(outcome(mini_world, task(), [UPDATE, prior]), False)
+    assert outcome(
+        mini_world, exact, [UPDATE, ("add_generative_widget", {**NOTE[1], "name": "desk note"})]
+    ).passed
+
+
 def test_backend_preservation_rules(mini_world):
     seeded = {"name": "Kept Service", "url": "http://k", "widgets_json": {}, "apps_json": []}
     rules = {

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from certify.gates import certify_task
-from certify.shortcuts import SHORTCUTS, run_battery, run_shortcut
+from certify.grader import grade
+from certify.shortcuts import PROBES, SHORTCUTS, run_battery, run_shortcut
+from certify.shortcuts.positions import first_placed_share, target_first
 from tests.certify.helpers import BASE
 from tests.certify.helpers import task as base_task
 
@@ -66,6 +68,7 @@ def test_the_battery():
         "note_stuffer",
         "over_builder",
         "neighbour_copier",
+        "title_stuffer",
     ]
 
 
@@ -293,3 +296,64 @@ def test_neighbour_copier(mini_world):
     assert any(e.tool == "manage_dashboard" for e in run.episode.events)
     gate, run = outcome(mini_world, copier_task("MTD"), "neighbour_copier")
     assert not run.passed and gate.ok
+
+
+def title_task(names_graded: str):
+    rename = {"operation": "rename_tabs", "rename_map": {"review": "Amber Ledger Stamp"}}
+    return level_task(
+        3,
+        "On the open Task Board, retitle the Review tab after the stamp the Close Checklist skill's last "
+        "step signs off with.",
+        {"kind": "planted", "value": "amber ledger stamp", "source": "skill:close-checklist"},
+        [
+            SNAPSHOT,
+            {"tool": "get_skill_content", "args": {"slug": "close-checklist"}, "graded_args": ["slug"]},
+            {"tool": "manage_navigation_bar", "outcome": True, "args": rename},
+        ],
+        [],
+        True,
+        **{
+            "eval.required_tab_names": ["Amber Ledger Stamp"],
+            "eval.names_graded": names_graded,
+            "setup.initial_state.dashboard": EMPTY_BOARD,
+            "setup.allowed_tools": [*TOOLS, "manage_navigation_bar"],
+        },
+    )
+
+
+def test_title_stuffer(mini_world):
+    """A tab retitled with the whole skill and prompt contains the planted title: graded by containment (the
+    source's rule) it passes; graded exactly, it fails."""
+    gate, run = outcome(mini_world, title_task("contains"), "title_stuffer")
+    assert run.passed and "title_stuffer" in gate.detail and not gate.ok
+    assert any(e.tool == "manage_navigation_bar" for e in run.episode.events)
+    gate, run = outcome(mini_world, title_task("exact"), "title_stuffer")
+    assert not run.passed and "missing_tab_name" in run.result.failure_codes
+    assert gate.ok, gate.detail
+
+
+def test_positional_probe(mini_world):
+    """The positional probe repairs the first placed widget with the stated values: right when the seeding puts the
+    target first, wrong when the decoy that takes the same values comes first. It is measured over a taskset, not
+    gated per task (PROBES, not SHORTCUTS)."""
+    assert list(PROBES) == ["positional"] and "positional" not in SHORTCUTS
+    first = signature_task(closed=True)
+    board = first.setup.initial_state.dashboard.model_dump(exclude_none=True)
+    board["widgets"].reverse()
+    second = signature_task(closed=True).model_copy(
+        update={
+            "setup": first.setup.model_copy(
+                update={
+                    "initial_state": first.setup.initial_state.model_copy(
+                        update={"dashboard": type(first.setup.initial_state.dashboard).model_validate(board)}
+                    )
+                }
+            )
+        }
+    )
+    assert target_first(first) is True and target_first(second) is False
+    assert grade(first, run_shortcut("positional", mini_world, first)).passed
+    run = run_shortcut("positional", mini_world, second)
+    assert [e.args["widget_uuid"] for e in run.events if e.tool == "update_widget"] == ["w_book"]
+    assert not grade(second, run).passed
+    assert first_placed_share([first, second, task()]) == {"level0": (1, 1), "level1": (1, 2)}

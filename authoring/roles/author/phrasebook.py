@@ -135,6 +135,7 @@ class Ask:
     hidden: set[str] = field(default_factory=set)
     contrast: str = ""  # at Find, what the described widget is not, said after where it comes from
     described: str = ""  # the description the contrast belongs to
+    capped: bool = False  # the task allows no widget nobody asked for: the request says so
 
 
 class Phrasing:
@@ -144,6 +145,8 @@ class Phrasing:
         self.voice = voice
         digest = hashlib.sha256("|".join(str(k) for k in keys).encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
+        # clauses added after the rest was drawn draw from their own generator, so adding one moves no other
+        self.aside = random.Random(int.from_bytes(digest[8:16], "big"))
 
     def pick(self, family: str, **variables: Any) -> str:
         options: Any = phrasebook()
@@ -276,10 +279,17 @@ class Phrasing:
             sentences.insert(0, self.build(ask.build, ask.dash))
         lead = self.lead(ask)
         text = " ".join(s for s in sentences if s)
+        words = len(text.split())
         # a long request (a build on a lived-in board) keeps to the ask: the persona shows in its words
-        if lead and len(text.split()) < LONG_REQUEST:
+        if lead and words < LONG_REQUEST:
             text = f"{lead} {text}"
-        if self.voice.deadlines and self.rng.random() < DEADLINE_CHANCE and len(text.split()) < LONG_REQUEST:
+        if ask.capped:
+            # the grader allows no widget nobody asked for: a careful agent must be told, not left to guess
+            book = phrasebook()
+            parts = {k: self.aside.choice(book[f"capped_{k}"]) for k in ("nothing", "predicate", "where")}
+            parts["where"] = render(parts["where"], dash=ask.dash)
+            text += " " + render(self.aside.choice(book["capped"]), **parts)
+        if self.voice.deadlines and self.rng.random() < DEADLINE_CHANCE and words < LONG_REQUEST:
             text += " " + self.rng.choice(self.voice.deadlines)
         return tidy(text)
 

@@ -9,7 +9,8 @@ the plan and the wording; nothing is added to it later.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from simulator import option_values, value_allowed
@@ -156,8 +157,9 @@ def seed_board(level: Level) -> Board:
     if level.number == 2 and doc is not None and doc.kind == "note":
         policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
     if not level.lived:
-        return Board(
-            tuple(placing.widgets), tuple(placing.notes), tuple(stale), decoy, policy_note=policy_note
+        return _drawn(
+            level,
+            Board(tuple(placing.widgets), tuple(placing.notes), tuple(stale), decoy, policy_note=policy_note),
         )
     t0 = level.first
     twin = None
@@ -180,15 +182,45 @@ def seed_board(level: Level) -> Board:
     placed = len(placing.widgets)
     slot = Slot.at(placed, NOTE_H, SEED_W if placed % 2 else 2 * SEED_W)
     prior_note = placing.note("prior-note", f"Prior {level.dash} Note", text, slot)
-    return Board(
-        tuple(placing.widgets),
-        tuple(placing.notes),
-        tuple(stale),
-        decoy,
-        twin,
-        furniture,
-        policy_note,
-        prior_note,
+    return _drawn(
+        level,
+        Board(
+            tuple(placing.widgets),
+            tuple(placing.notes),
+            tuple(stale),
+            decoy,
+            twin,
+            furniture,
+            policy_note,
+            prior_note,
+        ),
+    )
+
+
+def _drawn(level: Level, board: Board) -> Board:
+    """The board with its widgets' order and grid cells drawn from the task's id: the target, its look-alike,
+    the twin, the decoy and the furniture each land first (and in any cell) on some tasks and not on others, so
+    that no fixed position — "the first placed widget" — predicts the target across a taskset. The draw is a
+    hash, so the same task always seeds the same board; notes keep their cells after the widgets."""
+    task = f"{level.ctx.persona.slug}|{level.slug}_level{level.number}"
+
+    def rank(w: Seeded) -> bytes:
+        return hashlib.sha256(f"{task}|{w.uuid}".encode()).digest()
+
+    order = sorted(board.widgets, key=rank)
+    moved = {w.uuid: replace(w, slot=Slot.at(i)) for i, w in enumerate(order)}
+
+    def at(w: Seeded | None) -> Seeded | None:
+        return moved[w.uuid] if w is not None else None
+
+    furniture = board.furniture
+    return replace(
+        board,
+        widgets=tuple(moved[w.uuid] for w in order),
+        stale=tuple(moved[w.uuid] for w in board.stale),
+        decoy=at(board.decoy),
+        twin=at(board.twin),
+        furniture=replace(furniture, seed=moved[furniture.seed.uuid]) if furniture else None,
     )
 
 

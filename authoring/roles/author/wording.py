@@ -153,6 +153,7 @@ class Wording:
             hidden=level.hidden_values(),
             contrast=contrast if describe else "",
             described=s.facts.find_hint if describe else "",
+            capped=self.planned.eval.get("max_unrequested_widgets") == 0,
         )
         # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
         redraw = [attempt, draw] if attempt or draw else []
