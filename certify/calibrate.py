@@ -494,13 +494,14 @@ async def probe_dead_rungs(
     return probe_trials
 
 
-def reference_agents(name: str) -> list[Agent]:
-    """The agents a reference name stands for: the members of a family (`ladder`), else the one agent."""
+def reference_agents(name: str, llm: dict[str, Any] | None = None) -> list[Agent]:
+    """The agents a reference name stands for: the members of a family (`ladder`), else the one agent;
+    `llm` configures an openai:<model> reference (the commands' model options)."""
     from .agents import family
     from .evaluate import build_agent
 
     members = family(name)
-    return [build_agent(m) for m in members] if members else [build_agent(name)]
+    return [build_agent(m) for m in members] if members else [build_agent(name, llm)]
 
 
 def all_deterministic(agents: list[Agent]) -> bool:

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 PLACEHOLDER_KEY = "sk-no-key-required"
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 CHARS_PER_TOKEN = 4
+# The output cap sent on every request unless configured: without one a local server (llama.cpp) generates until
+# its context is full and the request runs into the client timeout.
+DEFAULT_MAX_TOKENS = 4096
 TRIMMED = "[trimmed to fit the context budget: an earlier tool result of {n} characters]"
 
 # Model families that accept only their default temperature (OpenAI's reasoning models).
@@ -82,7 +85,9 @@ class ModelConfig(BaseModel):
     temperature: float | None = Field(
         default=0.0, description="None leaves it to the server; never sent to reasoning models"
     )
-    max_completion_tokens: int | None = Field(default=None, gt=0, description="output cap per reply")
+    max_completion_tokens: int | None = Field(
+        default=DEFAULT_MAX_TOKENS, gt=0, description="output cap per reply; None sends none"
+    )
     context_tokens: int | None = Field(
         default=None,
         gt=0,

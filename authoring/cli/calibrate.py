@@ -15,17 +15,20 @@ from authoring import render
 
 from .common import console, err, preflight, taskset_world, usage_error
 from .options import (
-    Concurrency,
     FrontierAgent,
     Json,
     MinAttempts,
+    ModelFlags,
     PersonaOnly,
     RunsDir,
     TasksetFolder,
     WorldDir,
+    flag_names,
+    grouped,
 )
 
 
+@grouped
 def calibrate(
     taskset: TasksetFolder,
     persona: PersonaOnly = None,
@@ -41,7 +44,7 @@ def calibrate(
     min_attempts: MinAttempts = None,
     frontier_agent: FrontierAgent = None,
     world: WorldDir = None,
-    concurrency: Concurrency = 4,
+    model: ModelFlags = ModelFlags(),
     out: Annotated[
         Path | None,
         typer.Option(
@@ -105,8 +108,20 @@ def calibrate(
         )
     else:
         try:
-            reference = reference_agents(agent)
-            frontier = build_agent(frontier_agent) if frontier_agent else None
+            agent = model.agent(agent) or agent
+            frontier_agent = model.agent(frontier_agent) if frontier_agent else None
+            given = model.config()
+            openai = [n for n in (agent, frontier_agent) if n and n.startswith("openai:")]
+            if given and not openai:
+                raise ValueError(f"{flag_names(given)} only apply to openai:<model> agents, not '{agent}'")
+            llm = model.agent_config()
+            reference = reference_agents(agent, llm if agent.startswith("openai:") else None)
+            frontier = (
+                build_agent(frontier_agent, llm if frontier_agent.startswith("openai:") else None)
+                if frontier_agent
+                else None
+            )
+            concurrency = model.workers()
         except ValueError as exc:
             raise usage_error(str(exc)) from exc
         preflight([*reference, *([frontier] if frontier else [])])

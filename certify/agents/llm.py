@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..episode import NO_ACTION
 from ..model_client import (
+    DEFAULT_MAX_TOKENS,
     PLACEHOLDER_KEY,
     Completion,
     ModelClient,
@@ -100,7 +101,9 @@ class LLMConfig(BaseModel):
         "known to refuse it",
     )
     max_tokens: int | None = Field(
-        default=None, gt=0, description="output cap, sent as max_completion_tokens"
+        default=DEFAULT_MAX_TOKENS,
+        gt=0,
+        description="output cap per reply, sent as max_completion_tokens (or the server's spelling)",
     )
     request_timeout_s: float = Field(default=60.0, gt=0, description="seconds per HTTP attempt")
     max_retries: int = Field(
