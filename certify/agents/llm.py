@@ -250,7 +250,7 @@ class OpenAIAgent:
             raise AgentRefused(exc.reason, f"{self.name}: {exc}") from exc
         except ModelRequestError as exc:
             usage.requests += 1
-            raise AgentUnavailable("api_error", f"{self.name}: {exc}; not retried") from exc
+            raise AgentUnavailable(exc.reason, f"{self.name}: {exc}; not retried") from exc
         usage.requests += 1 + completion.retries
         usage.retries += completion.retries
         usage.tokens_in += completion.tokens_in
@@ -291,6 +291,7 @@ class OpenAISession:
         self._queue: deque[tuple[str, Action]] = deque()
         self._awaiting: str | None = None
         self._nudged = False
+        self._stopping = False
 
     def transcript(self) -> list[dict[str, Any]]:
         return [dict(m) for m in self._messages]
@@ -321,14 +322,27 @@ class OpenAISession:
         self._replies += 1
         return completion
 
+    def _cut(self, completion: Completion) -> AgentRefused:
+        """A reply cut at the output cap with no usable action in it: the model's own failure to fit its
+        answer in the cap, with what to try."""
+        cap = self.agent.config.max_tokens
+        return AgentRefused(
+            "output_truncated",
+            f"{self.agent.name}: the reply was cut at the output cap ({cap} tokens, finish_reason length) "
+            "before it held an action; raise --max-tokens if the model needs longer replies",
+        )
+
     async def _next_json(self, observation: dict[str, Any] | None) -> Action | None:
         if observation is not None:
             self._messages.append({"role": "user", "content": self._observed(observation)})
         if self._replies >= self.agent.config.max_requests:
             return None
-        text = (await self._complete()).text
+        completion = await self._complete()
+        text = completion.text
         self._messages.append({"role": "assistant", "content": text})
         parsed = parse_reply(text, self._parse)
+        if completion.truncated and parsed.action.parse_error is not None:
+            raise self._cut(completion)
         self._count(parsed.kind)
         return parsed.action
 
@@ -341,6 +355,8 @@ class OpenAISession:
         elif observation is not None and self._nudged:
             self._messages.append({"role": "user", "content": str(observation.get("message") or "")})
         self._nudged = False
+        if self._stopping:
+            return None
         if not self._queue:
             if self._replies >= self.agent.config.max_requests:
                 return None
@@ -348,11 +364,14 @@ class OpenAISession:
             calls = completion.tool_calls
             assistant: dict[str, Any] = {"role": "assistant", "content": completion.message.content}
             if not calls:
+                if completion.truncated:
+                    raise self._cut(completion)
                 self._messages.append(assistant)
                 self._idle += 1
-                if self._idle > self.agent.config.max_idle_replies:
-                    return None
-                self._nudged = True
+                # the reply that ends the session is a turn like the ones before it: every request the
+                # model answered is one (3 silent replies are 3 turns, not 2)
+                self._stopping = self._idle > self.agent.config.max_idle_replies
+                self._nudged = not self._stopping
                 return Action(NO_ACTION, raw=completion.text)
             self._idle = 0
             records = []
@@ -366,6 +385,8 @@ class OpenAISession:
                     }
                 )
                 parsed = parse_arguments(call.function.name, call.function.arguments, self._parse)
+                if completion.truncated and parsed.action.parse_error is not None:
+                    raise self._cut(completion)
                 self._count(parsed.kind)
                 self._queue.append((call_id, parsed.action))
             assistant["tool_calls"] = records
