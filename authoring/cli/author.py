@@ -287,7 +287,7 @@ def _summary(outcome) -> None:
             ],
         )
     calibration = state.get("calibration")
-    if calibration is not None:
+    if calibration is not None and calibration.levels:  # nothing calibrated: no empty staircase or table
         from certify.calibrate import render_matrix
 
         rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
@@ -296,7 +296,7 @@ def _summary(outcome) -> None:
             f"{rates} — {calibration.verdict.upper()}",
             prefix=f"staircase ({calibration.agent} x{calibration.repeats}): ",
         )
-        if calibration.ladder is not None:
+        if calibration.ladder is not None and render_matrix(calibration.ladder):
             console.print("\n".join(render_matrix(calibration.ladder)), markup=False, soft_wrap=True)
     for item in outcome.items:
         render.say(

@@ -180,6 +180,8 @@ def render_record(out, record) -> None:
         f"{record.verdict.upper() if record.verdict != 'holds' else 'holds'}",
         style="bold",
     )
+    if not record.levels:
+        render.say(out, "no task to calibrate")
     table = render.level_table(("n", "pass", "rate", "Wilson 95%"), notes=("per repeat",))
     dead = {p.level: p.status for p in record.probes}
     for s in record.levels:
@@ -195,7 +197,8 @@ def render_record(out, record) -> None:
             f"{s.ci[0]:.2f}-{s.ci[1]:.2f}" if s.attempts else "-",
             render.text(reps),
         )
-    out.print(table)
+    if record.levels:
+        out.print(table)
     if record.judge is not None:
         render.say(out, record.judge.line())
     render.bullets(
@@ -231,6 +234,8 @@ def render_record(out, record) -> None:
     if record.ladder is not None:
         from certify.calibrate import render_matrix
 
-        render.say(out, "capability ladder", style="bold")
-        out.print("\n".join(render_matrix(record.ladder)), markup=False, soft_wrap=True)
+        matrix = render_matrix(record.ladder)
+        if matrix:
+            render.say(out, "capability ladder", style="bold")
+            out.print("\n".join(matrix), markup=False, soft_wrap=True)
         render.bullets(out, "ladder findings", [(f.task_id, f.detail) for f in record.ladder.findings])

@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from certify.calibrate import CalibrationRecord, compact
+from certify.calibrate import CalibrationRecord, compact, repeats_for
 from certify.calibrate import calibrate as run_calibration
 from certify.task import LEVELS, Task
 from certify.trial import Trial
@@ -48,12 +48,23 @@ def calibrate(state: PipelineState, runtime: Runtime[RunContext]) -> PipelineSta
     run = runtime.context
     options = run.options
     tasks = [run.parse(t.raw) for t in state["tasks"].values()]
-    run.emit("calibration", "running", f"calibrating with {options.reference_agent} x{options.repeats}")
-    record, trials = calibration(run, tasks, run.frontier())
+    runs = repeats_for(run.reference(), options.repeats)  # what it will run: once for deterministic agents
     known = state.get("flags", {})
-    flags = {
-        f.id: f for f in findings(record, options.persona) if f.id not in known or not known[f.id].decision
-    }
+    # Levels with no task because their author failed: calibration cannot measure them, and saying so would
+    # only echo the author's items (issue 24: "insufficient" of zero tasks); those items are the causes.
+    caused = any(f.kind == "role_failure" and f.status == "open" for f in known.values())
+    if tasks:
+        run.emit("calibration", "running", f"calibrating with {options.reference_agent} x{runs}")
+    else:
+        run.emit("calibration", "skipped", "nothing to calibrate: no task was certified")
+    record, trials = calibration(run, tasks, run.frontier())
+    found = findings(record, options.persona)
+    if caused:
+        authored = {t.level for t in tasks}
+        found = [
+            f for f in found if not (f.kind == "insufficient" and (not tasks or len(authored) < len(LEVELS)))
+        ]
+    flags = {f.id: f for f in found if f.id not in known or not known[f.id].decision}
     for fid, old in known.items():
         if old.role == "calibration" and old.status == "open" and fid not in flags:
             flags[fid] = old.model_copy(update={"status": "resolved"})
