@@ -40,6 +40,8 @@ from ..pricing import PriceTable
 from ..rules import rules_text
 from ..task import Task
 from .base import Action, AgentRefused, AgentUnavailable, TaskView, Usage, register_agent
+from .compact import TABLE_NOTE
+from .compact import dumps as compact_dumps
 from .parsing import ParseKind, ParseMode, parse_arguments, parse_reply
 
 if TYPE_CHECKING:
@@ -71,6 +73,7 @@ How to act:
 - Reply with exactly one JSON object per turn and nothing else: {{"tool": NAME, "args": {{...}}}}
 - After each action you receive the tool's result envelope as JSON (ok, message, data, error).
 - When the work is done, finish with {{"tool": "final_answer", "args": {{"text": "your answer"}}}}.
+- {table_note}
 
 {rules}
 """
@@ -78,7 +81,7 @@ How to act:
 TOOLS_SYSTEM_PROMPT = """\
 You operate a financial analyst workspace through the tools provided. Work with tool calls; each call returns \
 the tool's result envelope as JSON (ok, message, data, error). A reply without a tool call does nothing and \
-does not end the episode: call final_answer with your answer when the work is done.
+does not end the episode: call final_answer with your answer when the work is done. {table_note}
 
 {rules}
 """
@@ -174,8 +177,10 @@ def system_prompt(view: TaskView, mode: Literal["json", "tools"] = "tools") -> s
     """The system prompt of an episode: how to act in `mode`, and the episode's rules."""
     rules = rules_text(view.rules)
     if mode == "json":
-        return JSON_SYSTEM_PROMPT.format(tools=_tool_catalogue(view.tools), rules=rules)
-    return TOOLS_SYSTEM_PROMPT.format(rules=rules)
+        return JSON_SYSTEM_PROMPT.format(
+            tools=_tool_catalogue(view.tools), rules=rules, table_note=TABLE_NOTE
+        )
+    return TOOLS_SYSTEM_PROMPT.format(rules=rules, table_note=TABLE_NOTE)
 
 
 class OpenAIAgent:
@@ -311,7 +316,7 @@ class OpenAISession:
 
     def _observed(self, observation: dict[str, Any]) -> str:
         """A result as the model is sent it: whole, or cut at the configured cap with a marker saying so."""
-        text = _dump(observation)
+        text = compact_dumps(observation)
         cap = self.agent.config.max_tool_output_chars
         if cap is None or len(text) <= cap:
             return text
