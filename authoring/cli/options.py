@@ -140,8 +140,8 @@ ModelConcurrency = Annotated[
     typer.Option(
         "--concurrency",
         min=1,
-        help="Model requests at once: episodes (eval, calibrate), role calls (author, review fix), judged "
-        "cases (judge audit); default 4 ($TASKFORGE_CONCURRENCY). A small local server wants 1.",
+        help="Model requests at once: episodes (eval, calibrate) and judged cases (judge audit), default 4; "
+        "role calls (author, review fix), default 32 ($TASKFORGE_CONCURRENCY). A small local server wants 1.",
     ),
 ]
 

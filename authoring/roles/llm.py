@@ -82,10 +82,10 @@ class LLMConfig(ModelConfig):
     max_repairs: int = Field(default=2, ge=0, description="re-asks after a reply that does not validate")
     skills_dir: Path = DEFAULT_SKILLS_DIR
     max_concurrency: int = Field(
-        default=4,
+        default=32,
         ge=1,
-        description="model requests in flight at once across every role and story (--concurrency): four "
-        "stories' long author prompts at once can exceed a small server's timeout",
+        description="model requests in flight at once across every role and story (--concurrency; default the "
+        "graph's own 32): four stories' long author prompts at once can exceed a small server's timeout",
     )
     max_calls_per_level: int = Field(default=40, ge=1)
     max_tokens_per_level: int | None = Field(default=1_500_000, ge=1)
