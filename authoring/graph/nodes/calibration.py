@@ -69,11 +69,12 @@ def calibrate(state: PipelineState, runtime: Runtime[RunContext]) -> PipelineSta
         if old.role == "calibration" and old.status == "open" and fid not in flags:
             flags[fid] = old.model_copy(update={"status": "resolved"})
     rates = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
-    run.emit(
-        "calibration",
-        record.verdict,
-        f"calibration with {record.agent} x{record.repeats}: {rates} — {VERDICTS[record.verdict]}",
-    )
+    if tasks:  # of no task, "nothing to calibrate" was the line
+        run.emit(
+            "calibration",
+            record.verdict,
+            f"calibration with {record.agent} x{record.repeats}: {rates} — {VERDICTS[record.verdict]}",
+        )
     return {"calibration": record, "calibration_trials": [evidence(t) for t in trials], "flags": flags}
 
 
