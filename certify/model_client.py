@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 PLACEHOLDER_KEY = "sk-no-key-required"
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 CHARS_PER_TOKEN = 4
+# The output cap sent on every request unless configured: without one a local server (llama.cpp) generates until
+# its context is full and the request runs into the client timeout.
+DEFAULT_MAX_TOKENS = 4096
 TRIMMED = "[trimmed to fit the context budget: an earlier tool result of {n} characters]"
 
 # Model families that accept only their default temperature (OpenAI's reasoning models).
@@ -51,13 +54,16 @@ FIXED_TEMPERATURE = re.compile(r"^(?:openai/)?(?:o\d|gpt-5)", re.I)
 TOKEN_CAPS = ("max_completion_tokens", "max_tokens")
 _CONTEXT = re.compile(
     r"context (?:length|window)|maximum context|too many tokens|prompt is too long|"
-    r"context_length_exceeded",
+    r"context_length_exceeded|exceeds? the (?:available |max(?:imum)? )?context|exceed_context_size|"
+    r"larger than the max context size|input length exceeds",
     re.I,
 )
+# Codes and types servers use for an overflow: OpenAI's code, llama.cpp's type (its `code` is the number 400).
+_CONTEXT_CODES = ("context_length_exceeded", "exceed_context_size_error", "string_above_max_length")
 _UNSUPPORTED = re.compile(
     r"unsupported (?:parameter|value)|is not supported|not supported|unrecognized|"
     r"unknown (?:parameter|field|argument)|extra (?:fields|inputs)|not permitted|"
-    r"does not support|invalid (?:value|type) for",
+    r"does not support|invalid (?:value|type) for|requires --[\w-]+|must be one of",
     re.I,
 )
 _NOT_FOUND = re.compile(
@@ -82,7 +88,9 @@ class ModelConfig(BaseModel):
     temperature: float | None = Field(
         default=0.0, description="None leaves it to the server; never sent to reasoning models"
     )
-    max_completion_tokens: int | None = Field(default=None, gt=0, description="output cap per reply")
+    max_completion_tokens: int | None = Field(
+        default=DEFAULT_MAX_TOKENS, gt=0, description="output cap per reply; None sends none"
+    )
     context_tokens: int | None = Field(
         default=None,
         gt=0,
@@ -131,7 +139,7 @@ class ModelRefused(ModelError):
 
 
 class ModelRequestError(ModelError):
-    """The request was refused as such: auth, not_found, bad_request."""
+    """The request was refused as such: auth, unknown_model, bad_request."""
 
 
 class EndpointUnusable(Exception):
@@ -175,11 +183,18 @@ class _Quirks:
 
 
 def _error_body(exc: Exception) -> dict[str, Any]:
+    """The error object a server sent: OpenAI, llama.cpp and Ollama's /v1 nest it under "error" (the SDK
+    unwraps that), vLLM's older releases send it flat ({"object": "error", "message": ..., "code": 400}),
+    Ollama's native routes send {"error": "text"}."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict):
             return inner
+        if isinstance(inner, str):
+            return {"message": inner}
+    if isinstance(body, str) and body.strip():
+        return {"message": body.strip()}
     return {}
 
 
@@ -189,12 +204,14 @@ def error_detail(exc: Exception) -> str:
 
 
 def refusal(exc: Exception) -> str | None:
-    """Why a 400 is the model's own limit ("context_overflow", "parameter_refused"), or None when it is not."""
+    """Why a 400 is the model's own limit ("context_overflow", "parameter_refused"), or None when it is not.
+    Both `code` and `type` are read: llama.cpp's `code` is the HTTP status and its `type` says what happened."""
     inner = _error_body(exc)
-    code, detail = str(inner.get("code") or inner.get("type") or ""), error_detail(exc)
-    if code == "context_length_exceeded" or _CONTEXT.search(detail):
+    codes = {str(inner.get(k) or "") for k in ("code", "type")}
+    detail = error_detail(exc)
+    if codes & set(_CONTEXT_CODES) or _CONTEXT.search(detail):
         return "context_overflow"
-    if code in ("unsupported_parameter", "unsupported_value") or _UNSUPPORTED.search(detail):
+    if codes & {"unsupported_parameter", "unsupported_value"} or _UNSUPPORTED.search(detail):
         return "parameter_refused"
     return None
 
@@ -523,33 +540,42 @@ class ModelClient:
         return self.body(body["messages"], **request)
 
     def _failure(self, exc: Exception) -> ModelError:
+        """The error a request ended in, sorted by whose fault it is (see the module docstring); the message
+        says what to try where there is something to try."""
         import openai
 
         who = self._who()
+        cfg = self.config
         if isinstance(exc, openai.APITimeoutError):
+            cap = (
+                f"the output cap is {cfg.max_completion_tokens} tokens: lower it with --max-tokens"
+                if cfg.max_completion_tokens
+                else "no output cap is set: cap the output with --max-tokens"
+            )
             return ModelUnavailable(
                 "timeout",
-                f"{who}: no reply within {self.config.timeout_s:g} s ({self.config.max_retries} retries)",
+                f"{who}: no reply in {cfg.timeout_s:g} s (tried {cfg.max_retries + 1} times); {cap}, or raise "
+                "--timeout (a small local server may also want --concurrency 1)",
             )
         if isinstance(exc, openai.APIConnectionError):
             return ModelUnavailable("unreachable", f"{who}: cannot connect ({error_detail(exc)})")
         if isinstance(exc, openai.APIStatusError):
             status, detail = exc.status_code, f"HTTP {exc.status_code}: {error_detail(exc)}"
+            why = refusal(exc) if status in (400, 413, 422) else None
+            if why is not None:
+                return ModelRefused(why, f"{who}: the model refused the request ({detail})")
             if status == 429:
                 return ModelUnavailable(
-                    "rate_limited", f"{who}: {detail} (after {self.config.max_retries} retries)"
-                )
-            if status >= 500 or status in (408, 409):
-                return ModelUnavailable(
-                    "api_error", f"{who}: {detail} (after {self.config.max_retries} retries)"
+                    "rate_limited", f"{who}: {detail} (after {cfg.max_retries} retries); lower --concurrency"
                 )
             if status in (401, 403):
                 return ModelRequestError("auth", f"{who}: the key was refused ({detail})")
-            if status == 404:
-                return ModelRequestError("not_found", f"{who}: {detail}")
-            why = refusal(exc) if status == 400 else None
-            if why is not None:
-                return ModelRefused(why, f"{who}: the model refused the request ({detail})")
+            if status == 404 or (status == 400 and _NOT_FOUND.search(detail)):
+                return ModelRequestError(
+                    "unknown_model", f"{who}: the server does not know the model ({detail}); check --model"
+                )
+            if status >= 500 or status in (408, 409):
+                return ModelUnavailable("api_error", f"{who}: {detail} (after {cfg.max_retries} retries)")
             return ModelRequestError("bad_request", f"{who}: the request was refused ({detail})")
         if isinstance(exc, openai.APIError):
             return ModelUnavailable("api_error", f"{who}: unusable reply ({error_detail(exc)})")

@@ -36,7 +36,10 @@ from .task import Task
 
 UNPARSEABLE = "__unparseable__"
 # How an episode ends when the model refused the request for its own limits (see AgentRefused).
-REFUSALS = ("context_overflow", "parameter_refused")
+# How a model ends a trial on its own limit: a failure with that reason first (DESIGN.md §6).
+REFUSALS = ("context_overflow", "parameter_refused", "output_truncated")
+# How an episode ends once the task can no longer pass (issue 24): asking the model again would waste requests.
+LOST = ("max_turns", "invalid_call_budget")
 
 
 class Trial(BaseModel):
@@ -130,6 +133,15 @@ def end_if_out_of_turns(episode: Episode) -> None:
         episode.stop("max_turns")
 
 
+def end_if_lost(episode: Episode, task: Task) -> None:
+    """Once the task cannot pass any more the episode is over: more invalid calls than the task allows fail it
+    whatever follows (the model was told "one more fails the task"), and so does an exhausted turn budget."""
+    allowed = task.eval.trace_checks.max_invalid_tool_calls
+    if not episode.done and allowed is not None and episode.invalid_calls > allowed:
+        episode.stop("invalid_call_budget")
+    end_if_out_of_turns(episode)
+
+
 def record_episode(trial: Trial, episode: Episode) -> None:
     """Copy what the agent did in `episode` onto `trial` (its grade is applied separately)."""
     trial.ended_by = episode.ended_by
@@ -145,7 +157,7 @@ async def _drive(episode: Episode, agent: Agent, task: Task, holder: dict[str, A
     observation: dict[str, Any] | None = None
     try:
         while True:
-            end_if_out_of_turns(episode)
+            end_if_lost(episode, task)
             if episode.done:
                 break
             action = await session.next_action(observation)

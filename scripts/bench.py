@@ -280,10 +280,14 @@ def bench_llm_authoring(
     heuristic calibration at 1 repeat, into a scratch repository. Next to it, the same run with the rule
     drivers: the work that is not waiting for the model.
 
-    The bound is 1.5 x (model calls on the longest story's critical path x latency): with stories fanned out
-    and validators in parallel, a story's path is its author calls in order, one validator round, and its
-    fairness review. The wall time includes the gates and calibration, so it only meets the bound when that
-    CPU work is small next to the waiting. Medians of `runs` runs each, after one unmeasured warm-up run of each
+    The waiting bound is 1.5 x (model calls on the longest story's critical path x latency): with stories fanned
+    out and validators in parallel, a story's path is its author calls in order, one validator round, and its
+    fairness review. The wall time also holds the CPU work (gates, calibration, plots), which is on the critical
+    path too: it runs between the waits of a story and after the last of them, on a machine whose cores the
+    stories share. So the bound checked is CPU-aware (issue 24): the waiting bound plus the rule-driver run of
+    the same persona, which is that CPU work with no model at all (`llm_author_cpu_aware_bound_s`);
+    `llm_author_wall_minus_rules_s` next to `llm_author_calls_x_latency_s` and the critical path shows how much
+    of the waiting overlaps. Medians of `runs` runs each, after one unmeasured warm-up run of each
     kind (imports: the SDK's on its first request, as the rule drivers' on their first run)."""
     import shutil
     import subprocess
@@ -369,6 +373,8 @@ def bench_llm_authoring(
         "llm_author_model_calls": calls,
         "llm_author_critical_path_calls": critical,
         "llm_author_bound_s": 1.5 * critical * latency,
+        "llm_author_cpu_aware_bound_s": 1.5 * critical * latency + rules,
+        "llm_author_within_cpu_aware_bound": float(wall <= 1.5 * critical * latency + rules),
         "llm_author_calls_x_latency_s": calls * latency,
         "rules_author_wall_s": rules,
         "llm_author_wall_minus_rules_s": wall - rules,

@@ -18,11 +18,10 @@ from .common import console, err, preflight, usage_error, world_of
 from .options import (
     TASKSET,
     TASKSETS_DIR,
-    BaseUrl,
     CheckpointUrl,
     FrontierAgent,
     MinAttempts,
-    Model,
+    ModelFlags,
     SkillsDir,
     Sources,
     TasksetName,
@@ -37,11 +36,9 @@ class DriverChoice(StrEnum):
     llm = "llm"
 
 
-def make_drivers(
-    driver: DriverChoice, model: str | None, base_url: str | None, progress, skills_dir=None, **limits
-):
+def make_drivers(driver: DriverChoice, model: ModelFlags, progress, skills_dir=None, **limits):
     """The role drivers; the LLM drivers' endpoint is checked first (EndpointError: nothing else has run).
-    `limits` are LLMConfig budget fields; None keeps a default."""
+    `model` holds the shared model options; `limits` are LLMConfig budget fields; None keeps a default."""
     from authoring.roles.drivers import llm_drivers, rule_drivers
 
     if driver == DriverChoice.rules:
@@ -51,29 +48,31 @@ def make_drivers(
     settings = {
         k: v for k, v in {**limits, "skills_dir": skills_dir}.items() if v is not None or k == "cache_dir"
     }
-    config = LLMConfig.from_env(model=model, base_url=base_url, **settings)
+    settings |= model.client_config()
+    if model.resolved().concurrency is not None:
+        settings["max_concurrency"] = model.resolved().concurrency
+    config = LLMConfig.from_env(model=model.model, **settings)
     return llm_drivers(config, progress, preflight=True)
 
 
 @dataclass(frozen=True)
 class RoleDrivers:
-    """Which drivers play the roles: the rule drivers, or the LLM drivers on a model at an endpoint."""
+    """Which drivers play the roles: the rule drivers, or the LLM drivers (on the model of the shared model
+    options)."""
 
     driver: Annotated[DriverChoice, typer.Option("--driver", help="Role drivers.")] = DriverChoice.rules
-    model: Model = None
-    base_url: BaseUrl = None
 
-    def build(self, progress, skills_dir, **limits):
-        return make_drivers(self.driver, self.model, self.base_url, progress, skills_dir, **limits)
+    def build(self, model: ModelFlags, progress, skills_dir, **limits):
+        return make_drivers(self.driver, model, progress, skills_dir, **limits)
 
-    def label(self) -> str:
+    def label(self, model: ModelFlags) -> str:
         """The drivers as part of a run's identity: another model writes other tasks."""
         import os
 
         if self.driver == DriverChoice.rules:
             return "rules"
-        model = self.model or os.environ.get("TASKFORGE_MODEL", "")
-        return f"llm:{model}@{self.base_url or os.environ.get('OPENAI_BASE_URL', '')}"
+        resolved = model.resolved()
+        return f"llm:{resolved.model or ''}@{resolved.base_url or os.environ.get('OPENAI_BASE_URL', '')}"
 
 
 @dataclass(frozen=True)
@@ -97,7 +96,12 @@ class Budget:
         int | None, typer.Option("--max-calls", min=1, help="LLM drivers: model calls per run (default 600).")
     ] = None
     max_tokens_per_run: Annotated[
-        int | None, typer.Option("--max-tokens", min=1, help="LLM drivers: tokens per run (default 15M).")
+        int | None,
+        typer.Option(
+            "--max-tokens-per-run",
+            min=1,
+            help="LLM drivers: tokens per run (default 15M); the output cap per reply is --max-tokens.",
+        ),
     ] = None
     max_cost_per_run: Annotated[
         float | None, typer.Option("--max-cost", min=0.0, help="LLM drivers: USD per run (default 30).")
@@ -126,6 +130,7 @@ def author(
     sources: Sources = Path("."),
     skills_dir: SkillsDir = Path("skills"),
     drivers: RoleDrivers = RoleDrivers(),
+    model: ModelFlags = ModelFlags(),
     reference_agent: Annotated[
         str,
         typer.Option(
@@ -157,7 +162,7 @@ def author(
     from authoring.review import ReviewError
     from authoring.run import RunError, run_persona
     from authoring.sources import SourceError, check_name
-    from certify import TaskFileError, TaskSet, resolve_agents
+    from certify import TaskFileError, TaskSet, configurable, resolve_agents
     from simulator import DEFAULT_WORLD, WorldError
 
     live = LiveProgress() if err.is_terminal else None
@@ -172,8 +177,15 @@ def author(
         check_name(taskset, "--taskset", "taskset")
         root = tasksets_dir / taskset
         world = world_of(TaskSet.load(root), world) if (root / "taskset.json").is_file() else world
-        roles = drivers.build(progress, skills_dir, **budget.limits())
-        preflight(a for n in (reference_agent, frontier_agent) if n for a in resolve_agents(n))
+        roles = drivers.build(model, progress, skills_dir, **budget.limits())
+        reference_agent = model.agent(reference_agent) if reference_agent == "openai" else reference_agent
+        llm = model.agent_config()
+        preflight(
+            a
+            for n in (reference_agent, frontier_agent)
+            if n
+            for a in resolve_agents(n, llm if configurable(n) else None)
+        )
         options = RunOptions(
             persona=persona,
             taskset=taskset,
@@ -184,6 +196,7 @@ def author(
             baseline=baseline,
             reference_agent=reference_agent,
             frontier_agent=frontier_agent,
+            agent_llm=model.agent_config(),
             repeats=repeats,
             commit=not no_commit,
             **({} if min_attempts is None else {"min_attempts": min_attempts}),
@@ -209,7 +222,7 @@ def author(
             outcome = run_persona(
                 options,
                 roles,
-                driver_name=drivers.label(),
+                driver_name=drivers.label(model),
                 checkpoint_url=checkpoint_url,
                 force=force,
                 events=events,
@@ -277,7 +290,7 @@ def _summary(outcome) -> None:
             ],
         )
     calibration = state.get("calibration")
-    if calibration is not None:
+    if calibration is not None and calibration.levels:  # nothing calibrated: no empty staircase or table
         from certify import render_matrix
 
         rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
@@ -286,7 +299,7 @@ def _summary(outcome) -> None:
             f"{rates} — {calibration.verdict.upper()}",
             prefix=f"staircase ({calibration.agent} x{calibration.repeats}): ",
         )
-        if calibration.ladder is not None:
+        if calibration.ladder is not None and render_matrix(calibration.ladder):
             console.print("\n".join(render_matrix(calibration.ladder)), markup=False, soft_wrap=True)
     from authoring.storyfix import story_fix
 

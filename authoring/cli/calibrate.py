@@ -15,17 +15,20 @@ from authoring import render
 
 from .common import console, err, preflight, taskset_world, usage_error
 from .options import (
-    Concurrency,
     FrontierAgent,
     Json,
     MinAttempts,
+    ModelFlags,
     PersonaOnly,
     RunsDir,
     TasksetFolder,
     WorldDir,
+    flag_names,
+    grouped,
 )
 
 
+@grouped
 def calibrate(
     taskset: TasksetFolder,
     persona: PersonaOnly = None,
@@ -41,7 +44,7 @@ def calibrate(
     min_attempts: MinAttempts = None,
     frontier_agent: FrontierAgent = None,
     world: WorldDir = None,
-    concurrency: Concurrency = 4,
+    model: ModelFlags = ModelFlags(),
     out: Annotated[
         Path | None,
         typer.Option(
@@ -65,6 +68,7 @@ def calibrate(
         TaskSet,
         all_deterministic,
         analyse,
+        configurable,
         load_run,
         load_trials,
         probe_dead_rungs,
@@ -110,8 +114,19 @@ def calibrate(
         )
     else:
         try:
-            reference = resolve_agents(agent)
-            frontier = resolve_agent(frontier_agent) if frontier_agent else None
+            agent = model.agent(agent) or agent
+            frontier_agent = model.agent(frontier_agent) if frontier_agent else None
+            given = model.config()
+            if given and not any(configurable(n) for n in (agent, frontier_agent) if n):
+                raise ValueError(f"{flag_names(given)} only apply to openai:<model> agents, not '{agent}'")
+            llm = model.agent_config()
+            reference = resolve_agents(agent, llm if configurable(agent) else None)
+            frontier = (
+                resolve_agent(frontier_agent, llm if configurable(frontier_agent) else None)
+                if frontier_agent
+                else None
+            )
+            concurrency = model.workers()
         except ValueError as exc:
             raise usage_error(str(exc)) from exc
         preflight([*reference, *([frontier] if frontier else [])])
@@ -170,6 +185,8 @@ def render_record(out, record) -> None:
         f"{record.verdict.upper() if record.verdict != 'holds' else 'holds'}",
         style="bold",
     )
+    if not record.levels:
+        render.say(out, "no task to calibrate")
     table = render.level_table(("n", "pass", "rate", "Wilson 95%"), notes=("per repeat",))
     dead = {p.level: p.status for p in record.probes}
     for s in record.levels:
@@ -185,7 +202,8 @@ def render_record(out, record) -> None:
             f"{s.ci[0]:.2f}-{s.ci[1]:.2f}" if s.attempts else "-",
             render.text(reps),
         )
-    out.print(table)
+    if record.levels:
+        out.print(table)
     if record.judge is not None:
         render.say(out, record.judge.line())
     render.bullets(
@@ -221,6 +239,8 @@ def render_record(out, record) -> None:
     if record.ladder is not None:
         from certify import render_matrix
 
-        render.say(out, "capability ladder", style="bold")
-        out.print("\n".join(render_matrix(record.ladder)), markup=False, soft_wrap=True)
+        matrix = render_matrix(record.ladder)
+        if matrix:
+            render.say(out, "capability ladder", style="bold")
+            out.print("\n".join(matrix), markup=False, soft_wrap=True)
         render.bullets(out, "ladder findings", [(f.task_id, f.detail) for f in record.ladder.findings])

@@ -18,7 +18,6 @@ from authoring import render
 
 from .common import console, err, preflight, taskset_problem, taskset_world, usage_error
 from .options import (
-    Concurrency,
     Json,
     ModelFlags,
     PersonaOnly,
@@ -169,7 +168,6 @@ def eval_cmd(
         ),
     ] = None,
     repeats: Annotated[int, typer.Option("--repeats", min=1, help="Attempts per task.")] = 1,
-    concurrency: Concurrency = 4,
     world: WorldDir = None,
     model: ModelFlags = ModelFlags(),
     trial_timeout: Annotated[
@@ -236,12 +234,19 @@ def eval_cmd(
         agent, taskset, world = plan.record.agent, plan.taskset_dir, world or plan.world
     if taskset is None or agent is None:
         raise usage_error("--taskset and --agent are required (or --retry RUN)")
+    try:
+        agent = model.agent(agent)
+        env_llm = model.agent_config() if configurable(agent) else {}
+        concurrency = model.workers()
+    except ValueError as exc:
+        raise usage_error(str(exc)) from exc
     problem = taskset_problem(taskset)
     if problem:
         raise usage_error(problem)
-    llm = {**(plan.llm if plan else {}), **model.config()}
-    if llm and not configurable(agent):
-        raise usage_error(f"{flag_names(llm)} only apply to openai:<model> agents, not '{agent}'")
+    given = model.config()
+    if given and not configurable(agent):
+        raise usage_error(f"{flag_names(given)} only apply to openai:<model> agents, not '{agent}'")
+    llm = {**(plan.llm if plan else {}), **env_llm}
     try:
         chosen = resolve_agent(agent, llm)
     except (ValueError, ImportError) as exc:

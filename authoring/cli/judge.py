@@ -21,7 +21,7 @@ import typer
 from authoring import render
 
 from .common import console, err
-from .options import BaseUrl, Json, TasksetFolder, WorldDir
+from .options import Json, ModelFlags, TasksetFolder, WorldDir, flag_names, grouped
 
 MARK = {
     "calibrated": "ok",
@@ -37,6 +37,7 @@ app = typer.Typer(help="Audit the judge of open answers (LLM or rubric).", no_ar
 
 
 @app.command("audit")
+@grouped
 def audit_cmd(
     taskset: TasksetFolder,
     judge: Annotated[
@@ -52,8 +53,7 @@ def audit_cmd(
         typer.Option("--repeats", min=1, help="Votes of the majority a disagreeing case escalates to."),
     ] = 3,
     world: WorldDir = None,
-    base_url: BaseUrl = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Cases judged at once.")] = 4,
+    model_flags: ModelFlags = ModelFlags(),
     max_calls: Annotated[
         int | None,
         typer.Option("--max-calls", min=1, help="Model calls the judge may make (default 2000)."),
@@ -90,15 +90,37 @@ def audit_cmd(
         render.error(err, str(exc))
         raise typer.Exit(2) from exc
     name = judge or loaded.manifest.judge or "rubric"
+    if name == "openai":
+        try:
+            name = model_flags.agent(name) or name
+        except ValueError as exc:
+            render.error(err, f"--judge: {exc}")
+            raise typer.Exit(2) from exc
     model = name != "rubric"
-    flags = {"--base-url": base_url, "--max-calls": max_calls, "--max-cost": max_cost}
+    try:
+        concurrency = model_flags.workers()
+    except ValueError as exc:
+        render.error(err, str(exc))
+        raise typer.Exit(2) from exc
+    agent_only = [k for k in ("mode", "parse") if k in model_flags.given()]
+    if agent_only:
+        render.error(
+            err, f"{flag_names(agent_only)}: how an agent acts, not a judge (it answers in one format)"
+        )
+        raise typer.Exit(2)
+    given = {k: v for k, v in model_flags.given().items() if k != "concurrency"}
+    flags = {
+        "--max-calls": max_calls,
+        "--max-cost": max_cost,
+        **{flag_names([k]): v for k, v in given.items()},
+    }
     if not model and any(v is not None for v in flags.values()):
         given = ", ".join(k for k, v in flags.items() if v is not None)
         render.error(err, f"{given}: only for a model judge (--judge openai:<model>), not the rubric")
         raise typer.Exit(2)
     settings: dict[str, Any] = (
         {
-            "base_url": base_url,
+            **model_flags.client_config(),
             "max_calls": max_calls,
             "max_cost": max_cost,
             "cache_dir": None if no_model_cache else DEFAULT_CACHE_DIR,

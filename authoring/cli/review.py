@@ -12,7 +12,7 @@ import typer
 
 from authoring import render
 
-from .author import DriverChoice, make_drivers
+from .author import DriverChoice, RoleDrivers, make_drivers
 from .common import console, err, usage_error
 from .options import (
     CHECKPOINTS,
@@ -20,6 +20,7 @@ from .options import (
     Checkpoints,
     CheckpointUrl,
     Json,
+    ModelFlags,
     SkillsDir,
     Sources,
     TasksetOnly,
@@ -32,8 +33,14 @@ app = typer.Typer(
 )
 
 
-def _drivers():
-    return make_drivers(DriverChoice.rules, None, None, render.progress_printer(err))
+def _drivers(
+    drivers: RoleDrivers | None = None, model: ModelFlags | None = None, skills_dir: Path | None = None
+):
+    """The role drivers of a decision: the rule drivers, or for `fix` the LLM fixer on the model options."""
+    chosen = drivers or RoleDrivers()
+    if chosen.driver == DriverChoice.rules:
+        return make_drivers(DriverChoice.rules, model or ModelFlags(), render.progress_printer(err))
+    return chosen.build(model or ModelFlags(), render.progress_printer(err), skills_dir)
 
 
 @app.command("list")
@@ -217,18 +224,21 @@ def _decide(
     decision: Decision,
     sources: Path = Path("."),
     skills_dir: Path = Path("skills"),
+    drivers: Any = None,
 ) -> None:
     from authoring.decisions import NoRepair, decide
+    from authoring.failures import EndpointError
     from authoring.review import AlreadyDecided, ReviewError
     from authoring.run import RunError, checkpointer
     from certify import TaskFileError
 
     try:
+        roles = drivers() if drivers is not None else _drivers()
         with checkpointer(decision.checkpoint_url, decision.checkpoints) as saver:
             outcome = decide(
                 decision.tasksets_dir,
                 saver,
-                _drivers(),
+                roles,
                 item_id,
                 verdict,
                 by=decision.by,
@@ -239,7 +249,7 @@ def _decide(
             )
     except (AlreadyDecided, NoRepair) as exc:
         raise usage_error(str(exc), 1) from exc
-    except (ReviewError, RunError, TaskFileError) as exc:
+    except (ReviewError, RunError, TaskFileError, EndpointError, ValueError) as exc:
         raise usage_error(str(exc)) from exc
     render.say(
         console,
@@ -290,7 +300,10 @@ def fix(
     decision: Decision = Decision(),
     sources: Sources = Path("."),
     skills_dir: SkillsDir = Path("skills"),
+    drivers: RoleDrivers = RoleDrivers(),
+    model: ModelFlags = ModelFlags(),
 ) -> None:
     """Send the item to the fixer with its evidence; a repair goes back through the gates, the validator,
-    ladder fairness and calibration before it is committed (exit 1 when no repair applies)."""
-    _decide(item_id, "fix", note, decision, sources, skills_dir)
+    ladder fairness and calibration before it is committed (exit 1 when no repair applies). `--driver llm`
+    has the model fixer repair it, on the shared model options."""
+    _decide(item_id, "fix", note, decision, sources, skills_dir, lambda: _drivers(drivers, model, skills_dir))

@@ -23,6 +23,7 @@ from certify import (
     TrialMemo,
     all_deterministic,
     certify_task,
+    configurable,
     parse_task,
     resolve_agent,
     resolve_agents,
@@ -70,10 +71,11 @@ class Env:
             self._worlds[options.world] = World.load(options.world)
         return self._worlds[options.world]
 
-    def reference(self, name: str) -> list[Agent]:
-        """The reference's agents, built once (building one reads its skills and indexes)."""
+    def reference(self, name: str, llm: dict[str, Any] | None = None) -> list[Agent]:
+        """The reference's agents, built once (building one reads its skills and indexes); `llm` configures an
+        openai:<model> reference (the author command's model options)."""
         if name not in self._references:
-            self._references[name] = resolve_agents(name)
+            self._references[name] = resolve_agents(name, llm if configurable(name) else None)
         return self._references[name]
 
     def defaults(self, options: RunOptions) -> dict[str, Any]:
@@ -174,11 +176,14 @@ class RunContext:
         return self.env.certify(self.options, raw)
 
     def reference(self) -> list[Agent]:
-        return self.env.reference(self.options.reference_agent)
+        return self.env.reference(self.options.reference_agent, self.options.agent_llm)
 
     def frontier(self) -> Agent | None:
         """The agent that probes a level the reference never passed, when the run names one."""
-        return resolve_agent(self.options.frontier_agent) if self.options.frontier_agent else None
+        name = self.options.frontier_agent
+        if not name:
+            return None
+        return resolve_agent(name, self.options.agent_llm if configurable(name) else None)
 
     def rehearsable(self) -> bool:
         """Whether the reference's trials cannot change before calibration (its agents are deterministic), so

@@ -81,6 +81,12 @@ class LLMConfig(ModelConfig):
     )
     max_repairs: int = Field(default=2, ge=0, description="re-asks after a reply that does not validate")
     skills_dir: Path = DEFAULT_SKILLS_DIR
+    max_concurrency: int = Field(
+        default=32,
+        ge=1,
+        description="model requests in flight at once across every role and story (--concurrency; default the "
+        "graph's own 32): four stories' long author prompts at once can exceed a small server's timeout",
+    )
     max_calls_per_level: int = Field(default=40, ge=1)
     max_tokens_per_level: int | None = Field(default=1_500_000, ge=1)
     max_cost_per_level: float | None = Field(default=3.0, gt=0, description="USD")
@@ -186,6 +192,7 @@ class Endpoint:
         self.budget = Budget(config)
         self.usage = Usage()
         self._usage_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self.progress = progress or (lambda message: None)
 
     def close(self) -> None:
@@ -206,8 +213,15 @@ class Endpoint:
         if spent is not None:
             raise RoleFailure(role, f"{scope}: {spent}", evidence=evidence)
         try:
-            completion = self.client.complete(messages, **request)
+            with self._slots:
+                completion = self.client.complete(messages, **request)
         except ModelUnavailable as exc:
+            with self._usage_lock:
+                self.usage.requests += 1 + self.config.max_retries
+                self.usage.retries += self.config.max_retries
+            self.progress(
+                f"{role} {scope}: the request failed after {self.config.max_retries} retries ({exc.reason})"
+            )
             raise RoleUnavailable(
                 role,
                 f"{scope}: the model endpoint failed ({exc.reason}): {exc}",
@@ -218,6 +232,10 @@ class Endpoint:
                 role, f"{scope}: the request was refused ({exc.reason}): {exc}", evidence=evidence or str(exc)
             ) from exc
         self.budget.charge(scope, completion)
+        if completion.retries:
+            self.progress(
+                f"{role} {scope}: the request was retried {completion.retries} time(s) before it was answered"
+            )
         with self._usage_lock:
             self.usage.requests += 0 if completion.cached else 1 + completion.retries
             self.usage.retries += completion.retries

@@ -67,10 +67,11 @@ def configurable(name: str) -> bool:
     return name.split(":", 1)[0] in CONFIGURABLE
 
 
-def resolve_agents(name: str) -> list[Agent]:
-    """The agents a reference name stands for: the members of a family (`ladder`), else the one agent."""
+def resolve_agents(name: str, llm: dict[str, Any] | None = None) -> list[Agent]:
+    """The agents a reference name stands for: the members of a family (`ladder`), else the one agent;
+    `llm` configures an openai:<model> reference (the commands' model options)."""
     members = family(name)
-    return [resolve_agent(m) for m in members] if members else [resolve_agent(name)]
+    return [resolve_agent(m) for m in members] if members else [resolve_agent(name, llm)]
 
 
 def family(name: str) -> tuple[str, ...] | None:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..episode import NO_ACTION
 from ..model_client import (
+    DEFAULT_MAX_TOKENS,
     PLACEHOLDER_KEY,
     Completion,
     ModelClient,
@@ -39,6 +40,8 @@ from ..pricing import PriceTable
 from ..rules import rules_text
 from ..task import Task
 from .base import Action, AgentRefused, AgentUnavailable, TaskView, Usage, register_agent
+from .compact import TABLE_NOTE
+from .compact import dumps as compact_dumps
 from .parsing import ParseKind, ParseMode, parse_arguments, parse_reply
 
 if TYPE_CHECKING:
@@ -70,6 +73,7 @@ How to act:
 - Reply with exactly one JSON object per turn and nothing else: {{"tool": NAME, "args": {{...}}}}
 - After each action you receive the tool's result envelope as JSON (ok, message, data, error).
 - When the work is done, finish with {{"tool": "final_answer", "args": {{"text": "your answer"}}}}.
+- {table_note}
 
 {rules}
 """
@@ -77,7 +81,7 @@ How to act:
 TOOLS_SYSTEM_PROMPT = """\
 You operate a financial analyst workspace through the tools provided. Work with tool calls; each call returns \
 the tool's result envelope as JSON (ok, message, data, error). A reply without a tool call does nothing and \
-does not end the episode: call final_answer with your answer when the work is done.
+does not end the episode: call final_answer with your answer when the work is done. {table_note}
 
 {rules}
 """
@@ -100,7 +104,9 @@ class LLMConfig(BaseModel):
         "known to refuse it",
     )
     max_tokens: int | None = Field(
-        default=None, gt=0, description="output cap, sent as max_completion_tokens"
+        default=DEFAULT_MAX_TOKENS,
+        gt=0,
+        description="output cap per reply, sent as max_completion_tokens (or the server's spelling)",
     )
     request_timeout_s: float = Field(default=60.0, gt=0, description="seconds per HTTP attempt")
     max_retries: int = Field(
@@ -171,8 +177,10 @@ def system_prompt(view: TaskView, mode: Literal["json", "tools"] = "tools") -> s
     """The system prompt of an episode: how to act in `mode`, and the episode's rules."""
     rules = rules_text(view.rules)
     if mode == "json":
-        return JSON_SYSTEM_PROMPT.format(tools=_tool_catalogue(view.tools), rules=rules)
-    return TOOLS_SYSTEM_PROMPT.format(rules=rules)
+        return JSON_SYSTEM_PROMPT.format(
+            tools=_tool_catalogue(view.tools), rules=rules, table_note=TABLE_NOTE
+        )
+    return TOOLS_SYSTEM_PROMPT.format(rules=rules, table_note=TABLE_NOTE)
 
 
 class OpenAIAgent:
@@ -247,7 +255,7 @@ class OpenAIAgent:
             raise AgentRefused(exc.reason, f"{self.name}: {exc}") from exc
         except ModelRequestError as exc:
             usage.requests += 1
-            raise AgentUnavailable("api_error", f"{self.name}: {exc}; not retried") from exc
+            raise AgentUnavailable(exc.reason, f"{self.name}: {exc}; not retried") from exc
         usage.requests += 1 + completion.retries
         usage.retries += completion.retries
         usage.tokens_in += completion.tokens_in
@@ -288,6 +296,7 @@ class OpenAISession:
         self._queue: deque[tuple[str, Action]] = deque()
         self._awaiting: str | None = None
         self._nudged = False
+        self._stopping = False
 
     def transcript(self) -> list[dict[str, Any]]:
         return [dict(m) for m in self._messages]
@@ -307,7 +316,7 @@ class OpenAISession:
 
     def _observed(self, observation: dict[str, Any]) -> str:
         """A result as the model is sent it: whole, or cut at the configured cap with a marker saying so."""
-        text = _dump(observation)
+        text = compact_dumps(observation)
         cap = self.agent.config.max_tool_output_chars
         if cap is None or len(text) <= cap:
             return text
@@ -318,14 +327,27 @@ class OpenAISession:
         self._replies += 1
         return completion
 
+    def _cut(self, completion: Completion) -> AgentRefused:
+        """A reply cut at the output cap with no usable action in it: the model's own failure to fit its
+        answer in the cap, with what to try."""
+        cap = self.agent.config.max_tokens
+        return AgentRefused(
+            "output_truncated",
+            f"{self.agent.name}: the reply was cut at the output cap ({cap} tokens, finish_reason length) "
+            "before it held an action; raise --max-tokens if the model needs longer replies",
+        )
+
     async def _next_json(self, observation: dict[str, Any] | None) -> Action | None:
         if observation is not None:
             self._messages.append({"role": "user", "content": self._observed(observation)})
         if self._replies >= self.agent.config.max_requests:
             return None
-        text = (await self._complete()).text
+        completion = await self._complete()
+        text = completion.text
         self._messages.append({"role": "assistant", "content": text})
         parsed = parse_reply(text, self._parse)
+        if completion.truncated and parsed.action.parse_error is not None:
+            raise self._cut(completion)
         self._count(parsed.kind)
         return parsed.action
 
@@ -338,6 +360,8 @@ class OpenAISession:
         elif observation is not None and self._nudged:
             self._messages.append({"role": "user", "content": str(observation.get("message") or "")})
         self._nudged = False
+        if self._stopping:
+            return None
         if not self._queue:
             if self._replies >= self.agent.config.max_requests:
                 return None
@@ -345,11 +369,14 @@ class OpenAISession:
             calls = completion.tool_calls
             assistant: dict[str, Any] = {"role": "assistant", "content": completion.message.content}
             if not calls:
+                if completion.truncated:
+                    raise self._cut(completion)
                 self._messages.append(assistant)
                 self._idle += 1
-                if self._idle > self.agent.config.max_idle_replies:
-                    return None
-                self._nudged = True
+                # the reply that ends the session is a turn like the ones before it: every request the
+                # model answered is one (3 silent replies are 3 turns, not 2)
+                self._stopping = self._idle > self.agent.config.max_idle_replies
+                self._nudged = not self._stopping
                 return Action(NO_ACTION, raw=completion.text)
             self._idle = 0
             records = []
@@ -363,6 +390,8 @@ class OpenAISession:
                     }
                 )
                 parsed = parse_arguments(call.function.name, call.function.arguments, self._parse)
+                if completion.truncated and parsed.action.parse_error is not None:
+                    raise self._cut(completion)
                 self._count(parsed.kind)
                 self._queue.append((call_id, parsed.action))
             assistant["tool_calls"] = records

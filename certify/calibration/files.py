@@ -58,6 +58,8 @@ def load_record(folder: Path) -> CalibrationRecord:
 def render_matrix(ladder: LadderReport) -> list[str]:
     """The ladder's agent × level matrix as markdown rows: passes/tasks per cell; a level passes the criterion
     when its own rung passes every task and the rung below passes none."""
+    if not ladder.levels or not ladder.agents:
+        return []  # no table without rows: a ladder over no task says nothing
     head = "| agent | " + " | ".join(f"{lv} {LEVEL_NAMES.get(lv, '')}".strip() for lv in ladder.levels) + " |"
     lines = [head, "|---|" + "---|" * len(ladder.levels)]
     for agent in ladder.agents:
@@ -98,10 +100,15 @@ def render_markdown(record: CalibrationRecord) -> str:
         + ".",
         *(["", f"Judged answers: {record.judge.line()}."] if record.judge is not None else []),
         "",
-        "| level | name | attempts | tasks | passes | pass rate | fail rate | Wilson 95% (tasks) | per repeat |"
-        " status |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    if record.levels:
+        lines += [
+            "| level | name | attempts | tasks | passes | pass rate | fail rate | Wilson 95% (tasks) | per repeat |"
+            " status |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+    else:
+        lines.append("No task was calibrated.")
     for s in record.levels:
         rate = "—" if s.pass_rate is None else f"{s.pass_rate:.0%}"
         fail = "—" if s.fail_rate is None else f"{s.fail_rate:.0%}"
@@ -110,7 +117,7 @@ def render_markdown(record: CalibrationRecord) -> str:
             f"| {s.level} | {LEVEL_NAMES.get(s.level, '')} | {s.attempts} | {s.tasks} | {s.passes} | {rate} "
             f"| {fail} | {s.ci[0]:.2f}–{s.ci[1]:.2f} | {reps} | {s.status} |"
         )
-    if record.ladder is not None:
+    if record.ladder is not None and render_matrix(record.ladder):
         lines += ["", "## Capability ladder", "", *render_matrix(record.ladder)]
     for title, items in (
         (

@@ -277,6 +277,24 @@ def test_a_story_whose_author_never_submits_becomes_a_review_item(run_options, l
     )
 
 
+def test_a_level_0_author_failure_is_one_item_per_cause_not_its_echoes(
+    run_options, levels, drivers, tmp_path
+):
+    """Every story's author fails at level 0 (issue 24): the queue holds one item per story, the author's
+    failure with its evidence; nothing that only follows from it (the fairness of a ladder that was never
+    written, the calibration of no task) becomes an item of its own."""
+    player = RolePlayer(levels, author=lambda body: "I would rather not.")
+    outcome, _ = run_llm(run_options, player, drivers, tmp_path)
+    assert outcome.status == "needs_review"
+    stories = {i.get("story") for i in outcome.items}
+    assert len(outcome.items) == len(stories), [
+        (i["kind"], i.get("story"), i["reason"]) for i in outcome.items
+    ]
+    assert all(i["kind"] == "role_failure" and "I would rather not." in i["evidence"] for i in outcome.items)
+    reasons = " ".join(i["reason"] for i in outcome.items)
+    assert "the story has levels" not in reasons and "calibration measured too little" not in reasons
+
+
 def test_a_validator_that_never_validates_becomes_a_review_item(run_options, levels, drivers, tmp_path):
     player = RolePlayer(levels, validator=lambda body: "APPROVE")
     outcome, _ = run_llm(run_options, player, drivers, tmp_path, max_repairs=0)

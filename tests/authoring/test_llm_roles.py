@@ -545,9 +545,10 @@ def test_config_from_env_fails_loudly(monkeypatch):
     assert "no model" not in str(caught.value)
 
     from authoring.cli.author import DriverChoice, make_drivers
+    from authoring.cli.options import ModelFlags
 
     with pytest.raises(ValueError, match="not configured"):
-        make_drivers(DriverChoice.llm, None, None, lambda message: None)
+        make_drivers(DriverChoice.llm, ModelFlags(), lambda message: None)
 
     monkeypatch.setenv("OPENAI_MODEL", "llama3.1:8b")
     local = LLMConfig.from_env(base_url="http://localhost:11434/v1")

@@ -52,10 +52,12 @@ def task_of(messages: list) -> Any:
 
 
 def next_reference_move(task, turns_taken: int) -> tuple[str, dict] | str:
+    """The reference's calls, then final_answer with its answer, as the system prompt asks (a plain reply is
+    nudged, not taken as the answer)."""
     steps = reference_calls(task)
     if turns_taken < len(steps):
         return steps[turns_taken]
-    return task.eval.reference_answer or "Done: the workspace is set up as asked."
+    return ("final_answer", {"text": task.eval.reference_answer or "Done: the workspace is set up as asked."})
 
 
 def run(model_fn, **options):
@@ -116,6 +118,36 @@ def test_doing_nothing_fails_every_task(tmp_path):
     scores = [next(iter(s.scores.values())) for s in log.samples]
     assert len(scores) == 20 and all(s.value == "I" and s.metadata["failure_codes"] for s in scores)
     assert log.results.scores[0].metrics["accuracy"].value == 0.0
+
+
+def test_a_plain_reply_is_nudged_as_the_prompt_says_not_the_end(tmp_path):
+    """The system prompt says a reply without a tool call does not end the episode; the loop does the same:
+    the reply is a turn answered with the nudge, and the model may go on and finish."""
+    from certify.episode import NUDGE
+
+    def hesitant(messages, tools, tool_choice, config):
+        turn = sum(isinstance(m, ChatMessageAssistant) for m in messages)
+        if turn == 0:
+            return usage(ModelOutput.from_content("mockllm/model", "Let me think first."))
+        move = next_reference_move(task_of(messages), turn - 1)
+        return usage(ModelOutput.for_tool_call("mockllm/model", move[0], move[1]))
+
+    log = run(hesitant, log_dir=str(tmp_path), limit=1)
+    (sample,) = log.samples
+    (score,) = sample.scores.values()
+    assert score.value == "C", score.explanation
+    assert sample.messages[3].role == "user" and sample.messages[3].text == NUDGE
+    assert score.metadata["ended_by"] == "final_answer"
+
+    silent = run(
+        lambda *_: usage(ModelOutput.from_content("mockllm/model", "Hmm.")), log_dir=str(tmp_path), limit=1
+    )
+    (sample,) = silent.samples
+    (score,) = sample.scores.values()
+    assert (
+        score.value == "I" and score.metadata["turns"] == 3 and score.metadata["ended_by"] == "agent_stopped"
+    )
+    assert sample.output.message.text == "Hmm." and score.answer is None
 
 
 def test_calls_inspect_refuses_count_as_invalid_and_the_turn_budget_holds(tmp_path):

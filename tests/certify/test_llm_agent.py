@@ -133,8 +133,9 @@ def test_tool_mode_replies_without_a_tool_call_are_nudged_turns_then_the_session
     model = FakeModel(["Let me think about the positions first.", ""])
     trial = run(mini_world, model.agent(mode="tools", max_idle_replies=2))
     assert trial.valid and trial.ended_by == "agent_stopped" and trial.final_answer is None
-    assert [e["tool"] for e in trial.events] == [NO_ACTION, NO_ACTION]
-    assert (trial.turns, trial.tool_calls, trial.invalid_calls, len(model.requests)) == (2, 0, 0, 3)
+    # every request the model answered is a turn: three silent replies are three turns (issue 24)
+    assert [e["tool"] for e in trial.events] == [NO_ACTION, NO_ACTION, NO_ACTION]
+    assert (trial.turns, trial.tool_calls, trial.invalid_calls, len(model.requests)) == (3, 0, 0, 3)
     assert trial.events[0]["args"] == {"text": "Let me think about the positions first."}
     second = model.requests[1]["messages"]
     assert second[-2] == {"role": "assistant", "content": "Let me think about the positions first."}
@@ -248,9 +249,11 @@ def test_json_mode_strict_counts_wrapped_replies_as_invalid_calls(mini_world):
     model = FakeModel(wrapped)
     trial = run(mini_world, model.agent(mode="json", parse="strict"))
     assert trial.valid and trial.passed is False
-    assert trial.ended_by == "max_turns" and trial.turns == 8
-    assert trial.invalid_calls == 8 and all(e["tool"] == UNPARSEABLE for e in trial.events)
-    assert (trial.lenient_parses, trial.strict_parses) == (8, 0)
+    # the task allows one invalid call: the second fails it, and the episode ends there instead of asking the
+    # model again until the turn budget (issue 24)
+    assert trial.ended_by == "invalid_call_budget" and trial.turns == 2 and len(model.requests) == 2
+    assert trial.invalid_calls == 2 and all(e["tool"] == UNPARSEABLE for e in trial.events)
+    assert (trial.lenient_parses, trial.strict_parses) == (2, 0)
     assert "too_many_invalid_calls" in trial.failure_codes
     feedback = json.loads(model.requests[1]["messages"][-1]["content"])
     assert (
@@ -264,9 +267,15 @@ def test_garbage_reply_is_an_invalid_call_against_the_budget(mini_world):
     assert trial.valid
     assert [e["tool"] for e in trial.events] == [UNPARSEABLE, "final_answer"]
     assert (trial.invalid_calls, trial.failed_parses, trial.strict_parses, trial.turns) == (1, 1, 1, 2)
-    budget = task(**{"eval.max_turns": 3})
+    roomy = {"eval.trace_checks.max_invalid_tool_calls": 10}
+    budget = task(**{"eval.max_turns": 3, **roomy})
     trial = run(mini_world, FakeModel(["no idea"]).agent(), budget)
     assert trial.turns == 3 and trial.invalid_calls == 3 and trial.ended_by == "max_turns"
+    # with the task's own allowance (one invalid call) the second one loses it and ends the episode
+    model = FakeModel(["no idea"])
+    trial = run(mini_world, model.agent(), task(**{"eval.max_turns": 3}))
+    assert (trial.turns, trial.ended_by, len(model.requests)) == (2, "invalid_call_budget", 2)
+    assert trial.valid and trial.passed is False and "too_many_invalid_calls" in trial.failure_codes
 
 
 def test_temperature_can_be_left_out(mini_world):
@@ -277,7 +286,9 @@ def test_temperature_can_be_left_out(mini_world):
 
 def test_safety_stop_when_the_task_sets_no_budget(mini_world):
     trial = run(
-        mini_world, FakeModel(["still thinking"]).agent(max_requests=5), task(**{"eval.max_turns": None})
+        mini_world,
+        FakeModel(["still thinking"]).agent(max_requests=5),
+        task(**{"eval.max_turns": None, "eval.trace_checks.max_invalid_tool_calls": 10}),
     )
     assert trial.valid and trial.turns == 5 and trial.ended_by == "agent_stopped"
 
@@ -314,7 +325,7 @@ def test_persistent_500_makes_the_trial_invalid_not_failed(mini_world):
 def test_client_error_is_not_retried(mini_world):
     model = FakeModel([httpx2.Response(401, json={"error": {"message": "bad key"}})])
     trial = run(mini_world, model.agent())
-    assert (trial.valid, trial.invalid_reason, len(model.requests)) == (False, "api_error", 1)
+    assert (trial.valid, trial.invalid_reason, len(model.requests)) == (False, "auth", 1)
     assert "bad key" in trial.error
 
 
@@ -502,4 +513,4 @@ def test_a_malformed_request_is_still_the_harness_fault(mini_world):
     trial = run(
         mini_world, FakeModel([error(400, "We could not parse the JSON body of your request.")]).agent()
     )
-    assert (trial.valid, trial.invalid_reason) == (False, "api_error")
+    assert (trial.valid, trial.invalid_reason) == (False, "bad_request")

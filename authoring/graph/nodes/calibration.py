@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from certify import LEVELS, CalibrationRecord, Task, Trial, compact
+from certify import LEVELS, CalibrationRecord, Task, Trial, compact, repeats_for
 from certify import calibrate as run_calibration
 
 from ...flags import Flag, make_flag
@@ -46,21 +46,33 @@ def calibrate(state: PipelineState, runtime: Runtime[RunContext]) -> PipelineSta
     run = runtime.context
     options = run.options
     tasks = [run.parse(t.raw) for t in state["tasks"].values()]
-    run.emit("calibration", "running", f"calibrating with {options.reference_agent} x{options.repeats}")
-    record, trials = calibration(run, tasks, run.frontier())
+    runs = repeats_for(run.reference(), options.repeats)  # what it will run: once for deterministic agents
     known = state.get("flags", {})
-    flags = {
-        f.id: f for f in findings(record, options.persona) if f.id not in known or not known[f.id].decision
-    }
+    # Levels with no task because their author failed: calibration cannot measure them, and saying so would
+    # only echo the author's items (issue 24: "insufficient" of zero tasks); those items are the causes.
+    caused = any(f.kind == "role_failure" and f.status == "open" for f in known.values())
+    if tasks:
+        run.emit("calibration", "running", f"calibrating with {options.reference_agent} x{runs}")
+    else:
+        run.emit("calibration", "skipped", "nothing to calibrate: no task was certified")
+    record, trials = calibration(run, tasks, run.frontier())
+    found = findings(record, options.persona)
+    if caused:
+        authored = {t.level for t in tasks}
+        found = [
+            f for f in found if not (f.kind == "insufficient" and (not tasks or len(authored) < len(LEVELS)))
+        ]
+    flags = {f.id: f for f in found if f.id not in known or not known[f.id].decision}
     for fid, old in known.items():
         if old.role == "calibration" and old.status == "open" and fid not in flags:
             flags[fid] = old.model_copy(update={"status": "resolved"})
     rates = ", ".join(f"{s.level[-1]}:{(s.pass_rate or 0):.0%}" for s in record.levels)
-    run.emit(
-        "calibration",
-        record.verdict,
-        f"calibration with {record.agent} x{record.repeats}: {rates} — {VERDICTS[record.verdict]}",
-    )
+    if tasks:  # of no task, "nothing to calibrate" was the line
+        run.emit(
+            "calibration",
+            record.verdict,
+            f"calibration with {record.agent} x{record.repeats}: {rates} — {VERDICTS[record.verdict]}",
+        )
     return {"calibration": record, "calibration_trials": [evidence(t) for t in trials], "flags": flags}
 
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from langgraph.runtime import Runtime
 
-from certify import Task, png
+from certify import LEVELS, Task, png
 
 from ...failures import RoleFailure
 from ...flags import Flag, open_blockers
@@ -23,9 +23,18 @@ def fairness(state: PipelineState, runtime: Runtime[RunContext]) -> PipelineStat
     run = runtime.context
     everything = [run.parse(t.raw) for t in state.get("tasks", {}).values()]
     flags: dict[str, Flag] = {}
+    # Stories whose author failed: their ladder is incomplete because of that failure, which is already the
+    # item for it; a fairness finding "the story has levels [], not 0-4" would only echo it (issue 24).
+    failed = {
+        f.story
+        for f in state.get("flags", {}).values()
+        if f.kind == "role_failure" and f.status == "open" and f.story
+    }
 
     def one(slug: str) -> list[Flag]:
         levels = sorted((t for t in everything if t.meta and t.meta.story == slug), key=lambda t: t.level)
+        if slug in failed and len(levels) < len(LEVELS):
+            return []
         reviewed = attempt(run.drivers.fairness.review, slug, levels, everything, run.options.persona)
         return [failure_flag(run.options, reviewed, slug)] if isinstance(reviewed, RoleFailure) else reviewed
 
