@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
+import socket
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -273,6 +275,21 @@ def _neg(stamp: str) -> tuple[int, ...]:
 
 
 # ------------------------------------------------------------------------------------------------ claims
+def _dead_here(holder: str) -> bool:
+    """Was this claim taken by a process of this machine that no longer runs?"""
+    _, _, rest = holder.partition("|")
+    host, _, pid = rest.rpartition("|")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 class Claims:
     """Exclusive claims on items and runs, in the checkpoint store (SQLite file or Postgres), so two reviewers
     never decide one item or resume one run at once. A claim left by a crashed process expires."""
@@ -299,16 +316,30 @@ class Claims:
             return cur.rowcount
 
     def claim(self, key: str, holder: str) -> bool:
+        """Claim `key` for `holder`; a claim left by a process of this machine that is gone (killed mid-decision)
+        is taken over at once, any other after STALE_CLAIM."""
         stale = (datetime.now(UTC) - STALE_CLAIM).isoformat(timespec="seconds")
         self._execute("DELETE FROM taskforge_claims WHERE key = ? AND at < ?", (key, stale))
+        for held in self._holders(key):
+            if _dead_here(held):
+                self._execute("DELETE FROM taskforge_claims WHERE key = ? AND holder = ?", (key, held))
         return (
             self._execute(
                 "INSERT INTO taskforge_claims (key, holder, at) VALUES (?, ?, ?) ON CONFLICT (key) "
                 "DO NOTHING",
-                (key, holder, now()),
+                (key, f"{holder}|{socket.gethostname()}|{os.getpid()}", now()),
             )
             == 1
         )
+
+    def _holders(self, key: str) -> list[str]:
+        sql = "SELECT holder FROM taskforge_claims WHERE key = ?"
+        if self.kind == "postgres":
+            with self.saver._cursor() as cur:
+                cur.execute(sql.replace("?", "%s"), (key,))
+                return [row["holder"] for row in cur.fetchall()]
+        with self.saver.lock:
+            return [row[0] for row in self.saver.conn.execute(sql, (key,))]
 
     def release(self, key: str) -> None:
         self._execute("DELETE FROM taskforge_claims WHERE key = ?", (key,))

@@ -36,9 +36,10 @@ from .gitops import (
 )
 from .graph import CheckpointFormatError, Drivers, RunContext, build_graph, serializer
 from .identity import RunInputs, run_inputs, thread_id, thread_prefix
+from .journal import foreign, settle, write_files
 from .options import RunOptions
 from .outputs import foreign_edits, persona_paths
-from .review import file_lock, merge_run, read_file, reviews_path, run_items, supersede
+from .review import ReviewFile, file_lock, merge_run, read_file, reviews_path, run_items, supersede
 from .taskset import resolve_baseline, taskset_defaults
 
 DEFAULT_CHECKPOINTS = Path(".taskforge") / "checkpoints.sqlite"
@@ -198,7 +199,9 @@ def _run(
             if repo is not None and "commit" not in snapshot.next and "finalize" not in snapshot.next:
                 _refuse_dirty(repo, options)
             drivers.progress(f"resuming {tid} at {', '.join(snapshot.next)}")
-            _invoke(graph, None, config, RunContext(snapshot.values["options"], drivers), events)
+            # the run's options, but whether it commits is this command's (a --no-commit run resumed without it)
+            stored = snapshot.values["options"].model_copy(update={"commit": options.commit})
+            _invoke(graph, None, config, RunContext(stored, drivers), events)
         else:
             if repo is not None:
                 committed = _commit_tree_output(options, inputs, current, repo, drivers)
@@ -386,6 +389,7 @@ def _commit_tree_output(
         f"taskforge: certify persona {persona} ({count} tasks)\n\nThe finished "
         "run's files, verified against the lock and committed by taskforge author.",
     )
+    settle(repo, paths + gone)
     drivers.progress(f"{persona}: the working tree holds a finished run's verified output; committed it")
     if sha is None:
         return None
@@ -398,7 +402,9 @@ def _commit_tree_output(
 
 
 def _refuse_dirty(repo: Any, options: RunOptions) -> None:
-    dirty = dirty_paths(repo, persona_paths(options.taskset_root, options.persona))
+    """Refuse to start over uncommitted changes Taskforge did not make; its own (a killed run's files, named by
+    the journal) are the new run's to overwrite."""
+    dirty = foreign(repo, persona_paths(options.taskset_root, options.persona))
     if dirty:
         raise RunError(str(PendingEdits(dirty, "a new run would overwrite them")))
 
@@ -427,14 +433,15 @@ def _supersede(saver: Any, options: RunOptions, repo: Any) -> list[str]:
             before = read_file(options.taskset_root, options.persona)
             after = supersede(before, options.run_id)
             if after != before:
-                path.write_bytes(after.render())
-                if repo is not None:
-                    commit_paths(
-                        repo,
-                        [path],
-                        f"taskforge: run {options.run_id} supersedes the open review "
-                        f"items of earlier {options.persona} runs",
-                    )
+                write_files(repo, {path: after.render()})
+            if repo is not None and (after != before or head_bytes(repo, path) != path.read_bytes()):
+                commit_paths(
+                    repo,
+                    [path],
+                    f"taskforge: run {options.run_id} supersedes the open review "
+                    f"items of earlier {options.persona} runs",
+                )
+                settle(repo, [path])
     return older
 
 
@@ -475,20 +482,30 @@ def _record_pause(options: RunOptions, snapshot: Any, repo: Any, finished: bool 
 
 
 def record_run_items(root: Path, persona: str, run: str, items: list[Any], repo: Any, message: str) -> None:
+    """Merge a run's items into the persona's review file and commit it alone. Merged onto HEAD's version when
+    committing, so a rerun after a kill between writing and committing writes the same file and commits it."""
     path = reviews_path(root, persona)
     with file_lock(path):
-        before = read_file(root, persona)
+        base = head_bytes(repo, path) if repo is not None else None
+        if repo is None:
+            before = read_file(root, persona)
+        elif base is None:
+            before = ReviewFile(taskset=root.name, persona=persona)
+        else:
+            before = read_file(root, persona, base)
         after = merge_run(before, run, items)
-        if after == before and path.is_file():
+        data = after.render()
+        on_disk = path.read_bytes() if path.is_file() else None
+        if on_disk == data and (repo is None or base == data):
             return
         if repo is not None:
-            foreign = foreign_edits(repo, {path: after.render()}, [])
-            if foreign and path.is_file() and head_bytes(repo, path) != path.read_bytes():
-                raise RunError(str(PendingEdits(foreign)))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(after.render())
+            pending = foreign(repo, [path], {path: data})
+            if pending:
+                raise RunError(str(PendingEdits(pending)))
+        write_files(repo, {path: data})
         if repo is not None:
             commit_paths(repo, [path], message)
+            settle(repo, [path])
 
 
 def prune(saver: Any, thread: str) -> None:

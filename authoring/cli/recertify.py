@@ -25,7 +25,8 @@ def recertify(
     as_json: Json = False,
 ) -> None:
     """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
-    from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
+    from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo, top
+    from authoring.journal import foreign, settle, write_files
     from authoring.review import file_lock, read_file, reviews_path
     from certify.lock import LOCK_FILE
     from certify.recertify import recertify as recertify_taskset
@@ -36,7 +37,7 @@ def recertify(
     try:
         if commit:
             repo = find_repo(root)
-            pending = dirty_paths(repo, [root / LOCK_FILE, root / "reviews"])
+            pending = foreign(repo, [root / LOCK_FILE, root / "reviews"])
             if pending:
                 raise PendingEdits(pending, "recertify --commit writes the lock and review files")
         _, w = taskset_world(TaskSet.load(root), world)
@@ -46,22 +47,34 @@ def recertify(
     sha = None
     written: list[Path] = []
     if commit and (report.stale or report.broken):
-        with file_lock(root / LOCK_FILE):
-            written.append(report.lock.write(root))
+        # review items first, the lock last: a kill in between leaves the lock stale, so the rerun finds the
+        # same broken tasks again (and their items already there, not twice)
         for persona, items in _broken_items(report, taskset).items():
             path = reviews_path(root, persona)
             with file_lock(path):
                 file = read_file(root, persona)
                 known = {(i.id, i.run) for i in file.items}
                 file.items += [i for i in items if (i.id, i.run) not in known]
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(file.render())
+                write_files(repo, {path: file.render()})
             written.append(path)
+        with file_lock(root / LOCK_FILE):
+            write_files(repo, {root / LOCK_FILE: report.lock.render()})
+            written.append(root / LOCK_FILE)
         sha = commit_paths(
             repo,
             written,
             f"taskforge: recertify {taskset} ({report.stale} stale, {len(report.broken)} broken)",
         )
+        settle(repo, written)
+    elif commit and repo is not None:
+        # nothing stale on disk, but an earlier recertify --commit was killed after writing: commit its files
+        left = [top(repo) / p for p in dirty_paths(repo, [root / LOCK_FILE, root / "reviews"])]
+        if left:
+            sha = commit_paths(
+                repo, left, f"taskforge: recertify {taskset} (an interrupted recertify, completed)"
+            )
+            settle(repo, left)
+            written = left
     data = report.to_dict() | {"commit": sha}
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
@@ -71,6 +84,11 @@ def recertify(
             f"nothing stale: all {report.total} certificates of {taskset} match the current "
             "grader, simulator, world and defaults",
         )
+        if sha:
+            render.say(
+                console,
+                f"committed {', '.join(str(p) for p in written)} left by an interrupted recertify, {sha[:10]}",
+            )
     else:
         _render(console, report, commit)
         if sha:

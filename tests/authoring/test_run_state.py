@@ -258,11 +258,20 @@ def test_a_read_only_destination_is_one_line(sources, repo, mini_world_path, tmp
             raise PermissionError(13, "Permission denied", str(self))
         return real(self, data)
 
+    real_replace = os.replace
+
+    def refuse_replace(src, dst):
+        if "tasksets" in str(dst):
+            raise PermissionError(13, "Permission denied", str(dst))
+        return real_replace(src, dst)
+
     monkeypatch.setattr(Path, "write_bytes", refuse)
+    monkeypatch.setattr(os, "replace", refuse_replace)  # files are written whole: a temporary, then a rename
     code, _, err = cli(_args(sources, repo, mini_world_path), capsys)
     one_line_error(code, err)
     assert "permission denied" in err and "tasksets" in err
     monkeypatch.setattr(Path, "write_bytes", real)
+    monkeypatch.setattr(os, "replace", real_replace)
     code, _, err = cli(_args(sources, repo, mini_world_path), capsys)
     assert code == 0 and "resuming" in err, "the run resumes at its commit once the folder is writable"
 
