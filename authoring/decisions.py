@@ -35,6 +35,7 @@ from .review import (
     file_lock,
     find_item,
     item_flag,
+    list_command,
     read_file,
     reviews_path,
 )
@@ -65,7 +66,7 @@ def decide(
     if item.status == "superseded":
         raise ReviewError(
             f"item {item.id} was superseded by run {item.superseded_by}: a newer run of "
-            f"{item.persona} replaced the run that raised it (taskforge review list shows the live "
+            f"{item.persona} replaced the run that raised it ({list_command(tasksets_dir)} shows the live "
             "items)"
         )
     if item.status != "open":
@@ -129,9 +130,9 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
             f"removed?); run `taskforge author --persona {item.persona}` again: the new run re-raises "
             "whatever still holds"
         )
-    value: Any = Command(resume={item.id: decision.model_dump()})
-    if item.id not in {i["id"] for i in pending_items(snapshot)}:
-        earlier = (snapshot.values.get("flags") or {}).get(item.id)
+    value: Any = Command(resume={item.flag_id: decision.model_dump()})
+    if item.flag_id not in {i["id"] for i in pending_items(snapshot)}:
+        earlier = (snapshot.values.get("flags") or {}).get(item.flag_id)
         verdict = ((earlier.decision or {}).get("verdict") if earlier is not None else None) or None
         if verdict != decision.verdict or not snapshot.next:
             raise ReviewError(f"the run {item.run} no longer waits for {item.id}")
@@ -152,7 +153,7 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
         repo,
         saver,
     )
-    found = (after.values or {}).get("flags", {}).get(item.id)
+    found = (after.values or {}).get("flags", {}).get(item.flag_id)
     flag = found.model_dump() if found is not None else {}
     if decision.verdict == "fix" and flag.get("status") == "open":
         raise NoRepair(f"the fixer found no repair for {item.id}; it stays open (approve or reject it)")
@@ -227,7 +228,7 @@ def _record(item: ReviewItem, decision: Decision, root: Path, commit: bool) -> d
         written = [lock_path, review_path]
         outcome: dict[str, Any] = {}
         review = Review(
-            verdict=decision.verdict, by=decision.by, at=decision.at, note=decision.note, flag=item.id
+            verdict=decision.verdict, by=decision.by, at=decision.at, note=decision.note, flag=item.flag_id
         )
         if cert is not None:
             cert.reviews.append(review)
@@ -326,7 +327,7 @@ def _fix_finished(
                 },
             ),
         )
-    flags = {i.id: item_flag(i) for i in read_file(root, item.persona).items if i.run == item.run}
+    flags = {i.flag_id: item_flag(i) for i in read_file(root, item.persona).items if i.run == item.run}
     graph = build_graph(saver)
     config = run_config(item.run)
     if _state(graph, config).values:
@@ -334,7 +335,7 @@ def _fix_finished(
     after, outcome = _run_on(
         graph, repairing(options, tasks, flags, repair), config, RunContext(options, drivers), repo, saver
     )
-    found = (after.values or {}).get("flags", {}).get(item.id)
+    found = (after.values or {}).get("flags", {}).get(item.flag_id)
     if found is None or found.status != "fixed":
         raise NoRepair(f"the fixer's repair of {item.id} ({repair.repaired}) did not certify; it stays open")
     return {

@@ -56,8 +56,22 @@ class Decision(_Strict):
     result: str = ""
 
 
+def list_command(tasksets_dir: Path | str, taskset: str | None = None) -> str:
+    """The `taskforge review list` that shows these items: with the folder they are in, so following the hint
+    never lists another taskset's items."""
+    words = ["taskforge review list"] + ([f"--taskset {taskset}"] if taskset else [])
+    return " ".join([*words, f"--tasksets-dir {tasksets_dir}"])
+
+
+def review_id(flag_id: str, run: str) -> str:
+    """A review item's id: its flag's, made unique across runs (a finding re-raised by the next run is another
+    item, and `review list --all` never shows one id twice)."""
+    return "f" + hashlib.sha256(f"{run}|{flag_id}".encode()).hexdigest()[:9]
+
+
 class ReviewItem(_Strict):
     id: str
+    flag: str | None = None  # the flag's id inside its run; None in files written before ids were per run
     run: str
     source: Source
     role: str = "gate"
@@ -76,6 +90,11 @@ class ReviewItem(_Strict):
     status: Status = "open"
     decision: Decision | None = None
     superseded_by: str | None = None
+
+    @property
+    def flag_id(self) -> str:
+        """The id the item's run knows it by (the key of its decision when the run resumes)."""
+        return self.flag or self.id
 
     @property
     def blocking(self) -> bool:
@@ -177,7 +196,8 @@ def run_items(
             continue
         items.append(
             ReviewItem(
-                id=flag.id,
+                id=review_id(flag.id, run),
+                flag=flag.id,
                 run=run,
                 source=source,
                 role=flag.role,
@@ -209,7 +229,7 @@ def item_flag(item: ReviewItem) -> Flag:
     )
     status = item.status if item.status in ("open", "approved", "rejected", "fixed") else "resolved"
     return Flag(
-        id=item.id,
+        id=item.flag_id,
         role=role,
         kind=item.kind,
         persona=item.persona,
@@ -261,7 +281,7 @@ def find_item(tasksets_dir: Path, item_id: str) -> ReviewItem:
     matches = exact or [i for i in items if i.id.startswith(item_id)]
     if not matches:
         raise ReviewError(
-            f"no review item '{item_id}' under {tasksets_dir} (taskforge review list shows the open "
+            f"no review item '{item_id}' under {tasksets_dir} ({list_command(tasksets_dir)} shows the open "
             "ones; --tasksets-dir names another folder)"
         )
     if len({i.id for i in matches}) > 1:
@@ -355,8 +375,10 @@ __all__ = [
     "all_items",
     "file_lock",
     "find_item",
+    "list_command",
     "merge_run",
     "read_file",
+    "review_id",
     "reviews_path",
     "run_items",
     "supersede",

@@ -24,6 +24,7 @@ from simulator import World
 
 from .destination import holding, tree_holding
 from .failures import RoleUnavailable
+from .flags import Flag
 from .gitops import (
     GitError,
     PendingEdits,
@@ -39,7 +40,7 @@ from .identity import RunInputs, run_inputs, thread_id, thread_prefix
 from .journal import foreign, settle, write_files
 from .options import RunOptions
 from .outputs import foreign_edits, persona_paths
-from .review import ReviewFile, file_lock, merge_run, read_file, reviews_path, run_items, supersede
+from .review import ReviewFile, file_lock, merge_run, read_file, review_id, reviews_path, run_items, supersede
 from .taskset import resolve_baseline, taskset_defaults
 
 DEFAULT_CHECKPOINTS = Path(".taskforge") / "checkpoints.sqlite"
@@ -461,9 +462,13 @@ def _threads(saver: Any) -> list[str]:
 def _record_pause(options: RunOptions, snapshot: Any, repo: Any, finished: bool = False) -> None:
     """Write (and commit, alone) the review file of a run that waits for review or was rejected."""
     values = snapshot.values or {}
-    pending = {i["id"] for i in pending_items(snapshot)}
+    waiting = pending_items(snapshot)
+    pending = {i["id"] for i in waiting}
+    flags = dict(values.get("flags", {}))
+    # a blocker the review node raised itself (the staircase) is only in the interrupt until it is decided
+    flags.update({i["id"]: Flag.model_validate(i) for i in waiting if i["id"] not in flags})
     items = run_items(
-        values.get("flags", {}).values(),
+        flags.values(),
         run=options.run_id,
         taskset=options.taskset,
         pending=pending,
@@ -520,7 +525,8 @@ def prune(saver: Any, thread: str) -> None:
 
 def _outcome(tid: str, snapshot: Any) -> Outcome:
     values = snapshot.values or {}
-    items = pending_items(snapshot)
+    # the ids a person types are the review items' (unique across runs); "flag" is the run's own id
+    items = [{**i, "flag": i["id"], "id": review_id(i["id"], tid)} for i in pending_items(snapshot)]
     if items:
         return Outcome("needs_review", f"{len(items)} item(s) wait for review", tid, items, state=values)
     result = values.get("result")

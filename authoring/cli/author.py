@@ -153,7 +153,7 @@ def author(
     from authoring.gitops import GitError
     from authoring.options import RunOptions
     from authoring.progress import LiveProgress
-    from authoring.review import ReviewError
+    from authoring.review import ReviewError, list_command
     from authoring.run import RunError, run_persona
     from authoring.sources import SourceError, check_name
     from certify.evaluate import build_agent
@@ -240,8 +240,7 @@ def author(
             console,
             f"{max(outcome.open_items, blocking)} open review item(s)"
             + (f", {blocking} blocking the commit" if blocking else ", none blocking")
-            + f": taskforge review list --taskset {taskset}"
-            + (f" --tasksets-dir {tasksets_dir}" if tasksets_dir != TASKSETS_DIR else ""),
+            + f": {list_command(tasksets_dir, taskset)}",
         )
     if outcome.status in ("committed", "up_to_date") or (outcome.status == "certified" and no_commit):
         raise typer.Exit(0)
@@ -290,7 +289,7 @@ def _summary(outcome) -> None:
     for item in outcome.items:
         render.say(
             console,
-            f"{item['kind']} {item.get('task_id') or item.get('story')}: {item['reason']}",
+            f"{item['kind']} {item.get('task_id') or item.get('story') or item.get('persona')}: {item['reason']}",
             prefix=f"review {item['id']} ",
             prefix_style="yellow",
             indent=2,

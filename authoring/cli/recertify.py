@@ -27,7 +27,7 @@ def recertify(
     """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
     from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo, top
     from authoring.journal import foreign, settle, write_files
-    from authoring.review import file_lock, read_file, reviews_path
+    from authoring.review import file_lock, list_command, read_file, reviews_path
     from certify.lock import LOCK_FILE
     from certify.recertify import recertify as recertify_taskset
     from certify.task import TaskFileError, TaskSet
@@ -90,7 +90,7 @@ def recertify(
                 f"committed {', '.join(str(p) for p in written)} left by an interrupted recertify, {sha[:10]}",
             )
     else:
-        _render(console, report, commit)
+        _render(console, report, commit, list_command(tasksets_dir, taskset))
         if sha:
             render.say(console, f"wrote {', '.join(str(p) for p in written)}; committed {sha[:10]}")
         elif commit:
@@ -104,7 +104,7 @@ def recertify(
     raise typer.Exit(1 if report.broken else 0)
 
 
-def _render(console, report, commit: bool) -> None:
+def _render(console, report, commit: bool, hint: str) -> None:
     """Ids in full, short columns; what changed and why listed under the table."""
     render.say(console, f"{report.stale}/{report.total} stale certificate(s) re-checked", style="bold")
     table = render.table()
@@ -135,7 +135,7 @@ def _render(console, report, commit: bool) -> None:
             console,
             f"{len(report.broken)} task(s) now fail: "
             + (
-                "opened review items (taskforge review list)"
+                f"opened review items ({hint})"
                 if commit
                 else "run with --commit to record them as review items"
             ),

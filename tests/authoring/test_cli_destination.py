@@ -12,6 +12,7 @@ import pytest
 
 from tests.authoring.conftest import write_sources
 from tests.authoring.killing import git, new_repo, run_until, taskforge
+from tests.authoring.test_graph_routes import marked_oracle  # noqa: F401  (a fixture)
 from tests.conftest import write_world
 
 TS = "workspace_tasks"
@@ -159,3 +160,75 @@ def test_a_killed_run_whose_checkpoints_are_lost_is_still_recognised(desk, tmp_p
     assert "resuming" not in rerun.stderr
     assert len(commits(dest)) == 1
     consistent(dest)
+
+
+# items 3 and 5: every review id printed can be shown and decided; ids are unique across runs; hints name
+# the folder -----------------------------------------------------------------------------------------------
+@pytest.fixture
+def inverted(marked_oracle, monkeypatch, desk):  # noqa: F811
+    """A reference agent that fails every level-0 task the rule fixer cannot mend: the staircase stays inverted
+    after the fixer's rounds, a blocker the review node raises itself."""
+    monkeypatch.chdir(desk)
+    return author("--reference-agent", "marked-oracle")
+
+
+def cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    from authoring.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    out = capsys.readouterr()
+    return int(info.value.code or 0), out.out, out.err
+
+
+def printed_items(out: str) -> dict[str, str]:
+    import re
+
+    return dict(re.findall(r"^\s*review (f[0-9a-f]{9}) (\w+)", out, re.M))
+
+
+def test_every_printed_review_id_can_be_shown_and_approved(inverted, tmp_path, capsys):
+    dest = new_repo(tmp_path / "dest", True)
+    code, out, err = cli(inverted, capsys)
+    assert code == 1, err
+    items = printed_items(out)
+    assert "staircase" in items.values(), out
+    assert "staircase None" not in out and "staircase desk_head" in out
+    flat = " ".join(out.split())
+    hint = flat[flat.index("open review item") :]
+    assert hint.split(": ", 1)[1].startswith(
+        "taskforge review list --taskset workspace_tasks --tasksets-dir ../dest"
+    ), hint
+    code, listed, err = cli(
+        ["review", "list", "--json", "--taskset", "workspace_tasks", "--tasksets-dir", "../dest"], capsys
+    )
+    assert code == 0, err
+    assert set(items) <= {i["id"] for i in json.loads(listed)["items"]}, "the hint lists the printed items"
+    for item_id in items:
+        code, shown, err = cli(["review", "show", item_id, "--tasksets-dir", "../dest"], capsys)
+        assert code == 0, err
+        assert shown.startswith(item_id)
+    staircase = next(i for i, kind in items.items() if kind == "staircase")
+    code, out, err = cli(["review", "approve", staircase, "--tasksets-dir", "../dest"], capsys)
+    assert code == 0, err
+    assert f"approve: {staircase}" in out
+    head = json.loads(git(dest, "show", f"HEAD:{TS}/reviews/desk_head.json"))
+    assert [i["status"] for i in head["items"] if i["id"] == staircase] == ["approved"]
+
+
+def test_review_ids_are_unique_across_runs(inverted, desk, tmp_path, capsys):
+    new_repo(tmp_path / "dest", True)
+    code, first, err = cli(inverted, capsys)
+    assert code == 1, err
+    story = desk / "src" / "stories" / "desk_head" / "risk_repair.md"
+    story.write_text(story.read_text() + "\nA second pass.\n")
+    code, second, err = cli(inverted, capsys)
+    assert code == 1, err
+    assert "superseded" in err
+    assert set(printed_items(first)).isdisjoint(printed_items(second)), "a new run's items are new items"
+    code, listed, err = cli(["review", "list", "--all", "--json", "--tasksets-dir", "../dest"], capsys)
+    ids = [i["id"] for i in json.loads(listed)["items"]]
+    assert ids and len(ids) == len(set(ids)), "review list --all never shows one id twice"
+    statuses = {i["id"]: i["status"] for i in json.loads(listed)["items"]}
+    assert {statuses[i] for i in printed_items(first)} == {"superseded"}
+    assert {statuses[i] for i in printed_items(second)} == {"open"}
