@@ -121,6 +121,9 @@ def _render(console, report, commit: bool, hint: str) -> None:
             render.text(", ".join(t.changed_gates) or "-"),
         )
     console.print(table)
+    render.bullets(
+        console, "what changed", [(t.task_id, "; ".join(t.changes)) for t in report.tasks if t.changes]
+    )
     render.bullets(console, "details", [(t.task_id, t.detail) for t in report.tasks if t.detail])
     for c in report.calibration:
         moved = f"{len(c.moved)} verdict(s) moved" if c.moved else "no verdict moved"

@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from certify.calibrate import CalibrationRecord, compact
+from certify.calibrate import CalibrationRecord, compact, repeats_for
 from certify.calibrate import calibrate as run_calibration
 from certify.task import LEVELS, Task
 from certify.trial import Trial
@@ -42,13 +42,25 @@ def calibration(
     )
 
 
+def runs_label(run: RunContext) -> str:
+    """How many times each task will run, as the finished record will say it: a deterministic reference runs
+    once (its repeats would be copies), so announcing x3 and reporting x1 would contradict itself."""
+    options = run.options
+    if options.reference_agent.startswith("openai:"):
+        return f"x{options.repeats}"
+    runs = repeats_for(run.reference(), options.repeats)
+    return f"x{runs}" + (
+        f" (deterministic: --repeats {options.repeats} would be copies)" if runs != options.repeats else ""
+    )
+
+
 def calibrate(state: PipelineState, runtime: Runtime[RunContext]) -> PipelineState:
     """The staircase measured; its findings become flags, and the earlier ones it no longer finds resolve
     (a person's decision on a finding stands)."""
     run = runtime.context
     options = run.options
     tasks = [run.parse(t.raw) for t in state["tasks"].values()]
-    run.emit("calibration", "running", f"calibrating with {options.reference_agent} x{options.repeats}")
+    run.emit("calibration", "running", f"calibrating with {options.reference_agent} {runs_label(run)}")
     record, trials = calibration(run, tasks, run.frontier())
     known = state.get("flags", {})
     flags = {
