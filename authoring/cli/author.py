@@ -276,14 +276,9 @@ def _summary(outcome) -> None:
         )
     calibration = state.get("calibration")
     if calibration is not None:
-        from certify.calibrate import render_matrix
+        from certify.calibrate import headline, render_matrix
 
-        rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
-        render.say(
-            console,
-            f"{rates} — {calibration.verdict.upper()}",
-            prefix=f"staircase ({calibration.agent} x{calibration.repeats}): ",
-        )
+        render.say(console, headline(calibration, len(outcome.items)))
         if calibration.ladder is not None:
             console.print("\n".join(render_matrix(calibration.ladder)), markup=False, soft_wrap=True)
     for item in outcome.items:

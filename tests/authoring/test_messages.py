@@ -83,3 +83,74 @@ def test_recertify_says_what_changed(sources, repo, mini_world_path, tmp_path):
     flat = " ".join(result.output.split())
     assert "changed" in flat and "what changed" in flat
     assert "risk_repair_level0: oracle: ok (an older grader's words) → ok (" in flat, flat
+
+
+def _record(**kw):
+    from certify.calibrate import CalibrationRecord
+
+    levels = [
+        {
+            "level": f"level{i}",
+            "attempts": kw.get("attempts", 4),
+            "tasks": 4,
+            "passes": 4 - i,
+            "pass_rate": (4 - i) / 4,
+            "fail_rate": i / 4,
+            "ci": [max(0.0, (4 - i) / 4 - 0.25), (4 - i) / 4],
+        }
+        for i in range(5)
+    ]
+    base = {
+        "persona": "p",
+        "taskset": "t",
+        "agent": kw.get("agent", "ladder"),
+        "repeats": kw.get("repeats", 1),
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "trials": 20,
+        "invalid": 0,
+        "levels": levels,
+        "holds": True,
+        "verdict": "holds",
+        "deterministic": kw.get("deterministic", True),
+    }
+    if kw.get("ladder"):
+        agents = [f"ladder-{k}" for k in range(5)]
+        lv = [f"level{k}" for k in range(5)]
+        base["ladder"] = {
+            "agents": agents,
+            "levels": lv,
+            "cells": [
+                {"agent": a, "level": v, "tasks": 4, "passes": 4 if int(a[-1]) >= int(v[-1]) else 0}
+                for a in agents
+                for v in lv
+            ],
+            "fair": {v: v != "level2" for v in lv},
+        }
+    return CalibrationRecord.model_validate(base)
+
+
+def test_the_ladder_is_given_by_its_fairness_verdict_not_a_staircase_of_rates():
+    from certify.calibrate import headline
+
+    line = headline(_record(ladder=True), open_blockers=2)
+    assert "criterion VIOLATED at level2" in line and "2 blocker(s) open" in line
+    assert "HOLDS" not in line and "%" not in line, "no pass rate, no interval for the ladder"
+
+
+def test_a_deterministic_reference_shows_counts_and_a_sampled_agent_intervals_over_its_tasks():
+    from certify.calibrate import headline
+
+    counts = headline(_record(agent="heuristic"))
+    assert "heuristic, deterministic" in counts and "level1: 3/4 tasks" in counts and "[" not in counts
+    sampled = headline(_record(agent="openai:m", repeats=5, attempts=20, deterministic=False))
+    assert "openai:m x5" in sampled and "level1: 75% [50%-75%] n=4 tasks (20 attempts)" in sampled
+    assert "n=20" not in sampled, "n is what the interval counts: the unique tasks"
+
+
+def test_the_plot_labels_n_as_the_tasks_its_interval_counts():
+    from certify.plot import staircase_figure
+
+    figure = staircase_figure(_record(agent="openai:m", repeats=5, attempts=20, deterministic=False))
+    labels = [t.get_text() for ax in figure.axes for t in ax.texts]
+    assert any(label.startswith("n=4 tasks") and "20 attempts" in label for label in labels), labels
+    assert not any(label.startswith("n=20") for label in labels)
