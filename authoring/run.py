@@ -195,7 +195,13 @@ def _run(
             _record_pause(options, snapshot, repo)
             return outcome
         if snapshot.values and not snapshot.next:
-            return _outcome(tid, snapshot)
+            finished = _outcome(tid, snapshot)
+            if finished.status not in ("committed", "certified"):
+                return finished
+            # a finished run that was not pruned (killed after its commit): the destination does not hold its
+            # output (it would be up to date above), so the store's word is not taken: start afresh
+            prune(saver, tid)
+            snapshot = read_state(graph, config)
         if snapshot.values and snapshot.next:
             if repo is not None and "commit" not in snapshot.next and "finalize" not in snapshot.next:
                 _refuse_dirty(repo, options)
