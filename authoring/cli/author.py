@@ -276,9 +276,9 @@ def _summary(outcome) -> None:
         )
     calibration = state.get("calibration")
     if calibration is not None:
-        from certify.calibrate import headline, render_matrix
+        from certify.calibrate import render_matrix
 
-        render.say(console, headline(calibration, len(outcome.items)))
+        render.say(console, render.headline(calibration, len(outcome.items)))
         if calibration.ladder is not None:
             console.print("\n".join(render_matrix(calibration.ladder)), markup=False, soft_wrap=True)
     for item in outcome.items:

@@ -156,7 +156,7 @@ def calibrate(
 def render_record(out, record) -> None:
     """The staircase at 80 columns: one row per level (n, passes, rate, Wilson 95%, per repeat, dead rung), then
     inversions, defects, noise, probes and shortcuts as lists."""
-    from certify.calibrate import headline
+
     from certify.task import LEVEL_NAMES
 
     if record.ladder is not None:
@@ -165,7 +165,7 @@ def render_record(out, record) -> None:
         render.say(
             out,
             f"Calibration of {record.persona} ({record.taskset}): {record.trials} trials "
-            f"({record.invalid} invalid, excluded); {headline(record)}",
+            f"({record.invalid} invalid, excluded); {render.headline(record)}",
             style="bold",
         )
     else:

@@ -69,7 +69,10 @@ def recertify(
     elif commit and repo is not None:
         # nothing stale on disk, but an earlier recertify --commit was killed after writing: commit its files
         left = [top(repo) / p for p in dirty_paths(repo, [root / LOCK_FILE, root / "reviews"])]
-        if left:
+        # only a recertify's own leftovers: with task or calibration files pending too, an author run was
+        # interrupted, and its rerun (not recertify) is what commits the lock with them
+        others = len(dirty_paths(repo, [root])) > len(left)
+        if left and not others:
             sha = commit_paths(
                 repo, left, f"taskforge: recertify {taskset} (an interrupted recertify, completed)"
             )

@@ -130,7 +130,7 @@ def _record(**kw):
 
 
 def test_the_ladder_is_given_by_its_fairness_verdict_not_a_staircase_of_rates():
-    from certify.calibrate import headline
+    from authoring.render import headline
 
     line = headline(_record(ladder=True), open_blockers=2)
     assert "criterion VIOLATED at level2" in line and "2 blocker(s) open" in line
@@ -138,7 +138,7 @@ def test_the_ladder_is_given_by_its_fairness_verdict_not_a_staircase_of_rates():
 
 
 def test_a_deterministic_reference_shows_counts_and_a_sampled_agent_intervals_over_its_tasks():
-    from certify.calibrate import headline
+    from authoring.render import headline
 
     counts = headline(_record(agent="heuristic"))
     assert "heuristic, deterministic" in counts and "level1: 3/4 tasks" in counts and "[" not in counts
