@@ -17,10 +17,11 @@ from langgraph.types import Command
 from certify import LOCK_FILE, CertificateLock, Review, TaskSet, now
 
 from .failures import RoleUnavailable
-from .gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
+from .gitops import GitError, PendingEdits, commit_paths, find_repo, head_bytes
 from .graph import Drivers, RunContext, build_graph
 from .graph.repairs import Unrepaired, propose_for
 from .graph.state import AuthoredTask, Certification, GateOutcome, repairing
+from .journal import foreign, settle, write_files
 from .options import RunOptions
 from .outputs import persona_paths
 from .review import (
@@ -33,6 +34,7 @@ from .review import (
     file_lock,
     find_item,
     item_flag,
+    list_command,
     read_file,
     reviews_path,
 )
@@ -59,11 +61,11 @@ def decide(
 ) -> dict[str, Any]:
     if verdict not in VERDICT_STATUS:
         raise ReviewError(f"unknown verdict '{verdict}' (approve, reject or fix)")
-    item = find_item(tasksets_dir, item_id)
+    item = _interrupted(tasksets_dir, find_item(tasksets_dir, item_id), commit)
     if item.status == "superseded":
         raise ReviewError(
             f"item {item.id} was superseded by run {item.superseded_by}: a newer run of "
-            f"{item.persona} replaced the run that raised it (taskforge review list shows the live "
+            f"{item.persona} replaced the run that raised it ({list_command(tasksets_dir)} shows the live "
             "items)"
         )
     if item.status != "open":
@@ -95,6 +97,28 @@ def decide(
             claims.release(key)
 
 
+def _interrupted(tasksets_dir: Path, item: ReviewItem, commit: bool) -> ReviewItem:
+    """The item as HEAD holds it when the working tree's decided copy is Taskforge's own uncommitted write (a
+    decision killed before its commit): deciding it again completes that decision instead of refusing it."""
+    if item.status == "open" or not commit:
+        return item
+    root = tasksets_dir / item.taskset
+    path = reviews_path(root, item.persona)
+    try:
+        repo = find_repo(root)
+    except GitError:
+        return item
+    base = head_bytes(repo, path)
+    if base is None or not path.is_file() or base == path.read_bytes() or foreign(repo, [path]):
+        return item
+    try:
+        held = read_file(root, item.persona, base)
+    except ReviewError:
+        return item
+    again = [i for i in held.items if i.id == item.id and i.run == item.run and i.status == "open"]
+    return again[0] if again else item
+
+
 def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, root: Path) -> dict[str, Any]:
     graph = build_graph(saver)
     config = run_config(item.run)
@@ -105,23 +129,30 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
             f"removed?); run `taskforge author --persona {item.persona}` again: the new run re-raises "
             "whatever still holds"
         )
-    if item.id not in {i["id"] for i in pending_items(snapshot)}:
-        raise ReviewError(f"the run {item.run} no longer waits for {item.id}")
+    value: Any = Command(resume={item.flag_id: decision.model_dump()})
+    if item.flag_id not in {i["id"] for i in pending_items(snapshot)}:
+        earlier = (snapshot.values.get("flags") or {}).get(item.flag_id)
+        verdict = ((earlier.decision or {}).get("verdict") if earlier is not None else None) or None
+        if verdict != decision.verdict or not snapshot.next:
+            raise ReviewError(f"the run {item.run} no longer waits for {item.id}")
+        # the same decision, interrupted (a kill) after the run took it and before it recorded the outcome:
+        # finish the run from its checkpoint instead of deciding twice
+        value = None
     options: RunOptions = snapshot.values["options"]
     repo = find_repo(root) if options.commit else None
     if repo is not None:
-        pending = dirty_paths(repo, persona_paths(root, item.persona))
+        pending = foreign(repo, persona_paths(root, item.persona))
         if pending:
             raise ReviewError(str(PendingEdits(pending, "resuming the run may commit these paths")))
     after, outcome = _run_on(
         graph,
-        Command(resume={item.id: decision.model_dump()}),
+        value,
         config,
         RunContext(options, drivers),
         repo,
         saver,
     )
-    found = (after.values or {}).get("flags", {}).get(item.id)
+    found = (after.values or {}).get("flags", {}).get(item.flag_id)
     flag = found.model_dump() if found is not None else {}
     if decision.verdict == "fix" and flag.get("status") == "open":
         raise NoRepair(f"the fixer found no repair for {item.id}; it stays open (approve or reject it)")
@@ -176,20 +207,27 @@ def _record(item: ReviewItem, decision: Decision, root: Path, commit: bool) -> d
     except GitError as exc:
         raise ReviewError(f"{exc}, or pass --no-commit") from exc
     with file_lock(review_path), file_lock(lock_path):
-        lock = CertificateLock.load(root)
+        # merged onto HEAD's versions when committing: a rerun after a kill between writing and committing
+        # writes the decision once, not twice
+        lock_base = head_bytes(repo, lock_path) if repo is not None else None
+        lock = (
+            CertificateLock.parse(lock_base, f"HEAD:{lock_path}")
+            if lock_base is not None
+            else CertificateLock.load(root)
+        )
         if lock is None:
             raise ReviewError(f"no certificate lock in {root}")
         cert = lock.tasks.get(item.task_id or "")
         task_path = root / cert.path if cert is not None else None
         watched = [lock_path, review_path] + ([task_path] if task_path is not None else [])
         if repo is not None:
-            pending = dirty_paths(repo, watched)
+            pending = foreign(repo, watched)
             if pending:
                 raise ReviewError(str(PendingEdits(pending, "a decision commits these files")))
         written = [lock_path, review_path]
         outcome: dict[str, Any] = {}
         review = Review(
-            verdict=decision.verdict, by=decision.by, at=decision.at, note=decision.note, flag=item.id
+            verdict=decision.verdict, by=decision.by, at=decision.at, note=decision.note, flag=item.flag_id
         )
         if cert is not None:
             cert.reviews.append(review)
@@ -199,15 +237,15 @@ def _record(item: ReviewItem, decision: Decision, root: Path, commit: bool) -> d
                 **record.calibration,
                 "reviews": [*record.calibration.get("reviews", []), review.model_dump()],
             }
-        file = read_file(root, item.persona)
+        review_base = head_bytes(repo, review_path) if repo is not None else None
+        file = read_file(root, item.persona, review_base)
         file.items = [
             i.model_copy(update={"status": VERDICT_STATUS[decision.verdict], "decision": decision})
             if i.id == item.id and i.run == item.run
             else i
             for i in file.items
         ]
-        lock.write(root)
-        review_path.write_bytes(file.render())
+        write_files(repo, {lock_path: lock.render(), review_path: file.render()})
         if repo is not None:
             sha = commit_paths(
                 repo,
@@ -215,6 +253,7 @@ def _record(item: ReviewItem, decision: Decision, root: Path, commit: bool) -> d
                 f"taskforge: review {item.id} ({decision.verdict}) "
                 f"{item.task_id or item.persona}\n\n{decision.note}".rstrip(),
             )
+            settle(repo, written)
             outcome["commit"] = sha
         outcome["wrote"] = ", ".join(str(p) for p in written)
     return outcome
@@ -243,7 +282,7 @@ def _fix_finished(
     except GitError as exc:
         raise ReviewError(f"{exc}, or pass --no-commit") from exc
     if repo is not None:
-        pending = dirty_paths(repo, persona_paths(root, item.persona))
+        pending = foreign(repo, persona_paths(root, item.persona))
         if pending:
             raise ReviewError(str(PendingEdits(pending, "a repair commits these paths")))
     world = TaskSet.load(root).world(None)
@@ -287,7 +326,7 @@ def _fix_finished(
                 },
             ),
         )
-    flags = {i.id: item_flag(i) for i in read_file(root, item.persona).items if i.run == item.run}
+    flags = {i.flag_id: item_flag(i) for i in read_file(root, item.persona).items if i.run == item.run}
     graph = build_graph(saver)
     config = run_config(item.run)
     if _state(graph, config).values:
@@ -295,7 +334,7 @@ def _fix_finished(
     after, outcome = _run_on(
         graph, repairing(options, tasks, flags, repair), config, RunContext(options, drivers), repo, saver
     )
-    found = (after.values or {}).get("flags", {}).get(item.id)
+    found = (after.values or {}).get("flags", {}).get(item.flag_id)
     if found is None or found.status != "fixed":
         raise NoRepair(f"the fixer's repair of {item.id} ({repair.repaired}) did not certify; it stays open")
     return {

@@ -33,13 +33,12 @@ from simulator import World
 from .gitops import (
     PendingEdits,
     commit_paths,
-    dirty_paths,
     find_repo,
     head_bytes,
     head_files,
     last_commit_touching,
 )
-from .gitops import top as repo_top
+from .journal import foreign, settle, write_files
 from .judged import audit_file
 from .options import RunOptions
 from .review import ReviewFile, file_lock, merge_run, read_file, reviews_path, run_items
@@ -219,21 +218,9 @@ class Published:
 
 
 def foreign_edits(repo: Any, files: dict[Path, bytes | None], also: list[Path]) -> list[str]:
-    """Uncommitted changes under the paths the outputs touch (and `also`) that are not exactly the outputs."""
-    top = repo_top(repo)
-    watched = sorted({*files, *also}, key=str)
-    foreign = []
-    for rel in dirty_paths(repo, [p for p in watched if p.exists() or p in files or p.parent.exists()]):
-        path = top / rel
-        expected = files.get(path, "absent")
-        if expected == "absent":
-            foreign.append(rel)
-        elif expected is None:
-            if path.exists():
-                foreign.append(rel)
-        elif not path.is_file() or path.read_bytes() != expected:
-            foreign.append(rel)
-    return foreign
+    """Uncommitted changes under the paths the outputs touch (and `also`) that are neither exactly the outputs
+    nor a content Taskforge recorded writing (a killed run's files)."""
+    return foreign(repo, [*files, *also], files)
 
 
 def publish(
@@ -253,13 +240,7 @@ def publish(
     with ExitStack() as stack:
         for path in (root / LOCK_FILE, reviews_path(root, persona)):
             stack.enter_context(file_lock(path))
-        for path, data in outputs.files.items():
-            if data is None:
-                path.unlink(missing_ok=True)
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not path.is_file() or path.read_bytes() != data:
-                path.write_bytes(data)
+        write_files(repo if repo is not None else _repo_or_none(root), outputs.files)
         progress(
             f"wrote {sum(1 for d in outputs.files.values() if d is not None)} file(s) under {root}"
             + ("; committing" if repo is not None else "")
@@ -269,9 +250,21 @@ def publish(
             sha = commit_paths(repo, sorted(outputs.files, key=str), outputs.message) or last_commit_touching(
                 repo, root / LOCK_FILE
             )
+            settle(repo, list(outputs.files))
     paths = sorted(str(p) for p in outputs.files)
     tail = f", committed {sha[:10]}" if sha else ", not committed"
     return Published("committed" if sha else "certified", sha, paths, outputs.summary + tail)
+
+
+def _repo_or_none(root: Path) -> Any:
+    """The repository around `root`, if any: a --no-commit run still journals what it writes there, so a later
+    run that commits recognises those files as Taskforge's."""
+    from .gitops import GitError
+
+    try:
+        return find_repo(root)
+    except GitError:
+        return None
 
 
 def commit_outputs(

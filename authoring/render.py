@@ -225,3 +225,36 @@ def progress_printer(out: Console):
         say(out, message, prefix="· ", prefix_style="dim")
 
     return progress
+
+
+# ---------------------------------------------------------------------------------------------- calibration
+def headline(record: Any, open_blockers: int = 0) -> str:
+    """The calibration's one-line verdict, as true as the record: the capability ladder is given by its
+    fairness verdict (its staircase holds by construction: ladder-k has k capabilities, so its pass rates say
+    the levels are ordered by capability, not how hard they are); a deterministic reference by its counts of
+    unique tasks (no interval: nothing was sampled); a sampled agent by pass rates with Wilson intervals over
+    the unique tasks, n being those tasks. Open blockers are said, never hidden behind a "holds"."""
+    if record.ladder is not None:
+        unfair = [lv for lv in record.ladder.levels if not record.ladder.fair.get(lv, True)]
+        line = (
+            f"capability ladder {record.ladder.agents[0]}…{record.ladder.agents[-1]} (agent × level below): "
+            + ("fair at every level" if not unfair else f"criterion VIOLATED at {', '.join(unfair)}")
+        )
+    elif record.deterministic:
+        cells = "  ".join(f"{s.level}: {s.passes}/{s.tasks} tasks" for s in record.levels)
+        line = (
+            f"staircase ({record.agent}, deterministic, each task once): {cells} — {record.verdict.upper()}"
+        )
+    else:
+        cells = "  ".join(
+            f"{s.level}: {(s.pass_rate or 0):.0%} [{s.ci[0]:.0%}-{s.ci[1]:.0%}] n={s.tasks} tasks"
+            + (f" ({s.attempts} attempts)" if s.attempts != s.tasks else "")
+            for s in record.levels
+        )
+        line = (
+            f"staircase ({record.agent} x{record.repeats}, Wilson 95% over unique tasks): {cells} — "
+            f"{record.verdict.upper()}"
+        )
+    if open_blockers:
+        line += f"; {open_blockers} blocker(s) open: not settled until they are decided"
+    return line

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
+import socket
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -54,8 +56,22 @@ class Decision(_Strict):
     result: str = ""
 
 
+def list_command(tasksets_dir: Path | str, taskset: str | None = None) -> str:
+    """The `taskforge review list` that shows these items: with the folder they are in, so following the hint
+    never lists another taskset's items."""
+    words = ["taskforge review list"] + ([f"--taskset {taskset}"] if taskset else [])
+    return " ".join([*words, f"--tasksets-dir {tasksets_dir}"])
+
+
+def review_id(flag_id: str, run: str) -> str:
+    """A review item's id: its flag's, made unique across runs (a finding re-raised by the next run is another
+    item, and `review list --all` never shows one id twice)."""
+    return "f" + hashlib.sha256(f"{run}|{flag_id}".encode()).hexdigest()[:9]
+
+
 class ReviewItem(_Strict):
     id: str
+    flag: str | None = None  # the flag's id inside its run; None in files written before ids were per run
     run: str
     source: Source
     role: str = "gate"
@@ -74,6 +90,11 @@ class ReviewItem(_Strict):
     status: Status = "open"
     decision: Decision | None = None
     superseded_by: str | None = None
+
+    @property
+    def flag_id(self) -> str:
+        """The id the item's run knows it by (the key of its decision when the run resumes)."""
+        return self.flag or self.id
 
     @property
     def blocking(self) -> bool:
@@ -175,7 +196,8 @@ def run_items(
             continue
         items.append(
             ReviewItem(
-                id=flag.id,
+                id=review_id(flag.id, run),
+                flag=flag.id,
                 run=run,
                 source=source,
                 role=flag.role,
@@ -207,7 +229,7 @@ def item_flag(item: ReviewItem) -> Flag:
     )
     status = item.status if item.status in ("open", "approved", "rejected", "fixed") else "resolved"
     return Flag(
-        id=item.id,
+        id=item.flag_id,
         role=role,
         kind=item.kind,
         persona=item.persona,
@@ -259,7 +281,7 @@ def find_item(tasksets_dir: Path, item_id: str) -> ReviewItem:
     matches = exact or [i for i in items if i.id.startswith(item_id)]
     if not matches:
         raise ReviewError(
-            f"no review item '{item_id}' under {tasksets_dir} (taskforge review list shows the open "
+            f"no review item '{item_id}' under {tasksets_dir} ({list_command(tasksets_dir)} shows the open "
             "ones; --tasksets-dir names another folder)"
         )
     if len({i.id for i in matches}) > 1:
@@ -273,6 +295,21 @@ def _neg(stamp: str) -> tuple[int, ...]:
 
 
 # ------------------------------------------------------------------------------------------------ claims
+def _dead_here(holder: str) -> bool:
+    """Was this claim taken by a process of this machine that no longer runs?"""
+    _, _, rest = holder.partition("|")
+    host, _, pid = rest.rpartition("|")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 class Claims:
     """Exclusive claims on items and runs, in the checkpoint store (SQLite file or Postgres), so two reviewers
     never decide one item or resume one run at once. A claim left by a crashed process expires."""
@@ -299,16 +336,30 @@ class Claims:
             return cur.rowcount
 
     def claim(self, key: str, holder: str) -> bool:
+        """Claim `key` for `holder`; a claim left by a process of this machine that is gone (killed mid-decision)
+        is taken over at once, any other after STALE_CLAIM."""
         stale = (datetime.now(UTC) - STALE_CLAIM).isoformat(timespec="seconds")
         self._execute("DELETE FROM taskforge_claims WHERE key = ? AND at < ?", (key, stale))
+        for held in self._holders(key):
+            if _dead_here(held):
+                self._execute("DELETE FROM taskforge_claims WHERE key = ? AND holder = ?", (key, held))
         return (
             self._execute(
                 "INSERT INTO taskforge_claims (key, holder, at) VALUES (?, ?, ?) ON CONFLICT (key) "
                 "DO NOTHING",
-                (key, holder, now()),
+                (key, f"{holder}|{socket.gethostname()}|{os.getpid()}", now()),
             )
             == 1
         )
+
+    def _holders(self, key: str) -> list[str]:
+        sql = "SELECT holder FROM taskforge_claims WHERE key = ?"
+        if self.kind == "postgres":
+            with self.saver._cursor() as cur:
+                cur.execute(sql.replace("?", "%s"), (key,))
+                return [row["holder"] for row in cur.fetchall()]
+        with self.saver.lock:
+            return [row[0] for row in self.saver.conn.execute(sql, (key,))]
 
     def release(self, key: str) -> None:
         self._execute("DELETE FROM taskforge_claims WHERE key = ?", (key,))
@@ -324,8 +375,10 @@ __all__ = [
     "all_items",
     "file_lock",
     "find_item",
+    "list_command",
     "merge_run",
     "read_file",
+    "review_id",
     "reviews_path",
     "run_items",
     "supersede",

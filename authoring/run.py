@@ -24,6 +24,7 @@ from simulator import World
 
 from .destination import holding, tree_holding
 from .failures import RoleUnavailable
+from .flags import Flag
 from .gitops import (
     GitError,
     PendingEdits,
@@ -36,9 +37,10 @@ from .gitops import (
 )
 from .graph import CheckpointFormatError, Drivers, RunContext, build_graph, serializer
 from .identity import RunInputs, run_inputs, thread_id, thread_prefix
+from .journal import foreign, settle, write_files
 from .options import RunOptions
 from .outputs import foreign_edits, persona_paths
-from .review import file_lock, merge_run, read_file, reviews_path, run_items, supersede
+from .review import ReviewFile, file_lock, merge_run, read_file, review_id, reviews_path, run_items, supersede
 from .taskset import resolve_baseline, taskset_defaults
 
 DEFAULT_CHECKPOINTS = Path(".taskforge") / "checkpoints.sqlite"
@@ -193,12 +195,20 @@ def _run(
             _record_pause(options, snapshot, repo)
             return outcome
         if snapshot.values and not snapshot.next:
-            return _outcome(tid, snapshot)
+            finished = _outcome(tid, snapshot)
+            if finished.status not in ("committed", "certified"):
+                return finished
+            # a finished run that was not pruned (killed after its commit): the destination does not hold its
+            # output (it would be up to date above), so the store's word is not taken: start afresh
+            prune(saver, tid)
+            snapshot = read_state(graph, config)
         if snapshot.values and snapshot.next:
             if repo is not None and "commit" not in snapshot.next and "finalize" not in snapshot.next:
                 _refuse_dirty(repo, options)
             drivers.progress(f"resuming {tid} at {', '.join(snapshot.next)}")
-            _invoke(graph, None, config, RunContext(snapshot.values["options"], drivers), events)
+            # the run's options, but whether it commits is this command's (a --no-commit run resumed without it)
+            stored = snapshot.values["options"].model_copy(update={"commit": options.commit})
+            _invoke(graph, None, config, RunContext(stored, drivers), events)
         else:
             if repo is not None:
                 committed = _commit_tree_output(options, inputs, current, repo, drivers)
@@ -386,6 +396,7 @@ def _commit_tree_output(
         f"taskforge: certify persona {persona} ({count} tasks)\n\nThe finished "
         "run's files, verified against the lock and committed by taskforge author.",
     )
+    settle(repo, paths + gone)
     drivers.progress(f"{persona}: the working tree holds a finished run's verified output; committed it")
     if sha is None:
         return None
@@ -398,7 +409,9 @@ def _commit_tree_output(
 
 
 def _refuse_dirty(repo: Any, options: RunOptions) -> None:
-    dirty = dirty_paths(repo, persona_paths(options.taskset_root, options.persona))
+    """Refuse to start over uncommitted changes Taskforge did not make; its own (a killed run's files, named by
+    the journal) are the new run's to overwrite."""
+    dirty = foreign(repo, persona_paths(options.taskset_root, options.persona))
     if dirty:
         raise RunError(str(PendingEdits(dirty, "a new run would overwrite them")))
 
@@ -427,14 +440,15 @@ def _supersede(saver: Any, options: RunOptions, repo: Any) -> list[str]:
             before = read_file(options.taskset_root, options.persona)
             after = supersede(before, options.run_id)
             if after != before:
-                path.write_bytes(after.render())
-                if repo is not None:
-                    commit_paths(
-                        repo,
-                        [path],
-                        f"taskforge: run {options.run_id} supersedes the open review "
-                        f"items of earlier {options.persona} runs",
-                    )
+                write_files(repo, {path: after.render()})
+            if repo is not None and (after != before or head_bytes(repo, path) != path.read_bytes()):
+                commit_paths(
+                    repo,
+                    [path],
+                    f"taskforge: run {options.run_id} supersedes the open review "
+                    f"items of earlier {options.persona} runs",
+                )
+                settle(repo, [path])
     return older
 
 
@@ -456,10 +470,9 @@ def _record_pause(options: RunOptions, snapshot: Any, repo: Any, finished: bool 
     values = snapshot.values or {}
     waiting = pending_items(snapshot)
     pending = {i["id"] for i in waiting}
-    flags: dict[str, Any] = dict(values.get("flags", {}))
-    # a blocker the review node raises itself (the inverted staircase) is in the interrupt's payload only: the
-    # node's update is not applied while it waits; without it, the id author prints had no review item
-    flags.update({i["id"]: i for i in waiting if i["id"] not in flags})
+    flags = dict(values.get("flags", {}))
+    # a blocker the review node raised itself (the staircase) is only in the interrupt until it is decided
+    flags.update({i["id"]: Flag.model_validate(i) for i in waiting if i["id"] not in flags})
     items = run_items(
         flags.values(),
         run=options.run_id,
@@ -480,20 +493,30 @@ def _record_pause(options: RunOptions, snapshot: Any, repo: Any, finished: bool 
 
 
 def record_run_items(root: Path, persona: str, run: str, items: list[Any], repo: Any, message: str) -> None:
+    """Merge a run's items into the persona's review file and commit it alone. Merged onto HEAD's version when
+    committing, so a rerun after a kill between writing and committing writes the same file and commits it."""
     path = reviews_path(root, persona)
     with file_lock(path):
-        before = read_file(root, persona)
+        base = head_bytes(repo, path) if repo is not None else None
+        if repo is None:
+            before = read_file(root, persona)
+        elif base is None:
+            before = ReviewFile(taskset=root.name, persona=persona)
+        else:
+            before = read_file(root, persona, base)
         after = merge_run(before, run, items)
-        if after == before and path.is_file():
+        data = after.render()
+        on_disk = path.read_bytes() if path.is_file() else None
+        if on_disk == data and (repo is None or base == data):
             return
         if repo is not None:
-            foreign = foreign_edits(repo, {path: after.render()}, [])
-            if foreign and path.is_file() and head_bytes(repo, path) != path.read_bytes():
-                raise RunError(str(PendingEdits(foreign)))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(after.render())
+            pending = foreign(repo, [path], {path: data})
+            if pending:
+                raise RunError(str(PendingEdits(pending)))
+        write_files(repo, {path: data})
         if repo is not None:
             commit_paths(repo, [path], message)
+            settle(repo, [path])
 
 
 def prune(saver: Any, thread: str) -> None:
@@ -508,7 +531,8 @@ def prune(saver: Any, thread: str) -> None:
 
 def _outcome(tid: str, snapshot: Any) -> Outcome:
     values = snapshot.values or {}
-    items = pending_items(snapshot)
+    # the ids a person types are the review items' (unique across runs); "flag" is the run's own id
+    items = [{**i, "flag": i["id"], "id": review_id(i["id"], tid)} for i in pending_items(snapshot)]
     if items:
         return Outcome("needs_review", f"{len(items)} item(s) wait for review", tid, items, state=values)
     result = values.get("result")

@@ -166,6 +166,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "audit_now": ("certify.judge.audit", "audit_now"),
     "merge_audit": ("certify.judge.audit", "merge_audit"),
     "restrict": ("certify.judge.audit", "restrict"),
+    "render_audit": ("certify.judge.audit", "render_audit"),
     "mcp_server": ("certify.mcp_server", None),
     "openenv_env": ("certify.openenv_env", None),
 }
@@ -286,6 +287,7 @@ __all__ = [
     "reference_calls",
     "regrade",
     "rehearse",
+    "render_audit",
     "render_matrix",
     "repeats_for",
     "replay",
@@ -397,6 +399,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
         judged_tasks,
         merge_audit,
         record_audit,
+        render_audit,
         restrict,
         run_audit,
     )

@@ -32,6 +32,9 @@ class TaskOutcome:
     now_certified: bool
     changed_gates: list[str] = field(default_factory=list)
     detail: str = ""
+    changes: list[str] = field(
+        default_factory=list
+    )  # per changed gate: what it said before → what it says now
 
     @property
     def verdict(self) -> str:
@@ -50,6 +53,7 @@ class TaskOutcome:
             "was_certified": self.was_certified,
             "now_certified": self.now_certified,
             "changed_gates": self.changed_gates,
+            "changes": self.changes,
             "detail": self.detail,
         }
 
@@ -107,6 +111,19 @@ class RecertifyReport:
             "tasks": [t.to_dict() for t in self.tasks],
             "calibration": [c.to_dict() for c in self.calibration],
         }
+
+
+def gate_change(name: str, before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
+    """What a gate said before and says now, so "changed" says what changed."""
+
+    def said(gate: dict[str, Any] | None) -> str:
+        if gate is None:
+            return "absent"
+        mark = "ok" if gate.get("ok") else "FAIL"
+        detail = str(gate.get("detail") or "")
+        return f"{mark} ({detail})" if detail else mark
+
+    return f"{name}: {said(before)} → {said(after)}"
 
 
 def stale_reasons(
@@ -183,7 +200,10 @@ def recertify(
             name for name in set(gates) | set(cert.gates) if gates.get(name) != cert.gates.get(name)
         )
         failing = "; ".join(f"{k}: {v['detail']}" for k, v in gates.items() if not v["ok"])
-        outcomes.append(TaskOutcome(task_id, cert.persona, reasons, cert.certified, now_ok, changed, failing))
+        changes = [gate_change(name, cert.gates.get(name), gates.get(name)) for name in changed]
+        outcomes.append(
+            TaskOutcome(task_id, cert.persona, reasons, cert.certified, now_ok, changed, failing, changes)
+        )
         cert.gates, cert.certified, cert.fingerprints = gates, now_ok, current
         cert.content_sha256, cert.certified_at = content, now()
     calibrations = []

@@ -1,4 +1,4 @@
-"""Shared fixtures: a small world built in code, and the external compatibility corpus when it is present."""
+"""Shared fixtures: a small world built in code, and the compatibility corpus vendored under compat/."""
 
 from __future__ import annotations
 
@@ -14,9 +14,18 @@ COMPAT = ROOT / "compat" / "workspacebench"
 COMPAT_WORLD = COMPAT / "world"
 COMPAT_TASKS = COMPAT / "tasksets" / "workspace_tasks"
 
-needs_compat = pytest.mark.skipif(
-    not COMPAT.is_dir(), reason=f"the vendored compatibility corpus is missing at {COMPAT}"
-)
+# A test that reads the corpus: the corpus is part of the repository, so its absence fails the test (a broken
+# checkout), never a silent skip.
+needs_compat = pytest.mark.usefixtures("compat_corpus")
+
+
+@pytest.fixture
+def compat_corpus() -> Path:
+    assert (COMPAT_TASKS / "taskset.json").is_file() and (COMPAT_WORLD / "world.json").is_file(), (
+        f"the vendored compatibility corpus is missing at {COMPAT} (it is part of the repository: "
+        "`git checkout -- compat` restores it)"
+    )
+    return COMPAT
 
 
 def _options(*values: str) -> list[dict[str, str]]:

@@ -159,7 +159,7 @@ def author(
     from authoring.options import RunOptions
     from authoring.overlay import OverlayError, world_for
     from authoring.progress import LiveProgress
-    from authoring.review import ReviewError
+    from authoring.review import ReviewError, list_command
     from authoring.run import RunError, run_persona
     from authoring.sources import SourceError, check_name
     from certify import TaskFileError, TaskSet, configurable, resolve_agents
@@ -254,8 +254,7 @@ def author(
             console,
             f"{max(outcome.open_items, blocking)} open review item(s)"
             + (f", {blocking} blocking the commit" if blocking else ", none blocking")
-            + f": taskforge review list --taskset {taskset}"
-            + (f" --tasksets-dir {tasksets_dir}" if tasksets_dir != TASKSETS_DIR else ""),
+            + f": {list_command(tasksets_dir, taskset)}",
         )
     if outcome.status in ("committed", "up_to_date") or (outcome.status == "certified" and no_commit):
         raise typer.Exit(0)
@@ -293,12 +292,7 @@ def _summary(outcome) -> None:
     if calibration is not None and calibration.levels:  # nothing calibrated: no empty staircase or table
         from certify import render_matrix
 
-        rates = "  ".join(f"{s.level}: {(s.pass_rate or 0):.0%}" for s in calibration.levels)
-        render.say(
-            console,
-            f"{rates} — {calibration.verdict.upper()}",
-            prefix=f"staircase ({calibration.agent} x{calibration.repeats}): ",
-        )
+        render.say(console, render.headline(calibration, len(outcome.items)))
         if calibration.ladder is not None and render_matrix(calibration.ladder):
             console.print("\n".join(render_matrix(calibration.ladder)), markup=False, soft_wrap=True)
     from authoring.storyfix import story_fix
@@ -306,7 +300,7 @@ def _summary(outcome) -> None:
     for item in outcome.items:
         render.say(
             console,
-            f"{item['kind']} {item.get('task_id') or item.get('story')}: {item['reason']}",
+            f"{item['kind']} {item.get('task_id') or item.get('story') or item.get('persona')}: {item['reason']}",
             prefix=f"review {item['id']} ",
             prefix_style="yellow",
             indent=2,

@@ -176,34 +176,50 @@ def calibrate(
 def render_record(out, record) -> None:
     """The staircase at 80 columns: one row per level (n, passes, rate, Wilson 95%, per repeat, dead rung), then
     inversions, defects, noise, probes and shortcuts as lists."""
+
     from certify import LEVEL_NAMES
 
-    render.say(
-        out,
-        f"Calibration of {record.persona} ({record.taskset}): {record.agent}, {record.repeats} "
-        f"repeat(s), {record.trials} trials ({record.invalid} invalid, excluded); staircase "
-        f"{record.verdict.upper() if record.verdict != 'holds' else 'holds'}",
-        style="bold",
-    )
-    if not record.levels:
-        render.say(out, "no task to calibrate")
-    table = render.level_table(("n", "pass", "rate", "Wilson 95%"), notes=("per repeat",))
-    dead = {p.level: p.status for p in record.probes}
-    for s in record.levels:
-        rate = "-" if s.pass_rate is None else f"{s.pass_rate:.0%}"
-        reps = " ".join("-" if r is None else f"{r:.0%}" for r in s.per_repeat)
-        name = LEVEL_NAMES.get(s.level, "") + (" (dead)" if s.level in dead else "")
-        table.add_row(
-            render.text(s.level),
-            render.text(name, "red" if s.level in dead else ""),
-            str(s.attempts),
-            str(s.passes),
-            rate,
-            f"{s.ci[0]:.2f}-{s.ci[1]:.2f}" if s.attempts else "-",
-            render.text(reps),
+    if record.ladder is not None:
+        # the ladder holds its staircase by construction (ladder-k has k capabilities): its result is the
+        # agent × level matrix and the criterion's verdicts, not pooled pass rates with intervals
+        render.say(
+            out,
+            f"Calibration of {record.persona} ({record.taskset}): {record.trials} trials "
+            f"({record.invalid} invalid, excluded); {render.headline(record)}",
+            style="bold",
         )
-    if record.levels:
-        out.print(table)
+    else:
+        render.say(
+            out,
+            f"Calibration of {record.persona} ({record.taskset}): {record.agent}, {record.repeats} "
+            f"repeat(s), {record.trials} trials ({record.invalid} invalid, excluded); staircase "
+            f"{record.verdict.upper() if record.verdict != 'holds' else 'holds'}",
+            style="bold",
+        )
+        # n (the tasks) is what the Wilson interval counts; attempts are the valid trials behind the rate
+        table = render.level_table(
+            ("n tasks", "attempts", "pass", "rate", "Wilson 95%"), notes=("per repeat",)
+        )
+        dead = {p.level: p.status for p in record.probes}
+        for s in record.levels:
+            rate = "-" if s.pass_rate is None else f"{s.pass_rate:.0%}"
+            reps = " ".join("-" if r is None else f"{r:.0%}" for r in s.per_repeat)
+            name = LEVEL_NAMES.get(s.level, "") + (" (dead)" if s.level in dead else "")
+            table.add_row(
+                render.text(s.level),
+                render.text(name, "red" if s.level in dead else ""),
+                str(s.tasks),
+                str(s.attempts),
+                str(s.passes),
+                rate,
+                # an interval is about sampling: a deterministic agent ran each task once, nothing was sampled
+                f"{s.ci[0]:.2f}-{s.ci[1]:.2f}" if s.attempts and not record.deterministic else "-",
+                render.text(reps),
+            )
+        if record.levels:
+            out.print(table)
+        else:
+            render.say(out, "no task to calibrate")
     if record.judge is not None:
         render.say(out, record.judge.line())
     render.bullets(

@@ -34,16 +34,17 @@ def recertify(
     as_json: Json = False,
 ) -> None:
     """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""
-    from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo
-    from authoring.review import file_lock, read_file, reviews_path
-    from certify import JUDGE_AUDIT_FILE, LOCK_FILE, TaskFileError, TaskSet, recertify_taskset, record_audit
+    from authoring.gitops import GitError, PendingEdits, commit_paths, dirty_paths, find_repo, top
+    from authoring.journal import foreign, settle, write_files
+    from authoring.review import file_lock, list_command, read_file, reviews_path
+    from certify import JUDGE_AUDIT_FILE, LOCK_FILE, TaskFileError, TaskSet, recertify_taskset, render_audit
 
     root = tasksets_dir / taskset
     repo = None
     try:
         if commit:
             repo = find_repo(root)
-            pending = dirty_paths(repo, [root / LOCK_FILE, root / JUDGE_AUDIT_FILE, root / "reviews"])
+            pending = foreign(repo, [root / LOCK_FILE, root / JUDGE_AUDIT_FILE, root / "reviews"])
             if pending:
                 raise PendingEdits(pending, "recertify --commit writes the lock and review files")
         _, w = taskset_world(TaskSet.load(root), world)
@@ -54,25 +55,45 @@ def recertify(
     sha = None
     written: list[Path] = []
     if commit and (report.stale or report.broken):
-        with file_lock(root / LOCK_FILE):
-            written.append(report.lock.write(root))
-        if report.judge_audit is not None:
-            with file_lock(root / JUDGE_AUDIT_FILE):
-                written.append(record_audit(root, report.judge_audit))
+        # review items first, the lock last: a kill in between leaves the lock stale, so the rerun finds the
+        # same broken tasks again (and their items already there, not twice)
         for persona, items in _broken_items(report, taskset).items():
             path = reviews_path(root, persona)
             with file_lock(path):
                 file = read_file(root, persona)
                 known = {(i.id, i.run) for i in file.items}
                 file.items += [i for i in items if (i.id, i.run) not in known]
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(file.render())
+                write_files(repo, {path: file.render()})
             written.append(path)
+        if report.judge_audit is not None:
+            with file_lock(root / JUDGE_AUDIT_FILE):
+                audit_file, data = render_audit(root, report.judge_audit)
+                write_files(repo, {audit_file: data})
+                written.append(audit_file)
+        with file_lock(root / LOCK_FILE):
+            write_files(repo, {root / LOCK_FILE: report.lock.render()})
+            written.append(root / LOCK_FILE)
         sha = commit_paths(
             repo,
             written,
             f"taskforge: recertify {taskset} ({report.stale} stale, {len(report.broken)} broken)",
         )
+        settle(repo, written)
+    elif commit and repo is not None:
+        # nothing stale on disk, but an earlier recertify --commit was killed after writing: commit its files
+        left = [
+            top(repo) / p
+            for p in dirty_paths(repo, [root / LOCK_FILE, root / JUDGE_AUDIT_FILE, root / "reviews"])
+        ]
+        # only a recertify's own leftovers: with task or calibration files pending too, an author run was
+        # interrupted, and its rerun (not recertify) is what commits the lock with them
+        others = len(dirty_paths(repo, [root])) > len(left)
+        if left and not others:
+            sha = commit_paths(
+                repo, left, f"taskforge: recertify {taskset} (an interrupted recertify, completed)"
+            )
+            settle(repo, left)
+            written = left
     data = report.to_dict() | {"commit": sha}
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
@@ -82,8 +103,13 @@ def recertify(
             f"nothing stale: all {report.total} certificates of {taskset} match the current "
             "grader, simulator, world and defaults",
         )
+        if sha:
+            render.say(
+                console,
+                f"committed {', '.join(str(p) for p in written)} left by an interrupted recertify, {sha[:10]}",
+            )
     else:
-        _render(console, report, commit)
+        _render(console, report, commit, list_command(tasksets_dir, taskset))
         if sha:
             render.say(console, f"wrote {', '.join(str(p) for p in written)}; committed {sha[:10]}")
         elif commit:
@@ -114,7 +140,7 @@ def _model_judge(name: str | None, base_url: str | None):
     return chosen
 
 
-def _render(console, report, commit: bool) -> None:
+def _render(console, report, commit: bool, hint: str) -> None:
     """Ids in full, short columns; what changed and why listed under the table."""
     render.say(console, f"{report.stale}/{report.total} stale certificate(s) re-checked", style="bold")
     table = render.table()
@@ -131,6 +157,9 @@ def _render(console, report, commit: bool) -> None:
             render.text(", ".join(t.changed_gates) or "-"),
         )
     console.print(table)
+    render.bullets(
+        console, "what changed", [(t.task_id, "; ".join(t.changes)) for t in report.tasks if t.changes]
+    )
     render.bullets(console, "details", [(t.task_id, t.detail) for t in report.tasks if t.detail])
     for c in report.calibration:
         moved = f"{len(c.moved)} verdict(s) moved" if c.moved else "no verdict moved"
@@ -147,7 +176,7 @@ def _render(console, report, commit: bool) -> None:
             console,
             f"{len(report.broken)} task(s) now fail: "
             + (
-                "opened review items (taskforge review list)"
+                f"opened review items ({hint})"
                 if commit
                 else "run with --commit to record them as review items"
             ),

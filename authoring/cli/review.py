@@ -138,7 +138,7 @@ def show(
             render.say(
                 console, f"{'ok' if gate.ok else 'FAIL'} — {gate.detail}", prefix=f"  gate {name}: ", indent=4
             )
-        _show_transcript(state, item.task_id or "")
+        _show_transcript(state, item.task_id or "", item.level)
     if item.story and (item.kind == "fairness" or not task):
         render.say(console, "the ladder side by side", style="bold")
         for tid in sorted(t for t in tasks if t.startswith(f"{item.story}_level")):
@@ -194,8 +194,31 @@ def _show_task(task: dict[str, Any]) -> None:
     console.print(f"max_turns: {ev.get('max_turns')}")
 
 
-def _show_transcript(state: dict[str, Any], task_id: str) -> None:
+def call_args(args: dict[str, Any], limit: int = 48) -> str:
+    """A failing call's arguments for a reviewer: every key with its whole value, only a long string shortened
+    in the middle of its text (never a value cut off after its key: `"currency":` and nothing hid the value
+    that mattered)."""
+
+    def show(value: Any) -> str:
+        if isinstance(value, str) and len(value) > limit:
+            value = value[: limit // 2] + "…" + value[-(limit // 2) :]
+        if isinstance(value, (list, dict)):
+            text = json.dumps(value, ensure_ascii=False)
+            if len(text) > 4 * limit:
+                inner = value if isinstance(value, list) else list(value.items())
+                return f"[{len(inner)} item(s)]" if isinstance(value, list) else f"{{{len(inner)} key(s)}}"
+            return text
+        return json.dumps(value, ensure_ascii=False)
+
+    return "{" + ", ".join(f"{json.dumps(k)}: {show(v)}" for k, v in args.items()) + "}"
+
+
+def _show_transcript(state: dict[str, Any], task_id: str, level: int | None = None) -> None:
+    """The last failing attempt at the task by the agent the item is about: under a ladder item of level k,
+    ladder-k's (the rung that must pass it), never another rung's."""
     trials = [t for t in state.get("calibration_trials", []) if t.task_id == task_id]
+    if level is not None and any(t.agent.startswith("ladder-") for t in trials):
+        trials = [t for t in trials if t.agent == f"ladder-{level}"]
     failing = [t for t in trials if t.valid and not t.passed]
     if not failing:
         return
@@ -211,7 +234,7 @@ def _show_transcript(state: dict[str, Any], task_id: str) -> None:
         message = "" if event["ok"] else f" — {(event.get('envelope') or {}).get('message', '')}"
         render.say(
             console,
-            f"{event['tool']} {json.dumps(event['args'])[:160]}{message}",
+            f"{event['tool']} {call_args(event.get('args') or {})}{message}",
             prefix=f"  {event['index']:>2} {mark} ",
             indent=9,
         )

@@ -84,7 +84,12 @@ def staircase_figure(record: CalibrationRecord) -> Any:
         for r in s.per_repeat:
             if r is not None:
                 ax.plot(x, r, "o", color="black", markersize=3)
-        label = f"n={s.attempts}" if s.attempts else "no valid trial"
+        # n is what the interval counts: unique tasks (a task's repeats are not more evidence of the level)
+        label = (
+            (f"n={s.tasks} tasks" + (f"\n{s.attempts} attempts" if s.attempts != s.tasks else ""))
+            if s.attempts
+            else "no valid trial"
+        )
         if is_dead:
             label += f"\ndead ({dead[s.level].replace('_', ' ')})"
         ax.text(x, 1.08, label, ha="center", va="bottom", fontsize=7, color="#9d2f2f" if is_dead else "black")

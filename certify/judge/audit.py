@@ -270,9 +270,10 @@ def load_audits(root: Path) -> AuditFile | None:
         raise TaskFileError(str(path), loc, msg) from exc
 
 
-def record_audit(root: Path, audit: JudgeAudit) -> Path:
-    """Write `audit` into the taskset's record (other judges' entries are kept; task paths relative to the
-    taskset, so the record can be committed), atomically."""
+def render_audit(root: Path, audit: JudgeAudit) -> tuple[Path, bytes]:
+    """The taskset's audit record with `audit` in it (other judges' entries are kept; task paths relative to
+    the taskset, so the record can be committed): where it goes and its bytes, for a caller that journals what
+    it writes before writing it."""
     current = load_audits(root) or AuditFile()
     audit = audit.model_copy(deep=True)
     for entry in audit.tasks.values():
@@ -282,9 +283,15 @@ def record_audit(root: Path, audit: JudgeAudit) -> Path:
         elif not path.is_absolute() and path.is_relative_to(Path(root)):
             entry.path = str(path.relative_to(Path(root)))
     current.audits[audit.judge] = audit
-    path = audit_path(root)
+    text = json.dumps(current.model_dump(), indent=2, ensure_ascii=False) + "\n"
+    return audit_path(root), text.encode("utf-8")
+
+
+def record_audit(root: Path, audit: JudgeAudit) -> Path:
+    """Write `audit` into the taskset's record (see `render_audit`), atomically."""
+    path, data = render_audit(root, audit)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(current.model_dump(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_bytes(data)
     os.replace(tmp, path)
     return path
 

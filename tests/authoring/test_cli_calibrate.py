@@ -41,23 +41,22 @@ def calibrate(ts, world, tmp_path, *extra):
     )
 
 
-def test_ladder_prints_the_matrix_and_the_pooled_staircase(tmp_path):
+def test_ladder_prints_the_matrix_and_its_fairness_verdicts_not_pooled_rates(tmp_path):
     ts, world = ladder_taskset(tmp_path)
     result = calibrate(ts, world, tmp_path, "--persona", "desk", "--agent", "ladder", "--min-attempts", "1")
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "staircase holds" in " ".join(out.split())
+    assert "capability ladder ladder-0…ladder-4 (agent × level below): fair at every level" in " ".join(
+        out.split()
+    )
     rows = [line for line in out.splitlines() if line.startswith("| ladder-")]
     assert len(rows) == 5
     assert rows[0] == "| ladder-0 | 1/1 (100%) | 0/1 (0%) | 0/1 (0%) | 0/1 (0%) | 0/1 (0%) |"
     assert rows[4] == "| ladder-4 | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) | 1/1 (100%) |"
     assert "| criterion | fair | fair | fair | fair | fair |" in out
-    pooled = [
-        line.split()[4]
-        for line in out.splitlines()
-        if line.startswith(("level0 ", "level1 ", "level2 ", "level3 ", "level4 "))
-    ]
-    assert pooled == ["100%", "80%", "60%", "40%", "20%"]
+    pooled = [line for line in out.splitlines() if line.startswith(("level0 ", "level1 ", "level4 "))]
+    assert pooled == [], "the ladder's 100/80/60/40/20 says its levels are ordered by capability: not shown"
+    assert "Wilson" not in out
     record = json.loads((tmp_path / "out" / "calibration.json").read_text())
     assert record["agent"] == "ladder" and record["ladder"]["agents"] == [
         "ladder-0",

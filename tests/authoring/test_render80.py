@@ -188,7 +188,9 @@ def test_eval_and_calibrate_at_80_columns(mini_world_path, tmp_path):
     )
     assert cal.exit_code == 0, cal.output
     assert_fits(cal.stdout)
-    assert "level4  Compose (dead)" in cal.stdout and "0.00-0.79" in cal.stdout, "one unique task per level"
+    assert "level4  Compose (dead)" in cal.stdout, cal.stdout
+    # noop is deterministic: each task ran once, nothing was sampled, so no interval is drawn
+    assert "0.00-0.79" not in cal.stdout and "Wilson" in cal.stdout
 
 
 def test_run_errors_keep_bracketed_text(monkeypatch, sources, tmp_path):

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +16,6 @@ from authoring.run import RunError, run_persona
 from tests.authoring.conftest import author_args, git
 from tests.authoring.test_pipeline import drivers, options
 
-ROOT = Path(__file__).resolve().parents[2]
 TS = Path("tasksets") / "workspace_tasks"
 LOCK = TS / "certificates.json"
 
@@ -66,71 +62,31 @@ def test_no_commit_then_author_commits_instead_of_claiming_up_to_date(
 
 
 # 2 ------------------------------------------------------------------------------------------------------------
-def _author_argv(sources: Path, repo: Path, world: Path) -> list[str]:
-    return [sys.executable, "-m", "authoring", *author_args(sources, repo, world)]
-
-
-def _hold_commits(repo: Path, marker: Path) -> Path:
-    """A pre-commit hook that parks every commit (the write→commit window) until the test decides."""
-    hook = repo / ".git" / "hooks" / "pre-commit"
-    hook.write_text(f"#!/bin/sh\necho $$ > {marker}\nexec sleep 120\n")
-    hook.chmod(0o755)
-    return hook
-
-
 @pytest.mark.parametrize("how", ["sigkill", "ctrl-c"])
 def test_a_kill_between_writing_and_committing_resumes_into_one_commit(
     sources, repo, mini_world_path, tmp_path, how
 ):
-    marker = tmp_path / "hook.pid"
-    hook = _hold_commits(repo, marker)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    proc = subprocess.Popen(
-        _author_argv(sources, repo, mini_world_path),
-        cwd=repo,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 240
-    while not (marker.is_file() and marker.read_text().strip()):
-        assert proc.poll() is None and time.monotonic() < deadline, "author never reached its commit"
-        time.sleep(0.05)
-    if how == "sigkill":
-        proc.send_signal(signal.SIGKILL)  # the author process alone, as `kill -9 <pid>` does
-        proc.wait(timeout=30)
-        os.kill(int(marker.read_text()), signal.SIGKILL)  # the parked commit fails: git aborts it
-    else:
-        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole foreground group
-        proc.wait(timeout=30)
-        assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
-    time.sleep(0.2)
-    assert taskforge_commits(repo) == [], "the kill landed before the commit"
-    assert (repo / LOCK).is_file(), "the files were written"
-    hook.unlink()
+    """Stopped at its commit (a kill point the process waits at, so the kill lands there on a loaded machine
+    too): SIGKILL leaves the files written and nothing committed; Ctrl-C interrupts the main thread, and the
+    worker that writes and commits finishes what it was doing. Either way the rerun ends in one commit."""
+    from tests.authoring.killing import run_until, taskforge
 
-    resumed = subprocess.run(
-        _author_argv(sources, repo, mini_world_path),
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    args = author_args(sources, repo, mini_world_path)
+    stopped = run_until(args, repo, repo, at=1, how=how, match="git commit")
+    assert stopped.paused is not None, stopped.stderr
+    if how == "sigkill":
+        assert taskforge_commits(repo) == [], "the kill landed before the commit"
+        assert (repo / LOCK).is_file(), "the files were written"
+    else:
+        assert stopped.returncode == 130, stopped.stderr
+        assert len(taskforge_commits(repo)) <= 1
+    resumed = taskforge(args, repo)
     assert resumed.returncode == 0, resumed.stderr
-    assert "resuming" in resumed.stderr and "at commit" in resumed.stderr
+    if how == "sigkill":
+        assert "resuming" in resumed.stderr and "at commit" in resumed.stderr
     assert len(taskforge_commits(repo)) == 1 and head_holds(repo)
     assert git(repo, "status", "--porcelain", "--", "tasksets") == ""
-    again = subprocess.run(
-        _author_argv(sources, repo, mini_world_path),
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    again = taskforge(args, repo)
     assert again.returncode == 0 and "up to date" in again.stdout
 
 
@@ -258,11 +214,20 @@ def test_a_read_only_destination_is_one_line(sources, repo, mini_world_path, tmp
             raise PermissionError(13, "Permission denied", str(self))
         return real(self, data)
 
+    real_replace = os.replace
+
+    def refuse_replace(src, dst):
+        if "tasksets" in str(dst):
+            raise PermissionError(13, "Permission denied", str(dst))
+        return real_replace(src, dst)
+
     monkeypatch.setattr(Path, "write_bytes", refuse)
+    monkeypatch.setattr(os, "replace", refuse_replace)  # files are written whole: a temporary, then a rename
     code, _, err = cli(_args(sources, repo, mini_world_path), capsys)
     one_line_error(code, err)
     assert "permission denied" in err and "tasksets" in err
     monkeypatch.setattr(Path, "write_bytes", real)
+    monkeypatch.setattr(os, "replace", real_replace)
     code, _, err = cli(_args(sources, repo, mini_world_path), capsys)
     assert code == 0 and "resuming" in err, "the run resumes at its commit once the folder is writable"
 

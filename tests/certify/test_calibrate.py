@@ -395,7 +395,9 @@ def test_the_plot_shows_intervals_n_and_dead_rungs():
     try:
         (ax,) = fig.axes
         labels = [t.get_text() for t in ax.texts]
-        assert labels[:2] == ["n=8", "n=8"] and labels[2] == "n=8\ndead (unprobed)"
+        # n is what the interval counts (the unique tasks); the attempts behind the rate are said apart
+        assert labels[:2] == ["n=4 tasks\n8 attempts"] * 2
+        assert labels[2] == "n=4 tasks\n8 attempts\ndead (unprobed)"
         bars = [c for c in ax.containers if c.__class__.__name__ == "ErrorbarContainer"]
         assert len(bars) == 3
         segments = bars[0].lines[2][0].get_segments()

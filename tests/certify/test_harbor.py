@@ -282,8 +282,7 @@ def test_bad_input_is_a_one_line_error_and_nothing_foreign_is_replaced(tmp_path,
 def test_the_world_of_a_taskset_that_names_one_goes_into_the_sidecar(tmp_path):
     compat = ROOT / "compat" / "workspacebench"
     taskset = compat / "tasksets" / "workspace_tasks"
-    if not (taskset / "taskset.json").is_file():
-        pytest.skip("the vendored corpus is not present")
+    assert (taskset / "taskset.json").is_file(), f"the vendored corpus is missing at {compat}"
     task = select_tasks(taskset)[0]
     result = CliRunner().invoke(
         app,

@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from certify import LEVELS, CalibrationRecord, Task, Trial, compact, repeats_for
+from certify import LEVELS, CalibrationRecord, Task, Trial, compact, configurable, repeats_for
 from certify import calibrate as run_calibration
 
 from ...flags import Flag, make_flag
@@ -40,19 +40,30 @@ def calibration(
     )
 
 
+def runs_label(run: RunContext) -> str:
+    """How many times each task will run, as the finished record will say it: a deterministic reference runs
+    once (its repeats would be copies), so announcing x3 and reporting x1 would contradict itself."""
+    options = run.options
+    if configurable(options.reference_agent):
+        return f"x{options.repeats}"
+    runs = repeats_for(run.reference(), options.repeats)
+    return f"x{runs}" + (
+        f" (deterministic: --repeats {options.repeats} would be copies)" if runs != options.repeats else ""
+    )
+
+
 def calibrate(state: PipelineState, runtime: Runtime[RunContext]) -> PipelineState:
     """The staircase measured; its findings become flags, and the earlier ones it no longer finds resolve
     (a person's decision on a finding stands)."""
     run = runtime.context
     options = run.options
     tasks = [run.parse(t.raw) for t in state["tasks"].values()]
-    runs = repeats_for(run.reference(), options.repeats)  # what it will run: once for deterministic agents
     known = state.get("flags", {})
     # Levels with no task because their author failed: calibration cannot measure them, and saying so would
     # only echo the author's items (issue 24: "insufficient" of zero tasks); those items are the causes.
     caused = any(f.kind == "role_failure" and f.status == "open" for f in known.values())
     if tasks:
-        run.emit("calibration", "running", f"calibrating with {options.reference_agent} x{runs}")
+        run.emit("calibration", "running", f"calibrating with {options.reference_agent} {runs_label(run)}")
     else:
         run.emit("calibration", "skipped", "nothing to calibrate: no task was certified")
     record, trials = calibration(run, tasks, run.frontier())

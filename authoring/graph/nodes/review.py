@@ -11,6 +11,7 @@ from langgraph.types import Command, interrupt
 from certify import now
 
 from ...flags import Flag, make_flag
+from ...review import list_command
 from ..context import RunContext
 from ..repairs import Unrepaired, propose_for
 from ..state import PipelineState, Repair, RunResult
@@ -49,7 +50,8 @@ def review(
             )
             return Command(update={"flags": flags, "result": result}, goto=END)
         return Command(update={"flags": flags}, goto="finalize")
-    run.emit("review", "waiting", f"{len(blocking)} item(s) need a person: taskforge review list")
+    hint = list_command(options.tasksets_dir, options.taskset)
+    run.emit("review", "waiting", f"{len(blocking)} item(s) need a person: {hint}")
     decisions = interrupt({"persona": options.persona, "items": [f.model_dump() for f in blocking]})
     changed, repairs = decide(run, state, flags, decisions or {})
     flags.update(changed)
