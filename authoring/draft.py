@@ -4,7 +4,7 @@ The story writer's oracle has to find what `taskforge author` finds, so it is no
 the pipeline: it is the same graph (rule author rounds with the gates' feedback, a validator per certified
 level, the fairness reviewer per story, the ladder calibration, the fixer's repairs) run with the rule drivers
 on an in-memory checkpointer and stopped before `finalize`, the node that starts writing. What it returns are
-the items `author` would print (the same flags, the same ids), and whether the first run would certify.
+the items `author` would print (the same flags; review item ids are unique per run), and whether the first run would certify.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import typer
 from authoring import render
 
 from .common import console, taskset_world, usage_error
-from .options import TASKSET, TASKSETS_DIR, Json, TasksetName, TasksetsDir, WorldDir
+from .options import TASKSET, TASKSETS_DIR, BaseUrl, Json, TasksetName, TasksetsDir, WorldDir
 
 
 def recertify(
@@ -30,7 +30,7 @@ def recertify(
             "template (the rubric's are re-judged offline without it). Trials are re-judged, never re-run.",
         ),
     ] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="The model judge's endpoint.")] = None,
+    base_url: BaseUrl = None,
     as_json: Json = False,
 ) -> None:
     """Re-run the gates of stale certificates and re-grade stored calibration transcripts."""

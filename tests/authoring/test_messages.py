@@ -86,7 +86,7 @@ def test_recertify_says_what_changed(sources, repo, mini_world_path, tmp_path):
 
 
 def _record(**kw):
-    from certify.calibrate import CalibrationRecord
+    from certify.calibration import CalibrationRecord
 
     levels = [
         {
@@ -148,7 +148,7 @@ def test_a_deterministic_reference_shows_counts_and_a_sampled_agent_intervals_ov
 
 
 def test_the_plot_labels_n_as_the_tasks_its_interval_counts():
-    from certify.plot import staircase_figure
+    from certify.calibration.plot import staircase_figure
 
     figure = staircase_figure(_record(agent="openai:m", repeats=5, attempts=20, deterministic=False))
     labels = [t.get_text() for ax in figure.axes for t in ax.texts]
