@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from certify import LOCK_FILE, CertificateLock, Review, TaskSet, now
@@ -85,7 +86,7 @@ def decide(
                     else f"the run {item.run} is busy with another decision; try again when it is done"
                 )
             held.append(key)
-        decision = Decision(verdict=verdict, by=by, at=now(), note=note)  # type: ignore[arg-type]
+        decision = Decision(verdict=verdict, by=by, at=now(), note=note)
         root = tasksets_dir / item.taskset
         if item.source == "graph":
             return _resume(saver, drivers, item, decision, root)
@@ -166,7 +167,7 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
     }
 
 
-def _state(graph: Any, config: dict[str, Any]) -> Any:
+def _state(graph: Any, config: RunnableConfig) -> Any:
     try:
         return read_state(graph, config)
     except RunError as exc:
@@ -174,7 +175,7 @@ def _state(graph: Any, config: dict[str, Any]) -> Any:
 
 
 def _run_on(
-    graph: Any, value: Any, config: dict[str, Any], context: RunContext, repo: Any, saver: Any
+    graph: Any, value: Any, config: RunnableConfig, context: RunContext, repo: Any, saver: Any
 ) -> tuple[Any, Any]:
     """Run (or resume) a persona's graph for a decision, then record what it came to: the review file of a run
     that waits again or ended rejected, the pruned checkpoints of a run that finished."""
