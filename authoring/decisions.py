@@ -17,7 +17,6 @@ from langgraph.types import Command
 
 from certify import LOCK_FILE, CertificateLock, Review, TaskSet, now
 
-from .failures import RoleUnavailable
 from .gitops import GitError, PendingEdits, commit_paths, find_repo, head_bytes
 from .graph import Drivers, RunContext, build_graph
 from .graph.repairs import Unrepaired, propose_for
@@ -39,7 +38,17 @@ from .review import (
     read_file,
     reviews_path,
 )
-from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune, read_state, run_config
+from .run import (
+    RunError,
+    _outcome,
+    _record_pause,
+    invoke,
+    invoke_errors,
+    pending_items,
+    prune,
+    read_state,
+    run_config,
+)
 from .taskset import split_task_id
 
 
@@ -180,15 +189,8 @@ def _run_on(
     """Run (or resume) a persona's graph for a decision, then record what it came to: the review file of a run
     that waits again or ended rejected, the pruned checkpoints of a run that finished."""
     options = context.options
-    try:
+    with invoke_errors(ReviewError, "decide again or run `taskforge author` to resume it"):
         invoke(graph, value, config, context)
-    except (PendingEdits, GitError) as exc:
-        raise ReviewError(str(exc)) from exc
-    except RoleUnavailable as exc:
-        raise ReviewError(
-            f"the model endpoint kept failing ({exc}); the run is checkpointed: decide again or run "
-            "`taskforge author` to resume it"
-        ) from exc
     after = graph.get_state(config)
     outcome = _outcome(options.run_id, after)
     if outcome.status == "needs_review":

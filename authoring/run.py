@@ -114,6 +114,18 @@ def pending_items(snapshot: Any) -> list[dict[str, Any]]:
     return items
 
 
+@contextmanager
+def invoke_errors(error: type[Exception], resume: str) -> Iterator[None]:
+    """A graph invocation's expected failures as `error`: git refusing (pending edits, a git error) and a model
+    endpoint that kept failing, where the run stays checkpointed and `resume` says how to go on."""
+    try:
+        yield
+    except (PendingEdits, GitError) as exc:
+        raise error(str(exc)) from exc
+    except RoleUnavailable as exc:
+        raise error(f"the model endpoint kept failing ({exc}); the run is checkpointed: {resume}") from exc
+
+
 def run_config(thread: str) -> RunnableConfig:
     """A run's graph config: its thread, room for long runs, and enough workers that every story, validator
     and reviewer of a persona waits for its model at the same time."""
@@ -297,17 +309,8 @@ def _invoke(
     context: RunContext,
     events: Callable[[dict[str, Any]], None] | None,
 ) -> None:
-    try:
+    with invoke_errors(RunError, "run the same command again to resume it"):
         invoke(graph, value, config, context, events)
-    except PendingEdits as exc:
-        raise RunError(str(exc)) from exc
-    except GitError as exc:
-        raise RunError(str(exc)) from exc
-    except RoleUnavailable as exc:
-        raise RunError(
-            f"the model endpoint kept failing ({exc}); the run is checkpointed: run the same command "
-            "again to resume it"
-        ) from exc
 
 
 def _already_done(options: RunOptions, inputs: RunInputs, current: Any, repo: Any) -> Outcome | None:
