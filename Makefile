@@ -25,6 +25,7 @@ demo: $(STAMP)
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # mypy over simulator/, certify/ and authoring/ as configured in pyproject.toml ([tool.mypy]).
 typecheck: $(STAMP)

@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from certify import LOCK_FILE, CertificateLock, Review, TaskSet, now
 
-from .failures import RoleUnavailable
 from .gitops import GitError, PendingEdits, commit_paths, find_repo, head_bytes
 from .graph import Drivers, RunContext, build_graph
 from .graph.repairs import Unrepaired, propose_for
@@ -38,7 +38,17 @@ from .review import (
     read_file,
     reviews_path,
 )
-from .run import RunError, _outcome, _record_pause, invoke, pending_items, prune, read_state, run_config
+from .run import (
+    RunError,
+    _outcome,
+    _record_pause,
+    invoke,
+    invoke_errors,
+    pending_items,
+    prune,
+    read_state,
+    run_config,
+)
 from .taskset import split_task_id
 
 
@@ -85,7 +95,7 @@ def decide(
                     else f"the run {item.run} is busy with another decision; try again when it is done"
                 )
             held.append(key)
-        decision = Decision(verdict=verdict, by=by, at=now(), note=note)  # type: ignore[arg-type]
+        decision = Decision(verdict=verdict, by=by, at=now(), note=note)
         root = tasksets_dir / item.taskset
         if item.source == "graph":
             return _resume(saver, drivers, item, decision, root)
@@ -166,7 +176,7 @@ def _resume(saver: Any, drivers: Drivers, item: ReviewItem, decision: Decision, 
     }
 
 
-def _state(graph: Any, config: dict[str, Any]) -> Any:
+def _state(graph: Any, config: RunnableConfig) -> Any:
     try:
         return read_state(graph, config)
     except RunError as exc:
@@ -174,20 +184,13 @@ def _state(graph: Any, config: dict[str, Any]) -> Any:
 
 
 def _run_on(
-    graph: Any, value: Any, config: dict[str, Any], context: RunContext, repo: Any, saver: Any
+    graph: Any, value: Any, config: RunnableConfig, context: RunContext, repo: Any, saver: Any
 ) -> tuple[Any, Any]:
     """Run (or resume) a persona's graph for a decision, then record what it came to: the review file of a run
     that waits again or ended rejected, the pruned checkpoints of a run that finished."""
     options = context.options
-    try:
+    with invoke_errors(ReviewError, "decide again or run `taskforge author` to resume it"):
         invoke(graph, value, config, context)
-    except (PendingEdits, GitError) as exc:
-        raise ReviewError(str(exc)) from exc
-    except RoleUnavailable as exc:
-        raise ReviewError(
-            f"the model endpoint kept failing ({exc}); the run is checkpointed: decide again or run "
-            "`taskforge author` to resume it"
-        ) from exc
     after = graph.get_state(config)
     outcome = _outcome(options.run_id, after)
     if outcome.status == "needs_review":

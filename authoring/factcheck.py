@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from certify import URI, option_mentions, policy_value, states_value, units, words
 from simulator import BackendFixture, WidgetDef, Workspace, World, option_values, value_allowed
@@ -176,7 +176,7 @@ def _policy_errors(
                     (p["paramName"], v)
                     for p in target.widget.params
                     if p.get("paramName") != carried_key
-                    for v in [*option_values(p), target.params.get(p.get("paramName"))]
+                    for v in [*option_values(p), target.params.get(cast(str, p.get("paramName")))]
                     if isinstance(v, str) and re.search(r"[A-Za-z]", v) and states_value(meaning, v)
                 ),
                 None,
@@ -1014,8 +1014,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         errors.append(SourceError(file, "facts.seeded_wrong", "a repair story needs the values left wrong"))
     policy_doc = None
     if not errors:
-        carried_param = targets[carried_target].widget.param(carried_key) or {}
-        policy_doc, more = _resolve_policy_document(world, story, carried_param, carried_value)
+        policy_param = targets[carried_target].widget.param(carried_key) or {}
+        policy_doc, more = _resolve_policy_document(world, story, policy_param, carried_value)
         errors += more
         if governance is not None and facts.governance.fact is not None:
             errors += _ground_fact(world, story, governance, targets, seeded_wrong, kind)
@@ -1060,10 +1060,10 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         carried_value,
         carried_target,
         seeded_wrong,
-        governance,
+        cast(Governance, governance),  # None only with an error, and errors were raised above
         re.sub(r"[^a-z0-9]+", "_", tab_name.lower()).strip("_") or "main",
         tab_name.title() if tab_name.islower() else tab_name,
-        warnings,  # type: ignore[arg-type]
+        warnings,
         policy_doc,
         blocking,
         analyze,

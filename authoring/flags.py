@@ -66,7 +66,7 @@ def make_flag(
         task_id=task_id,
         level=level,
         check=check,
-        severity=severity,  # type: ignore[arg-type]
+        severity=severity,
         reason=reason,
         evidence=evidence,
         suggestion=suggestion,

@@ -177,13 +177,13 @@ def render_outputs(
 
     review_path = reviews_path(root, persona)
     review_base = read(review_path)
-    reviews = (
+    review_file = (
         read_file(root, persona, review_base)
         if review_base is not None
         else ReviewFile(taskset=options.taskset, persona=persona)
     )
     items = run_items(flags, run=options.run_id, taskset=options.taskset, pending=set(), finished=True)
-    merged = merge_run(reviews, options.run_id, items)
+    merged = merge_run(review_file, options.run_id, items)
     if merged.items or review_base is not None:
         files[review_path] = merged.render()
 

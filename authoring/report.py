@@ -219,14 +219,14 @@ def build_report(
     personas: dict[str, PersonaView] = {}
     for path in taskset.task_files():
         rel = path.relative_to(root)
-        folder = rel.parts[0] if len(rel.parts) > 1 else None
+        top = rel.parts[0] if len(rel.parts) > 1 else None
         task = by_id.get(path.stem)
         if task is None:
             continue
-        view = personas.setdefault(_persona_of(task, folder), PersonaView(_persona_of(task, folder), {}))
-        cells = view.stories.setdefault(_story_of(task), [None] * len(LEVELS))
+        view = personas.setdefault(_persona_of(task, top), PersonaView(_persona_of(task, top), {}))
+        row = view.stories.setdefault(_story_of(task), [None] * len(LEVELS))
         cert = lock.tasks.get(task.id) if lock else None
-        cells[LEVELS.index(task.difficulty)] = LevelCell(
+        row[LEVELS.index(task.difficulty)] = LevelCell(
             task, cert.gates if cert else None, cert.certified if cert else None, []
         )
     (out / "assets").mkdir(parents=True, exist_ok=True)
@@ -284,7 +284,10 @@ def build_report(
         ),
     }
     env = _env()
-    pages = {"index.html": ("index.html.j2", {}), "review.html": ("review.html.j2", {})}
+    pages: dict[str, tuple[str, dict[str, Any]]] = {
+        "index.html": ("index.html.j2", {}),
+        "review.html": ("review.html.j2", {}),
+    }
     for view in personas.values():
         pages[f"persona-{view.slug}.html"] = ("persona.html.j2", {"persona": view})
         pages[f"trials-{view.slug}.html"] = (

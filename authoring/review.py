@@ -233,7 +233,7 @@ def item_flag(item: ReviewItem) -> Flag:
         role=role,
         kind=item.kind,
         persona=item.persona,
-        story=item.story,  # type: ignore[arg-type]
+        story=item.story,
         task_id=item.task_id,
         level=item.level,
         check=item.check or item.kind,
@@ -241,7 +241,7 @@ def item_flag(item: ReviewItem) -> Flag:
         reason=item.reason,
         evidence=item.evidence,
         suggestion=item.suggestion,
-        status=status,  # type: ignore[arg-type]
+        status=status,
         created_at=item.created_at,
         decision=item.decision.model_dump() if item.decision else None,
     )

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from certify import LOCK_FILE, fingerprints
 from simulator import World
 
@@ -75,10 +77,10 @@ def checkpointer(url: str | None, path: Path = DEFAULT_CHECKPOINTS) -> Iterator[
                 "--checkpoint-url postgresql://… needs langgraph-checkpoint-postgres: "
                 "pip install -e '.[postgres]'"
             ) from exc
-        with Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
-            saver = PostgresSaver(conn, serde=serializer())
-            saver.setup()
-            yield saver
+        with Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as pg_conn:
+            pg_saver = PostgresSaver(pg_conn, serde=serializer())
+            pg_saver.setup()
+            yield pg_saver
         return
     if url:
         raise RunError(f"unsupported --checkpoint-url '{url}' (use postgresql://… or omit it for SQLite)")
@@ -112,7 +114,19 @@ def pending_items(snapshot: Any) -> list[dict[str, Any]]:
     return items
 
 
-def run_config(thread: str) -> dict[str, Any]:
+@contextmanager
+def invoke_errors(error: type[Exception], resume: str) -> Iterator[None]:
+    """A graph invocation's expected failures as `error`: git refusing (pending edits, a git error) and a model
+    endpoint that kept failing, where the run stays checkpointed and `resume` says how to go on."""
+    try:
+        yield
+    except (PendingEdits, GitError) as exc:
+        raise error(str(exc)) from exc
+    except RoleUnavailable as exc:
+        raise error(f"the model endpoint kept failing ({exc}); the run is checkpointed: {resume}") from exc
+
+
+def run_config(thread: str) -> RunnableConfig:
     """A run's graph config: its thread, room for long runs, and enough workers that every story, validator
     and reviewer of a persona waits for its model at the same time."""
     return {"configurable": {"thread_id": thread}, "recursion_limit": 1000, "max_concurrency": 32}
@@ -261,7 +275,7 @@ def _readable_base(root: Path, repo: Any) -> None:
         CertificateLock.parse(data, f"HEAD:{path}" if repo is not None else str(path))
 
 
-def read_state(graph: Any, config: dict[str, Any]) -> Any:
+def read_state(graph: Any, config: RunnableConfig) -> Any:
     """A run's latest checkpoint; one another version of taskforge wrote, and this one cannot read, is a
     one-line error saying how to start afresh."""
     try:
@@ -277,7 +291,7 @@ def read_state(graph: Any, config: dict[str, Any]) -> Any:
 def invoke(
     graph: Any,
     value: Any,
-    config: dict[str, Any],
+    config: RunnableConfig,
     context: RunContext,
     events: Callable[[dict[str, Any]], None] | None = None,
 ) -> None:
@@ -291,21 +305,12 @@ def invoke(
 def _invoke(
     graph: Any,
     value: Any,
-    config: dict[str, Any],
+    config: RunnableConfig,
     context: RunContext,
     events: Callable[[dict[str, Any]], None] | None,
 ) -> None:
-    try:
+    with invoke_errors(RunError, "run the same command again to resume it"):
         invoke(graph, value, config, context, events)
-    except PendingEdits as exc:
-        raise RunError(str(exc)) from exc
-    except GitError as exc:
-        raise RunError(str(exc)) from exc
-    except RoleUnavailable as exc:
-        raise RunError(
-            f"the model endpoint kept failing ({exc}); the run is checkpointed: run the same command "
-            "again to resume it"
-        ) from exc
 
 
 def _already_done(options: RunOptions, inputs: RunInputs, current: Any, repo: Any) -> Outcome | None:

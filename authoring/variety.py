@@ -53,10 +53,10 @@ def jaccard(a: str, b: str) -> float:
     return overlap(trigrams(a), trigrams(b))
 
 
-def same_level_similarity(prompts: Iterable[tuple[str, str, str]]) -> dict[str, float]:
+def same_level_similarity(prompts: Iterable[tuple[str | None, str, str]]) -> dict[str, float]:
     """Mean pairwise similarity per level, over (story, level, prompt) triples; pairs of one story are skipped.
     The key "all" holds the mean over every pair."""
-    by_level: dict[str, list[tuple[str, str]]] = {}
+    by_level: dict[str, list[tuple[str | None, str]]] = {}
     for story, level, prompt in prompts:
         by_level.setdefault(level, []).append((story, prompt))
     out: dict[str, float] = {}
@@ -193,9 +193,9 @@ def masks_for(world: World, tasks: Iterable[Task], voices: Iterable[Voice] = ())
         names.add(setup.default_selected_dashboard or "")
         for dash in setup.initial_state.seeded_dashboards():
             names.add(dash.name)
-            names.update(t.name for t in dash.tabs or [])
-            names.update(g.name for g in dash.generated_widgets)
-        names.update(g.name_contains for g in task.eval.required_generated_widgets)
+            names.update(t.name or "" for t in dash.tabs or [])
+            names.update(g.name or "" for g in dash.generated_widgets)
+        names.update(g.name_contains or "" for g in task.eval.required_generated_widgets)
         names.update(task.eval.required_tab_names)
         for step in task.eval.required_tools:
             for key in ("name", "app_name", "dashboard_name"):

@@ -137,7 +137,7 @@ def reliability(trials: Iterable[Trial]) -> dict[str, Any]:
     by_task: dict[str, list[Trial]] = {}
     for t in sorted(trials, key=lambda t: (t.task_id, t.repeat)):
         by_task.setdefault(t.task_id, []).append(t)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for task_id, attempts in by_task.items():
         valid = [t for t in attempts if t.valid]
         rows.append(

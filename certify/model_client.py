@@ -444,12 +444,13 @@ class ModelClient:
         from openai.types.chat import ChatCompletion
 
         body = self.body(messages, tools=tools, tool_choice=tool_choice, reply=reply)
+        cache = self.cache
         key = (
-            self.cache.key(self.endpoint, body if cache_tag is None else {**body, "cache_tag": cache_tag})
-            if self.cache is not None
+            cache.key(self.endpoint, body if cache_tag is None else {**body, "cache_tag": cache_tag})
+            if cache is not None
             else None
         )
-        if key is not None and (stored := self.cache.get(key)) is not None:
+        if cache is not None and key is not None and (stored := cache.get(key)) is not None:
             return self._completion(ChatCompletion.model_validate(stored), retries=0, cached=True)
         tried: set[str] = set()
         while True:
@@ -467,16 +468,18 @@ class ModelClient:
                 body = adapted
                 continue
             try:
-                response = raw.parse()
+                # the raw-response header makes `post` return openai's LegacyAPIResponse, not `cast_to`
+                response = raw.parse()  # type: ignore[attr-defined]
             except Exception as exc:
                 raise ModelUnavailable("api_error", f"{self._who()}: unusable reply ({exc})") from exc
             if not getattr(response, "choices", None):
                 raise ModelUnavailable(
                     "api_error", f"{self._who()}: the endpoint returned a reply with no choices"
                 )
-            if key is not None:
-                self.cache.put(key, response.model_dump(mode="json", exclude_unset=True))
-            return self._completion(response, retries=raw.retries_taken + len(tried), cached=False)
+            if cache is not None and key is not None:
+                cache.put(key, response.model_dump(mode="json", exclude_unset=True))
+            retries = raw.retries_taken  # type: ignore[attr-defined]  # LegacyAPIResponse, as above
+            return self._completion(response, retries=retries + len(tried), cached=False)
 
     def _completion(self, response: Any, *, retries: int, cached: bool) -> Completion:
         usage = getattr(response, "usage", None)

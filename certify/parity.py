@@ -650,10 +650,10 @@ async def seed(side: Side, initial: Workspace, dashboards: list[str]) -> None:
     opened = initial.current
     if opened in ids.dashboards:
         dash = initial.dashboards[opened]
-        tab = ids.tabs.get(opened, {}).get(dash.active_tab)
+        open_tab = ids.tabs.get(opened, {}).get(dash.active_tab)
         args = {"operation": "dashboard", "dashboard_id": ids.dashboards[opened]}
-        if tab is not None and dash.tab(dash.active_tab) is not None:
-            args["tab_id"] = tab
+        if open_tab is not None and dash.tab(dash.active_tab) is not None:
+            args["tab_id"] = open_tab
         await side.seed_call("navigate_workspace", args)
 
 
@@ -791,7 +791,8 @@ class TaskParity(_Record):
     duration_s: float = 0.0
 
     def disagreements(self) -> list[CheckParity | StepParity]:
-        return [c for c in [*self.checks, *self.steps] if c.verdict != "agree"]
+        records: list[CheckParity | StepParity] = [*self.checks, *self.steps]
+        return [c for c in records if c.verdict != "agree"]
 
 
 def _verdict(result: GradeResult) -> SideVerdict:
@@ -856,7 +857,12 @@ async def replay_side(side: Side, task: Task, made: list[Made], initial: Workspa
             _map_tabs(side, after, step)
         current = step.current
         back = ids.back()
-        shown = translate(envelope, back, ids.dashboards.get(dash_ctx, dash_ctx), strict=True)
+        shown = translate(
+            envelope,
+            back,
+            ids.dashboards.get(dash_ctx, dash_ctx) if dash_ctx is not None else None,
+            strict=True,
+        )
         side.events.append(TraceEvent(index, tool, args, bool(envelope.get("ok")), shown))
     if task.eval.reference_answer is not None:
         done = {

@@ -218,7 +218,8 @@ def _graded(
     try:
         return rejudged(world, task, episode, trial.judge, registry)[0]
     except StaleJudgment:
-        return with_judgment(task, episode, trial.judge, registry)
+        # StaleJudgment is raised only for a stored judgment, so `trial.judge` is set here
+        return with_judgment(task, episode, trial.judge, registry)  # type: ignore[arg-type]
 
 
 def rollout(
@@ -381,7 +382,8 @@ def resolve_source(arg: str, *, runs_dir: Path, taskset: Path | None = None) -> 
         taskset = found.root if found is not None else None
     if taskset is None or not (taskset / "taskset.json").is_file():
         raise RolloutSourceError(f"{arg}: the run does not say which taskset it ran; pass --taskset DIR")
-    llm = recorded.get("llm") if isinstance(recorded.get("llm"), dict) else {}
+    raw_llm = recorded.get("llm")
+    llm: dict[str, Any] = raw_llm if isinstance(raw_llm, dict) else {}
     mode = llm.get("mode") if llm.get("mode") in ("tools", "json") else "tools"
     parse = llm.get("parse") if llm.get("parse") in ("strict", "lenient") else "lenient"
     here, root = folder.resolve(), taskset.resolve()

@@ -21,9 +21,9 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from simulator import WidgetDef, Workspace, World, tool_schemas
+from simulator import BackendFixture, WidgetDef, Workspace, World, tool_schemas
 
 from .gates import Certification, Subject, certify_subject
 from .lock import CertificateLock, TaskCertificate, fingerprints, now, task_content_hash
@@ -144,9 +144,7 @@ def kit(world: World) -> Kit:
             break
     else:
         raise SmokeError(f"{world.path}: no default backend has two widgets with two option parameters each")
-    apps = [
-        (world.backend(s), a) for s in backends if world.backend(s) for a in world.backend(s).catalog.apps
-    ]  # type: ignore[union-attr]
+    apps = [(f, a) for s in backends if (f := world.backend(s)) for a in f.catalog.apps]
     if not apps:
         raise SmokeError(f"{world.path}: no default backend serves an app")
     app_fixture, app = apps[0]
@@ -157,7 +155,7 @@ def kit(world: World) -> Kit:
     return Kit(
         world,
         backends,
-        fixture.origin,
+        cast(BackendFixture, fixture).origin,  # the loop above breaks only on a fixture
         picks[0],
         picks[1],
         app,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .grid import GRID_COLUMNS, Rect, overlaps
 from .slug import slugify
@@ -375,7 +375,7 @@ def validate_apps(apps: Any, widget_ids: set[str]) -> tuple[list[dict[str, Any]]
                     continue
                 if ref != "navigation_bar" and ref not in widget_ids:
                     report.warnings.append(f"{iwhere}: 'i' refers to unknown widget '{ref}'.")
-                rect = Rect(*(float(v) for v in geometry))
+                rect = Rect(*(float(cast(float, v)) for v in geometry))  # all numbers: checked above
                 if rect.w <= 0 or rect.h <= 0 or rect.x < 0 or rect.y < 0:
                     report.warnings.append(f"{iwhere}: non-positive geometry.")
                 if rect.x + rect.w > GRID_COLUMNS:

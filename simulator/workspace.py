@@ -216,9 +216,9 @@ class Workspace:
             ws.current = ws._baseline_active(baseline, seeded)
 
         task_dashboards = state.seeded_dashboards()
-        for i, seed in enumerate(task_dashboards):
-            activate = seed.activate if seed.activate is not None else baseline is None
-            dash = ws._seed_dashboard(seed, f"initial_state.dashboards[{i}]")
+        for i, dseed in enumerate(task_dashboards):
+            activate = dseed.activate if dseed.activate is not None else baseline is None
+            dash = ws._seed_dashboard(dseed, f"initial_state.dashboards[{i}]")
             ws.dashboards[dash.id] = dash
             if activate:
                 ws.current = dash.id
@@ -1059,7 +1059,7 @@ class Workspace:
             raise ToolError(NOT_FOUND, f"App '{wanted}' not found. Apps served by this backend: {served}.")
         if args.operation == "read":
             return {"app": app}
-        tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
+        tabs = _dict_or_empty(app.get("tabs"))
         missing = sorted(
             {
                 str(item.get("i"))
@@ -1090,7 +1090,7 @@ class Workspace:
                     continue
                 definition = conn.catalog.widgets[item["i"]]
                 gw, gh = definition.grid_size()
-                state = item.get("state") if isinstance(item.get("state"), dict) else {}
+                state = _dict_or_empty(item.get("state"))
                 dash.widgets.append(
                     Widget(
                         uuid=self._next_widget_uuid(),
@@ -1151,8 +1151,8 @@ class Workspace:
         apps, lines = [], []
         for conn in self.connections:
             for app in conn.catalog.apps:
-                tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
-                entry = {
+                tabs = _dict_or_empty(app.get("tabs"))
+                entry: dict[str, Any] = {
                     "backend_id": conn.id,
                     "backend_name": conn.name,
                     "name": app.get("name"),
@@ -1189,12 +1189,18 @@ class Workspace:
         return {"task_requests": [r.model_dump(exclude_none=True) for r in args.task_requests]}
 
 
+def _dict_or_empty(value: Any) -> dict[str, Any]:
+    """`value` when the JSON held an object there, else `{}`: catalog files are hand-written and may omit or
+    mistype a section, which reads as empty rather than failing the call."""
+    return value if isinstance(value, dict) else {}
+
+
 def _template_id(app: dict[str, Any]) -> str:
     return str(app.get("template_id") or app.get("templateId") or slugify(str(app.get("name") or ""), "app"))
 
 
 def _app_summary(app: dict[str, Any]) -> dict[str, Any]:
-    tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
+    tabs = _dict_or_empty(app.get("tabs"))
     return {
         "name": app.get("name"),
         "template_id": _template_id(app),

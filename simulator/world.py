@@ -655,7 +655,8 @@ def _app_dashboards(fixture: BackendFixture) -> list[DashboardSeed]:
             for item in tab.get("layout") or []:
                 if not isinstance(item, dict) or item.get("i") not in fixture.catalog.widgets:
                     continue
-                state = item.get("state") if isinstance(item.get("state"), dict) else {}
+                raw_state = item.get("state")
+                state = raw_state if isinstance(raw_state, dict) else {}
                 widgets.append(
                     {
                         "origin": fixture.origin,

@@ -50,14 +50,14 @@ def check_world(world: World) -> list[Problem]:
     problems: list[Problem] = []
     for fixture in world.backends.values():
         catalog = fixture.catalog
-        for wid, widget in catalog.widgets.items():
-            for param in widget.params:
-                default = param.get("value")
-                if default is not None and param.get("options") and not value_allowed(param, default):
+        for wid, wdef in catalog.widgets.items():
+            for declared in wdef.params:
+                default = declared.get("value")
+                if default is not None and declared.get("options") and not value_allowed(declared, default):
                     problems.append(
                         Problem(
                             fixture.file,
-                            f"widgets.{wid}.params.{param.get('paramName')}",
+                            f"widgets.{wid}.params.{declared.get('paramName')}",
                             f"default {default!r} is not among its options",
                             "warning",
                         )
@@ -127,9 +127,9 @@ def check_world(world: World) -> list[Problem]:
                 if widget.generated:
                     continue
                 conn = ws._origin_or_none(widget.origin)
-                definition = conn.catalog.widgets.get(widget.widget_id) if conn else None
+                placed_def = conn.catalog.widgets.get(widget.widget_id) if conn else None
                 for name, value in widget.data_args.items():
-                    param = definition.param(name) if definition else None
+                    param = placed_def.param(name) if placed_def else None
                     if param is not None and not value_allowed(param, value):
                         problems.append(
                             Problem(

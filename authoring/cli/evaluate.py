@@ -379,7 +379,7 @@ def _judge_for(name: str | None, base_url: str | None, tasks: list) -> Any:
             name, **({"base_url": base_url, "cache_dir": DEFAULT_CACHE_DIR} if model else {})
         )
         if model:
-            asyncio.run(chosen.check())
+            asyncio.run(chosen.check())  # type: ignore[attr-defined]  # a model judge (openai:...) has check()
     except (ValueError, EndpointUnusable) as exc:
         raise usage_error(f"--judge: {exc}") from exc
     return chosen

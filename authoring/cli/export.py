@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -184,7 +184,7 @@ def rollouts_cmd(
     seen = skipped = 0
     worlds: dict[Path | None, World] = {}
     for source in sources:
-        root = source.taskset_dir.resolve()
+        root = cast(Path, source.taskset_dir).resolve()  # resolve_source fails a run without a taskset
         chosen_world = world or source.world
         try:
             tasks = {t.id: t for t in select_tasks(root)}

@@ -115,8 +115,8 @@ def audit_cmd(
         **{flag_names([k]): v for k, v in given.items()},
     }
     if not model and any(v is not None for v in flags.values()):
-        given = ", ".join(k for k, v in flags.items() if v is not None)
-        render.error(err, f"{given}: only for a model judge (--judge openai:<model>), not the rubric")
+        named = ", ".join(k for k, v in flags.items() if v is not None)
+        render.error(err, f"{named}: only for a model judge (--judge openai:<model>), not the rubric")
         raise typer.Exit(2)
     settings: dict[str, Any] = (
         {

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, get_type_hints
+from typing import Annotated, Any, TypeVar, get_type_hints, overload
 
 import typer
 
@@ -228,6 +228,10 @@ class ModelFlags:
     def workers(self) -> int:
         return self.resolved().concurrency or DEFAULT_CONCURRENCY
 
+    @overload
+    def agent(self, name: str) -> str: ...
+    @overload
+    def agent(self, name: None) -> None: ...
     def agent(self, name: str | None) -> str | None:
         """The agent name with --model applied: `openai` plus a model is `openai:<model>`; a model given
         beside an agent that names another is refused."""

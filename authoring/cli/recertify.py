@@ -54,7 +54,7 @@ def recertify(
         raise usage_error(str(exc)) from exc
     sha = None
     written: list[Path] = []
-    if commit and (report.stale or report.broken):
+    if commit and repo is not None and (report.stale or report.broken):  # commit: repo was found above
         # review items first, the lock last: a kill in between leaves the lock stale, so the rerun finds the
         # same broken tasks again (and their items already there, not twice)
         for persona, items in _broken_items(report, taskset).items():
@@ -67,8 +67,8 @@ def recertify(
             written.append(path)
         if report.judge_audit is not None:
             with file_lock(root / JUDGE_AUDIT_FILE):
-                audit_file, data = render_audit(root, report.judge_audit)
-                write_files(repo, {audit_file: data})
+                audit_file, audit_data = render_audit(root, report.judge_audit)
+                write_files(repo, {audit_file: audit_data})
                 written.append(audit_file)
         with file_lock(root / LOCK_FILE):
             write_files(repo, {root / LOCK_FILE: report.lock.render()})
@@ -134,7 +134,7 @@ def _model_judge(name: str | None, base_url: str | None):
         return None
     try:
         chosen = build_judge(name, base_url=base_url, cache_dir=DEFAULT_CACHE_DIR)
-        asyncio.run(chosen.check())
+        asyncio.run(chosen.check())  # type: ignore[attr-defined]  # only a model judge reaches here; it has check()
     except (ValueError, EndpointUnusable) as exc:
         raise usage_error(f"--judge: {exc}") from exc
     return chosen

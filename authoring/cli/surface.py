@@ -161,7 +161,7 @@ def generate_cmd(
     except WorldError as exc:
         render.error(err, str(exc))
         raise typer.Exit(2) from None
-    surface = simulator_surface(w, shape)  # type: ignore[arg-type]
+    surface = simulator_surface(w, shape)
     if out is None:
         sys.stdout.write(surface.to_json())
         return

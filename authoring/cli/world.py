@@ -25,7 +25,7 @@ app = typer.Typer(
 def world_list(world: WorldDir = None, as_json: Json = False) -> None:
     """Backends (origin, apps, widgets, widget types), skills, initial states."""
     w = load_world(world)
-    backends = []
+    backends: list[dict[str, Any]] = []
     for slug, fixture in w.backends.items():
         types = sorted({d.type for d in fixture.catalog.widgets.values()})
         backends.append(
@@ -76,12 +76,13 @@ def _world_with_overlay(world: Path | None, sources: Path | None) -> tuple[Any, 
     """The world, with the overlay of `sources` applied (and the files the overlay adds or replaces)."""
     from authoring.overlay import OverlayError, find_overlay, overlay_documents, world_for
 
-    if sources is None or find_overlay(sources) is None:
+    overlay = find_overlay(sources) if sources is not None else None
+    if sources is None or overlay is None:
         if sources is not None:
             raise usage_error(f"--sources: {sources} has no overlay/ folder")
         return load_world(world), set()
     try:
-        return load_world(world_for(sources, world)), overlay_documents(find_overlay(sources))
+        return load_world(world_for(sources, world)), overlay_documents(overlay)
     except OverlayError as exc:
         raise usage_error(str(exc)) from exc
 

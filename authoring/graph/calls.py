@@ -5,13 +5,13 @@ stops and resumes at that step when the same command is run again)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar, cast
 
 import openai
 from langgraph.types import RetryPolicy
 
 from ..failures import RoleFailure, RoleUnavailable
-from ..flags import Flag, make_flag
+from ..flags import Flag, Role, make_flag
 from ..options import RunOptions
 from ..taskset import split_task_id
 
@@ -52,11 +52,14 @@ def failure_flag(options: RunOptions, failure: RoleFailure, story: str, task_id:
     """The blocker a role's failure becomes on its story (or one of its tasks), with its last reply as
     evidence."""
     return make_flag(
-        role="gate"
-        if failure.role == "author"
-        else failure.role
-        if failure.role in ("validator", "fairness", "fixer", "calibration")
-        else "gate",
+        role=cast(
+            Role,
+            "gate"
+            if failure.role == "author"
+            else failure.role
+            if failure.role in ("validator", "fairness", "fixer", "calibration")
+            else "gate",
+        ),
         kind="role_failure",
         persona=options.persona,
         story=story,

@@ -52,16 +52,19 @@ from .routes import (
 from .state import PipelineState
 
 
-def build_graph(checkpointer: Any = None) -> CompiledStateGraph:
+def build_graph(
+    checkpointer: Any = None,
+) -> CompiledStateGraph[PipelineState, RunContext, PipelineState, PipelineState]:
     """The graph, compiled with `checkpointer`; invoke it with a `RunContext` as its context."""
     graph = StateGraph(PipelineState, context_schema=RunContext)
     graph.add_node("load", load)
     # draft, validate and rehearse are reached by Send and take its payload: their input is still the state's
-    # schema (LangGraph would otherwise read the payload's model as channels of the state)
-    graph.add_node("draft", draft, input_schema=PipelineState, retry_policy=ROLE_RETRY)
+    # schema (LangGraph would otherwise read the payload's model as channels of the state), which langgraph's
+    # types cannot express: hence the ignores
+    graph.add_node("draft", draft, input_schema=PipelineState, retry_policy=ROLE_RETRY)  # type: ignore[call-overload]
     graph.add_node("gather", gather)
-    graph.add_node("validate", validate, input_schema=PipelineState, retry_policy=ROLE_RETRY)
-    graph.add_node("rehearse", rehearse, input_schema=PipelineState)
+    graph.add_node("validate", validate, input_schema=PipelineState, retry_policy=ROLE_RETRY)  # type: ignore[arg-type]
+    graph.add_node("rehearse", rehearse, input_schema=PipelineState)  # type: ignore[arg-type]
     graph.add_node("after_validation", after_validation)
     graph.add_node("revise", revise, retry_policy=ROLE_RETRY)
     graph.add_node("recertify", recertify)

@@ -204,7 +204,8 @@ def _widget_refs(task: Task) -> list[tuple[str, str, dict[str, Any] | None]]:
     """(origin, widget_id, data_args) the task grades or reads, in first-seen order."""
     refs: list[tuple[str, str, dict[str, Any] | None]] = []
     for req in task.eval.required_widgets:
-        refs.append((req.origin, req.widget_id, dict(req.data_args)))
+        # a widget graded by name has no id; as before, it matches no catalog entry below
+        refs.append((req.origin, req.widget_id, dict(req.data_args)))  # type: ignore[arg-type]
     for step in task.eval.required_tools:
         origin, widget_id = step.args.get("origin"), step.args.get("widget_id")
         if isinstance(origin, str) and isinstance(widget_id, str):

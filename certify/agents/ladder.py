@@ -369,7 +369,7 @@ class LadderSession:
         tabs = [t for t in composition.get("tabs") or [] if isinstance(t, dict) and t.get("id")]
         named = [t for t in tabs if t.get("name") and find(self.prompt, str(t["name"]))]
         current = (work.snapshot.get("workspace_state") or {}).get("current_tab_id")
-        tab = (named or [t for t in tabs if t.get("id") == current] or tabs or [None])[0]
+        tab = next(iter(named or [t for t in tabs if t.get("id") == current] or tabs), None)
         if tab is None or tab.get("name") == work.tab_title or not self._allowed("manage_navigation_bar"):
             return
         yield Action(

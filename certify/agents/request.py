@@ -9,6 +9,7 @@ capability ladder composes them: a rung decides which of these readings it is al
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -192,7 +193,7 @@ def read_request(prompt: str) -> Request:
 
 
 def named_targets(
-    request: Request, catalog: list[dict[str, Any]], other_names: list[tuple[int, int]] = ()
+    request: Request, catalog: list[dict[str, Any]], other_names: Sequence[tuple[int, int]] = ()
 ) -> list[Target]:
     """Catalog widgets the prompt names outside the clauses that fence off twins and outside the names of other
     things (a skill called "Daloopa Capital Allocation" does not name the widget "Capital Allocation")."""

@@ -66,12 +66,8 @@ def _flat_params(params: Any) -> list[dict[str, Any]]:
 def _shallow_includes(spec: dict[str, Any], item: dict[str, Any]) -> bool:
     for key, value in spec.items():
         if key == "renderFn":
-            have = {
-                s.strip()
-                for s in (
-                    item.get(key) if isinstance(item.get(key), list) else str(item.get(key) or "").split(",")
-                )
-            }
+            raw = item.get(key)
+            have = {s.strip() for s in (raw if isinstance(raw, list) else str(raw or "").split(","))}
             want = {s.strip() for s in (value if isinstance(value, list) else str(value).split(","))}
             if not want <= have:
                 return False
@@ -222,7 +218,7 @@ def app_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
         if app is None:
             continue
         name = app.get("name")
-        tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
+        tabs = _dict_or_empty(app.get("tabs"))
         for dotted, value in req.expect.items():
             found, actual = _path(app, dotted)
             yield CheckResult(
@@ -320,18 +316,23 @@ def _app_structure_targets(ctx: GradeContext, flag: str) -> Iterable[tuple[Publi
             if default_on:
                 seen.add(id(app))
                 yield backend, app
-    for req, app in _required_apps(ctx):
-        if app is not None and getattr(req, flag) and id(app) not in seen:
-            backend = _backend(ctx, req.backend_name)
-            if backend is not None:
-                seen.add(id(app))
-                yield backend, app
+    for req, req_app in _required_apps(ctx):
+        if req_app is not None and getattr(req, flag) and id(req_app) not in seen:
+            req_backend = _backend(ctx, req.backend_name)
+            if req_backend is not None:
+                seen.add(id(req_app))
+                yield req_backend, req_app
+
+
+def _dict_or_empty(value: Any) -> dict[str, Any]:
+    """`value` when the app's JSON held an object there, else `{}`: a malformed section grades as empty."""
+    return value if isinstance(value, dict) else {}
 
 
 @check("app_layout_ref_invalid")
 def app_layout_refs(ctx: GradeContext) -> Iterable[CheckResult]:
     for backend, app in _app_structure_targets(ctx, "layout_refs_valid"):
-        tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
+        tabs = _dict_or_empty(app.get("tabs"))
         bad = [
             str(x.get("i"))
             for t in tabs.values()
@@ -351,7 +352,7 @@ def app_layout_refs(ctx: GradeContext) -> Iterable[CheckResult]:
 @check("app_layout_overlap")
 def app_layout_overlap(ctx: GradeContext) -> Iterable[CheckResult]:
     for _, app in _app_structure_targets(ctx, "no_overlaps"):
-        tabs = app.get("tabs") if isinstance(app.get("tabs"), dict) else {}
+        tabs = _dict_or_empty(app.get("tabs"))
         for key, tab in tabs.items():
             rects = []
             for x in (tab.get("layout") or []) if isinstance(tab, dict) else []:

@@ -15,6 +15,7 @@ import sys
 import urllib.request
 from itertools import count
 from pathlib import Path
+from typing import Literal, overload
 
 PROTOCOL = "2025-06-18"
 
@@ -26,6 +27,10 @@ class Session:
         self.protocol = PROTOCOL
         self.ids = count(1)
 
+    @overload
+    def send(self, method: str, params: dict | None = None, *, notify: Literal[False] = False) -> dict: ...
+    @overload
+    def send(self, method: str, params: dict | None = None, *, notify: Literal[True]) -> None: ...
     def send(self, method: str, params: dict | None = None, *, notify: bool = False) -> dict | None:
         body: dict = {"jsonrpc": "2.0", "method": method, "params": params or {}}
         if not notify:

@@ -246,9 +246,9 @@ def audit_input(world: World, task: Task, case: str, available: list[DataBlock] 
 
 
 def _worst(statuses) -> CaseStatus:
-    order = ("miscalibrated", "unsettled", "boundary", "calibrated")
+    order: tuple[CaseStatus, ...] = ("miscalibrated", "unsettled", "boundary", "calibrated")
     found = set(statuses)
-    return next((s for s in order if s in found), "calibrated")  # type: ignore[return-value]
+    return next((s for s in order if s in found), "calibrated")
 
 
 def audit_path(root: Path) -> Path:

@@ -18,10 +18,14 @@ class Judge(Protocol):
     model's name); `deterministic` judges are asked once per case, since a second vote could only repeat the
     first."""
 
-    name: str
-    identity: str
-    label: str
-    deterministic: bool
+    @property
+    def name(self) -> str: ...
+    @property
+    def identity(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def deterministic(self) -> bool: ...
 
     async def judge(self, case: JudgeCase, vote: int = 0) -> Judgment: ...
 

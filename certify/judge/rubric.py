@@ -196,12 +196,12 @@ class RubricJudge:
             )
         if not key_points and not case.required_elements:
             cited = [f for f in figures_in(case.reference_answer) if f.significant]
-            missing = [f for f in cited if not any(s.states(f.value) for s in stated)]
+            unstated = [f for f in cited if not any(s.states(f.value) for s in stated)]
             labels.append(
                 PointLabel(
                     point=points[0],
-                    label="OMITTED" if missing or not answer.strip() else "ADDRESSED",
-                    reason=f"{len(cited) - len(missing)} of the reference's {len(cited)} figure(s) stated",
+                    label="OMITTED" if unstated or not answer.strip() else "ADDRESSED",
+                    reason=f"{len(cited) - len(unstated)} of the reference's {len(cited)} figure(s) stated",
                 )
             )
         support = _data_values(case)

@@ -25,7 +25,8 @@ def target_first(task: Task) -> bool | None:
 
 def first_placed_share(tasks: Iterable[Task]) -> dict[str, tuple[int, int]]:
     """Per level: (tasks whose target is the first placed widget, tasks where a position can be read)."""
-    hits, total = Counter(), Counter()
+    hits: Counter[str] = Counter()
+    total: Counter[str] = Counter()
     for task in tasks:
         first = target_first(task)
         if first is not None:

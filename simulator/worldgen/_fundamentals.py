@@ -383,7 +383,7 @@ def _segment_trend(model: FundamentalsModel, _: Mapping[str, Any]) -> list[dict[
     return rows
 
 
-def _valuation(q: Quarter) -> dict[str, float]:
+def _valuation(q: Quarter) -> dict[str, float | None]:
     mcap = q.price * q.shares_close
     ev = mcap + q.debt - q.cash
     return {
@@ -910,7 +910,7 @@ def _directory(model: FundamentalsModel, _: Mapping[str, Any]) -> list[dict[str,
 
 @_builder("series")
 def _series(model: FundamentalsModel, _: Mapping[str, Any]) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     fixed = {
         "Income Statement": [
             ("Revenue", "REV"),

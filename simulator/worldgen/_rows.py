@@ -141,18 +141,16 @@ def parse_column(token: str, vocab: Mapping[str, Sequence[Any]]) -> Column:
         name, args = match.groups()
         if name == "int":
             lo, hi = (int(a) for a in args.split(";"))
-            return Column(field, header, "number", lambda r, lo=lo, hi=hi: r.randint(lo, hi))
+            return Column(field, header, "number", lambda r: r.randint(lo, hi))
         if name == "num":
             lo_s, hi_s, dec_s = args.split(";")
-            lo, hi, dec = float(lo_s), float(hi_s), int(dec_s)
-            return Column(
-                field, header, "number", lambda r, lo=lo, hi=hi, dec=dec: round(r.uniform(lo, hi), dec)
-            )
+            flo, fhi, dec = float(lo_s), float(hi_s), int(dec_s)
+            return Column(field, header, "number", lambda r: round(r.uniform(flo, fhi), dec))
         if name == "pick":
             choices = tuple(args.split("|"))
-            return Column(field, header, "text", lambda r, c=choices: r.choice(c), choices)
+            return Column(field, header, "text", lambda r: r.choice(choices), choices)
         prefix = args
-        return Column(field, header, "text", lambda r, p=prefix: f"{p}-{r.randint(10000, 99999)}")
+        return Column(field, header, "text", lambda r: f"{prefix}-{r.randint(10000, 99999)}")
     derived = _DERIVED.match(kind)
     if derived:
         name, args = derived.groups()
@@ -164,7 +162,7 @@ def parse_column(token: str, vocab: Mapping[str, Sequence[Any]]) -> Column:
         choices = tuple(vocab[kind])
         if not choices:
             raise SpecError(f"column {token!r}: pool {kind!r} is empty")
-        return Column(field, header, "text", lambda r, c=choices: r.choice(c), choices, kind=kind)
+        return Column(field, header, "text", lambda r: r.choice(choices), choices, kind=kind)
     raise SpecError(
         f"column {token!r}: unknown kind {kind!r} (not a numeric kind, date, time, int(), num(), pick(), "
         f"id(), a derived kind scale/diff/sum/gap/gapbps/ratio/diffbps/cmp(), or a pool/list name)"

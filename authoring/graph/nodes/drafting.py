@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
@@ -38,7 +38,7 @@ def load(state: PipelineState, runtime: Runtime[RunContext]) -> Command[Literal[
         run.drivers.progress(f"warning: {warning}")
     flags = {}
     for slug, ctx in ctxs.items():
-        for warning in ctx.story.warnings:
+        for story_warning in ctx.story.warnings:
             f = make_flag(
                 role="validator",
                 kind="shortcut_risk",
@@ -46,7 +46,7 @@ def load(state: PipelineState, runtime: Runtime[RunContext]) -> Command[Literal[
                 story=slug,
                 check="facts",
                 severity="minor",
-                reason=warning,
+                reason=story_warning,
             )
             flags[f.id] = f
     return Command(
@@ -142,7 +142,7 @@ def draft(
         else []
     )
     if level + 1 < len(LEVELS):
-        nxt: Send | str = Send("draft", Cursor(story=slug, level=level + 1, history=history))
+        nxt: Send | Literal["gather"] = Send("draft", Cursor(story=slug, level=level + 1, history=history))
     else:
         nxt, update = "gather", {**update, "done": {slug: "authored"}}
     return Command(update=update, goto=[nxt, *review])  # the next draft first: it is on the critical path
@@ -153,7 +153,8 @@ def revise(state: PipelineState, runtime: Runtime[RunContext]) -> PipelineState:
     certifies resolves them."""
     run = runtime.context
     ctxs = run.contexts()
-    tasks, flags, histories = {}, {}, {}
+    tasks, flags = {}, {}
+    histories: dict[str, list[dict[str, Any]]] = {}
     for tid in state.get("revise", []):
         slug, level = split_task_id(tid)
         raised = [f for f in state["flags"].values() if f.task_id == tid and f.blocking]

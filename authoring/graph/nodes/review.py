@@ -48,7 +48,8 @@ def review(
                 status="rejected",
                 summary=f"{options.persona}: rejected in review ({', '.join(rejected)}); nothing committed",
             )
-            return Command(update={"flags": flags, "result": result}, goto=END)
+            # langgraph types END as str; it is the "__end__" this node declares
+            return Command(update={"flags": flags, "result": result}, goto=END)  # type: ignore[arg-type]
         return Command(update={"flags": flags}, goto="finalize")
     hint = list_command(options.tasksets_dir, options.taskset)
     run.emit("review", "waiting", f"{len(blocking)} item(s) need a person: {hint}")
