@@ -841,7 +841,7 @@ def _signature_errors(
             story.file,
             "facts.targets[0]",
             f"'{target.name}' is the only widget of {app} that takes {values}: the validator refuses its Find "
-            "level (a signature matcher finds it without the description); pick a first target whose "
+            "level (those values alone single it out, without the description); pick a first target whose "
             f"parameters another widget of its app also takes (closest here: {', '.join(w.name for w in near)})",
         )
     ]

@@ -55,8 +55,9 @@ def find_giveaways(task: Task, world: World) -> list[str]:
     ]
     if values and [w.widget_id for w in fits] == [widget.widget_id]:
         out.append(
-            f"'{widget.name}' is the only widget of its app that takes {values}: a signature matcher finds "
-            "it without the description"
+            f"'{widget.name}' is the only widget of its app that takes {values}: those values alone single it "
+            "out, without the description (whether the shortcuts battery's own matcher also finds it is the gate's "
+            "verdict, not this lint's)"
         )
     seeded = [
         w
