@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from certify import LOCK_FILE, CertificateLock, Fingerprints, TaskFileError, sha256_text, task_content_hash
+from certify import LOCK_FILE, CertificateLock, CodePrints, TaskFileError, sha256_text, task_content_hash
 
 from .outputs import Lister, Reader, disk_lister, disk_reader, persona_paths
 
@@ -29,7 +29,7 @@ def holding(
     root: Path,
     persona: str,
     inputs_sha256: str,
-    current: Fingerprints,
+    current: CodePrints,
     *,
     read: Reader,
     listdir: Lister,
@@ -62,11 +62,12 @@ def holding(
         names.add(path.name)
         paths.append(path)
         content = read(path)
+        raw = _json_of(content) if content is not None else None
         if content is None:
             reasons.append(f"{cert.path} is missing")
-        elif _hash_json(content) != cert.content_sha256:
+        elif raw is None or task_content_hash(raw) != cert.content_sha256:
             reasons.append(f"{cert.path} differs from its certificate")
-        if not cert.certified or cert.fingerprints != current:
+        if not cert.certified or raw is None or cert.fingerprints != current.of_raw(raw, str(path)):
             stale += 1
     if stale:
         reasons.append(f"{stale} certificate(s) not current (grader, simulator, world or defaults changed)")
@@ -83,17 +84,17 @@ def holding(
     return Holding(not reasons, reasons, lock, paths)
 
 
-def _hash_json(content: bytes) -> str:
+def _json_of(content: bytes) -> Any:
     import json
 
     try:
-        return task_content_hash(json.loads(content))
+        return json.loads(content)
     except (ValueError, RecursionError):
-        return ""
+        return None
 
 
 def tree_holding(
-    root: Path, persona: str, inputs_sha256: str, current: Fingerprints, inputs: dict[str, Any] | None = None
+    root: Path, persona: str, inputs_sha256: str, current: CodePrints, inputs: dict[str, Any] | None = None
 ) -> Holding:
     return holding(
         root, persona, inputs_sha256, current, read=disk_reader, listdir=disk_lister, inputs=inputs

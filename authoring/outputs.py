@@ -23,7 +23,7 @@ from certify import (
     PersonaRecord,
     Review,
     TaskCertificate,
-    fingerprints,
+    code_prints,
     record_files,
     sha256_text,
     task_content_hash,
@@ -130,7 +130,7 @@ def render_outputs(
         if base is not None
         else CertificateLock(taskset=options.taskset)
     )
-    prints = fingerprints(world, defaults)
+    code = code_prints(world, defaults)
     for old in [k for k, v in lock.tasks.items() if v.persona == persona]:
         lock.tasks.pop(old)
     flags = list(state.get("flags", {}).values())
@@ -154,7 +154,7 @@ def render_outputs(
             story=(raw.get("meta") or {}).get("story"),
             level=raw["difficulty"],
             content_sha256=task_content_hash(raw),
-            fingerprints=prints,
+            fingerprints=code.of_raw(raw, str(persona_dir / f"{raw['id']}.json")),
             certified=authored.cert.certified,
             gates={k: g.model_dump() for k, g in authored.cert.gates.items()},
             reviews=reviews,

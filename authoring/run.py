@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from certify import LOCK_FILE, fingerprints
+from certify import LOCK_FILE, code_prints
 from simulator import World
 
 from .destination import holding, tree_holding
@@ -186,7 +186,7 @@ def _run(
 ) -> Outcome:
     inputs = prepare(options, world, driver_name, force)
     root = options.taskset_root
-    current = fingerprints(world, taskset_defaults(options))
+    current = code_prints(world, taskset_defaults(options))
     tid = options.run_id
     repo = None
     if options.commit:

@@ -12,6 +12,7 @@ import hashlib
 import inspect
 import json
 import os
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -45,6 +46,10 @@ GRADER_SOURCES = (
     "certify/calibration/files.py",
     "certify/calibration/stats.py",
 )
+# The check families: a module of checks counts only for the tasks that use one of its checks (a check runs for a
+# task only when the task sets one of the eval fields it is conditional on, see `certify.grader.check`), with the
+# grader modules it imports; everything else in GRADER_SOURCES is the shared core and counts for every task.
+FAMILY_SOURCES = ("certify/grader/*_checks.py",)
 SIMULATOR_SOURCES = ("simulator/*.py",)
 
 
@@ -57,6 +62,10 @@ class Fingerprints(_Strict):
     simulator: str
     world: str
     defaults: str
+    checks: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per check family the task uses (its module's short name): that family's code.",
+    )
 
 
 class Review(_Strict):
@@ -140,11 +149,19 @@ def sha256_text(text: str | bytes) -> str:
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
 
 
-def _hash_sources(patterns: tuple[str, ...]) -> str:
-    files: list[Path] = []
+def _glob(patterns: tuple[str, ...]) -> list[Path]:
+    files: set[Path] = set()
     for pattern in patterns:
-        files += sorted(_PACKAGES.glob(pattern))
-    stamps = tuple((str(path), *_stamp(path)) for path in sorted(set(files)))
+        files.update(_PACKAGES.glob(pattern))
+    return sorted(files)
+
+
+def _hash_sources(patterns: tuple[str, ...], exclude: tuple[str, ...] = ()) -> str:
+    return _hash_paths(sorted(set(_glob(patterns)) - set(_glob(exclude))))
+
+
+def _hash_paths(files: list[Path]) -> str:
+    stamps = tuple((str(path), *_stamp(path)) for path in files)
     return _hash_files(str(_PACKAGES), stamps)
 
 
@@ -179,15 +196,72 @@ def _cached_source(fn: Any, _mtime: int, _size: int) -> str:
 
 
 def grader_fingerprint(registry: dict[str, Any] | None = None) -> str:
-    """The grader as it will run: the source of every registered check (so swapping one changes it) plus the
-    code around them."""
-    from .grader import CHECKS
+    """The grader's shared core as it will run: every grader source but the check families', which count per task
+    (`family_fingerprints`). `registry` is accepted for symmetry with `family_fingerprints`; the core does not
+    depend on which checks are registered."""
+    return _hash_sources(GRADER_SOURCES, exclude=FAMILY_SOURCES)
 
-    digest = hashlib.sha256(_hash_sources(GRADER_SOURCES).encode())
+
+def family_fingerprints(ev: Any, registry: dict[str, Any] | None = None) -> dict[str, str]:
+    """Per check family a task with eval `ev` uses: the family's code — its module, the other check modules it
+    imports, and the source and condition of each of its registered checks (so swapping one changes it).
+
+    A family is the module a check is defined in; the task uses it when one of its checks applies to the task
+    (`certify.grader.applies`: grading skips the others, so their code cannot move this task's verdict)."""
+    from .grader import CHECKS, applies, check_when
+
+    families: dict[str, list[tuple[str, Any]]] = {}
+    used: set[str] = set()
     for code, fn in sorted((registry or CHECKS).items()):
-        source = _source(fn)
-        digest.update(code.encode() + b"\0" + source.encode() + b"\0")
-    return digest.hexdigest()
+        module = getattr(fn, "__module__", "") or ""
+        families.setdefault(module, []).append((code, fn))
+        if applies(fn, ev):
+            used.add(module)
+    out = {}
+    for module, checks in sorted(families.items()):
+        if module not in used:
+            continue
+        digest = hashlib.sha256(_hash_paths(_family_files(module)).encode())
+        for code, fn in checks:
+            digest.update(f"{code}\0{_source(fn)}\0{check_when(fn)}\0".encode())
+        out[module.rpartition(".")[2] or module] = digest.hexdigest()
+    return out
+
+
+def _family_files(module: str) -> list[Path]:
+    """The family module's file and, transitively, every check-family module it imports (a helper it borrows
+    from another family is part of its code); the core's files are in the core fingerprint already."""
+    family = set(_glob(FAMILY_SOURCES))
+    seen: list[Path] = []
+    todo = [_module_file(module)]
+    while todo:
+        path = todo.pop()
+        if path is None or path in seen or path not in family:
+            continue
+        seen.append(path)
+        todo.extend(_imported_files(path))
+    return sorted(seen)
+
+
+def _module_file(module: str) -> Path | None:
+    path = _PACKAGES / Path(*module.split("."))
+    return path.with_suffix(".py") if path.with_suffix(".py").is_file() else None
+
+
+def _imported_files(path: Path) -> list[Path]:
+    import ast
+
+    package = path.relative_to(_PACKAGES).parent.parts
+    out: list[Path | None] = []
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.ImportFrom):
+            base = list(package[: len(package) - node.level + 1]) if node.level else []
+            parts = [*base, *(node.module or "").split(".")] if node.module else base
+            out.append(_module_file(".".join(p for p in parts if p)))
+            out += [_module_file(".".join([*parts, alias.name])) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            out += [_module_file(alias.name) for alias in node.names]
+    return [p for p in out if p is not None]
 
 
 @lru_cache(maxsize=1)
@@ -201,15 +275,44 @@ def code_fingerprints(registry: dict[str, Any] | None = None) -> tuple[str, str]
 
 
 def fingerprints(
-    world: World, defaults: dict[str, Any], registry: dict[str, Any] | None = None
+    world: World, defaults: dict[str, Any], registry: dict[str, Any] | None = None, task: Any = None
 ) -> Fingerprints:
+    """What a certificate is issued under: the shared code, world and defaults, and — for `task` — the code of
+    each check family it uses. Without a task, the shared part alone (`CodePrints.of` adds a task's families)."""
     grader, simulator = code_fingerprints(registry)
     return Fingerprints(
         grader=grader,
         simulator=simulator,
         world=world.fingerprint,
         defaults=sha256_text(json.dumps(defaults, sort_keys=True)),
+        checks=family_fingerprints(task.eval, registry) if task is not None else {},
     )
+
+
+@dataclass(frozen=True)
+class CodePrints:
+    """The fingerprints certification runs under now, per task: the shared part once, each task's check
+    families from its own eval (read with the taskset's defaults, as certification reads it)."""
+
+    shared: Fingerprints
+    defaults: dict[str, Any]
+    registry: dict[str, Any] | None = None
+
+    def of(self, task: Any) -> Fingerprints:
+        return self.shared.model_copy(update={"checks": family_fingerprints(task.eval, self.registry)})
+
+    def of_raw(self, raw: Any, where: str) -> Fingerprints:
+        """A task file's fingerprints; one that does not parse has none of its own (its certificate is stale)."""
+        from .task import parse_task
+
+        try:
+            return self.of(parse_task(raw, where, self.defaults))
+        except (TaskFileError, TypeError, ValueError):
+            return self.shared
+
+
+def code_prints(world: World, defaults: dict[str, Any], registry: dict[str, Any] | None = None) -> CodePrints:
+    return CodePrints(fingerprints(world, defaults, registry), defaults, registry)
 
 
 def task_content_hash(raw: dict[str, Any]) -> str:

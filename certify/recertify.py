@@ -19,7 +19,7 @@ from .gates import certify_task
 from .grader import CheckFn
 from .judge import DEFAULT_JUDGE, Judge
 from .judge.audit import JudgeAudit, audit_now, load_audits, merge_audit
-from .lock import CertificateLock, Fingerprints, fingerprints, now, task_content_hash
+from .lock import CertificateLock, CodePrints, Fingerprints, code_prints, now, task_content_hash
 from .task import TaskFileError, TaskSet, load_task, read_json
 
 
@@ -134,6 +134,10 @@ def stale_reasons(
         for name in ("grader", "simulator", "world", "defaults")
         if getattr(cert_prints, name) != getattr(current, name)
     ]
+    then, now_ = cert_prints.checks, current.checks
+    families = sorted(f for f in set(then) | set(now_) if then.get(f) != now_.get(f))
+    if families:
+        reasons.append(f"checks ({', '.join(families)})")
     if content_now is None:
         reasons.append("file missing")
     elif content_now != content_then:
@@ -161,13 +165,15 @@ def recertify(
         )
     taskset = TaskSet.load(taskset_root)
     defaults = taskset.defaults()
-    current = fingerprints(world, defaults, registry)
+    code = code_prints(world, defaults, registry)
     outcomes: list[TaskOutcome] = []
     stale_personas: set[str] = set()
-    audit = _rubric_audit(taskset_root, taskset, world, lock, current)
+    audit = _rubric_audit(taskset_root, taskset, world, lock, code)
     for task_id, cert in sorted(lock.tasks.items()):
         path = taskset_root / cert.path
-        content = task_content_hash(read_json(path)) if path.is_file() else None
+        raw = read_json(path) if path.is_file() else None
+        content = task_content_hash(raw) if raw is not None else None
+        current = code.of_raw(raw, str(path)) if raw is not None else code.shared
         reasons = stale_reasons(cert.fingerprints, current, content, cert.content_sha256)
         if not reasons:
             continue
@@ -193,6 +199,7 @@ def recertify(
             result = certify_task(world, task, str(path), registry, judge_audit=held)
             gates = {k: v.to_dict() for k, v in result.gates.items()}
             now_ok = result.certified
+            current = code.of(task)
         except TaskFileError as exc:
             gates = {"schema": {"ok": False, "detail": str(exc)}}
             now_ok = False
@@ -261,7 +268,7 @@ def recertify(
 
 
 def _rubric_audit(
-    root: Path, taskset: TaskSet, world: World, lock: CertificateLock, current: Fingerprints
+    root: Path, taskset: TaskSet, world: World, lock: CertificateLock, code: CodePrints
 ) -> JudgeAudit | None:
     """The rubric's audit of the taskset's judged tasks, run again when the taskset's judge is the rubric and one
     of its judged tasks is stale (merged onto the record's entries for the others); None when no audit is due."""
@@ -272,8 +279,9 @@ def _rubric_audit(
         path = root / cert.path
         if not path.is_file():
             continue
-        content = task_content_hash(read_json(path))
-        if not stale_reasons(cert.fingerprints, current, content, cert.content_sha256):
+        raw = read_json(path)
+        content = task_content_hash(raw)
+        if not stale_reasons(cert.fingerprints, code.of_raw(raw, str(path)), content, cert.content_sha256):
             continue
         try:
             task = load_task(path, taskset)

@@ -26,7 +26,7 @@ from typing import Any, cast
 from simulator import BackendFixture, WidgetDef, Workspace, World, tool_schemas
 
 from .gates import Certification, Subject, certify_subject
-from .lock import CertificateLock, TaskCertificate, fingerprints, now, task_content_hash
+from .lock import CertificateLock, TaskCertificate, code_prints, now, task_content_hash
 from .task import Task, parse_task
 
 TASKSET_ID = "smoke"
@@ -940,7 +940,7 @@ def write(world: World, out: Path, *, world_label: str | None = None) -> SmokeRe
     folder = out / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     (out / "taskset.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    prints = fingerprints(world, DEFAULTS)
+    code = code_prints(world, DEFAULTS)
     lock = CertificateLock(taskset=TASKSET_ID)
     results = []
     stamp = now()
@@ -956,7 +956,7 @@ def write(world: World, out: Path, *, world_label: str | None = None) -> SmokeRe
             story=raw["meta"]["story"],
             level="level0",
             content_sha256=task_content_hash(raw),
-            fingerprints=prints,
+            fingerprints=code.of(task),
             certified=cert.certified,
             gates={name: g.to_dict() for name, g in cert.gates.items()},
             certified_at=stamp,

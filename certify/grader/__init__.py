@@ -9,7 +9,18 @@ from . import (  # noqa: F401  (registration)
     state_checks,
     trace_checks,
 )
-from .core import CHECKS, CheckFn, CheckResult, GradeContext, GradeResult, check, grade, grade_context
+from .core import (
+    CHECKS,
+    CheckFn,
+    CheckResult,
+    GradeContext,
+    GradeResult,
+    applies,
+    check,
+    check_when,
+    grade,
+    grade_context,
+)
 
 __all__ = [
     "CHECKS",
@@ -17,7 +28,9 @@ __all__ = [
     "CheckResult",
     "GradeContext",
     "GradeResult",
+    "applies",
     "check",
+    "check_when",
     "grade",
     "grade_context",
 ]

@@ -27,7 +27,7 @@ def _answer_graded(ctx: GradeContext) -> bool:
     return bool(ctx.eval.required_values_in_answer) or ctx.eval.judged is not None
 
 
-@check("missing_final_answer")
+@check("missing_final_answer", when=("required_values_in_answer", "judged"))
 def missing_final_answer(ctx: GradeContext) -> Iterable[CheckResult]:
     if _answer_graded(ctx):
         text = ctx.final_answer or ""
@@ -40,7 +40,7 @@ def missing_final_answer(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("missing_answer_value")
+@check("missing_answer_value", when=("required_values_in_answer",))
 def missing_answer_value(ctx: GradeContext) -> Iterable[CheckResult]:
     text = ctx.final_answer or ""
     nums = numbers_in(text)
@@ -54,7 +54,7 @@ def missing_answer_value(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("answer_judgment")
+@check("answer_judgment", when=("judged",))
 def answer_judgment(ctx: GradeContext) -> Iterable[CheckResult]:
     """The judge's verdict on a judged task's answer; pending (and passing) when no judge ran."""
     if ctx.eval.judged is None:

@@ -124,24 +124,79 @@ class GradeContext:
 
 CheckFn = Callable[[GradeContext], Iterable[CheckResult]]
 CHECKS: dict[str, CheckFn] = {}
+_WHEN = "__check_when__"
 
 
-def check(code: str) -> Callable[[CheckFn], CheckFn]:
-    """Register the function producing checks with issue code `code` (one function, one entry)."""
+def check(code: str, *, when: tuple[str, ...] = ()) -> Callable[[CheckFn], CheckFn]:
+    """Register the function producing checks with issue code `code` (one function, one entry).
+
+    `when` names the eval fields (dotted; through a list, any element's) whose being set makes the check apply
+    to a task; empty, it applies to every task. Grading never runs a check none of whose fields the task sets,
+    so that check's code cannot touch the task's verdict: this is what lets a task's certificate depend only on
+    the check families it uses (`certify.lock.family_fingerprints`), soundly, whatever a check's body does."""
+    for path in when:
+        _valid_path(path)
 
     def register(fn: CheckFn) -> CheckFn:
         if code in CHECKS:
             raise ValueError(f"check '{code}' is already registered")
+        setattr(fn, _WHEN, tuple(when))
         CHECKS[code] = fn
         return fn
 
     return register
 
 
+def check_when(fn: CheckFn) -> tuple[str, ...]:
+    """The eval fields a check is conditional on (empty: unconditional, as is any function registered by hand)."""
+    return tuple(getattr(fn, _WHEN, ()))
+
+
+def applies(fn: CheckFn, ev: Eval) -> bool:
+    """Does the check run for a task with this eval (one of its `when` fields set, or it has none)?"""
+    when = check_when(fn)
+    return not when or any(_is_set(ev, path.split(".")) for path in when)
+
+
+def _is_set(value: Any, path: list[str]) -> bool:
+    if isinstance(value, list | tuple):
+        return any(_is_set(v, path) for v in value)
+    if path:
+        return _is_set(getattr(value, path[0]), path[1:])
+    if value is None or value is False:
+        return False
+    return not (isinstance(value, str | list | tuple | dict | set) and not value)
+
+
+def _valid_path(path: str) -> None:
+    """A `when` path names real Eval fields (a typo would make a check silently never run)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    model: Any = Eval
+    for part in path.split("."):
+        if model is None:
+            raise ValueError(f"check condition '{path}': '{part}' is below a field that holds no model")
+        field_info = model.model_fields.get(part)
+        if field_info is None:
+            if isinstance(getattr(model, part, None), property):
+                model = None
+                continue
+            raise ValueError(f"check condition '{path}': {model.__name__} has no field '{part}'")
+        stack, model = [field_info.annotation], None
+        while stack:
+            ann = stack.pop()
+            if isinstance(ann, type) and issubclass(ann, BaseModel):
+                model = ann
+            stack.extend(typing.get_args(ann))
+
+
 def grade_context(ctx: GradeContext, registry: dict[str, CheckFn] | None = None) -> GradeResult:
     results: list[CheckResult] = []
     for fn in (registry or CHECKS).values():
-        results.extend(fn(ctx))
+        if applies(fn, ctx.eval):
+            results.extend(fn(ctx))
     return GradeResult(results)
 
 

@@ -83,7 +83,7 @@ def _named_backends(ctx: GradeContext) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-@check("missing_custom_backend")
+@check("missing_custom_backend", when=("required_widget_defs", "required_app_defs"))
 def missing_custom_backend(ctx: GradeContext) -> Iterable[CheckResult]:
     for name in _named_backends(ctx):
         yield CheckResult(
@@ -95,7 +95,7 @@ def missing_custom_backend(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("backend_validation_warnings")
+@check("backend_validation_warnings", when=("required_widget_defs", "required_app_defs", "workspace_checks.require_no_backend_warnings"))
 def backend_validation_warnings(ctx: GradeContext) -> Iterable[CheckResult]:
     names = set(_named_backends(ctx))
     for backend in published(ctx):
@@ -125,7 +125,7 @@ def _def_for(backend: PublishedBackend, req: RequiredWidgetDef) -> tuple[str, di
     )
 
 
-@check("missing_widget_def")
+@check("missing_widget_def", when=("required_widget_defs",))
 def missing_widget_def(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widget_defs:
         backend = _backend(ctx, req.backend_name)
@@ -139,7 +139,7 @@ def missing_widget_def(ctx: GradeContext) -> Iterable[CheckResult]:
             )
 
 
-@check("widget_def_mismatch")
+@check("widget_def_mismatch", when=("required_widget_defs",))
 def widget_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widget_defs:
         backend = _backend(ctx, req.backend_name)
@@ -200,7 +200,7 @@ def _required_apps(ctx: GradeContext) -> Iterable[tuple[Any, dict | None]]:
             yield req, _find_app(ctx, backend, req.template_id, req.name_contains)
 
 
-@check("missing_app_def")
+@check("missing_app_def", when=("required_app_defs",))
 def missing_app_def(ctx: GradeContext) -> Iterable[CheckResult]:
     for req, app in _required_apps(ctx):
         yield CheckResult(
@@ -212,7 +212,7 @@ def missing_app_def(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("app_def_mismatch")
+@check("app_def_mismatch", when=("required_app_defs",))
 def app_def_mismatch(ctx: GradeContext) -> Iterable[CheckResult]:
     for req, app in _required_apps(ctx):
         if app is None:
@@ -329,7 +329,7 @@ def _dict_or_empty(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-@check("app_layout_ref_invalid")
+@check("app_layout_ref_invalid", when=("app_structure.layout_refs_valid", "required_app_defs.layout_refs_valid"))
 def app_layout_refs(ctx: GradeContext) -> Iterable[CheckResult]:
     for backend, app in _app_structure_targets(ctx, "layout_refs_valid"):
         tabs = _dict_or_empty(app.get("tabs"))
@@ -349,7 +349,7 @@ def app_layout_refs(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("app_layout_overlap")
+@check("app_layout_overlap", when=("app_structure.no_overlaps", "required_app_defs.no_overlaps"))
 def app_layout_overlap(ctx: GradeContext) -> Iterable[CheckResult]:
     for _, app in _app_structure_targets(ctx, "no_overlaps"):
         tabs = _dict_or_empty(app.get("tabs"))

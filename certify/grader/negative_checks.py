@@ -15,7 +15,7 @@ from .match import json_blob, numbers_in, text_contains
 from .state_checks import generated_blob, generated_matches, widget_matches
 
 
-@check("unrequested_widget")
+@check("unrequested_widget", when=("max_unrequested_widgets",))
 def unrequested_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
     limit = ctx.eval.max_unrequested_widgets
     if limit is None:
@@ -45,7 +45,7 @@ def _present(blob: str, values: list[str]) -> list[str]:
     return [v for v in values if text_contains(blob, v, blob_numbers=nums)]
 
 
-@check("forbidden_value")
+@check("forbidden_value", when=("required_generated_widgets.must_not_contain", "answer_must_not_contain"))
 def forbidden_values(ctx: GradeContext) -> Iterable[CheckResult]:
     initial = ctx.initial_uuids(ctx.judged)
     for req in ctx.eval.required_generated_widgets:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from .core import CheckResult, GradeContext, check
 
 
-@check("collateral_dashboard_change")
+@check("collateral_dashboard_change", when=("workspace_checks.preserve_other_dashboards",))
 def preserve_other_dashboards(ctx: GradeContext) -> Iterable[CheckResult]:
     if not ctx.eval.workspace_checks.preserve_other_dashboards:
         return
@@ -36,7 +36,7 @@ def preserve_other_dashboards(ctx: GradeContext) -> Iterable[CheckResult]:
     )
 
 
-@check("custom_backend_replaced")
+@check("custom_backend_replaced", when=("workspace_checks.preserve_custom_backend_ids",))
 def preserve_custom_backend_ids(ctx: GradeContext) -> Iterable[CheckResult]:
     if not ctx.eval.workspace_checks.preserve_custom_backend_ids:
         return
@@ -50,7 +50,7 @@ def preserve_custom_backend_ids(ctx: GradeContext) -> Iterable[CheckResult]:
     )
 
 
-@check("duplicate_custom_backend_name")
+@check("duplicate_custom_backend_name", when=("workspace_checks.unique_custom_backend_names",))
 def unique_custom_backend_names(ctx: GradeContext) -> Iterable[CheckResult]:
     if not ctx.eval.workspace_checks.unique_custom_backend_names:
         return
@@ -65,7 +65,7 @@ def unique_custom_backend_names(ctx: GradeContext) -> Iterable[CheckResult]:
     )
 
 
-@check("unexpected_dashboard_created")
+@check("unexpected_dashboard_created", when=("workspace_checks.max_dashboard_delta",))
 def dashboard_delta(ctx: GradeContext) -> Iterable[CheckResult]:
     limit = ctx.eval.workspace_checks.max_dashboard_delta
     if limit is None:
@@ -80,7 +80,7 @@ def dashboard_delta(ctx: GradeContext) -> Iterable[CheckResult]:
     )
 
 
-@check("unexpected_backend_created")
+@check("unexpected_backend_created", when=("workspace_checks.max_custom_backend_delta",))
 def backend_delta(ctx: GradeContext) -> Iterable[CheckResult]:
     limit = ctx.eval.workspace_checks.max_custom_backend_delta
     if limit is None:

@@ -50,7 +50,7 @@ def _describe(req: RequiredWidget) -> str:
     return f"{req.origin}/{req.widget_id or repr(req.name)} {json_blob(req.data_args)}{tab}"
 
 
-@check("missing_dashboard")
+@check("missing_dashboard", when=("judged_dashboard",))
 def judged_dashboard(ctx: GradeContext) -> Iterable[CheckResult]:
     name = ctx.eval.judged_dashboard
     if name is not None:
@@ -62,7 +62,7 @@ def judged_dashboard(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("dashboard_name")
+@check("dashboard_name", when=("required_dashboard_name_contains",))
 def dashboard_name(ctx: GradeContext) -> Iterable[CheckResult]:
     want = ctx.eval.required_dashboard_name_contains
     if want:
@@ -75,14 +75,14 @@ def dashboard_name(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("missing_tab")
+@check("missing_tab", when=("required_tabs",))
 def required_tabs(ctx: GradeContext) -> Iterable[CheckResult]:
     ids = ctx.judged.tab_ids()
     for tab_id in ctx.eval.required_tabs:
         yield CheckResult("missing_tab", tab_id in ids, f"tab '{tab_id}'", f"tabs: {ids}")
 
 
-@check("missing_tab_name")
+@check("missing_tab_name", when=("required_tab_names",))
 def required_tab_names(ctx: GradeContext) -> Iterable[CheckResult]:
     names = [t.name for t in ctx.judged.tabs]
     for want in ctx.eval.required_tab_names:
@@ -90,7 +90,7 @@ def required_tab_names(ctx: GradeContext) -> Iterable[CheckResult]:
         yield CheckResult("missing_tab_name", ok, f"tab named like '{want}'", f"tab names: {names}")
 
 
-@check("missing_widget")
+@check("missing_widget", when=("required_widgets",))
 def required_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widgets:
         count = sum(1 for w in ctx.judged.widgets if widget_matches(w, req))
@@ -102,7 +102,7 @@ def required_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("too_many_widgets")
+@check("too_many_widgets", when=("required_widgets.max_count",))
 def widget_caps(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_widgets:
         if req.max_count is not None:
@@ -123,7 +123,7 @@ def generated_blob(widget: Widget) -> str:
     return " ".join([text, widget.name, widget.description or "", widget.tab_id])
 
 
-@check("missing_generated_widget")
+@check("missing_generated_widget", when=("required_generated_widgets",))
 def required_generated_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_generated_widgets:
         candidates = [w for w in ctx.judged.widgets if generated_matches(w, req, ctx.eval)]
@@ -148,7 +148,7 @@ def required_generated_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
         yield CheckResult("missing_generated_widget", ok, label, evidence)
 
 
-@check("layout_mismatch")
+@check("layout_mismatch", when=("required_layouts",))
 def required_layouts(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_layouts:
         want = {k: getattr(req, k) for k in ("x", "y", "w", "h") if getattr(req, k) is not None}
@@ -170,7 +170,7 @@ def required_layouts(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("layout_out_of_grid")
+@check("layout_out_of_grid", when=("layout.within_grid",))
 def within_grid(ctx: GradeContext) -> Iterable[CheckResult]:
     rules = ctx.eval.layout
     if not rules.within_grid:
@@ -185,7 +185,7 @@ def within_grid(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("layout_overlap")
+@check("layout_overlap", when=("layout.no_overlaps",))
 def no_overlaps(ctx: GradeContext) -> Iterable[CheckResult]:
     if not ctx.eval.layout.no_overlaps:
         return

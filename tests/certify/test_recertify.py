@@ -130,7 +130,7 @@ def test_cli_opens_review_items_for_broken_tasks_and_commits_only_the_lock(
 @pytest.mark.parametrize(
     "helper",
     [
-        "certify/grader/definition_checks.py",
+        "certify/grader/match.py",
         "certify/shortcuts/reading.py",
         "certify/equivalence.py",
         "certify/calibration/analysis.py",

@@ -4,6 +4,8 @@ judge, stored calibration transcripts re-graded with their answers re-judged."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import shutil
 from pathlib import Path
@@ -133,12 +135,13 @@ def _one_story_taskset(tmp_path: Path) -> Path:
 
 def test_recertify_treats_a_template_change_like_a_grader_change(world, tmp_path, new_template, monkeypatch):
     root = _one_story_taskset(tmp_path)
-    real = recertify_module.fingerprints
+    real = recertify_module.code_prints
 
     def changed(*args, **kwargs):  # the template is judge code: the grader's fingerprint moves with it
-        return real(*args, **kwargs).model_copy(update={"grader": "changed"})
+        code = real(*args, **kwargs)
+        return dataclasses.replace(code, shared=code.shared.model_copy(update={"grader": "changed"}))
 
-    monkeypatch.setattr(recertify_module, "fingerprints", changed)
+    monkeypatch.setattr(recertify_module, "code_prints", changed)
     report = recertify(root, world)
     assert report.stale == 5 and not report.broken
     assert {t.verdict for t in report.tasks} == {"kept"}
