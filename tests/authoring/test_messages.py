@@ -154,3 +154,43 @@ def test_the_plot_labels_n_as_the_tasks_its_interval_counts():
     labels = [t.get_text() for ax in figure.axes for t in ax.texts]
     assert any(label.startswith("n=4 tasks") and "20 attempts" in label for label in labels), labels
     assert not any(label.startswith("n=20") for label in labels)
+
+
+def _drawn(figure) -> tuple[list[str], list[str], int]:
+    """What a figure says: its texts, its axes' titles and tick labels, and how many interval bars it draws."""
+    texts = [t.get_text() for ax in figure.axes for t in ax.texts]
+    titles = [ax.get_title() for ax in figure.axes]
+    titles += [t.get_text() for ax in figure.axes for t in (*ax.get_yticklabels(), *ax.get_xticklabels())]
+    intervals = sum(
+        1 for ax in figure.axes for c in ax.containers if c.__class__.__name__ == "ErrorbarContainer"
+    )
+    return texts, titles, intervals
+
+
+def test_the_plot_draws_the_ladder_as_its_matrix_with_fairness_verdicts_and_no_intervals():
+    from certify.calibration.plot import staircase_figure
+
+    record = _record(ladder=True)
+    texts, titles, intervals = _drawn(staircase_figure(record))
+    assert intervals == 0, "no interval for a deterministic ladder"
+    assert not any("%" in t or t.startswith("n=") for t in texts), texts
+    # every cell as passes/tasks, row by row (agents) and column by column (levels), then the criterion row
+    cells = [f"{4 if a >= v else 0}/4" for a in range(5) for v in range(5)]
+    verdicts = ["fair", "fair", "VIOLATED", "fair", "fair"]
+    assert texts == cells + verdicts
+    assert [f"ladder-{k}" for k in range(5)] + ["criterion"] == [t for t in titles if t.startswith(("ladder", "crit"))]
+    assert any("capability ladder" in t and "4/5 levels fair" in t for t in titles), titles
+    assert not any("pass rate" in t for t in titles)
+
+
+def test_the_plot_gives_a_sampled_agent_intervals_labelled_with_the_agent_and_a_deterministic_one_counts():
+    from certify.calibration.plot import staircase_figure
+
+    texts, titles, intervals = _drawn(
+        staircase_figure(_record(agent="openai:m", repeats=5, attempts=20, deterministic=False))
+    )
+    assert intervals == 5 and any("pass rate of openai:m x5" in t for t in titles), titles
+    assert not any("capability ladder" in t for t in titles)
+    texts, titles, intervals = _drawn(staircase_figure(_record(agent="heuristic")))
+    assert intervals == 0 and any("pass rate of heuristic, deterministic" in t for t in titles)
+    assert texts[:2] == ["4/4 tasks", "3/4 tasks"], texts
