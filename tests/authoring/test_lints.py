@@ -104,10 +104,17 @@ def test_a_find_target_unique_by_signature_is_given_away(mini_world_path):
     world = World.load(mini_world_path)
     task = _task(1, data_args={"fund": "Beta", "period": "QTD"}, widgets=[OTHER])
     (reason,) = find_giveaways(task, world)
-    assert "only widget of its app that takes" in reason
+    # the lint says what it knows — the values single the target out — and leaves to the shortcuts gate whether
+    # the battery's matcher finds it (claiming that here contradicted the gate's verdict: issue 23 item 6)
+    assert reason == (
+        "'Positions' is the only widget of its app that takes {'fund': 'Beta', 'period': 'QTD'}: those values "
+        "alone single it out, without the description (whether the shortcuts battery's own matcher also finds "
+        "it is the gate's verdict, not this lint's)"
+    )
     assert find_giveaways(_task(0, data_args={"fund": "Beta"}, widgets=[]), world) == []
     flags = RuleValidator().review(task, world, "desk_head")
-    assert any(f.check == "findability" and f.severity == "blocker" for f in flags)
+    (blocker,) = [f for f in flags if f.check == "findability" and f.severity == "blocker"]
+    assert reason in blocker.model_dump_json() and "signature matcher finds" not in blocker.model_dump_json()
 
 
 def test_a_request_naming_a_tab_the_board_lacks_is_incoherent(mini_world):

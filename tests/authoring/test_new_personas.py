@@ -80,6 +80,9 @@ def test_check_names_the_treasury_targets_the_validator_refuses():
         "Desk that takes {'counterparty': 'Ostrander Prime', 'currency': 'EUR'}" in said
     )
     assert said.count("the validator refuses its Find level") == 4
+    # check's twin of the findability lint says what it knows, not what the shortcuts battery would do
+    assert said.count("(those values alone single it out, without the description)") == 4
+    assert "signature matcher finds" not in said
     assert "grounded in resource:openbb://workspace/handbooks/counterparty-funding" in flat(result.stdout)
 
 
