@@ -146,8 +146,13 @@ class Spend:
 
 
 class Budget:
-    """Model calls, tokens and cost spent, per level and per run; shared by threads (validators run in
-    parallel). Cached replies cost nothing and count for nothing."""
+    """Model calls, tokens and cost spent, per level and per run; shared by threads (validators and stories run
+    in parallel). Cached replies cost nothing and count for nothing.
+
+    A call is reserved before it is sent (`reserve`: the caps checked and the call counted in one step, under
+    the lock), so calls in flight at once cannot all pass a check that only one of them fits: the call caps
+    hold exactly under any concurrency. Tokens and cost are only known from the reply (`settle`), so those
+    caps stop the next call once reached, and calls already in flight may carry a run past them."""
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
@@ -155,25 +160,45 @@ class Budget:
         self.levels: dict[str, Spend] = {}
         self._lock = threading.Lock()
 
-    def exhausted(self, scope: str) -> str | None:
+    def _spent(self, scope: str) -> str | None:
         cfg = self.config
-        with self._lock:
-            run = self.run.over(cfg.max_calls_per_run, cfg.max_tokens_per_run, cfg.max_cost_per_run)
-            if run is not None:
-                return f"the run's budget is spent: {run}"
-            level = self.levels.get(scope, Spend()).over(
-                cfg.max_calls_per_level, cfg.max_tokens_per_level, cfg.max_cost_per_level
-            )
-            return f"the budget of {scope} is spent: {level}" if level is not None else None
+        run = self.run.over(cfg.max_calls_per_run, cfg.max_tokens_per_run, cfg.max_cost_per_run)
+        if run is not None:
+            return f"the run's budget is spent: {run}"
+        level = self.levels.get(scope, Spend()).over(
+            cfg.max_calls_per_level, cfg.max_tokens_per_level, cfg.max_cost_per_level
+        )
+        return f"the budget of {scope} is spent: {level}" if level is not None else None
 
-    def charge(self, scope: str, completion: Completion) -> None:
+    def exhausted(self, scope: str) -> str | None:
+        with self._lock:
+            return self._spent(scope)
+
+    def reserve(self, scope: str) -> str | None:
+        """Count one call against the run and `scope` if every cap allows it; else what is spent (nothing is
+        counted then). A reserved call is settled by `settle`, or given back by `release` if it was never
+        charged (a cached reply)."""
+        with self._lock:
+            spent = self._spent(scope)
+            if spent is None:
+                for spend in (self.run, self.levels.setdefault(scope, Spend())):
+                    spend.calls += 1
+            return spent
+
+    def settle(self, scope: str, completion: Completion) -> None:
+        """The reply of a reserved call: its tokens and cost; a cached reply gives its call back."""
         if completion.cached:
+            self.release(scope)
             return
         with self._lock:
             for spend in (self.run, self.levels.setdefault(scope, Spend())):
-                spend.calls += 1
                 spend.tokens += completion.tokens_in + completion.tokens_out
                 spend.cost += completion.cost
+
+    def release(self, scope: str) -> None:
+        with self._lock:
+            for spend in (self.run, self.levels.setdefault(scope, Spend())):
+                spend.calls -= 1
 
 
 class Endpoint:
@@ -209,7 +234,7 @@ class Endpoint:
         self, role: str, scope: str, messages: list[dict[str, Any]], *, evidence: str = "", **request: Any
     ) -> Completion:
         """One model call charged to `scope`; RoleFailure when the budget is spent or the call fails."""
-        spent = self.budget.exhausted(scope)
+        spent = self.budget.reserve(scope)  # counted before it is sent: parallel stories share the cap
         if spent is not None:
             raise RoleFailure(role, f"{scope}: {spent}", evidence=evidence)
         try:
@@ -231,7 +256,7 @@ class Endpoint:
             raise RoleFailure(
                 role, f"{scope}: the request was refused ({exc.reason}): {exc}", evidence=evidence or str(exc)
             ) from exc
-        self.budget.charge(scope, completion)
+        self.budget.settle(scope, completion)
         if completion.retries:
             self.progress(
                 f"{role} {scope}: the request was retried {completion.retries} time(s) before it was answered"

@@ -568,3 +568,50 @@ def test_missing_skill_files_are_an_error(tmp_path):
     config = LLMConfig(model="m", base_url="http://fake.test/v1", api_key="k", skills_dir=tmp_path)
     with pytest.raises(ValueError, match=r"task-author\.md, task-validator\.md"):
         llm_drivers(config, lambda message: None)
+
+
+def test_the_call_cap_holds_exactly_when_stories_call_the_model_at_once(llm, ctx):
+    """Parallel stories share the run's cap: each call is reserved before it is sent, so eight reviews at once
+    under a cap of four send four requests and four reviews stop on the budget (the check-then-charge budget
+    let all eight through: "7 model calls (cap 4)", issue 24)."""
+    import asyncio
+    import threading
+    import time
+
+    approve = json.dumps({"verdict": "approve", "flags": []})
+    in_flight = {"now": 0, "most": 0}
+
+    async def held(request: httpx2.Request) -> httpx2.Response:
+        # hold each request until four are in flight (or a second passes): they are concurrent, not serial
+        in_flight["now"] += 1
+        in_flight["most"] = max(in_flight["most"], in_flight["now"])
+        deadline = time.monotonic() + 1.0
+        while in_flight["most"] < 4 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        in_flight["now"] -= 1
+        return httpx2.Response(200, json=h.model.completion(approve))
+
+    h = llm([held], max_calls_per_run=4, max_concurrency=8)
+    tasks = [parsed(rule_level(ctx, level % 5)) for level in range(8)]
+    start = threading.Barrier(len(tasks))
+    outcomes: list[str] = []
+
+    def review(task: Task) -> None:
+        start.wait()
+        try:
+            h.drivers.validator.review(task, ctx.world, "desk_lead")
+            outcomes.append("reviewed")
+        except RoleFailure as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=review, args=(t,)) for t in tasks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(h.model.requests) == 4 and in_flight["most"] == 4
+    assert outcomes.count("reviewed") == 4
+    refused = [o for o in outcomes if o != "reviewed"]
+    assert len(refused) == 4
+    assert all("the run's budget is spent: 4 model calls (cap 4)" in o for o in refused), refused
+    assert h.drivers.validator.endpoint.budget.run.calls == 4
