@@ -80,6 +80,7 @@ async def measure(world, task, mode: str) -> dict[str, Any]:
         "input_tokens": total / CHARS_PER_TOKEN,
         "uncached_tokens": (total - shared) / CHARS_PER_TOKEN,
         "prefix_share": shared / total if total else 0.0,
+        "first": texts[0] if texts else "",
     }
 
 
@@ -107,10 +108,19 @@ def main() -> int:
     world = loaded.world(None)
     tasks = select_tasks(args.taskset)[: args.limit]
     rows = [asyncio.run(measure(world, t, args.mode)) for t in tasks]
+    # Within an episode no request rewrites the one before it: what is not shared is the first request and each
+    # turn's new content. Trials run back to back share more: the tool schemas and the system prompt's opening,
+    # which a provider's cache keeps across trials. Said apart, as a second figure.
+    across = sum(common_prefix(a["first"], b["first"]) for a, b in itertools.pairwise(rows))
+    total_chars = sum(r["input_tokens"] for r in rows) * CHARS_PER_TOKEN
+    within = sum(r["input_tokens"] * r["prefix_share"] for r in rows) * CHARS_PER_TOKEN
+    for r in rows:
+        r.pop("first")
     levels = sorted({r["level"] for r in rows})
     report = {
         "mode": args.mode,
         "all": summary(rows),
+        "prefix_share_across_trials": round((within + across) / total_chars, 4) if total_chars else 0.0,
         "levels": {lv: summary([r for r in rows if r["level"] == lv]) for lv in levels},
     }
     if args.json:
@@ -126,6 +136,10 @@ def main() -> int:
             f"{name:8} {s['trials']:>6} {s['median_input_tokens']:>10} {s['max_input_tokens']:>9} "
             f"{s['median_uncached_tokens']:>9} {s['prefix_share']:>7.1%} {s['median_requests']:>8}"
         )
+    print(
+        f"prefix share counting what trials run back to back share (tool schemas, the system prompt's "
+        f"opening): {report['prefix_share_across_trials']:.1%}"
+    )
     failed = report["all"]["trials"] - report["all"]["passed"]
     if failed:
         print(f"note: {failed} reference play(s) did not pass")

@@ -40,7 +40,7 @@ from ..pricing import PriceTable
 from ..rules import rules_text
 from ..task import Task
 from .base import Action, AgentRefused, AgentUnavailable, TaskView, Usage, register_agent
-from .compact import TABLE_NOTE
+from .compact import TABLE_NOTE, compact_schema
 from .compact import dumps as compact_dumps
 from .parsing import ParseKind, ParseMode, parse_arguments, parse_reply
 
@@ -169,7 +169,7 @@ def _dump(obj: Any) -> str:
 
 def _tool_catalogue(tools: list[dict[str, Any]]) -> str:
     return "\n".join(
-        f"- {t['name']}: {t.get('description', '').strip()}\n  args: {_dump(t['parameters'])}" for t in tools
+        f"- {t['name']}: {t.get('description', '').strip()}\n  args: {_dump(compact_schema(t['parameters']))}" for t in tools
     )
 
 
@@ -284,7 +284,7 @@ class OpenAISession:
                     "function": {
                         "name": t["name"],
                         "description": t.get("description", ""),
-                        "parameters": t["parameters"],
+                        "parameters": compact_schema(t["parameters"]),
                     },
                 }
                 for t in view.tools
