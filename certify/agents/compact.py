@@ -71,7 +71,7 @@ def compact_schema(node: Any) -> Any:
         isinstance(options, list)
         and len(options) == 2
         and {"type": "null"} in options
-        and out.get("default", None) is None
+        and out.get("default") is None
     ):
         (other,) = [o for o in options if o != {"type": "null"}]
         if isinstance(other, dict) and set(other) == {"type"} and isinstance(other["type"], str):

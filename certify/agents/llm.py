@@ -169,7 +169,8 @@ def _dump(obj: Any) -> str:
 
 def _tool_catalogue(tools: list[dict[str, Any]]) -> str:
     return "\n".join(
-        f"- {t['name']}: {t.get('description', '').strip()}\n  args: {_dump(compact_schema(t['parameters']))}" for t in tools
+        f"- {t['name']}: {t.get('description', '').strip()}\n  args: {_dump(compact_schema(t['parameters']))}"
+        for t in tools
     )
 
 

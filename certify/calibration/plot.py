@@ -126,9 +126,9 @@ def _ladder_panel(ax: Any, record: CalibrationRecord, ladder: LadderReport) -> N
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    fair = sum(bool(ladder.fair.get(lv)) for lv in levels)
+    fair_levels = sum(bool(ladder.fair.get(lv)) for lv in levels)
     ax.set_title(
-        f"{record.persona}: capability ladder, passes/tasks per agent × level — {fair}/{len(levels)} levels fair",
+        f"{record.persona}: capability ladder, passes/tasks per agent × level — {fair_levels}/{len(levels)} levels fair",
         fontsize=9,
     )
 

@@ -95,7 +95,10 @@ def missing_custom_backend(ctx: GradeContext) -> Iterable[CheckResult]:
         )
 
 
-@check("backend_validation_warnings", when=("required_widget_defs", "required_app_defs", "workspace_checks.require_no_backend_warnings"))
+@check(
+    "backend_validation_warnings",
+    when=("required_widget_defs", "required_app_defs", "workspace_checks.require_no_backend_warnings"),
+)
 def backend_validation_warnings(ctx: GradeContext) -> Iterable[CheckResult]:
     names = set(_named_backends(ctx))
     for backend in published(ctx):
@@ -329,7 +332,9 @@ def _dict_or_empty(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-@check("app_layout_ref_invalid", when=("app_structure.layout_refs_valid", "required_app_defs.layout_refs_valid"))
+@check(
+    "app_layout_ref_invalid", when=("app_structure.layout_refs_valid", "required_app_defs.layout_refs_valid")
+)
 def app_layout_refs(ctx: GradeContext) -> Iterable[CheckResult]:
     for backend, app in _app_structure_targets(ctx, "layout_refs_valid"):
         tabs = _dict_or_empty(app.get("tabs"))

@@ -178,7 +178,9 @@ def test_the_plot_draws_the_ladder_as_its_matrix_with_fairness_verdicts_and_no_i
     cells = [f"{4 if a >= v else 0}/4" for a in range(5) for v in range(5)]
     verdicts = ["fair", "fair", "VIOLATED", "fair", "fair"]
     assert texts == cells + verdicts
-    assert [f"ladder-{k}" for k in range(5)] + ["criterion"] == [t for t in titles if t.startswith(("ladder", "crit"))]
+    assert [f"ladder-{k}" for k in range(5)] + ["criterion"] == [
+        t for t in titles if t.startswith(("ladder", "crit"))
+    ]
     assert any("capability ladder" in t and "4/5 levels fair" in t for t in titles), titles
     assert not any("pass rate" in t for t in titles)
 

@@ -22,14 +22,18 @@ def untable(value):
 
 
 def test_a_list_of_records_becomes_a_table_and_nothing_is_lost():
-    widgets = [{"origin": "A", "widget_id": f"w{i}", "name": f"W {i}", "tags": [{"k": i % 2}]} for i in range(5)]
+    widgets = [
+        {"origin": "A", "widget_id": f"w{i}", "name": f"W {i}", "tags": [{"k": i % 2}]} for i in range(5)
+    ]
     envelope = {"ok": True, "message": "ok", "data": {"widgets": widgets, "count": 5}, "error": None}
     table = tabulate(envelope)
     # the origin is the same on every record: said once, not on every row
     assert table["data"]["widgets"]["columns"] == ["widget_id", "name", "tags"]
     assert table["data"]["widgets"]["all"] == {"origin": "A"}
     assert table["data"]["widgets"]["rows"][2] == ["w2", "W 2", [{"k": 0}]]
-    assert [list(w) for w in untable(table)["data"]["widgets"]] == [["widget_id", "name", "tags", "origin"]] * 5
+    assert [list(w) for w in untable(table)["data"]["widgets"]] == [
+        ["widget_id", "name", "tags", "origin"]
+    ] * 5
     assert untable(table) == envelope
     plain = json.dumps(envelope, separators=(",", ":"))
     assert len(dumps(envelope)) < len(plain)

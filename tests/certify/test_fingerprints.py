@@ -91,9 +91,7 @@ def test_a_family_counts_the_check_modules_it_imports():
 
 # --------------------------------------------------------------------- through the CLI, on a copy of the code
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    ).stdout
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
 
 def _destination(tmp_path: Path) -> Path:
@@ -141,8 +139,16 @@ def _recertify(code: Path, dest: Path, *extra: str) -> dict:
         "GIT_COMMITTER_EMAIL": "t@t",
     }
     out = subprocess.run(
-        [sys.executable, "-c", "from authoring.cli import app; app()", "recertify"]
-        + ["--tasksets-dir", str(dest), "--json", *extra],
+        [
+            sys.executable,
+            "-c",
+            "from authoring.cli import app; app()",
+            "recertify",
+            "--tasksets-dir",
+            str(dest),
+            "--json",
+            *extra,
+        ],
         cwd=code,
         env=env,
         capture_output=True,

@@ -5,7 +5,6 @@ judge, stored calibration transcripts re-graded with their answers re-judged."""
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import shutil
 from pathlib import Path
