@@ -25,7 +25,8 @@ from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade
 from .judge.audit import JudgeAudit, standing_in
 from .judge.audit import standing as judge_standing
-from .shortcuts import run_battery
+from .counterfactual import Copy, copies, play
+from .shortcuts import PROBES, ShortcutRun, run_battery, run_shortcut
 from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
 
 GATE_NAMES = (
@@ -38,6 +39,7 @@ GATE_NAMES = (
     "determinism",
     "equivalence",
     "shortcuts",
+    "counterfactual",
     "judge",
 )
 WIDGET_TOOLS = tools_of("widget")
@@ -93,6 +95,13 @@ class Subject:
         return probe(
             self.world, self.task, [(t, a) for t, a, _ in self.steps], self.task.eval.reference_answer
         )
+
+    @cached_property
+    def battery(self) -> list[ShortcutRun]:
+        """Every shortcut agent of the battery once on the task (the shortcuts and counterfactual gates share
+        them)."""
+        assert self.task is not None
+        return run_battery(self.world, self.task, self.registry)
 
     @property
     def ours(self) -> bool:
@@ -443,7 +452,7 @@ def shortcuts_gate(s: Subject) -> GateResult:
     if s.task.level == 0:
         return GateResult(True, "not applicable: level 0 states everything it grades")
     passing, failing = [], []
-    for run in run_battery(s.world, s.task, s.registry):
+    for run in s.battery:
         if run.passed:
             passing.append(f"{run.name} ({run.episode.turns} calls)")
         else:
@@ -454,6 +463,61 @@ def shortcuts_gate(s: Subject) -> GateResult:
     if passing:
         return GateResult(False, f"shortcut(s) pass without understanding the request: {', '.join(passing)}")
     return GateResult(True, f"{len(failing)} shortcut(s) fail — " + "; ".join(failing))
+
+
+@gate("counterfactual")
+def counterfactual_gate(s: Subject) -> GateResult:
+    """Each hidden value must come from its source: in a copy of the world where the source says something
+    else (certify/counterfactual.py), the level's reference agent reaches the other state, the original
+    reference no longer passes, and every shortcut agent fails at least one of the two copies."""
+    assert s.task is not None
+    if s.task.level == 0:
+        return GateResult(True, "not applicable: level 0 hides nothing (it states everything it grades)")
+    if not (s.task.meta and s.task.meta.hidden):
+        return GateResult(True, "not applicable: the task names no hidden value (meta.hidden) to vary")
+    if not s.oracle[1].passed:
+        return GateResult(False, "not run: the reference does not pass")
+    passed_here = {run.name for run in s.battery if run.passed}
+    for name in PROBES:
+        if grade(s.task, run_shortcut(name, s.world, s.task), s.registry).passed:
+            passed_here.add(name)
+    problems: list[str] = []
+    held: list[str] = []
+    reference = [(t, a) for t, a, _ in s.steps]
+    for cf in copies(s.world, s.task):
+        if not isinstance(cf, Copy):
+            problems.append(f"{cf.kind} '{cf.value}': no counterfactual — {cf.why}")
+            continue
+        what = f"{cf.kind} '{cf.value}' → '{cf.other}' ({cf.where})"
+        rung = f"ladder-{s.task.level}"
+        ladder = grade(cf.task, play(cf.world, cf.task, rung), s.registry)
+        if not ladder.passed:
+            codes = ", ".join(f"{c.code}: {c.label}" for c in ladder.failures[:2])
+            problems.append(f"{what}: {rung}, reading the source, does not reach the other state ({codes})")
+            continue
+        if grade(cf.task, replay(cf.world, cf.task, reference), s.registry).passed:
+            problems.append(f"{what}: the original reference still passes — the source is not load-bearing")
+            continue
+        both = [
+            name
+            for name in sorted(passed_here)
+            if grade(cf.task, run_shortcut(name, cf.world, cf.task), s.registry).passed
+        ]
+        if both:
+            problems.append(f"{what}: {', '.join(both)} pass(es) both copies")
+            continue
+        held.append(what)
+    if problems:
+        return GateResult(False, "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""))
+    return GateResult(
+        True,
+        f"{len(held)} counterfactual(s) hold — {rung_note(s.task.level)} reaches the other state, the original "
+        "reference fails it, no shortcut passes both: " + "; ".join(held),
+    )
+
+
+def rung_note(level: int) -> str:
+    return f"ladder-{level}"
 
 
 @gate("judge")

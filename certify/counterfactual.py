@@ -1,0 +1,435 @@
+"""Counterfactual copies of a task: the same request in a world whose source says something else.
+
+A level's hidden value (Find's target, Derive's carried value, Ground's fact) is meant to come from a source —
+the catalog's content, a policy document, a fact's passage. That is established per task, not assumed: the task
+is copied into a world where the source says another thing (another widget is the one that fits the description;
+the documents the reference reads define the phrase as another option; the fact's passage states another value),
+with the eval that world implies. Then
+- the reference agent of the level (the ladder rung, which reads sources and nothing privileged) must pass the
+  copy: reading the source, it reaches the other state;
+- the original reference, replayed in the copy, must fail it: the source changes the right answer, so no fixed
+  behaviour passes both copies;
+- every shortcut agent (the gated battery and the probes) must fail at least one of the two copies.
+
+Nothing here edits a file: the copies are built in memory from the task and the world (frozen dataclasses
+replaced, an eval rewritten as JSON), so a counterfactual costs a few replays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from simulator import World, option_values
+
+from .agents.base import TaskView
+from .episode import Episode, start_episode
+from .task import Task
+from .trial import end_if_lost
+
+# What the three kinds of source are called in a verdict.
+SOURCE_WORDS = {
+    "target": "another widget fits the description",
+    "carried": "the policy the reference reads defines the phrase as another option",
+    "planted": "the fact's passage states another value",
+}
+# A free-text value (a title) has no declared alternatives: its counterfactual is one of these, the first the
+# task does not already use.
+TITLE_ALTERNATIVES = ("Desk Ledger", "Working Papers", "Review Sheet", "Morning Sheet")
+
+
+@dataclass
+class Copy:
+    """One counterfactual: what changed (`value` → `other`, in `where`), the world and the task it implies."""
+
+    kind: str
+    value: str
+    other: str
+    where: str
+    world: World
+    task: Task
+
+
+@dataclass
+class NotApplicable:
+    """A hidden value for which no counterfactual can be built, and why (a gate reports it, never passes it
+    silently)."""
+
+    kind: str
+    value: str
+    why: str
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _word(value: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])")
+
+
+def swap_words(text: str, pairs: dict[str, str]) -> str:
+    """`text` with every whole-word occurrence of each key replaced by its value, in one pass (so a swap a↔b
+    given as {a: b, b: a} exchanges them instead of undoing itself)."""
+    keys = sorted((k for k in pairs if k), key=len, reverse=True)
+    if not keys:
+        return text
+    pattern = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(k) for k in keys) + r")(?![\w-]|\.\d)")
+    return pattern.sub(lambda m: pairs[m.group(1)], text)
+
+
+def _walk(obj: Any, fn: Callable[[Any, str | None], Any], key: str | None = None) -> Any:
+    """`obj` rebuilt with `fn(leaf, key)` applied to every scalar leaf (`key` the dict key above it)."""
+    if isinstance(obj, dict):
+        return {k: _walk(v, fn, k) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_walk(v, fn, key) for v in obj]
+    return fn(obj, key)
+
+
+def _data_args(obj: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every dict holding `data_args` in `obj`, with its data_args."""
+    if isinstance(obj, dict):
+        if isinstance(obj.get("data_args"), dict):
+            yield obj, obj["data_args"]
+        for v in obj.values():
+            yield from _data_args(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _data_args(v)
+
+
+def _rows(world: World, task: Task, origin: str, widget_id: str, args: dict[str, Any]) -> list[Any]:
+    episode = start_episode(world, task)
+    env = episode.act("get_widget_data", {"origin": origin, "widget_id": widget_id, "data_args": args})
+    data = env.get("data") if env.get("ok") else None
+    rows = data.get("data") if isinstance(data, dict) else None
+    return rows if isinstance(rows, list) else []
+
+
+def _cells(row: Any) -> list[tuple[str, Any]]:
+    return list(row.items()) if isinstance(row, dict) else list(enumerate(row if isinstance(row, list) else []))
+
+
+def _copy_world(world: World, what: str, **changes: Any) -> World:
+    """`world` with some of its parts replaced; a fingerprint of its own, so nothing cached on the original
+    world (certificates, listings) is taken for the copy's."""
+    digest = hashlib.sha256(f"{world.fingerprint}|{what}".encode()).hexdigest()[:16]
+    return dataclasses.replace(world, fingerprint=f"{world.fingerprint}~cf{digest}", cache={}, **changes)
+
+
+def _task_with(task: Task, *, eval_: dict[str, Any] | None = None, setup: dict[str, Any] | None = None) -> Task:
+    data = task.model_dump(mode="json", exclude_none=True)
+    if eval_ is not None:
+        data["eval"] = eval_
+    if setup is not None:
+        data["setup"] = setup
+    data["id"] = task.id
+    return Task.model_validate(data)
+
+
+def _source_docs(world: World, task: Task, source: str | None) -> list[str]:
+    """The documents the hidden value comes from: the fact's own source when it names one, else every document
+    the reference reads (skills, resources, prompts), as 'kind:name'."""
+    if source:
+        return [source]
+    out: list[str] = []
+    for step in task.eval.reference_steps():
+        args = step.args if isinstance(step.args, dict) else {}
+        if step.tool == "get_skill_content" and args.get("slug") in world.skills:
+            out.append(f"skill:{args['slug']}")
+        elif step.tool == "read_workspace_resource" and args.get("uri") in world.resources:
+            out.append(f"resource:{args['uri']}")
+        elif step.tool == "get_workspace_prompt" and args.get("name") in world.prompts:
+            out.append(f"prompt:{args['name']}")
+    return list(dict.fromkeys(out))
+
+
+def _rewrite_docs(world: World, docs: list[str], pairs: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """The world parts with `pairs` swapped in the named documents' text, and the documents that changed."""
+    skills, resources, prompts = dict(world.skills), dict(world.resources), dict(world.prompts)
+    changed: list[str] = []
+    for doc in docs:
+        kind, _, name = doc.partition(":")
+        if kind == "skill" and name in skills:
+            s = skills[name]
+            new = dataclasses.replace(s, content=swap_words(s.content, pairs))
+            if new.content != s.content:
+                skills[name] = new
+                changed.append(doc)
+        elif kind == "resource" and name in resources:
+            r = resources[name]
+            new_r = dataclasses.replace(r, text=swap_words(r.text, pairs))
+            if new_r.text != r.text:
+                resources[name] = new_r
+                changed.append(doc)
+        elif kind == "prompt" and name in prompts:
+            p = prompts[name]
+            new_p = dataclasses.replace(p, text=swap_words(p.text, pairs))
+            if new_p.text != p.text:
+                prompts[name] = new_p
+                changed.append(doc)
+    return {"skills": skills, "resources": resources, "prompts": prompts}, changed
+
+
+# ------------------------------------------------------------------------------------------- carried value
+def _carrying_param(world: World, task: Task, value: str) -> tuple[str, str, str, dict[str, Any]] | None:
+    """(origin, widget_id, param, its declaration) of a catalog widget the eval sets to `value`."""
+    ev = task.model_dump(mode="json")["eval"]
+    for holder, args in _data_args(ev):
+        for key, v in args.items():
+            if v != value:
+                continue
+            origin, wid = holder.get("origin"), holder.get("widget_id")
+            fixture = world.fixture_of(str(origin), task.setup.workspace_backends or None) if origin else None
+            definition = fixture.catalog.widgets.get(str(wid)) if fixture and wid else None
+            param = definition.param(key) if definition else None
+            if param is not None and option_values(param):
+                return str(origin), str(wid), key, param
+    return None
+
+
+def _label(param: dict[str, Any], value: Any) -> str | None:
+    for option in param.get("options") or []:
+        if isinstance(option, dict) and option.get("value") == value and isinstance(option.get("label"), str):
+            return str(option["label"])
+    return None
+
+
+def _used_values(task: Task, key: str) -> set[Any]:
+    """Every value the task's setup or eval gives parameter `key` anywhere (twins, decoys, look-alikes)."""
+    dumped = task.model_dump(mode="json")
+    return {args[key] for _, args in _data_args([dumped["setup"], dumped["eval"]]) if key in args}
+
+
+def carried_copy(world: World, task: Task, value: str, source: str | None, kind: str) -> Copy | NotApplicable:
+    docs = _source_docs(world, task, source)
+    if not docs:
+        return NotApplicable(kind, value, "the reference reads no document the value could come from")
+    found = _carrying_param(world, task, value)
+    if found is None:
+        return _free_text_copy(world, task, value, docs, kind)
+    origin, wid, key, param = found
+    used = _used_values(task, key)
+    base_rows = None
+    for other in option_values(param):
+        if other == value or other in used:
+            continue
+        pairs = {value: str(other), str(other): value}
+        label, other_label = _label(param, value), _label(param, other)
+        if label and other_label and label != value and other_label != str(other):
+            pairs |= {label: other_label, other_label: label}
+        parts, changed = _rewrite_docs(world, docs, pairs)
+        if not changed:
+            return NotApplicable(
+                kind, value, f"no document it comes from ({', '.join(docs)}) states '{value}' or its label"
+            )
+        if base_rows is None:
+            base_rows = _rows(world, task, origin, wid, _target_args(task, origin, wid, key, value))
+        other_rows = _rows(world, task, origin, wid, {**_target_args(task, origin, wid, key, value), key: other})
+        if not other_rows or other_rows == base_rows:
+            continue  # an option serving the same rows (or none) would change nothing graded by the note
+        cf_world = _copy_world(world, f"{kind}:{value}->{other}:{','.join(changed)}", **parts)
+        cf_task = _carried_task(task, key, value, other, base_rows, other_rows)
+        return Copy(kind, value, str(other), ", ".join(changed), cf_world, cf_task)
+    return NotApplicable(kind, value, f"no other option of '{key}' serves different rows on {wid}")
+
+
+def _target_args(task: Task, origin: str, wid: str, key: str, value: str) -> dict[str, Any]:
+    for holder, args in _data_args(task.model_dump(mode="json")["eval"]):
+        if holder.get("origin") == origin and holder.get("widget_id") == wid and args.get(key) == value:
+            return dict(args)
+    return {key: value}
+
+
+def _row_map(base: list[Any], other: list[Any]) -> dict[str, str]:
+    """Cell by cell (same row, same column): what the served value was → what the other option serves."""
+    out: dict[str, str] = {}
+    for a, b in zip(base, other, strict=False):
+        cells_b = dict(_cells(b))
+        for col, x in _cells(a):
+            if col in cells_b and str(x) != str(cells_b[col]) and str(x) not in out:
+                out[str(x)] = str(cells_b[col])
+    return out
+
+
+def _carried_task(
+    task: Task, key: str, value: str, other: Any, base_rows: list[Any], other_rows: list[Any]
+) -> Task:
+    ev = task.model_dump(mode="json", exclude_none=True)["eval"]
+    cells = _row_map(base_rows, other_rows)
+
+    def leaf(x: Any, k: str | None) -> Any:
+        if k == key and x == value:
+            return other
+        if isinstance(x, str) and k in ("data", "text", "reference_answer"):
+            return swap_words(x, cells)
+        if isinstance(x, str) and x in cells:
+            return cells[x]
+        return x
+
+    new = _walk(ev, leaf)
+    new.pop("judge_evaluation", None)  # the judged answer is the judge gate's; the copy grades the state
+    served = {str(v) for row in other_rows for _, v in _cells(row)}
+    if isinstance(ev.get("answer_must_not_contain"), list):
+        cited = [x for x in cells if _word(x).search(str(ev.get("reference_answer") or ""))]
+        new["answer_must_not_contain"] = [
+            m for m in ev["answer_must_not_contain"] if m not in served
+        ] + [x for x in cited if x not in served]
+    for before, after in zip(ev.get("required_generated_widgets") or [], new.get("required_generated_widgets") or [], strict=False):
+        expected = list(after.get("data_contains") or [])
+        if "must_not_contain" in before:
+            dropped = [x for x in before.get("data_contains") or [] if x not in expected]
+            after["must_not_contain"] = [m for m in before["must_not_contain"] if m not in expected] + dropped
+    return _task_with(task, eval_=new)
+
+
+def _free_text_copy(world: World, task: Task, value: str, docs: list[str], kind: str) -> Copy | NotApplicable:
+    """A carried value with no declared options (a tab title): the passage states another title."""
+    text = json.dumps(task.model_dump(mode="json")) + task.prompt
+    other = next((t for t in TITLE_ALTERNATIVES if t not in text), None)
+    if other is None:
+        return NotApplicable(kind, value, "no alternative title is free in this task")
+    parts, changed = _rewrite_docs(world, docs, {value: other})
+    if not changed:
+        return NotApplicable(kind, value, f"no document it comes from ({', '.join(docs)}) states '{value}'")
+    ev = task.model_dump(mode="json", exclude_none=True)["eval"]
+    new = _walk(ev, lambda x, k: other if isinstance(x, str) and x.casefold() == value.casefold() else x)
+    new.pop("judge_evaluation", None)
+    new.pop("reference_answer", None)
+    if isinstance(new.get("accepted_names"), list):
+        new["accepted_names"] = [other]
+    cf_world = _copy_world(world, f"{kind}:{value}->{other}:{','.join(changed)}", **parts)
+    return Copy(kind, value, other, ", ".join(changed), cf_world, _task_with(task, eval_=new))
+
+
+# ----------------------------------------------------------------------------------------------- find target
+def _target_widget(world: World, task: Task, name: str) -> tuple[str, str] | None:
+    """(origin, widget_id) of the catalog widget named `name` that the eval grades."""
+    ev = task.model_dump(mode="json")["eval"]
+    placed = {
+        w.widget_uuid: (w.origin, w.widget_id)
+        for w in (task.setup.initial_state.dashboard.widgets if task.setup.initial_state and task.setup.initial_state.dashboard else [])
+    }
+    candidates: list[tuple[str, str]] = [
+        (str(r.get("origin")), str(r.get("widget_id"))) for r in ev.get("required_widgets") or [] if r.get("widget_id")
+    ]
+    for step in task.eval.reference_steps():
+        args = step.args if isinstance(step.args, dict) else {}
+        if args.get("widget_uuid") in placed:
+            candidates.append(placed[args["widget_uuid"]])
+        elif args.get("origin") and args.get("widget_id"):
+            candidates.append((str(args["origin"]), str(args["widget_id"])))
+    for origin, wid in candidates:
+        fixture = world.fixture_of(origin, task.setup.workspace_backends or None)
+        definition = fixture.catalog.widgets.get(wid) if fixture else None
+        if definition is not None and definition.name.casefold() == name.casefold():
+            return origin, wid
+    return None
+
+
+def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
+    """Another widget of the target's app becomes the one that fits: the two widgets' whole content (name,
+    description, parameters, rows) is exchanged while their ids and catalog places stay, and on the board the
+    target's instance takes the other's place. An agent that reads what widgets are follows the content; one
+    that reads where they sit or what they are called by id does not."""
+    found = _target_widget(world, task, name)
+    if found is None:
+        return NotApplicable("target", name, "the eval grades no catalog widget of that name")
+    origin, a = found
+    fixture = world.fixture_of(origin, task.setup.workspace_backends or None)
+    assert fixture is not None
+    catalog = fixture.catalog
+    apps = catalog.apps_of(a)
+    mates = [w for app in apps for w in catalog.app_widgets(app) if w != a and w in catalog.widgets]
+    mates = list(dict.fromkeys(mates)) or [w for w in catalog.widgets if w != a]
+    dumped = task.model_dump(mode="json", exclude_none=True)
+    on_board = {
+        w.get("widget_id")
+        for w in ((dumped["setup"].get("initial_state") or {}).get("dashboard") or {}).get("widgets") or []
+    }
+    # A look-alike already placed beside the target first: that is the widget a reader must tell apart.
+    mates.sort(key=lambda w: w not in on_board)
+    if not mates:
+        return NotApplicable("target", name, f"'{a}' is the only widget of {origin}: nothing else could fit")
+    b = mates[0]
+    da, db = catalog.widgets[a], catalog.widgets[b]
+    widgets = dict(catalog.widgets)
+    widgets[a] = dataclasses.replace(db, widget_id=a)
+    widgets[b] = dataclasses.replace(da, widget_id=b)
+    new_catalog = dataclasses.replace(catalog, widgets=widgets, _listings={})
+    backends = dict(world.backends)
+    backends[fixture.slug] = dataclasses.replace(fixture, catalog=new_catalog)
+    cf_world = _copy_world(world, f"target:{origin}:{a}<->{b}", backends=backends)
+
+    ids = {a: b, b: a}
+
+    def relabel(x: Any, k: str | None) -> Any:
+        return ids.get(x, x) if k in ("widget_id", "i") and isinstance(x, str) else x
+
+    setup = _walk(dumped["setup"], relabel)
+    board = (setup.get("initial_state") or {}).get("dashboard") or {}
+    placed = board.get("widgets") or []
+    mine = [i for i, w in enumerate(placed) if w.get("origin") == origin and w.get("widget_id") in ids]
+    if len(placed) >= 2:
+        # The target's instance and the other placed widgets change places (order and layout), so no position on
+        # the board is the target's in both copies.
+        order = list(reversed(range(len(placed))))
+        layouts = [w.get("layout") for w in placed]
+        board["widgets"] = [
+            {**placed[j], **({"layout": layouts[i]} if layouts[i] is not None else {})} for i, j in enumerate(order)
+        ]
+    del mine
+    cf_task = _task_with(task, eval_=_walk(dumped["eval"], relabel), setup=setup)
+    return Copy("target", name, db.name, f"{origin}: '{a}' ↔ '{b}'", cf_world, cf_task)
+
+
+def copies(world: World, task: Task) -> list[Copy | NotApplicable]:
+    """One counterfactual per hidden value (a planted fact and the value it carries make one)."""
+    hidden = task.meta.hidden if task.meta else []
+    planted = next((h for h in hidden if h.kind == "planted"), None)
+    out: list[Copy | NotApplicable] = []
+    for h in hidden:
+        if h.kind == "target":
+            out.append(target_copy(world, task, h.value))
+        elif h.kind == "carried":
+            kind = "planted" if planted is not None else "carried"
+            out.append(carried_copy(world, task, h.value, planted.source if planted else None, kind))
+    if planted is not None and not any(h.kind == "carried" for h in hidden):
+        out.append(NotApplicable("planted", planted.value, "the fact carries no value the eval grades"))
+    return out
+
+
+def play(world: World, task: Task, agent_name: str) -> Episode:
+    """One episode of a deterministic reference agent (a ladder rung) on `task`, driven synchronously: its
+    session is a script whose awaits never suspend."""
+    from .agents import resolve_agent
+
+    agent = resolve_agent(agent_name)
+    session = agent.session(TaskView.of(task), task if agent.privileged else None)
+    episode = start_episode(world, task)
+    observation: dict[str, Any] | None = None
+    try:
+        while True:
+            end_if_lost(episode, task)
+            if episode.done:
+                break
+            coro = session.next_action(observation)
+            try:
+                coro.send(None)
+                raise RuntimeError(f"{agent_name} suspended; the counterfactual check needs a scripted agent")
+            except StopIteration as stop:
+                action = stop.value
+            if action is None:
+                break
+            if action.parse_error is not None:
+                break
+            observation = episode.act(action.tool, action.args)
+    finally:
+        episode.stop("agent_stopped")
+    return episode
+
+
+__all__ = ["Copy", "NotApplicable", "copies", "play", "swap_words"]
