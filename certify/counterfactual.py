@@ -147,6 +147,14 @@ def _source_docs(world: World, task: Task, source: str | None) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _every_doc(world: World) -> list[str]:
+    return (
+        [f"skill:{k}" for k in world.skills]
+        + [f"resource:{k}" for k in world.resources]
+        + [f"prompt:{k}" for k in world.prompts]
+    )
+
+
 def _rewrite_docs(world: World, docs: list[str], pairs: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
     """The world parts with `pairs` swapped in the named documents' text, and the documents that changed."""
     skills, resources, prompts = dict(world.skills), dict(world.resources), dict(world.prompts)
@@ -205,36 +213,39 @@ def _used_values(task: Task, key: str) -> set[Any]:
 
 
 def carried_copy(world: World, task: Task, value: str, source: str | None, kind: str) -> Copy | NotApplicable:
-    docs = _source_docs(world, task, source)
-    if not docs:
-        return NotApplicable(kind, value, "the reference reads no document the value could come from")
+    # The documents the reference reads; when it reads none (the policy is found without a read the reference
+    # spells out), every document of the world: the counterfactual world then says the other thing everywhere.
+    docs = _source_docs(world, task, source) or _every_doc(world)
     found = _carrying_param(world, task, value)
     if found is None:
         return _free_text_copy(world, task, value, docs, kind)
     origin, wid, key, param = found
     used = _used_values(task, key)
-    base_rows = None
-    for other in option_values(param):
-        if other == value or other in used:
-            continue
-        pairs = {value: str(other), str(other): value}
-        label, other_label = _label(param, value), _label(param, other)
-        if label and other_label and label != value and other_label != str(other):
-            pairs |= {label: other_label, other_label: label}
-        parts, changed = _rewrite_docs(world, docs, pairs)
-        if not changed:
-            return NotApplicable(
-                kind, value, f"no document it comes from ({', '.join(docs)}) states '{value}' or its label"
-            )
-        if base_rows is None:
-            base_rows = _rows(world, task, origin, wid, _target_args(task, origin, wid, key, value))
-        other_rows = _rows(world, task, origin, wid, {**_target_args(task, origin, wid, key, value), key: other})
-        if not other_rows or other_rows == base_rows:
-            continue  # an option serving the same rows (or none) would change nothing graded by the note
-        cf_world = _copy_world(world, f"{kind}:{value}->{other}:{','.join(changed)}", **parts)
-        cf_task = _carried_task(task, key, value, other, base_rows, other_rows)
-        return Copy(kind, value, str(other), ", ".join(changed), cf_world, cf_task)
-    return NotApplicable(kind, value, f"no other option of '{key}' serves different rows on {wid}")
+    args = _target_args(task, origin, wid, key, value)
+    base_rows = _rows(world, task, origin, wid, args)
+    # An option the task uses nowhere else first (a twin or decoy keeps its own value in both copies).
+    candidates = [o for o in option_values(param) if o != value and o not in used] or [
+        o for o in option_values(param) if o != value
+    ]
+    if not candidates:
+        return NotApplicable(kind, value, f"'{key}' declares no other option")
+    served = {str(o): _rows(world, task, origin, wid, {**args, key: o}) for o in candidates}
+    # An option serving other rows first: then what the agent records changes with the source too.
+    candidates.sort(key=lambda o: not served[str(o)] or served[str(o)] == base_rows)
+    other = candidates[0]
+    pairs = {value: str(other), str(other): value}
+    label, other_label = _label(param, value), _label(param, other)
+    if label and other_label and label != value and other_label != str(other):
+        pairs |= {label: other_label, other_label: label}
+    parts, changed = _rewrite_docs(world, docs, pairs)
+    if not changed:
+        return NotApplicable(
+            kind, value, f"no document it comes from ({', '.join(docs)}) states '{value}' or its label"
+        )
+    cf_world = _copy_world(world, f"{kind}:{value}->{other}:{','.join(changed)}", **parts)
+    cf_task = _retarget(task, task.model_dump(mode="json", exclude_none=True)["eval"], key, value, other,
+                        base_rows, served[str(other)])
+    return Copy(kind, value, str(other), ", ".join(changed), cf_world, cf_task)
 
 
 def _target_args(task: Task, origin: str, wid: str, key: str, value: str) -> dict[str, Any]:
@@ -255,14 +266,17 @@ def _row_map(base: list[Any], other: list[Any]) -> dict[str, str]:
     return out
 
 
-def _carried_task(
-    task: Task, key: str, value: str, other: Any, base_rows: list[Any], other_rows: list[Any]
+def _retarget(
+    task: Task, ev: dict[str, Any], key: str | None, value: Any, other: Any, base_rows: list[Any],
+    other_rows: list[Any],
 ) -> Task:
-    ev = task.model_dump(mode="json", exclude_none=True)["eval"]
+    """The task with `eval` `ev` rewritten for the copy: parameter `key` set to `other` where it was `value`,
+    and what the reference records of the served rows (notes, the answer's forbidden figures) moved from the rows
+    it read to the rows the copy serves."""
     cells = _row_map(base_rows, other_rows)
 
     def leaf(x: Any, k: str | None) -> Any:
-        if k == key and x == value:
+        if key is not None and k == key and x == value:
             return other
         if isinstance(x, str) and k in ("data", "text", "reference_answer"):
             return swap_words(x, cells)
@@ -273,16 +287,24 @@ def _carried_task(
     new = _walk(ev, leaf)
     new.pop("judge_evaluation", None)  # the judged answer is the judge gate's; the copy grades the state
     served = {str(v) for row in other_rows for _, v in _cells(row)}
+    text = " ".join(served)
+
+    def still_served(m: Any) -> bool:
+        return str(m) in served or str(m) in text
     if isinstance(ev.get("answer_must_not_contain"), list):
         cited = [x for x in cells if _word(x).search(str(ev.get("reference_answer") or ""))]
         new["answer_must_not_contain"] = [
-            m for m in ev["answer_must_not_contain"] if m not in served
-        ] + [x for x in cited if x not in served]
+            m for m in ev["answer_must_not_contain"] if not still_served(m)
+        ] + [x for x in cited if not still_served(x) and x not in ev["answer_must_not_contain"]]
     for before, after in zip(ev.get("required_generated_widgets") or [], new.get("required_generated_widgets") or [], strict=False):
         expected = list(after.get("data_contains") or [])
         if "must_not_contain" in before:
-            dropped = [x for x in before.get("data_contains") or [] if x not in expected]
-            after["must_not_contain"] = [m for m in before["must_not_contain"] if m not in expected] + dropped
+            # What the original recorded and the copy no longer serves is now a distractor; what the copy
+            # still serves (another row of the same rows) stays allowed, as it was.
+            dropped = [x for x in before.get("data_contains") or [] if x not in expected and not still_served(x)]
+            after["must_not_contain"] = [
+                m for m in before["must_not_contain"] if m not in expected and not still_served(m)
+            ] + dropped
     return _task_with(task, eval_=new)
 
 
@@ -330,6 +352,36 @@ def _target_widget(world: World, task: Task, name: str) -> tuple[str, str] | Non
     return None
 
 
+def _shifted(row: Any, params: set[str]) -> Any:
+    if not isinstance(row, dict):
+        return row
+    out = {}
+    for k, v in row.items():
+        if k in params or isinstance(v, bool) or not isinstance(v, int | float):
+            out[k] = v
+        else:
+            out[k] = v + 1 if isinstance(v, int) else round(v * 1.5 + 0.01, 4)
+    return out
+
+
+def _served_otherwise(definition: Any) -> Any:
+    """`definition` serving other figures: every number of its rows that is not a filter column moved, so what
+    a reader records of them differs in the copy and a trace that wrote the original's figures down fails."""
+    params = {str(p.get("paramName")) for p in definition.params}
+    rows = [_shifted(r, params) for r in definition.rows] if definition.rows else definition.rows
+    samples = (
+        [
+            {**x, "data": [_shifted(r, params) for r in x["data"]]}
+            if isinstance(x, dict) and isinstance(x.get("data"), list)
+            else x
+            for x in definition.sample_by_args
+        ]
+        if definition.sample_by_args
+        else definition.sample_by_args
+    )
+    return dataclasses.replace(definition, rows=rows, sample_by_args=samples)
+
+
 def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
     """Another widget of the target's app becomes the one that fits: the two widgets' whole content (name,
     description, parameters, rows) is exchanged while their ids and catalog places stay, and on the board the
@@ -351,6 +403,12 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
         for w in ((dumped["setup"].get("initial_state") or {}).get("dashboard") or {}).get("widgets") or []
     }
     # A look-alike already placed beside the target first: that is the widget a reader must tell apart.
+    graded_ids = {str(r.get("widget_id")) for r in dumped["eval"].get("required_widgets") or []}
+    mates = [
+        w
+        for w in mates
+        if w not in graded_ids and catalog.widgets[w].name.casefold() not in task.prompt.casefold()
+    ] or mates
     mates.sort(key=lambda w: w not in on_board)
     if not mates:
         return NotApplicable("target", name, f"'{a}' is the only widget of {origin}: nothing else could fit")
@@ -358,7 +416,7 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
     da, db = catalog.widgets[a], catalog.widgets[b]
     widgets = dict(catalog.widgets)
     widgets[a] = dataclasses.replace(db, widget_id=a)
-    widgets[b] = dataclasses.replace(da, widget_id=b)
+    widgets[b] = _served_otherwise(dataclasses.replace(da, widget_id=b))
     new_catalog = dataclasses.replace(catalog, widgets=widgets, _listings={})
     backends = dict(world.backends)
     backends[fixture.slug] = dataclasses.replace(fixture, catalog=new_catalog)
@@ -370,19 +428,38 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
         return ids.get(x, x) if k in ("widget_id", "i") and isinstance(x, str) else x
 
     setup = _walk(dumped["setup"], relabel)
+    new_eval = _walk(dumped["eval"], relabel)
     board = (setup.get("initial_state") or {}).get("dashboard") or {}
     placed = board.get("widgets") or []
-    mine = [i for i, w in enumerate(placed) if w.get("origin") == origin and w.get("widget_id") in ids]
-    if len(placed) >= 2:
-        # The target's instance and the other placed widgets change places (order and layout), so no position on
-        # the board is the target's in both copies.
-        order = list(reversed(range(len(placed))))
-        layouts = [w.get("layout") for w in placed]
-        board["widgets"] = [
-            {**placed[j], **({"layout": layouts[i]} if layouts[i] is not None else {})} for i, j in enumerate(order)
-        ]
-    del mine
-    cf_task = _task_with(task, eval_=_walk(dumped["eval"], relabel), setup=setup)
+    mine = next((i for i, w in enumerate(placed) if w.get("origin") == origin and w.get("widget_id") == b), None)
+    graded = json.dumps(dumped["eval"])
+    if mine is not None and placed[mine].get("widget_uuid") and placed[mine]["widget_uuid"] in graded:
+        # The target sits on the board and the reference addresses its instance: the instance of the other
+        # placed widget becomes the one to work on. The two instances exchange what they are (widget, values)
+        # and keep where they are (uuid, order, layout), so no uuid or position is the target's in both copies.
+        others = [i for i, w in enumerate(placed) if i != mine]
+        others.sort(key=lambda i: placed[i].get("widget_id") != a)
+        if not others:
+            return NotApplicable("target", name, "the target is alone on its board: nothing else could fit")
+        j = others[0]
+        kept = ("widget_uuid", "layout", "tab_id")
+        pi, pj = placed[mine], placed[j]
+        placed[mine] = {**{k: v for k, v in pj.items() if k not in kept}, **{k: pi[k] for k in kept if k in pi}}
+        placed[j] = {**{k: v for k, v in pi.items() if k not in kept}, **{k: pj[k] for k in kept if k in pj}}
+        uuids = {pi["widget_uuid"]: pj["widget_uuid"], pj["widget_uuid"]: pi["widget_uuid"]}
+        new_eval = _walk(new_eval, lambda x, k: uuids.get(x, x) if isinstance(x, str) else x)
+    # The target's rows also serve other figures in the copy, so what a reader records of them (the first
+    # row) differs too: a fixed trace that wrote the original's values down fails the copy.
+    reads = [
+        dict(h[1]) for h in _data_args(dumped["eval"]) if h[0].get("widget_id") == a and h[0].get("origin") == origin
+    ]
+    if reads:
+        probe_task = _task_with(task, setup=setup)
+        base = _rows(world, task, origin, a, reads[0])
+        moved = _rows(cf_world, probe_task, origin, b, reads[0])
+        cf_task = _retarget(probe_task, new_eval, None, None, None, base, moved)
+    else:
+        cf_task = _task_with(task, eval_=new_eval, setup=setup)
     return Copy("target", name, db.name, f"{origin}: '{a}' ↔ '{b}'", cf_world, cf_task)
 
 
