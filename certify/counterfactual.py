@@ -238,14 +238,29 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     if label and other_label and label != value and other_label != str(other):
         pairs |= {label: other_label, other_label: label}
     parts, changed = _rewrite_docs(world, docs, pairs)
+    # A policy may also sit in a note on the board (the task's own setup): it says the other thing too, and the
+    # eval's check that the note is kept reads the note as the copy has it.
+    dumped = task.model_dump(mode="json", exclude_none=True)
+    setup = _walk(dumped["setup"], lambda x, k: _sentence_swap(x, pairs) if k == "data" else x)
+    if setup != dumped["setup"]:
+        changed.append("the board's notes")
     if not changed:
         return NotApplicable(
             kind, value, f"no document it comes from ({', '.join(docs)}) states '{value}' or its label"
         )
+    ev = _walk(dumped["eval"], lambda x, k: _sentence_swap(x, pairs) if k == "data_contains" else x)
     cf_world = _copy_world(world, f"{kind}:{value}->{other}:{','.join(changed)}", **parts)
-    cf_task = _retarget(task, task.model_dump(mode="json", exclude_none=True)["eval"], key, value, other,
-                        base_rows, served[str(other)])
+    probe_task = _task_with(task, setup=setup)
+    cf_task = _retarget(probe_task, ev, key, value, other, base_rows, served[str(other)])
     return Copy(kind, value, str(other), ", ".join(changed), cf_world, cf_task)
+
+
+def _sentence_swap(x: Any, pairs: dict[str, str]) -> Any:
+    """`pairs` swapped in a sentence (a note's text), never in a bare value: a cell that is an option's value
+    is the rows' business, not the policy's."""
+    if not isinstance(x, str) or len(x.split()) < 4:
+        return x
+    return swap_words(x, pairs)
 
 
 def _target_args(task: Task, origin: str, wid: str, key: str, value: str) -> dict[str, Any]:
