@@ -295,8 +295,8 @@ def _retarget(
             return other
         if isinstance(x, str) and k in ("data", "text", "reference_answer"):
             return swap_words(x, cells)
-        if isinstance(x, str) and x in cells:
-            return cells[x]
+        if isinstance(x, str) and x in cells and k == "data_contains":
+            return cells[x]  # a recorded figure; never an argument (data_args are the source's business)
         return x
 
     new = _walk(ev, leaf)
@@ -375,7 +375,8 @@ def _shifted(row: Any, params: set[str]) -> Any:
         if k in params or isinstance(v, bool) or not isinstance(v, int | float):
             out[k] = v
         else:
-            out[k] = v + 1 if isinstance(v, int) else round(v * 1.5 + 0.01, 4)
+            # Far from the original and from small counts, so no substring check mistakes one for the other.
+            out[k] = v * 7 + 1013 if isinstance(v, int) else round(v * 1.5 + 0.0137, 4)
     return out
 
 
