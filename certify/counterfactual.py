@@ -109,8 +109,11 @@ def _rows(world: World, task: Task, origin: str, widget_id: str, args: dict[str,
     return rows if isinstance(rows, list) else []
 
 
-def _cells(row: Any) -> list[tuple[str, Any]]:
-    return list(row.items()) if isinstance(row, dict) else list(enumerate(row if isinstance(row, list) else []))
+def _cells(row: Any) -> list[tuple[Any, Any]]:
+    """(column, value) of a served row: a dict's keys, a list's positions."""
+    if isinstance(row, dict):
+        return list(row.items())
+    return list(enumerate(row)) if isinstance(row, list) else []
 
 
 def _copy_world(world: World, what: str, **changes: Any) -> World:
@@ -120,7 +123,9 @@ def _copy_world(world: World, what: str, **changes: Any) -> World:
     return dataclasses.replace(world, fingerprint=f"{world.fingerprint}~cf{digest}", cache={}, **changes)
 
 
-def _task_with(task: Task, *, eval_: dict[str, Any] | None = None, setup: dict[str, Any] | None = None) -> Task:
+def _task_with(
+    task: Task, *, eval_: dict[str, Any] | None = None, setup: dict[str, Any] | None = None
+) -> Task:
     data = task.model_dump(mode="json", exclude_none=True)
     if eval_ is not None:
         data["eval"] = eval_
@@ -282,7 +287,12 @@ def _row_map(base: list[Any], other: list[Any]) -> dict[str, str]:
 
 
 def _retarget(
-    task: Task, ev: dict[str, Any], key: str | None, value: Any, other: Any, base_rows: list[Any],
+    task: Task,
+    ev: dict[str, Any],
+    key: str | None,
+    value: Any,
+    other: Any,
+    base_rows: list[Any],
     other_rows: list[Any],
 ) -> Task:
     """The task with `eval` `ev` rewritten for the copy: parameter `key` set to `other` where it was `value`,
@@ -306,17 +316,22 @@ def _retarget(
 
     def still_served(m: Any) -> bool:
         return str(m) in served or str(m) in text
+
     if isinstance(ev.get("answer_must_not_contain"), list):
         cited = [x for x in cells if _word(x).search(str(ev.get("reference_answer") or ""))]
-        new["answer_must_not_contain"] = [
-            m for m in ev["answer_must_not_contain"] if not still_served(m)
-        ] + [x for x in cited if not still_served(x) and x not in ev["answer_must_not_contain"]]
-    for before, after in zip(ev.get("required_generated_widgets") or [], new.get("required_generated_widgets") or [], strict=False):
+        new["answer_must_not_contain"] = [m for m in ev["answer_must_not_contain"] if not still_served(m)] + [
+            x for x in cited if not still_served(x) and x not in ev["answer_must_not_contain"]
+        ]
+    for before, after in zip(
+        ev.get("required_generated_widgets") or [], new.get("required_generated_widgets") or [], strict=False
+    ):
         expected = list(after.get("data_contains") or [])
         if "must_not_contain" in before:
             # What the original recorded and the copy no longer serves is now a distractor; what the copy
             # still serves (another row of the same rows) stays allowed, as it was.
-            dropped = [x for x in before.get("data_contains") or [] if x not in expected and not still_served(x)]
+            dropped = [
+                x for x in before.get("data_contains") or [] if x not in expected and not still_served(x)
+            ]
             after["must_not_contain"] = [
                 m for m in before["must_not_contain"] if m not in expected and not still_served(m)
             ] + dropped
@@ -347,11 +362,17 @@ def _target_widget(world: World, task: Task, name: str) -> tuple[str, str] | Non
     """(origin, widget_id) of the catalog widget named `name` that the eval grades."""
     ev = task.model_dump(mode="json")["eval"]
     placed = {
-        w.widget_uuid: (w.origin, w.widget_id)
-        for w in (task.setup.initial_state.dashboard.widgets if task.setup.initial_state and task.setup.initial_state.dashboard else [])
+        w.widget_uuid: (str(w.origin), str(w.widget_id))
+        for w in (
+            task.setup.initial_state.dashboard.widgets
+            if task.setup.initial_state and task.setup.initial_state.dashboard
+            else []
+        )
     }
     candidates: list[tuple[str, str]] = [
-        (str(r.get("origin")), str(r.get("widget_id"))) for r in ev.get("required_widgets") or [] if r.get("widget_id")
+        (str(r.get("origin")), str(r.get("widget_id")))
+        for r in ev.get("required_widgets") or []
+        if r.get("widget_id")
     ]
     for step in task.eval.reference_steps():
         args = step.args if isinstance(step.args, dict) else {}
@@ -431,8 +452,12 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
     b = mates[0]
     da, db = catalog.widgets[a], catalog.widgets[b]
     widgets = dict(catalog.widgets)
-    widgets[a] = dataclasses.replace(db, widget_id=a)
-    widgets[b] = _served_otherwise(dataclasses.replace(da, widget_id=b))
+    # Names stay with the ids, like the ids themselves: a name is what a widget is called, not what it serves,
+    # so a prompt that names its target (rather than describing it) is caught, its name pointing elsewhere.
+    widgets[a] = dataclasses.replace(db, widget_id=a, definition={**db.definition, "name": da.name})
+    widgets[b] = _served_otherwise(
+        dataclasses.replace(da, widget_id=b, definition={**da.definition, "name": db.name})
+    )
     new_catalog = dataclasses.replace(catalog, widgets=widgets, _listings={})
     backends = dict(world.backends)
     backends[fixture.slug] = dataclasses.replace(fixture, catalog=new_catalog)
@@ -447,7 +472,9 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
     new_eval = _walk(dumped["eval"], relabel)
     board = (setup.get("initial_state") or {}).get("dashboard") or {}
     placed = board.get("widgets") or []
-    mine = next((i for i, w in enumerate(placed) if w.get("origin") == origin and w.get("widget_id") == b), None)
+    mine = next(
+        (i for i, w in enumerate(placed) if w.get("origin") == origin and w.get("widget_id") == b), None
+    )
     graded = json.dumps(dumped["eval"])
     if mine is not None and placed[mine].get("widget_uuid") and placed[mine]["widget_uuid"] in graded:
         # The target sits on the board and the reference addresses its instance: the instance of the other
@@ -460,14 +487,19 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
         j = others[0]
         kept = ("widget_uuid", "layout", "tab_id")
         pi, pj = placed[mine], placed[j]
-        placed[mine] = {**{k: v for k, v in pj.items() if k not in kept}, **{k: pi[k] for k in kept if k in pi}}
+        placed[mine] = {
+            **{k: v for k, v in pj.items() if k not in kept},
+            **{k: pi[k] for k in kept if k in pi},
+        }
         placed[j] = {**{k: v for k, v in pi.items() if k not in kept}, **{k: pj[k] for k in kept if k in pj}}
         uuids = {pi["widget_uuid"]: pj["widget_uuid"], pj["widget_uuid"]: pi["widget_uuid"]}
         new_eval = _walk(new_eval, lambda x, k: uuids.get(x, x) if isinstance(x, str) else x)
     # The target's rows also serve other figures in the copy, so what a reader records of them (the first
     # row) differs too: a fixed trace that wrote the original's values down fails the copy.
     reads = [
-        dict(h[1]) for h in _data_args(dumped["eval"]) if h[0].get("widget_id") == a and h[0].get("origin") == origin
+        dict(h[1])
+        for h in _data_args(dumped["eval"])
+        if h[0].get("widget_id") == a and h[0].get("origin") == origin
     ]
     if reads:
         probe_task = _task_with(task, setup=setup)

@@ -20,12 +20,12 @@ from typing import Any
 
 from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validate_widgets, value_allowed
 
+from .counterfactual import Copy, copies, play
 from .episode import Episode, replay
 from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade
 from .judge.audit import JudgeAudit, standing_in
 from .judge.audit import standing as judge_standing
-from .counterfactual import Copy, copies, play
 from .shortcuts import PROBES, ShortcutRun, run_battery, run_shortcut
 from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
 
@@ -490,7 +490,14 @@ def counterfactual_gate(s: Subject) -> GateResult:
             continue
         what = f"{cf.kind} '{cf.value}' → '{cf.other}' ({cf.where})"
         rung = f"ladder-{s.task.level}"
-        ladder = grade(cf.task, play(cf.world, cf.task, rung), s.registry)
+        ladder_episode = play(cf.world, cf.task, rung)
+        ladder = grade(cf.task, ladder_episode, s.registry)
+        if not ladder.passed and grade(s.task, ladder_episode, s.registry).passed:
+            problems.append(
+                f"{what}: {rung} reaches the original state in the copy — the value is recoverable without "
+                "the source (the prompt, a name or a position decides it)"
+            )
+            continue
         if not ladder.passed:
             codes = ", ".join(f"{c.code}: {c.label}" for c in ladder.failures[:2])
             problems.append(f"{what}: {rung}, reading the source, does not reach the other state ({codes})")
@@ -508,16 +515,14 @@ def counterfactual_gate(s: Subject) -> GateResult:
             continue
         held.append(what)
     if problems:
-        return GateResult(False, "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""))
+        return GateResult(
+            False, "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+        )
     return GateResult(
         True,
-        f"{len(held)} counterfactual(s) hold — {rung_note(s.task.level)} reaches the other state, the original "
+        f"{len(held)} counterfactual(s) hold — ladder-{s.task.level} reaches the other state, the original "
         "reference fails it, no shortcut passes both: " + "; ".join(held),
     )
-
-
-def rung_note(level: int) -> str:
-    return f"ladder-{level}"
 
 
 @gate("judge")
