@@ -28,6 +28,8 @@ from typing import Any
 from simulator import World, option_values
 
 from .agents.base import TaskView
+from .agents.knowledge import defines, policy_value
+from .agents.request import read_request
 from .episode import Episode, start_episode
 from .task import Task
 from .trial import end_if_lost
@@ -162,29 +164,12 @@ def _every_doc(world: World) -> list[str]:
 
 def _rewrite_docs(world: World, docs: list[str], pairs: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
     """The world parts with `pairs` swapped in the named documents' text, and the documents that changed."""
-    skills, resources, prompts = dict(world.skills), dict(world.resources), dict(world.prompts)
-    changed: list[str] = []
+    texts: dict[str, str] = {}
     for doc in docs:
-        kind, _, name = doc.partition(":")
-        if kind == "skill" and name in skills:
-            s = skills[name]
-            new = dataclasses.replace(s, content=swap_words(s.content, pairs))
-            if new.content != s.content:
-                skills[name] = new
-                changed.append(doc)
-        elif kind == "resource" and name in resources:
-            r = resources[name]
-            new_r = dataclasses.replace(r, text=swap_words(r.text, pairs))
-            if new_r.text != r.text:
-                resources[name] = new_r
-                changed.append(doc)
-        elif kind == "prompt" and name in prompts:
-            p = prompts[name]
-            new_p = dataclasses.replace(p, text=swap_words(p.text, pairs))
-            if new_p.text != p.text:
-                prompts[name] = new_p
-                changed.append(doc)
-    return {"skills": skills, "resources": resources, "prompts": prompts}, changed
+        text = _source_text(world, doc)
+        if text is not None and (new := swap_words(text, pairs)) != text:
+            texts[doc] = new
+    return _replace_texts(world, texts), list(texts)
 
 
 # ------------------------------------------------------------------------------------------- carried value
@@ -243,6 +228,10 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     if label and other_label and label != value and other_label != str(other):
         pairs |= {label: other_label, other_label: label}
     parts, changed = _rewrite_docs(world, docs, pairs)
+    if not changed:
+        # The value is not spelt out where it is defined (the document says "quarter to date" for QTD): the
+        # definition the reader finds is restated with the other option.
+        parts, changed = _restate_definitions(world, docs, task.prompt, param, value, str(other))
     # A policy may also sit in a note on the board (the task's own setup): it says the other thing too, and the
     # eval's check that the note is kept reads the note as the copy has it.
     dumped = task.model_dump(mode="json", exclude_none=True)
@@ -258,6 +247,55 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     probe_task = _task_with(task, setup=setup)
     cf_task = _retarget(probe_task, ev, key, value, other, base_rows, served[str(other)])
     return Copy(kind, value, str(other), ", ".join(changed), cf_world, cf_task)
+
+
+def _restate_definitions(
+    world: World, docs: list[str], prompt: str, param: dict[str, Any], value: str, other: str
+) -> tuple[dict[str, Any], list[str]]:
+    """The world parts with each definition of one of the prompt's policy phrases that assigns `value` to
+    `param` — the span a reader takes for the value, however it is worded — replaced by `other`."""
+    phrases = [p.phrase for p in read_request(prompt).policies]
+    texts: dict[str, str] = {}
+    for doc in docs:
+        text = _source_text(world, doc)
+        if text is None:
+            continue
+        new = text
+        for phrase in phrases:
+            if not defines(new, phrase):
+                continue
+            others = [p.phrase for p in read_request(new).policies]
+            found = policy_value(new, phrase, param, others)
+            if found is not None and str(found.value) == value:
+                new = new[: found.start] + other + new[found.end :]
+        if new != text:
+            texts[doc] = new
+    return _replace_texts(world, texts), list(texts)
+
+
+def _source_text(world: World, doc: str) -> str | None:
+    kind, _, name = doc.partition(":")
+    if kind == "skill" and name in world.skills:
+        return world.skills[name].content
+    if kind == "resource" and name in world.resources:
+        return world.resources[name].text
+    if kind == "prompt" and name in world.prompts:
+        return world.prompts[name].text
+    return None
+
+
+def _replace_texts(world: World, texts: dict[str, str]) -> dict[str, Any]:
+    """The world's skills, resources and prompts with the given documents' text replaced."""
+    skills, resources, prompts = dict(world.skills), dict(world.resources), dict(world.prompts)
+    for doc, text in texts.items():
+        kind, _, name = doc.partition(":")
+        if kind == "skill":
+            skills[name] = dataclasses.replace(skills[name], content=text)
+        elif kind == "resource":
+            resources[name] = dataclasses.replace(resources[name], text=text)
+        elif kind == "prompt":
+            prompts[name] = dataclasses.replace(prompts[name], text=text)
+    return {"skills": skills, "resources": resources, "prompts": prompts}
 
 
 def _sentence_swap(x: Any, pairs: dict[str, str]) -> Any:
@@ -336,6 +374,37 @@ def _retarget(
                 m for m in before["must_not_contain"] if m not in expected and not still_served(m)
             ] + dropped
     return _task_with(task, eval_=new)
+
+
+# A phrase's counterfactual changes its first word to one of these (the first the task and its source do not
+# use), so the other phrase reads like the original and shares no graded word with it but the rest.
+PHRASE_WORDS = ("cobalt", "slate", "copper", "cedar", "harbour", "linden")
+
+
+def phrase_copy(world: World, task: Task, phrase: str, source: str | None) -> Copy | NotApplicable:
+    """A fact recorded as its phrase (a Ground note): the passage states another phrase, and the note must
+    record that one."""
+    text = _source_text(world, source) if source else None
+    if text is None:
+        return NotApplicable("planted", phrase, f"its source '{source}' is not in the world")
+    words = phrase.split()
+    used = (text + " " + task.prompt + " " + json.dumps(task.model_dump(mode="json"))).casefold()
+    fresh = next((w for w in PHRASE_WORDS if w not in used), None)
+    if not words or fresh is None:
+        return NotApplicable("planted", phrase, "no other phrase is free in this task")
+    other = " ".join([fresh.capitalize() if words[0][:1].isupper() else fresh, *words[1:]])
+    parts, changed = _rewrite_docs(world, [str(source)], {phrase: other})
+    if not changed:
+        return NotApplicable("planted", phrase, f"{source} does not state '{phrase}' as written")
+    ev = task.model_dump(mode="json", exclude_none=True)["eval"]
+    pattern = re.compile(re.escape(phrase), re.I)
+    new = _walk(
+        ev, lambda x, k: pattern.sub(other, x) if isinstance(x, str) and k in ("data_contains", "data") else x
+    )
+    if new == ev:
+        return NotApplicable("planted", phrase, "the eval grades no record of the phrase")
+    cf_world = _copy_world(world, f"planted:{phrase}->{other}:{source}", **parts)
+    return Copy("planted", phrase, other, str(source), cf_world, _task_with(task, eval_=new))
 
 
 def _free_text_copy(world: World, task: Task, value: str, docs: list[str], kind: str) -> Copy | NotApplicable:
@@ -452,12 +521,8 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
     b = mates[0]
     da, db = catalog.widgets[a], catalog.widgets[b]
     widgets = dict(catalog.widgets)
-    # Names stay with the ids, like the ids themselves: a name is what a widget is called, not what it serves,
-    # so a prompt that names its target (rather than describing it) is caught, its name pointing elsewhere.
-    widgets[a] = dataclasses.replace(db, widget_id=a, definition={**db.definition, "name": da.name})
-    widgets[b] = _served_otherwise(
-        dataclasses.replace(da, widget_id=b, definition={**da.definition, "name": db.name})
-    )
+    widgets[a] = dataclasses.replace(db, widget_id=a)
+    widgets[b] = _served_otherwise(dataclasses.replace(da, widget_id=b))
     new_catalog = dataclasses.replace(catalog, widgets=widgets, _listings={})
     backends = dict(world.backends)
     backends[fixture.slug] = dataclasses.replace(fixture, catalog=new_catalog)
@@ -523,7 +588,7 @@ def copies(world: World, task: Task) -> list[Copy | NotApplicable]:
             kind = "planted" if planted is not None else "carried"
             out.append(carried_copy(world, task, h.value, planted.source if planted else None, kind))
     if planted is not None and not any(h.kind == "carried" for h in hidden):
-        out.append(NotApplicable("planted", planted.value, "the fact carries no value the eval grades"))
+        out.append(phrase_copy(world, task, planted.value, planted.source))
     return out
 
 
