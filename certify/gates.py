@@ -484,23 +484,32 @@ def counterfactual_gate(s: Subject) -> GateResult:
     problems: list[str] = []
     held: list[str] = []
     reference = [(t, a) for t, a, _ in s.steps]
+    rung = f"ladder-{s.task.level}"
+    # The reader of the source is the level's rung. Where it cannot solve even the original task (a story whose
+    # source the ladder does not read: `check` reports it, calibration measures it), reading is not checked here
+    # and the copy's own reference stands in; the verdict says so. The rest of the check is unchanged.
+    reads = grade(s.task, play(s.world, s.task, rung), s.registry).passed
     for cf in copies(s.world, s.task):
         if not isinstance(cf, Copy):
             problems.append(f"{cf.kind} '{cf.value}': no counterfactual — {cf.why}")
             continue
         what = f"{cf.kind} '{cf.value}' → '{cf.other}' ({cf.where})"
-        rung = f"ladder-{s.task.level}"
-        ladder_episode = play(cf.world, cf.task, rung)
-        ladder = grade(cf.task, ladder_episode, s.registry)
-        if not ladder.passed and grade(s.task, ladder_episode, s.registry).passed:
+        if reads:
+            episode = play(cf.world, cf.task, rung)
+        else:
+            cf_steps = [(st.tool, st.args) for st in cf.task.eval.reference_steps()]
+            episode = replay(cf.world, cf.task, cf_steps, cf.task.eval.reference_answer)
+        reached = grade(cf.task, episode, s.registry)
+        if not reached.passed and reads and grade(s.task, episode, s.registry).passed:
             problems.append(
                 f"{what}: {rung} reaches the original state in the copy — the value is recoverable without "
                 "the source (the prompt, a name or a position decides it)"
             )
             continue
-        if not ladder.passed:
-            codes = ", ".join(f"{c.code}: {c.label}" for c in ladder.failures[:2])
-            problems.append(f"{what}: {rung}, reading the source, does not reach the other state ({codes})")
+        if not reached.passed:
+            codes = ", ".join(f"{c.code}: {c.label}" for c in reached.failures[:2])
+            who = f"{rung}, reading the source," if reads else "the copy's own reference"
+            problems.append(f"{what}: {who} does not reach the other state ({codes})")
             continue
         if grade(cf.task, replay(cf.world, cf.task, reference), s.registry).passed:
             problems.append(f"{what}: the original reference still passes — the source is not load-bearing")
@@ -518,10 +527,15 @@ def counterfactual_gate(s: Subject) -> GateResult:
         return GateResult(
             False, "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
         )
+    reader = (
+        f"{rung} reaches the other state"
+        if reads
+        else f"{rung} does not solve the original, so reading is not checked: the copy's own reference passes it"
+    )
     return GateResult(
         True,
-        f"{len(held)} counterfactual(s) hold — ladder-{s.task.level} reaches the other state, the original "
-        "reference fails it, no shortcut passes both: " + "; ".join(held),
+        f"{len(held)} counterfactual(s) hold — {reader}, the original reference fails it, no shortcut passes "
+        "both: " + "; ".join(held),
     )
 
 
