@@ -473,6 +473,10 @@ def counterfactual_gate(s: Subject) -> GateResult:
     assert s.task is not None
     if s.task.level == 0:
         return GateResult(True, "not applicable: level 0 hides nothing (it states everything it grades)")
+    if s.task.eval.counterfactual != "required":
+        # Opt-in per taskset: the shipped taskset requires it; tasksets whose stories predate policy documents
+        # (values no document of their world states) would be rejected by it, rightly, and say so when asked.
+        return GateResult(True, "not applicable: the taskset does not ask for it (eval.counterfactual: off)")
     if not (s.task.meta and s.task.meta.hidden):
         return GateResult(True, "not applicable: the task names no hidden value (meta.hidden) to vary")
     if not s.oracle[1].passed:

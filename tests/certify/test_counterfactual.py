@@ -160,3 +160,11 @@ def test_level_0_and_tasks_without_hidden_values_say_why(world, shipped):
     bare = shipped[f"{STORY}_level1"].model_copy(update={"meta": None})
     result = gate(world, bare)
     assert result.ok and "names no hidden value" in result.detail
+
+
+def test_a_taskset_that_does_not_ask_for_it_is_told_so(world, shipped):
+    task = shipped[f"{STORY}_level2"]
+    assert task.eval.counterfactual == "required"  # the shipped taskset's defaults ask for it
+    off = task.model_copy(update={"eval": task.eval.model_copy(update={"counterfactual": "off"})})
+    result = gate(world, off)
+    assert result.ok and "does not ask for it" in result.detail
