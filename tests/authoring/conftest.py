@@ -30,8 +30,7 @@ facts:
     - {widget: Positions, app: Desk App, origin: Acme Data}
   params: {fund: Gamma, period: QTD}
   find_hint: the holdings book
-  policy: {phrase: the quarterly desk policy, carries: period, meaning: quarter-to-date - QTD, note: Desk Shorthand,
-    distractor: {phrase: the annual desk policy, value: YTD}}
+  policy: {phrase: the quarterly desk policy, carries: period, meaning: quarter-to-date}
   governance: {skill: close-checklist}
   build: {backend: Book Service, table: Book Register, app: Book App, tab: Book}
 ---
@@ -48,8 +47,7 @@ facts:
   params: {severity: Low, status: Closed}
   seeded_wrong: {status: Open}
   find_hint: the risk flags
-  policy: {phrase: the quiet-book policy, carries: severity, meaning: low severity - Low, note: Risk Shorthand,
-    distractor: {phrase: the loud-book policy, value: High}}
+  policy: {phrase: the quiet-book policy, carries: severity, meaning: low severity}
   governance: {skill: morning-brief}
   build: {backend: Risk Service, table: Risk Log}
 ---
