@@ -236,9 +236,10 @@ class _Planner:
                     created["data_args"] = dict(t.params)
                 self.step("create_widget", args, outcome=True)
                 self.eval.add("required_widgets", **created)
-        for decoy in [*([board.decoy] if board.decoy is not None else []), *board.lookalikes]:
-            # A decoy or look-alike stays exactly as seeded: its parameters as placed, and a stated one it was
-            # placed without still absent (None matches only a missing value).
+        if board.decoy is not None:
+            # The decoy stays exactly as seeded: its parameters as placed, and a stated one it was placed without
+            # still absent (None matches only a missing value).
+            decoy = board.decoy
             placed = next(w for w in self.ws.current_dashboard.widgets if w.uuid == decoy.uuid)
             declared = {
                 str(p.get("paramName"))

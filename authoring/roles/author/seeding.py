@@ -114,13 +114,6 @@ class Board:
     furniture: Furniture | None = None
     policy_note: SeededNote | None = None
     prior_note: SeededNote | None = None
-    lookalikes: tuple[Seeded, ...] = ()
-
-
-# Look-alikes on a Find board besides the target(s): with the target among three or more placed widgets in an
-# order drawn per task, "the first placed widget" (or any fixed place) is the target on about a third of the
-# tasks or fewer, instead of about half with one look-alike.
-FIND_LOOKALIKES = 2
 
 
 @dataclass
@@ -147,7 +140,6 @@ def seed_board(level: Level) -> Board:
     placing = _Placing(level)
     stale: list[Seeded] = []
     decoy = policy_note = None
-    lookalikes: list[Seeded] = []
     if s.kind == "repair":
         for i, t in enumerate(s.targets):
             wrong = {**t.params, **(s.seeded_wrong if i == 0 else {})}
@@ -158,30 +150,16 @@ def seed_board(level: Level) -> Board:
                 if other is not None:
                     wrong[key] = other
             stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, wrong))
-    # A repair's board always carries the decoy; a Find board carries look-alikes whatever the kind, so that
-    # where a widget sits on it says nothing of which one the description means (an add's board too: else
-    # "the widget not yet placed" or "the first placed" would be a rule).
-    wanted = FIND_LOOKALIKES if level.number == 1 else (1 if s.kind == "repair" else 0)
-    for i, found in enumerate(_decoys(level, wanted)):
-        seeded = placing.widget("decoy" if i == 0 else f"lookalike{i}", *found)
-        if i == 0:
-            decoy = seeded
-        else:
-            lookalikes.append(seeded)
+        found = _decoy(level)
+        if found is not None:
+            decoy = placing.widget("decoy", *found)
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
     if not level.lived:
         return _drawn(
             level,
-            Board(
-                tuple(placing.widgets),
-                tuple(placing.notes),
-                tuple(stale),
-                decoy,
-                policy_note=policy_note,
-                lookalikes=tuple(lookalikes),
-            ),
+            Board(tuple(placing.widgets), tuple(placing.notes), tuple(stale), decoy, policy_note=policy_note),
         )
     t0 = level.first
     twin = None
@@ -215,7 +193,6 @@ def seed_board(level: Level) -> Board:
             furniture,
             policy_note,
             prior_note,
-            tuple(lookalikes),
         ),
     )
 
@@ -244,7 +221,6 @@ def _drawn(level: Level, board: Board) -> Board:
         decoy=at(board.decoy),
         twin=at(board.twin),
         furniture=replace(furniture, seed=moved[furniture.seed.uuid]) if furniture else None,
-        lookalikes=tuple(moved[w.uuid] for w in board.lookalikes),
     )
 
 
@@ -277,19 +253,18 @@ def _twin_params(level: Level) -> dict[str, Any] | None:
     return twin if changed else None
 
 
-def _decoys(level: Level, n: int) -> list[tuple[str, str, dict[str, Any]]]:
-    """Up to `n` widgets whose parameters take the values the Find prompt states (all of them if any does; the
-    target's app first), each seeded on another cut at every level it is placed (the graded core stays
-    constant): with them on the dashboard, "the one placed widget that accepts the stated values" is no longer
-    the target, so finding the target takes the description (or its name). (widget_id, origin, params), best
-    first."""
+def _decoy(level: Level) -> tuple[str, str, dict[str, Any]] | None:
+    """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
+    target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
+    dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
+    target takes the description (or its name). (widget_id, origin, params)."""
     s, t0 = level.story, level.first
     fixture = level.fixture(t0.origin)
-    if fixture is None or n <= 0:
-        return []
+    if fixture is None:
+        return None
     taken = {t.widget_id for t in s.targets}
     app = t0.widget.definition.get("category")
-    ranked: list[tuple[int, bool, str]] = []
+    best: tuple[int, bool, str] | None = None
     for wid, definition in fixture.catalog.widgets.items():
         if wid in taken:
             continue
@@ -298,36 +273,30 @@ def _decoys(level: Level, n: int) -> list[tuple[str, str, dict[str, Any]]]:
             for k, v in level.said(t0, level=1).items()
             if (p := definition.param(k)) is not None and value_allowed(p, v)
         )
-        if fit:
-            ranked.append((fit, definition.definition.get("category") == app, wid))
-    ranked.sort(reverse=True)
-    # Only widgets that take as many of the stated values as the best one: a look-alike that takes fewer would
-    # single the target out to a reader of signatures instead of hiding it.
-    out = []
-    # Past the first, only widgets of the target's own app: the prompt names the app, so a widget of another
-    # one is no look-alike to its reader.
-    alike = [r for r in ranked if r[0] == ranked[0][0] and (r is ranked[0] or r[1])] if ranked else []
-    for _, _, wid in alike[:n]:
-        definition = fixture.catalog.widgets[wid]
-        params: dict[str, Any] = {}
-        for p in definition.option_params:
-            name = str(p.get("paramName"))
-            if name not in t0.params:
-                continue
-            values = option_values(p)
-            fallback = [s.seeded_wrong.get(name), p.get("value"), *t0.widget.options(name)]
-            other = next(
-                (
-                    v
-                    for v in [*values, *([] if values else fallback)]
-                    if v is not None and str(v) != str(t0.params[name])
-                ),
-                None,
-            )
-            if other is not None:
-                params[name] = other
-        out.append((definition.widget_id, t0.origin, params))
-    return out
+        candidate = (fit, definition.definition.get("category") == app, wid)
+        if fit and (best is None or candidate > best):
+            best = candidate
+    if best is None:
+        return None
+    definition = fixture.catalog.widgets[best[2]]
+    params: dict[str, Any] = {}
+    for p in definition.option_params:
+        name = str(p.get("paramName"))
+        if name not in t0.params:
+            continue
+        values = option_values(p)
+        fallback = [s.seeded_wrong.get(name), p.get("value"), *t0.widget.options(name)]
+        other = next(
+            (
+                v
+                for v in [*values, *([] if values else fallback)]
+                if v is not None and str(v) != str(t0.params[name])
+            ),
+            None,
+        )
+        if other is not None:
+            params[name] = other
+    return definition.widget_id, t0.origin, params
 
 
 def _furniture(level: Level, decoy: Seeded | None) -> tuple[str, str, str, dict[str, Any]] | None:
