@@ -1,9 +1,10 @@
 """Certification gates: a task is certified only when every gate holds, and each gate says why.
 
 Gates are registered in order (schema, grounding, oracle, noop, load_bearing, leak, determinism, equivalence,
-shortcuts, judge). The first seven prove the reference replays and is not free; equivalence and shortcuts prove
-the task measures what its level claims: valid variants of the reference pass (nothing over-strict) and generic
-agents that do not understand the request fail (nothing under-strict); the judge gate admits a judged answer
+shortcuts, counterfactual, judge). The first seven prove the reference replays and is not free; equivalence and
+shortcuts prove the task measures what its level claims: valid variants of the reference pass (nothing
+over-strict) and generic agents that do not understand the request fail (nothing under-strict); counterfactual
+proves each hidden value comes from its source (varied there, the right answer changes); the judge gate admits a judged answer
 only under a judge whose audit on the task is on record and current. A batch records per-task failures as data and carries
 on: a malformed file fails its schema gate and the other tasks are still certified.
 """
