@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from simulator import World, option_values
+from simulator import Workspace, World, option_values
 
 from .agents.base import TaskView
 from .agents.knowledge import defines, policy_value
@@ -104,11 +104,23 @@ def _data_args(obj: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
 
 
 def _rows(world: World, task: Task, origin: str, widget_id: str, args: dict[str, Any]) -> list[Any]:
-    episode = start_episode(world, task)
-    env = episode.act("get_widget_data", {"origin": origin, "widget_id": widget_id, "data_args": args})
-    data = env.get("data") if env.get("ok") else None
-    rows = data.get("data") if isinstance(data, dict) else None
-    return rows if isinstance(rows, list) else []
+    return _rows_for(world, task, origin, widget_id, [args])[0]
+
+
+def _rows_for(
+    world: World, task: Task, origin: str, widget_id: str, cuts: list[dict[str, Any]]
+) -> list[list[Any]]:
+    """The rows `widget_id` serves for each of `cuts`, read as an agent reads them (one workspace for all, no
+    turn budget: these reads are the gate's, not an agent's)."""
+    workspace = Workspace.start(world, task.setup)
+    out: list[list[Any]] = []
+    for args in cuts:
+        call = {"origin": origin, "widget_id": widget_id, "data_args": args}
+        env = workspace.call("get_widget_data", call).to_dict()
+        data = env.get("data") if env.get("ok") else None
+        rows = data.get("data") if isinstance(data, dict) else None
+        out.append(rows if isinstance(rows, list) else [])
+    return out
 
 
 def _cells(row: Any) -> list[tuple[Any, Any]]:
@@ -212,14 +224,15 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     origin, wid, key, param = found
     used = _used_values(task, key)
     args = _target_args(task, origin, wid, key, value)
-    base_rows = _rows(world, task, origin, wid, args)
     # An option the task uses nowhere else first (a twin or decoy keeps its own value in both copies).
     candidates = [o for o in option_values(param) if o != value and o not in used] or [
         o for o in option_values(param) if o != value
     ]
     if not candidates:
         return NotApplicable(kind, value, f"'{key}' declares no other option")
-    served = {str(o): _rows(world, task, origin, wid, {**args, key: o}) for o in candidates}
+    read = _rows_for(world, task, origin, wid, [args, *({**args, key: o} for o in candidates)])
+    base_rows = read[0]
+    served = {str(o): rows for o, rows in zip(candidates, read[1:], strict=True)}
     # An option serving other rows first: then what the agent records changes with the source too.
     candidates.sort(key=lambda o: not served[str(o)] or served[str(o)] == base_rows)
     other = candidates[0]

@@ -492,30 +492,45 @@ def counterfactual_gate(s: Subject) -> GateResult:
     rung = f"ladder-{s.task.level}"
     # The reader of the source is the level's rung. Where it cannot solve even the original task (a story whose
     # source the ladder does not read: `check` reports it, calibration measures it), reading is not checked here
-    # and the copy's own reference stands in; the verdict says so. The rest of the check is unchanged.
-    reads = grade(s.task, play(s.world, s.task, rung), s.registry).passed
+    # and the copy's own reference stands in; the verdict says so. Asked only when the rung misses a copy: a
+    # rung that passes the copy needs no other evidence that it reads.
+    reads_memo: list[bool] = []
+    task = s.task
+
+    def reads() -> bool:
+        if not reads_memo:
+            reads_memo.append(grade(task, play(s.world, task, rung), s.registry).passed)
+        return reads_memo[0]
+
+    checked_by_reference = False
     for cf in copies(s.world, s.task):
         if not isinstance(cf, Copy):
             problems.append(f"{cf.kind} '{cf.value}': no counterfactual — {cf.why}")
             continue
         what = f"{cf.kind} '{cf.value}' → '{cf.other}' ({cf.where})"
-        if reads:
-            episode = play(cf.world, cf.task, rung)
-        else:
-            cf_steps = [(st.tool, st.args) for st in cf.task.eval.reference_steps()]
-            episode = replay(cf.world, cf.task, cf_steps, cf.task.eval.reference_answer)
+        episode = play(cf.world, cf.task, rung)
         reached = grade(cf.task, episode, s.registry)
-        if not reached.passed and reads and grade(s.task, episode, s.registry).passed:
-            problems.append(
-                f"{what}: {rung} reaches the original state in the copy — the value is recoverable without "
-                "the source (the prompt, a name or a position decides it)"
-            )
+        if not reached.passed and reads():
+            if grade(s.task, episode, s.registry).passed:
+                problems.append(
+                    f"{what}: {rung} reaches the original state in the copy — the value is recoverable "
+                    "without the source (the prompt, a name or a position decides it)"
+                )
+            else:
+                codes = ", ".join(f"{c.code}: {c.label}" for c in reached.failures[:2])
+                problems.append(
+                    f"{what}: {rung}, reading the source, does not reach the other state ({codes})"
+                )
             continue
         if not reached.passed:
-            codes = ", ".join(f"{c.code}: {c.label}" for c in reached.failures[:2])
-            who = f"{rung}, reading the source," if reads else "the copy's own reference"
-            problems.append(f"{what}: {who} does not reach the other state ({codes})")
-            continue
+            checked_by_reference = True
+            cf_steps = [(st.tool, st.args) for st in cf.task.eval.reference_steps()]
+            episode = replay(cf.world, cf.task, cf_steps, cf.task.eval.reference_answer)
+            reached = grade(cf.task, episode, s.registry)
+            if not reached.passed:
+                codes = ", ".join(f"{c.code}: {c.label}" for c in reached.failures[:2])
+                problems.append(f"{what}: the copy's own reference does not reach the other state ({codes})")
+                continue
         if grade(cf.task, replay(cf.world, cf.task, reference), s.registry).passed:
             problems.append(f"{what}: the original reference still passes — the source is not load-bearing")
             continue
@@ -533,9 +548,9 @@ def counterfactual_gate(s: Subject) -> GateResult:
             False, "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
         )
     reader = (
-        f"{rung} reaches the other state"
-        if reads
-        else f"{rung} does not solve the original, so reading is not checked: the copy's own reference passes it"
+        f"{rung} does not solve the original, so reading is not checked: the copy's own reference passes it"
+        if checked_by_reference
+        else f"{rung} reaches the other state"
     )
     return GateResult(
         True,
