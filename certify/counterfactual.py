@@ -233,8 +233,17 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     read = _rows_for(world, task, origin, wid, [args, *({**args, key: o} for o in candidates)])
     base_rows = read[0]
     served = {str(o): rows for o, rows in zip(candidates, read[1:], strict=True)}
-    # An option serving other rows first: then what the agent records changes with the source too.
-    candidates.sort(key=lambda o: not served[str(o)] or served[str(o)] == base_rows)
+    # The copy as hard as the original: not the parameter's default, not a value the workspace already shows
+    # on that widget (a neighbour to copy), and serving other rows, so what the agent records changes too.
+    default = param.get("value")
+    shown = _shown_in_world(world, task, wid, key)
+    candidates.sort(
+        key=lambda o: (
+            str(o) == str(default),
+            str(o) in shown,
+            not served[str(o)] or served[str(o)] == base_rows,
+        )
+    )
     other = candidates[0]
     pairs = {value: str(other), str(other): value}
     label, other_label = _label(param, value), _label(param, other)
@@ -317,6 +326,17 @@ def _sentence_swap(x: Any, pairs: dict[str, str]) -> Any:
     if not isinstance(x, str) or len(x.split()) < 4:
         return x
     return swap_words(x, pairs)
+
+
+def _shown_in_world(world: World, task: Task, widget_id: str, key: str) -> set[str]:
+    """The values `key` shows on `widget_id` wherever it is placed in the task's starting workspace."""
+    workspace = Workspace.start(world, task.setup)
+    return {
+        str(w.data_args[key])
+        for d in workspace.dashboards.values()
+        for w in d.widgets
+        if w.widget_id == widget_id and key in (w.data_args or {})
+    }
 
 
 def _target_args(task: Task, origin: str, wid: str, key: str, value: str) -> dict[str, Any]:
