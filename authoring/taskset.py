@@ -77,4 +77,13 @@ def manifest(options: RunOptions, world: World) -> dict[str, Any]:
     }
     if Path(options.world).resolve() != DEFAULT_WORLD.resolve():  # the default world goes unnamed
         out["world"] = str(Path(options.world).resolve())
+    else:
+        # Our world defines every story's policy and facts in its documents (`check` refuses a story that does
+        # not), so its tasksets require the counterfactual gate: each hidden value varied at its source must
+        # change the right answer. Other worlds (the source benchmark's, test worlds whose stories predate
+        # policy documents) opt in by setting it in their taskset.json.
+        out["task_defaults"] = {
+            **STANDARD_DEFAULTS,
+            "eval": {**STANDARD_DEFAULTS["eval"], "counterfactual": "required"},
+        }
     return out

@@ -1,9 +1,10 @@
 """Certification gates: a task is certified only when every gate holds, and each gate says why.
 
 Gates are registered in order (schema, grounding, oracle, noop, load_bearing, leak, determinism, equivalence,
-shortcuts, judge). The first seven prove the reference replays and is not free; equivalence and shortcuts prove
-the task measures what its level claims: valid variants of the reference pass (nothing over-strict) and generic
-agents that do not understand the request fail (nothing under-strict); the judge gate admits a judged answer
+shortcuts, counterfactual, judge). The first seven prove the reference replays and is not free; equivalence and
+shortcuts prove the task measures what its level claims: valid variants of the reference pass (nothing
+over-strict) and generic agents that do not understand the request fail (nothing under-strict); counterfactual
+proves each hidden value comes from its source (varied there, the right answer changes); the judge gate admits a judged answer
 only under a judge whose audit on the task is on record and current. A batch records per-task failures as data and carries
 on: a malformed file fails its schema gate and the other tasks are still certified.
 """
@@ -20,12 +21,13 @@ from typing import Any
 
 from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validate_widgets, value_allowed
 
+from .counterfactual import Copy, copies, play
 from .episode import Episode, replay
 from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade
 from .judge.audit import JudgeAudit, standing_in
 from .judge.audit import standing as judge_standing
-from .shortcuts import run_battery
+from .shortcuts import PROBES, ShortcutRun, run_battery, run_shortcut
 from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
 
 GATE_NAMES = (
@@ -38,6 +40,7 @@ GATE_NAMES = (
     "determinism",
     "equivalence",
     "shortcuts",
+    "counterfactual",
     "judge",
 )
 WIDGET_TOOLS = tools_of("widget")
@@ -93,6 +96,13 @@ class Subject:
         return probe(
             self.world, self.task, [(t, a) for t, a, _ in self.steps], self.task.eval.reference_answer
         )
+
+    @cached_property
+    def battery(self) -> list[ShortcutRun]:
+        """Every shortcut agent of the battery once on the task (the shortcuts and counterfactual gates share
+        them)."""
+        assert self.task is not None
+        return run_battery(self.world, self.task, self.registry)
 
     @property
     def ours(self) -> bool:
@@ -443,7 +453,7 @@ def shortcuts_gate(s: Subject) -> GateResult:
     if s.task.level == 0:
         return GateResult(True, "not applicable: level 0 states everything it grades")
     passing, failing = [], []
-    for run in run_battery(s.world, s.task, s.registry):
+    for run in s.battery:
         if run.passed:
             passing.append(f"{run.name} ({run.episode.turns} calls)")
         else:
@@ -454,6 +464,99 @@ def shortcuts_gate(s: Subject) -> GateResult:
     if passing:
         return GateResult(False, f"shortcut(s) pass without understanding the request: {', '.join(passing)}")
     return GateResult(True, f"{len(failing)} shortcut(s) fail — " + "; ".join(failing))
+
+
+@gate("counterfactual")
+def counterfactual_gate(s: Subject) -> GateResult:
+    """Each hidden value must come from its source: in a copy of the world where the source says something
+    else (certify/counterfactual.py), the level's reference agent reaches the other state, the original
+    reference no longer passes, and every shortcut agent fails at least one of the two copies."""
+    assert s.task is not None
+    if s.task.level == 0:
+        return GateResult(True, "not applicable: level 0 hides nothing (it states everything it grades)")
+    if s.task.eval.counterfactual != "required":
+        # Opt-in per taskset: the shipped taskset requires it; tasksets whose stories predate policy documents
+        # (values no document of their world states) would be rejected by it, rightly, and say so when asked.
+        return GateResult(True, "not applicable: the taskset does not ask for it (eval.counterfactual: off)")
+    if not (s.task.meta and s.task.meta.hidden):
+        return GateResult(True, "not applicable: the task names no hidden value (meta.hidden) to vary")
+    if not s.oracle[1].passed:
+        return GateResult(False, "not run: the reference does not pass")
+    passed_here = {run.name for run in s.battery if run.passed}
+    for name in PROBES:
+        if grade(s.task, run_shortcut(name, s.world, s.task), s.registry).passed:
+            passed_here.add(name)
+    problems: list[str] = []
+    held: list[str] = []
+    reference = [(t, a) for t, a, _ in s.steps]
+    rung = f"ladder-{s.task.level}"
+    # The reader of the source is the level's rung. Where it cannot solve even the original task (a story whose
+    # source the ladder does not read: `check` reports it, calibration measures it), reading is not checked here
+    # and the copy's own reference stands in; the verdict says so. Asked only when the rung misses a copy: a
+    # rung that passes the copy needs no other evidence that it reads.
+    reads_memo: list[bool] = []
+    task = s.task
+
+    def reads() -> bool:
+        if not reads_memo:
+            reads_memo.append(grade(task, play(s.world, task, rung), s.registry).passed)
+        return reads_memo[0]
+
+    checked_by_reference = False
+    for cf in copies(s.world, s.task):
+        if not isinstance(cf, Copy):
+            problems.append(f"{cf.kind} '{cf.value}': no counterfactual — {cf.why}")
+            continue
+        what = f"{cf.kind} '{cf.value}' → '{cf.other}' ({cf.where})"
+        episode = play(cf.world, cf.task, rung)
+        reached = grade(cf.task, episode, s.registry)
+        if not reached.passed and reads():
+            if grade(s.task, episode, s.registry).passed:
+                problems.append(
+                    f"{what}: {rung} reaches the original state in the copy — the value is recoverable "
+                    "without the source (the prompt, a name or a position decides it)"
+                )
+            else:
+                codes = ", ".join(f"{c.code}: {c.label}" for c in reached.failures[:2])
+                problems.append(
+                    f"{what}: {rung}, reading the source, does not reach the other state ({codes})"
+                )
+            continue
+        if not reached.passed:
+            checked_by_reference = True
+            cf_steps = [(st.tool, st.args) for st in cf.task.eval.reference_steps()]
+            episode = replay(cf.world, cf.task, cf_steps, cf.task.eval.reference_answer)
+            reached = grade(cf.task, episode, s.registry)
+            if not reached.passed:
+                codes = ", ".join(f"{c.code}: {c.label}" for c in reached.failures[:2])
+                problems.append(f"{what}: the copy's own reference does not reach the other state ({codes})")
+                continue
+        if grade(cf.task, replay(cf.world, cf.task, reference), s.registry).passed:
+            problems.append(f"{what}: the original reference still passes — the source is not load-bearing")
+            continue
+        both = [
+            name
+            for name in sorted(passed_here)
+            if grade(cf.task, run_shortcut(name, cf.world, cf.task), s.registry).passed
+        ]
+        if both:
+            problems.append(f"{what}: {', '.join(both)} pass(es) both copies")
+            continue
+        held.append(what)
+    if problems:
+        return GateResult(
+            False, "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+        )
+    reader = (
+        f"{rung} does not solve the original, so reading is not checked: the copy's own reference passes it"
+        if checked_by_reference
+        else f"{rung} reaches the other state"
+    )
+    return GateResult(
+        True,
+        f"{len(held)} counterfactual(s) hold — {reader}, the original reference fails it, no shortcut passes "
+        "both: " + "; ".join(held),
+    )
 
 
 @gate("judge")

@@ -276,6 +276,12 @@ class Eval(_Strict):
         default_factory=dict,
         description="Under names_graded 'exact', other titles accepted for a required one (its phrase as key).",
     )
+    counterfactual: Literal["required", "off"] = Field(
+        "off",
+        description="Whether certification varies each hidden value's source (the counterfactual gate): "
+        "'required' — every hidden value must come from a source that, saying something else, changes the right "
+        "answer; 'off' — the gate reports the task as not asking for it. A taskset sets it in its defaults.",
+    )
     required_widget_defs: list[RequiredWidgetDef] = Field(default_factory=list)
     required_app_defs: list[RequiredAppDef] = Field(default_factory=list)
     required_tool_results: list[RequiredToolResult] = Field(default_factory=list)

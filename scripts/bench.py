@@ -132,7 +132,7 @@ def _gate_split(world: Any, targets: list[Any]) -> dict[str, float]:
 
 
 def bench_certify() -> dict[str, float]:
-    """Certification with all nine gates. In process: CPU per 100 tasks for each taskset, and the shipped
+    """Certification with all gates. In process: CPU per 100 tasks for each taskset, and the shipped
     taskset's cost per gate. Through the CLI (wall, medians of 3): the CLI's own start (`--help`), the fixed
     start of `taskforge certify` beyond it (one task), and the marginal cost of the shipped 120 tasks."""
     import subprocess

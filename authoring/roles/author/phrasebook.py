@@ -360,3 +360,14 @@ def tidy(text: str) -> str:
         while bad in text:
             text = text.replace(bad, good)
     return text
+
+
+def states_cap(prompt: str) -> bool:
+    """Whether a request tells its reader that nothing beyond what it asks may be added (the cap a task with
+    `max_unrequested_widgets: 0` grades): one of the phrasebook's cap openings ("Nothing else", "No extra
+    view", ...) or a plain equivalent ("add nothing else", "no other widgets"). The rule author always writes
+    one; the LLM author's submissions are held to it."""
+    text = " ".join(prompt.casefold().split())
+    openings = [str(x).casefold() for x in phrasebook()["capped_nothing"]]
+    plain = ("add nothing else", "no other widget", "nothing further", "no further widget", "no more widgets")
+    return any(o in text for o in [*openings, *plain])
