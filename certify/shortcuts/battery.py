@@ -3,11 +3,14 @@ one that passes shows the task can be solved without the capability its level cl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Generator
 from typing import Any
 
 from simulator import option_values
 
+from ..agents.reading import words
+from ..lexicon import Lexicon, guess, load_lexicon
 from .generic import Call, Generic, Plan
 from .reading import Intent, option_params, ranked
 
@@ -229,6 +232,52 @@ class TitleStuffer(NoteStuffer):
 
     def note_title(self) -> str:
         return self.prompt
+
+
+@shortcut("description_matcher")
+class DescriptionMatcher(Generic):
+    """Drops every parenthesised aside (the exclusion "(not the view of …)" among them) and takes, besides the
+    widgets the prompt names, the app's catalog entry whose name and description share the most words with
+    what is left, with the values the prompt states. A find hint that paraphrases the catalog passes it."""
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        named = self.named()
+        said = {(w.get("origin"), w.get("widget_id")) for w in named}
+        plain = words(strip_asides(self.prompt))
+        pool = [w for w in self.scope() if (w.get("origin"), w.get("widget_id")) not in said]
+        scores = [len(plain & words(f"{w.get('name')} {w.get('description')}")) for w in pool]
+        best = [pool[scores.index(max(scores))]] if scores and max(scores) > 0 else []
+        plans = yield from self.plans_for(named + best)
+        return plans
+
+
+def strip_asides(text: str) -> str:
+    """The text less its parenthesised asides (nested ones too)."""
+    while (cut := re.sub(r"\([^()]*\)", " ", text)) != text:
+        text = cut
+    return text
+
+
+@shortcut("phrase_guesser")
+class PhraseGuesser(Generic):
+    """Knows the jargon, not the policy: for each parameter the prompt leaves unstated it takes the option the
+    prompt's words give away — a finance-lexicon synonym ("sterling" for GBP, "pulled" for Cancelled), or a word
+    or stem the option shares with the policy phrase or a dashboard or note name — and keeps the default where
+    nothing does. A Derive phrase that names its value passes it without the policy document being read."""
+
+    lexicon: Lexicon | None = None
+
+    def values(self, schema: dict[str, Any]) -> list[dict[str, Any]]:
+        stated = self.stated(schema)
+        lexicon = self.lexicon or load_lexicon()
+        for param in option_params(schema):
+            name = str(param["paramName"])
+            if name in stated:
+                continue
+            picked = guess(self.prompt, list(option_values(param)), lexicon)
+            if picked is not None:
+                stated[name] = picked
+        return [stated]
 
 
 @shortcut("positional", PROBES)
