@@ -9,10 +9,10 @@ from typing import Any
 
 from simulator import option_values
 
-from ..agents.reading import words
+from ..agents.reading import blank_names, words
 from ..lexicon import Lexicon, guess, load_lexicon
 from .generic import Call, Generic, Plan
-from .reading import Intent, option_params, ranked
+from .reading import Intent, option_params, ranked, stated_values
 
 SHORTCUTS: dict[str, type[Generic]] = {}
 # Agents measured over a taskset rather than gated per task: a fixed rule whose pass share is a property of how
@@ -268,13 +268,18 @@ class PhraseGuesser(Generic):
     lexicon: Lexicon | None = None
 
     def values(self, schema: dict[str, Any]) -> list[dict[str, Any]]:
-        stated = self.stated(schema)
+        # widget names blanked: "Working Orders" states no status, and gives none away
+        text = self.recall(
+            "unnamed",
+            compute=lambda: blank_names(self.prompt, [str(w.get("name") or "") for w in self.catalog]),
+        )
+        stated = stated_values(text, schema)
         lexicon = self.lexicon or load_lexicon()
         for param in option_params(schema):
             name = str(param["paramName"])
             if name in stated:
                 continue
-            picked = guess(self.prompt, list(option_values(param)), lexicon)
+            picked = guess(text, list(option_values(param)), lexicon)
             if picked is not None:
                 stated[name] = picked
         return [stated]
