@@ -156,6 +156,11 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "WorkspaceHost": ("certify.workspace_server", "WorkspaceHost"),
     "bare_setup": ("certify.workspace_server", "bare_setup"),
     "verb_kind": ("certify.agents.request", "verb_kind"),
+    "served_text": ("certify.agents.request", "served_text"),
+    "Lexicon": ("certify.lexicon", "Lexicon"),
+    "LexiconError": ("certify.lexicon", "LexiconError"),
+    "giveaways": ("certify.lexicon", "giveaways"),
+    "load_lexicon": ("certify.lexicon", "load_lexicon"),
     "POLICY_NOUNS": ("certify.agents.request", "POLICY_NOUNS"),
     "reads_as_policy": ("certify.agents.request", "reads_as_policy"),
     "asked_unit": ("certify.agents.knowledge", "asked_unit"),
@@ -204,6 +209,8 @@ __all__ = [
     "HiddenValue",
     "JudgeAudit",
     "JudgeSummary",
+    "Lexicon",
+    "LexiconError",
     "McpTarget",
     "ModelClient",
     "ModelConfig",
@@ -251,12 +258,14 @@ __all__ = [
     "expected_number",
     "export_taskset",
     "fingerprints",
+    "giveaways",
     "grade",
     "harbor_models",
     "invalid_reasons",
     "judged_tasks",
     "leaked_values",
     "load_calibration",
+    "load_lexicon",
     "load_run",
     "load_run_record",
     "load_surface",
@@ -307,6 +316,7 @@ __all__ = [
     "save_surface",
     "select_tasks",
     "serialise",
+    "served_text",
     "sha256_text",
     "simulator_surface",
     "states_value",
@@ -350,7 +360,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .agents.llm import check_agents
     from .agents.parsing import parse_arguments, top_level_objects
     from .agents.reading import option_mentions, words
-    from .agents.request import POLICY_NOUNS, reads_as_policy, verb_kind
+    from .agents.request import POLICY_NOUNS, reads_as_policy, served_text, verb_kind
     from .agents.retrieval import BM25, terms
     from .calibration import (
         MIN_ATTEMPTS,
@@ -405,6 +415,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     )
     from .judge.model import DEFAULT_CACHE_DIR
     from .judge.mutants import CASES
+    from .lexicon import Lexicon, LexiconError, giveaways, load_lexicon
     from .lock import (
         LOCK_FILE,
         CertificateLock,

@@ -27,11 +27,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .agents.reading import words
+from .agents.retrieval import stem as retrieval_stem
 
 SHIPPED = Path(__file__).parent / "data" / "finance_lexicon.yaml"
 WORLD_FILE = "lexicon.yaml"
-# Endings folded before comparing stems: "pulled"/"pull", "cancelled"/"cancel", "European"/"Europe".
-_ENDINGS = re.compile(r"(?:ations?|ation|ings?|ed|ers?|ies|es|ean|ian|ly|s|e|y)$")
+# Stems are compared on their first five letters: "cancelled"/"cancel", "European"/"Europe" meet.
 STEM = 5
 
 
@@ -83,11 +83,9 @@ def _norm(text: str) -> str:
 
 
 def stem(word: str) -> str:
-    """A crude stem: the word less a common ending, cut to five letters ("sterling" and "sterlings", "pulled" and
-    "pull", "cancelled" and "cancel", "european" and "europe" share one)."""
-    w = word.lower()
-    cut = _ENDINGS.sub("", w) if len(w) > 4 else w
-    return (cut if len(cut) >= 3 else w)[:STEM]
+    """The retrieval stem (plurals and verb endings off) cut to five letters, so that "pulled" meets "pull",
+    "cancelled" "cancel" and "European" "Europe"."""
+    return retrieval_stem(word.lower())[:STEM]
 
 
 def read_file(path: Path) -> LexiconFile:

@@ -9,8 +9,8 @@ from simulator import World
 
 from ..agents.base import TaskView
 from ..episode import Episode, start_episode
-from ..lexicon import load_lexicon
 from ..grader import CheckFn, GradeResult, grade
+from ..lexicon import load_lexicon
 from ..task import Task
 from .battery import PROBES, SHORTCUTS, shortcut
 from .generic import Generic, Plan
