@@ -9,7 +9,8 @@ from typing import Any
 
 from simulator import option_values
 
-from ..agents.reading import blank_names, words
+from ..agents.reading import blank_names, note_name, words
+from ..agents.request import policies
 from ..lexicon import Lexicon, guess, load_lexicon
 from .generic import Call, Generic, Plan
 from .reading import Intent, option_params, ranked, stated_values
@@ -260,26 +261,41 @@ def strip_asides(text: str) -> str:
 
 @shortcut("phrase_guesser")
 class PhraseGuesser(Generic):
-    """Knows the jargon, not the policy: for each parameter the prompt leaves unstated it takes the option the
-    prompt's words give away — a finance-lexicon synonym ("sterling" for GBP, "pulled" for Cancelled), or a word
-    or stem the option shares with the policy phrase or a dashboard or note name — and keeps the default where
-    nothing does. A Derive phrase that names its value passes it without the policy document being read."""
+    """Knows the jargon, not the policy: for each parameter the prompt leaves unstated it takes the option that
+    the names standing in for values give away — the policy phrases the prompt says ("the pulled-orders rule"),
+    the open dashboard's name and the names of the notes on it or asked for — through a finance-lexicon
+    synonym ("sterling" for GBP, "pulled" for Cancelled) or a shared word or stem, and keeps the default where
+    nothing does. A Derive phrase or a name that carries its value passes it without the policy being read."""
 
     lexicon: Lexicon | None = None
 
+    def names_said(self) -> str:
+        comp = self.snapshot.get("dashboard_composition") or {}
+        notes = [str(w.get("name") or "") for w in comp.get("widgets") or [] if w.get("generated")]
+        asked = note_name(self.prompt)
+        return " / ".join(
+            [
+                *(p.phrase for p in policies(self.prompt)),
+                str(comp.get("name") or ""),
+                *notes,
+                *([asked] if asked else []),
+            ]
+        )
+
     def values(self, schema: dict[str, Any]) -> list[dict[str, Any]]:
-        # widget names blanked: "Working Orders" states no status, and gives none away
+        # widget names blanked: "Working Orders" states no status
         text = self.recall(
             "unnamed",
             compute=lambda: blank_names(self.prompt, [str(w.get("name") or "") for w in self.catalog]),
         )
         stated = stated_values(text, schema)
+        said = self.names_said()
         lexicon = self.lexicon or load_lexicon()
         for param in option_params(schema):
             name = str(param["paramName"])
             if name in stated:
                 continue
-            picked = guess(text, list(option_values(param)), lexicon)
+            picked = guess(said, list(option_values(param)), lexicon)
             if picked is not None:
                 stated[name] = picked
         return [stated]
