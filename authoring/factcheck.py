@@ -772,7 +772,7 @@ def _findability_errors(
     fails that: it matches another widget's columns better (Find fails for every agent that reads schemas), or
     it paraphrases the catalog — the target is the top match of the hint's words over the app's names and
     descriptions, so a description-word matcher finds it without looking at what anything serves."""
-    from certify import BM25, served_text, words
+    from certify import BM25, served_text, word_stem, words
 
     from .variety import overlap
 
@@ -783,21 +783,30 @@ def _findability_errors(
     hint = story.facts.find_hint
     pool = [d for d in fixture.catalog.widgets.values() if d.definition.get("category") == app]
     errors: list[SourceError] = []
-    said = words(hint)
-    lexical = [overlap(said, words(f"{d.name} {d.definition.get('description') or ''}")) for d in pool]
+    # what the Find prompt says besides the hint: the app, and each stated value with its parameter's label
+    stated = " ".join(
+        f"{param_label(target.widget.param(k), k)} {value_text(v)}" for k, v in target.params.items()
+    )
+
+    def lexical(text: str) -> set[str]:
+        return {word_stem(w, cut=None) for w in words(text)}
+
+    said = lexical(f"{hint} {app} {stated}")
+    catalog = [lexical(f"{d.name} {d.definition.get('description') or ''}") for d in pool]
+    scores = [overlap(said, c) for c in catalog]
     mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
-    rivals = [x for i, x in enumerate(lexical) if i != mine]
-    if lexical[mine] > 0 and lexical[mine] >= max(rivals, default=0.0):
-        shared = sorted(said & words(f"{target.name} {target.widget.definition.get('description') or ''}"))
+    rivals = [x for i, x in enumerate(scores) if i != mine]
+    if scores[mine] > max(rivals, default=0.0):
+        shared = sorted(lexical(hint) & catalog[mine])
         errors.append(
             SourceError(
                 story.file,
                 "facts.find_hint",
-                f"'{hint}' is the top lexical match for '{target.name}' among {app}'s catalog names and "
-                f"descriptions (shares {', '.join(repr(w) for w in shared)}): a description-word matcher "
-                "finds it without looking at what it serves; describe what you want to see in your own "
-                f"words — its columns and filters ({served_text(target.widget.schema())}) — not the "
-                "catalog's",
+                f"'{hint}' makes '{target.name}' the top lexical match among {app}'s catalog names and "
+                f"descriptions (with the app and the stated values the prompt says; the hint shares "
+                f"{', '.join(repr(w) for w in shared) or 'no stem itself'}): a description-word matcher finds "
+                "it without looking at what it serves; describe what you want to see in your own words — its "
+                f"columns and filters ({served_text(target.widget.schema())}) — not the catalog's",
             )
         )
     ranked = BM25([served_text(d.schema()) for d in pool]).rank(hint)

@@ -161,6 +161,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "LexiconError": ("certify.lexicon", "LexiconError"),
     "giveaways": ("certify.lexicon", "giveaways"),
     "load_lexicon": ("certify.lexicon", "load_lexicon"),
+    "word_stem": ("certify.lexicon", "stem"),
     "POLICY_NOUNS": ("certify.agents.request", "POLICY_NOUNS"),
     "reads_as_policy": ("certify.agents.request", "reads_as_policy"),
     "asked_unit": ("certify.agents.knowledge", "asked_unit"),
@@ -329,6 +330,7 @@ __all__ = [
     "units",
     "validate",
     "verb_kind",
+    "word_stem",
     "words",
     "write",
     "write_record",
@@ -416,6 +418,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .judge.model import DEFAULT_CACHE_DIR
     from .judge.mutants import CASES
     from .lexicon import Lexicon, LexiconError, giveaways, load_lexicon
+    from .lexicon import stem as word_stem
     from .lock import (
         LOCK_FILE,
         CertificateLock,

@@ -82,10 +82,12 @@ def _norm(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def stem(word: str) -> str:
-    """The retrieval stem (plurals and verb endings off) cut to five letters, so that "pulled" meets "pull",
-    "cancelled" "cancel" and "European" "Europe"."""
-    return retrieval_stem(word.lower())[:STEM]
+def stem(word: str, cut: int | None = STEM) -> str:
+    """The retrieval stem (plurals and verb endings off, as BM25 ranks), cut to five letters by default so that
+    "pulled" meets "pull", "cancelled" "cancel" and "European" "Europe" (`cut=None`: the stem a word ranker
+    compares)."""
+    full = retrieval_stem(word.lower())
+    return full if cut is None else full[:cut]
 
 
 def read_file(path: Path) -> LexiconFile:
