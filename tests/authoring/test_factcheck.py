@@ -132,7 +132,7 @@ def test_a_policy_meaning_about_another_parameter_is_refused(mini_world, tmp_pat
 def test_a_carried_value_in_a_dashboard_or_note_name_is_refused(mini_world, tmp_path, old, new, key):
     errors = errors_of(mini_world, tmp_path, ADD_STORY.replace(old, new))
     assert list(errors) == [key] and "states 'QTD', the value the policy carries" in errors[key]
-    resolve(mini_world, story(tmp_path, ADD_STORY.replace(old, new.replace("QTD", "Quarterly"))), BACKENDS)
+    resolve(mini_world, story(tmp_path, ADD_STORY.replace(old, new.replace("QTD", "Thursday"))), BACKENDS)
 
 
 READ_STORY = ADD_STORY.replace("fund: Gamma", "fund: Beta").replace(
