@@ -766,33 +766,116 @@ def resolve_governance(world: World, story: Story) -> Governance:
 def _findability_errors(
     world: World, story: Story, target: ResolvedTarget, backends: list[str]
 ) -> list[SourceError]:
-    """The Find level describes the first target by the story's find hint; the ladder's Find rung ranks the
-    widgets of the target's app by their names and descriptions against it (BM25, as
-    `certify.agents.request.find_described` does). A hint that ranks another widget first makes Find, and the
-    levels above it, fail for every agent that reads the catalog the way the ladder does."""
-    from certify import BM25
+    """The Find level describes the first target by the story's find hint, and Find means finding it by what it
+    serves: the ladder's Find rung reads the schema of each widget of the target's app and ranks them by their
+    columns and filters against the hint (BM25, `certify.agents.request.find_described`). Two ways a hint
+    fails that: it matches another widget's columns better (Find fails for every agent that reads schemas), or
+    it paraphrases the catalog — the target is the top match of the hint's words over the app's names and
+    descriptions, so a description-word matcher finds it without looking at what anything serves."""
+    from certify import BM25, served_text, word_stem, words
+
+    from .variety import overlap
 
     fixture = world.fixture_of(target.origin, backends)
     app = target.widget.definition.get("category")
     if fixture is None or not app:
         return []
+    hint = story.facts.find_hint
     pool = [d for d in fixture.catalog.widgets.values() if d.definition.get("category") == app]
-    ranked = BM25([f"{d.name} {d.definition.get('description') or ''}" for d in pool]).rank(
-        story.facts.find_hint
+    errors: list[SourceError] = []
+    # what the Find prompt says besides the hint: the app, and each stated value with its parameter's label
+    stated = " ".join(
+        f"{param_label(target.widget.param(k), k)} {value_text(v)}" for k, v in target.params.items()
     )
-    top = pool[ranked[0][0]] if ranked else None
-    if top is not None and top.widget_id == target.widget_id:
-        return []
-    found = f"'{top.name}'" if top is not None else "no widget"
-    return [
-        SourceError(
-            story.file,
-            "facts.find_hint",
-            f"'{story.facts.find_hint}' finds {found} in {app}, not '{target.name}' (a reader ranks the app's "
-            f"widgets by name and description); use the words of its catalog description: "
-            f"'{target.widget.definition.get('description') or ''}'",
+
+    def lexical(text: str) -> set[str]:
+        return {word_stem(w, cut=None) for w in words(text)}
+
+    said = lexical(f"{hint} {app} {stated}")
+    catalog = [lexical(f"{d.name} {d.definition.get('description') or ''}") for d in pool]
+    scores = [overlap(said, c) for c in catalog]
+    mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
+    rivals = [x for i, x in enumerate(scores) if i != mine]
+    if scores[mine] > max(rivals, default=0.0):
+        shared = sorted(lexical(hint) & catalog[mine])
+        errors.append(
+            SourceError(
+                story.file,
+                "facts.find_hint",
+                f"'{hint}' makes '{target.name}' the top lexical match among {app}'s catalog names and "
+                f"descriptions (with the app and the stated values the prompt says; the hint shares "
+                f"{', '.join(repr(w) for w in shared) or 'no stem itself'}): a description-word matcher finds "
+                "it without looking at what it serves; describe what you want to see in your own words — its "
+                f"columns and filters ({served_text(target.widget.schema())}) — not the catalog's",
+            )
         )
+    ranked = BM25([served_text(d.schema()) for d in pool]).rank(hint)
+    top = pool[ranked[0][0]] if ranked else None
+    if top is None or top.widget_id != target.widget_id:
+        found = f"'{top.name}' ({served_text(top.schema())})" if top is not None else "no widget"
+        errors.append(
+            SourceError(
+                story.file,
+                "facts.find_hint",
+                f"'{hint}' matches {found} in {app} best by what it serves, not '{target.name}' (an agent "
+                "finds a described widget by its columns and filters); use words of what the target serves: "
+                f"{served_text(target.widget.schema())}",
+            )
+        )
+    return errors
+
+
+def _option_label(param: dict[str, Any] | None, value: Any) -> str | None:
+    """The label the parameter's options show for `value` (None when it is the value itself)."""
+    from simulator import param_options
+
+    for option in param_options(param or {}):
+        if isinstance(option, dict) and str(option.get("value")) == str(value):
+            shown = str(option.get("label") or "")
+            return shown if shown and shown != str(value) else None
+    return None
+
+
+def _giveaway_errors(
+    world: World, story: Story, param: dict[str, Any] | None, value: Any
+) -> list[SourceError]:
+    """Derive hides the carried value behind a policy phrase; a phrase — or a dashboard or note name the level
+    shows — that shares a word or a stem with the value or the label its option shows, or says a finance-lexicon
+    synonym of it
+    ("sterling" for GBP, "pulled" for Cancelled), gives the value away to an agent that never reads the policy
+    (the battery's phrase guesser). The rival policy's phrase is held to the same rule for its own value, so it
+    reads as plausible as the right one."""
+    from certify import giveaways, load_lexicon
+
+    lexicon = load_lexicon(world.path)
+    facts, policy = story.facts, story.facts.policy
+    label = _option_label(param, value)
+    said: list[tuple[str, str, Any, str | None]] = [
+        ("facts.policy.phrase", policy.phrase, value, label),
+        ("facts.dashboard", facts.dashboard, value, label),
     ]
+    if facts.note:
+        said.append(("facts.note", facts.note, value, label))
+    if policy.note:
+        said.append(("facts.policy.note", policy.note, value, label))
+    if policy.distractor is not None:
+        rival = policy.distractor.value
+        said.append(
+            ("facts.policy.distractor.phrase", policy.distractor.phrase, rival, _option_label(param, rival))
+        )
+    errors = []
+    for key, text, what, named in said:
+        reasons = giveaways(text, what, named, lexicon)
+        if reasons:
+            errors.append(
+                SourceError(
+                    story.file,
+                    key,
+                    f"'{text}' gives away {value_text(what)}: it {'; '.join(reasons)} — an agent guesses the "
+                    "value without reading the policy; reword it so that nothing in it names the value",
+                )
+            )
+    return errors
 
 
 def _policy_phrase_errors(story: Story) -> list[SourceError]:
@@ -1049,6 +1132,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     blocking += _findability_errors(world, story, targets[0], backends)
     blocking += _signature_errors(world, story, targets[0], backends)
     blocking += _policy_phrase_errors(story)
+    blocking += _giveaway_errors(world, story, carried_param, carried_value)
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")

@@ -17,8 +17,9 @@ FAILED = {
     0: ("facts.targets", "the request states everything and still fails: check the targets and params"),
     1: (
         "facts.find_hint",
-        "the Find rung ranks the app's widgets by name and description against the request: give the hint "
-        "the words of the widget's catalog description (taskforge world show '<widget>')",
+        "the Find rung ranks the app's widgets by what they serve (their schemas' columns and filters) "
+        "against the request: describe the columns that set the widget apart, in your own words, not its "
+        "catalog description (taskforge world show '<widget>')",
     ),
     2: (
         "facts.policy",

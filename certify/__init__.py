@@ -158,6 +158,12 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "WorkspaceHost": ("certify.workspace_server", "WorkspaceHost"),
     "bare_setup": ("certify.workspace_server", "bare_setup"),
     "verb_kind": ("certify.agents.request", "verb_kind"),
+    "served_text": ("certify.agents.request", "served_text"),
+    "Lexicon": ("certify.lexicon", "Lexicon"),
+    "LexiconError": ("certify.lexicon", "LexiconError"),
+    "giveaways": ("certify.lexicon", "giveaways"),
+    "load_lexicon": ("certify.lexicon", "load_lexicon"),
+    "word_stem": ("certify.lexicon", "stem"),
     "POLICY_NOUNS": ("certify.agents.request", "POLICY_NOUNS"),
     "reads_as_policy": ("certify.agents.request", "reads_as_policy"),
     "asked_unit": ("certify.agents.knowledge", "asked_unit"),
@@ -207,6 +213,8 @@ __all__ = [
     "HiddenValue",
     "JudgeAudit",
     "JudgeSummary",
+    "Lexicon",
+    "LexiconError",
     "McpTarget",
     "ModelClient",
     "ModelConfig",
@@ -255,12 +263,14 @@ __all__ = [
     "expected_number",
     "export_taskset",
     "fingerprints",
+    "giveaways",
     "grade",
     "harbor_models",
     "invalid_reasons",
     "judged_tasks",
     "leaked_values",
     "load_calibration",
+    "load_lexicon",
     "load_run",
     "load_run_record",
     "load_surface",
@@ -311,6 +321,7 @@ __all__ = [
     "save_surface",
     "select_tasks",
     "serialise",
+    "served_text",
     "sha256_text",
     "simulator_surface",
     "states_value",
@@ -323,6 +334,7 @@ __all__ = [
     "units",
     "validate",
     "verb_kind",
+    "word_stem",
     "words",
     "write",
     "write_record",
@@ -354,7 +366,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .agents.llm import check_agents
     from .agents.parsing import parse_arguments, top_level_objects
     from .agents.reading import option_mentions, words
-    from .agents.request import POLICY_NOUNS, reads_as_policy, verb_kind
+    from .agents.request import POLICY_NOUNS, reads_as_policy, served_text, verb_kind
     from .agents.retrieval import BM25, terms
     from .calibration import (
         MIN_ATTEMPTS,
@@ -409,6 +421,8 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     )
     from .judge.model import DEFAULT_CACHE_DIR
     from .judge.mutants import CASES
+    from .lexicon import Lexicon, LexiconError, giveaways, load_lexicon
+    from .lexicon import stem as word_stem
     from .lock import (
         LOCK_FILE,
         CertificateLock,

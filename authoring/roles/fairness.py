@@ -145,10 +145,9 @@ class RuleFairness:
                     "a backend build is graded " + ("below Compose" if builds else "missing at Compose"),
                 )
         budgets = {lv: t.eval.turn_budget or 0 for lv, t in by_level.items()}
-        if not (
-            budgets[0] <= min(budgets[1], budgets[2])
-            and max(budgets[1], budgets[2]) <= budgets[3] < budgets[4]
-        ):
+        # Find's work is reading the schema of every widget its description may mean, which the levels above
+        # (the target named) do not do: its budget grows with Execute's, not below Ground's.
+        if not (budgets[0] <= min(budgets[1], budgets[2]) and budgets[2] <= budgets[3] < budgets[4]):
             flag(None, "budgets", "turn budgets do not grow with the work", f"{budgets}")
         for lv in range(1, 5):
             if jaccard(l0, by_level[lv].prompt) > 0.9:

@@ -5,7 +5,8 @@ adding exactly one capability to the one below it:
 
 - `ladder-0` Execute: does what is literally stated — widgets named by their catalog name, values stated for
   their parameters, the note it is asked for; it reads what it is told to read, and leaves fenced-off twins be.
-- `ladder-1` Find: + finds a widget the request only describes (BM25 over the catalog's names and descriptions).
+- `ladder-1` Find: + finds a widget the request only describes (BM25 over what each candidate serves: its
+  schema's column headers and filter labels — never the catalog's description words).
 - `ladder-2` Derive: + resolves a policy phrase ("status per the pulled-orders rule") through the workspace's
   documents (notes on the dashboard, resources, skills, prompts) and takes the value it assigns.
 - `ladder-3` Ground: + reads the named (or the relevant) skill, resource or prompt and extracts the fact asked
@@ -38,6 +39,7 @@ from .request import (
     Op,
     Request,
     Target,
+    described_pools,
     find_described,
     named_targets,
     operations,
@@ -86,6 +88,7 @@ class Work:
     snapshot: dict[str, Any]
     placed: dict[str, list[dict[str, Any]]]
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    targets: list[Target] = field(default_factory=list)
     ops: list[Op] = field(default_factory=list)
     documents: list[knowledge.Document] = field(default_factory=list)
     named: list[knowledge.Document] = field(default_factory=list)
@@ -138,7 +141,12 @@ class LadderSession:
         catalog = list(_data((yield Action("list_available_widgets", {}))).get("widgets") or [])
         index = (yield from self._read_index()) if RESOURCE_WORD.search(self.prompt) else None
         work = self._read_request(snapshot, catalog, index)
+        if self.rung >= FIND:
+            yield from self._find(work, catalog)
+        work.ops = operations(work.request, work.targets, work.placed)
         for t in _distinct([op.target for op in work.ops]):
+            if t.widget_id in work.schemas:
+                continue
             envelope = yield Action("get_widget_schema", {"origin": t.origin, "widget_id": t.widget_id})
             work.schemas[t.widget_id] = _data(envelope).get("schema") or {}
         targets = [op.target for op in work.ops]
@@ -218,13 +226,22 @@ class LadderSession:
             for t in named_targets(request, catalog, titles)
             if build is None or str(t.widget.get("name")).lower() != build.widget.lower()
         ]
-        if self.rung >= FIND:
-            found = find_described(request, catalog, targets, set(placed))
-            for t in found:
-                self._note(f"found {t.widget_id} from the description '{t.described}'")
-            targets += found
-        work.ops = operations(request, targets, placed)
+        work.targets = targets
         return work
+
+    def _find(self, work: Work, catalog: list[dict[str, Any]]) -> Script:
+        """Find: read the schema of every widget a description may mean, and take the one whose columns and
+        filters the description's words match best (what it serves, not what the catalog calls it)."""
+        pools = described_pools(work.request, catalog, work.targets, set(work.placed))
+        for entry in {str(w["widget_id"]): w for _, _, _, pool in pools for w in pool}.values():
+            wid = str(entry["widget_id"])
+            if wid not in work.schemas:
+                envelope = yield Action("get_widget_schema", {"origin": entry["origin"], "widget_id": wid})
+                work.schemas[wid] = _data(envelope).get("schema") or {}
+        found = find_described(work.request, catalog, work.targets, set(work.placed), work.schemas)
+        for t in found:
+            self._note(f"found {t.widget_id} from the description '{t.described}'")
+        work.targets = [*work.targets, *found]
 
     def _act(self, work: Work) -> Script:
         for op in work.ops:

@@ -276,15 +276,15 @@ def described_spans(
     return out
 
 
-def find_described(
+def described_pools(
     request: Request, catalog: list[dict[str, Any]], named: list[Target], on_dashboard: set[str]
-) -> list[Target]:
-    """Widgets found from their description: BM25 over the names and descriptions of the catalog entries of the
-    origin or app the phrase names (the ones on the open dashboard first when the phrase asks for a repair)."""
+) -> list[tuple[int, int, str, list[dict[str, Any]]]]:
+    """Each phrase that describes a widget, with the catalog entries it may mean: those of the origin or app the
+    phrase names (the ones on the open dashboard when the phrase asks for a repair), less the named ones."""
     origins = sorted({str(w.get("origin")) for w in catalog if w.get("origin")})
     apps = sorted({str(w.get("category")) for w in catalog if w.get("category")})
     taken = {t.widget_id for t in named}
-    out: list[Target] = []
+    out = []
     for begin, end, phrase, sources in described_spans(request, origins, apps, named):
         pool = [w for w in catalog if w.get("origin") in sources or w.get("category") in sources]
         narrowed = [w for w in pool if w.get("category") in sources]
@@ -292,9 +292,42 @@ def find_described(
         if op_kind(request, begin, end) == "update":
             placed = [w for w in pool if str(w["widget_id"]) in on_dashboard]
             pool = placed or pool
+        if pool:
+            out.append((begin, end, phrase, pool))
+    return out
+
+
+def served_text(schema: dict[str, Any]) -> str:
+    """What a widget serves, as words: its columns' headers and the labels of what it can be filtered by. Find matches a description against this, not against the catalog's own
+    description: the person describes what they want to see, and that is what the schema says is served."""
+    parts: list[str] = []
+    table = (schema.get("schema_data") or {}).get("table") or {}
+    for column in table.get("columnsDefs") or []:
+        if isinstance(column, dict):
+            parts.append(str(column.get("headerName") or column.get("field") or ""))
+    for param in schema.get("params") or []:
+        if isinstance(param, dict):
+            parts.append(str(param.get("label") or param.get("paramName") or ""))
+    return " ".join(dict.fromkeys(p for p in parts if p))
+
+
+def find_described(
+    request: Request,
+    catalog: list[dict[str, Any]],
+    named: list[Target],
+    on_dashboard: set[str],
+    schemas: dict[str, dict[str, Any]],
+) -> list[Target]:
+    """Widgets found from their description: BM25 of the phrase over what each candidate serves (its schema's
+    columns and filters, `served_text`), among the entries `described_pools` leaves. A candidate whose schema
+    was not read is matched on nothing."""
+    taken = {t.widget_id for t in named}
+    out: list[Target] = []
+    for begin, _end, phrase, pool in described_pools(request, catalog, named, on_dashboard):
+        pool = [w for w in pool if str(w["widget_id"]) not in taken]
         if not pool:
             continue
-        ranked = BM25([f"{w.get('name')} {w.get('description')}" for w in pool]).rank(phrase)
+        ranked = BM25([served_text(schemas.get(str(w["widget_id"])) or {}) for w in pool]).rank(phrase)
         if ranked:
             widget = pool[ranked[0][0]]
             taken.add(str(widget["widget_id"]))

@@ -10,6 +10,7 @@ from simulator import World
 from ..agents.base import TaskView
 from ..episode import Episode, start_episode
 from ..grader import CheckFn, GradeResult, grade
+from ..lexicon import load_lexicon
 from ..task import Task
 from .battery import PROBES, SHORTCUTS, shortcut
 from .generic import Generic, Plan
@@ -22,6 +23,9 @@ def run_shortcut(name: str, world: World, task: Task) -> Episode:
     """One episode of the named shortcut agent (of the battery, or a probe) on `task`; it sees what any agent
     sees and nothing more."""
     agent = (SHORTCUTS.get(name) or PROBES[name])()
+    if hasattr(agent, "lexicon"):
+        # the jargon a world's desks use is common knowledge there: the guesser knows the world's lexicon
+        agent.lexicon = load_lexicon(world.path)
     episode = start_episode(world, task)
     play = agent.play(TaskView.of(task))
     try:

@@ -3,13 +3,17 @@ one that passes shows the task can be solved without the capability its level cl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Generator
 from typing import Any
 
 from simulator import option_values
 
+from ..agents.reading import blank_names, note_name, words
+from ..agents.request import policies
+from ..lexicon import Lexicon, guess, load_lexicon
 from .generic import Call, Generic, Plan
-from .reading import Intent, option_params, ranked
+from .reading import Intent, option_params, ranked, stated_values
 
 SHORTCUTS: dict[str, type[Generic]] = {}
 # Agents measured over a taskset rather than gated per task: a fixed rule whose pass share is a property of how
@@ -229,6 +233,72 @@ class TitleStuffer(NoteStuffer):
 
     def note_title(self) -> str:
         return self.prompt
+
+
+@shortcut("description_matcher")
+class DescriptionMatcher(Generic):
+    """Drops every parenthesised aside (the exclusion "(not the view of …)" among them) and takes, besides the
+    widgets the prompt names, the app's catalog entry whose name and description share the most words with
+    what is left, with the values the prompt states. A find hint that paraphrases the catalog passes it."""
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        named = self.named()
+        said = {(w.get("origin"), w.get("widget_id")) for w in named}
+        plain = words(strip_asides(self.prompt))
+        pool = [w for w in self.scope() if (w.get("origin"), w.get("widget_id")) not in said]
+        scores = [len(plain & words(f"{w.get('name')} {w.get('description')}")) for w in pool]
+        best = [pool[scores.index(max(scores))]] if scores and max(scores) > 0 else []
+        plans = yield from self.plans_for(named + best)
+        return plans
+
+
+def strip_asides(text: str) -> str:
+    """The text less its parenthesised asides (nested ones too)."""
+    while (cut := re.sub(r"\([^()]*\)", " ", text)) != text:
+        text = cut
+    return text
+
+
+@shortcut("phrase_guesser")
+class PhraseGuesser(Generic):
+    """Knows the jargon, not the policy: for each parameter the prompt leaves unstated it takes the option that
+    the names standing in for values give away — the policy phrases the prompt says ("the pulled-orders rule"),
+    the open dashboard's name and the names of the notes on it or asked for — through a finance-lexicon
+    synonym ("sterling" for GBP, "pulled" for Cancelled) or a shared word or stem, and keeps the default where
+    nothing does. A Derive phrase or a name that carries its value passes it without the policy being read."""
+
+    lexicon: Lexicon | None = None
+
+    def names_said(self) -> str:
+        comp = self.snapshot.get("dashboard_composition") or {}
+        notes = [str(w.get("name") or "") for w in comp.get("widgets") or [] if w.get("generated")]
+        asked = note_name(self.prompt)
+        return " / ".join(
+            [
+                *(p.phrase for p in policies(self.prompt)),
+                str(comp.get("name") or ""),
+                *notes,
+                *([asked] if asked else []),
+            ]
+        )
+
+    def values(self, schema: dict[str, Any]) -> list[dict[str, Any]]:
+        # widget names blanked: "Working Orders" states no status
+        text = self.recall(
+            "unnamed",
+            compute=lambda: blank_names(self.prompt, [str(w.get("name") or "") for w in self.catalog]),
+        )
+        stated = stated_values(text, schema)
+        said = self.names_said()
+        lexicon = self.lexicon or load_lexicon()
+        for param in option_params(schema):
+            name = str(param["paramName"])
+            if name in stated:
+                continue
+            picked = guess(said, list(option_values(param)), lexicon)
+            if picked is not None:
+                stated[name] = picked
+        return [stated]
 
 
 @shortcut("positional", PROBES)

@@ -30,7 +30,7 @@ facts:
     - {widget: Positions, app: Desk App, origin: Acme Data}
   params: {fund: Gamma, period: QTD}
   find_hint: the holdings book
-  policy: {phrase: the quarterly desk policy, carries: period, meaning: quarter-to-date}
+  policy: {phrase: the Thursday desk policy, carries: period, meaning: quarter-to-date}
   governance: {skill: close-checklist}
   build: {backend: Book Service, table: Book Register, app: Book App, tab: Book}
 ---

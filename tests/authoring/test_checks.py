@@ -176,7 +176,7 @@ def _fill_story(text: str) -> str:
         ('"FILL-ME a dashboard name"', "Desk Morning"),
         ('{"FILL-ME a parameter": "FILL-ME its value"}', "{fund: Gamma, period: QTD}"),
         ('"FILL-ME a noun phrase for the widget"', "the holdings book"),
-        ('"FILL-ME the policy\'s name"', "the quarterly desk policy"),
+        ('"FILL-ME the policy\'s name"', "the Thursday desk policy"),
         ('"FILL-ME a parameter name from params"', "period"),
         ('"FILL-ME what the policy means, ending in the value"', "quarter-to-date"),
         ('"FILL-ME a skill slug"', "close-checklist"),

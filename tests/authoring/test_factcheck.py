@@ -132,7 +132,7 @@ def test_a_policy_meaning_about_another_parameter_is_refused(mini_world, tmp_pat
 def test_a_carried_value_in_a_dashboard_or_note_name_is_refused(mini_world, tmp_path, old, new, key):
     errors = errors_of(mini_world, tmp_path, ADD_STORY.replace(old, new))
     assert list(errors) == [key] and "states 'QTD', the value the policy carries" in errors[key]
-    resolve(mini_world, story(tmp_path, ADD_STORY.replace(old, new.replace("QTD", "Quarterly"))), BACKENDS)
+    resolve(mini_world, story(tmp_path, ADD_STORY.replace(old, new.replace("QTD", "Thursday"))), BACKENDS)
 
 
 READ_STORY = ADD_STORY.replace("fund: Gamma", "fund: Beta").replace(
@@ -171,7 +171,7 @@ def test_a_record_of_a_cut_that_serves_nothing_is_refused(mini_world, tmp_path):
 
 RULES = (
     "---\nuri: openbb://workspace/desk/rules\ntitle: Desk Rules\ndescription: The desk's rules.\n---\n"
-    "# Desk rules\n\n- **The quarterly desk policy** sets the period to QTD: the quarter so far.\n"
+    "# Desk rules\n\n- **The Thursday desk policy** sets the period to QTD: the quarter so far.\n"
     "- **The annual desk policy** sets the period to YTD: the year so far.\n"
 )
 
@@ -235,7 +235,7 @@ def test_a_policy_resolves_in_the_resource_that_defines_it_next_to_a_rival(mini_
             "no rival policy",
         ),
         (RULES.replace("sets the period to QTD", "sets the period to MTD"), "gives 'MTD' for 'period'"),
-        (RULES.replace("quarterly desk policy", "quarterly book policy"), "is not defined in"),
+        (RULES.replace("Thursday desk policy", "Thursday book policy"), "is not defined in"),
     ],
 )
 def test_a_policy_resource_must_define_the_carried_value_next_to_a_rival(
@@ -251,7 +251,7 @@ def test_a_policy_defined_in_a_note_carries_its_distractor(mini_world, tmp_path)
     doc = resolve(mini_world, story(tmp_path, _policy(ADD_STORY, extra)), BACKENDS).policy_doc
     assert (doc.kind, doc.ref) == ("note", "Desk Shorthand")
     assert doc.text == (
-        "The annual desk policy sets the period to YTD.\nThe quarterly desk policy sets the period to QTD."
+        "The annual desk policy sets the period to YTD.\nThe Thursday desk policy sets the period to QTD."
     )
     errors = errors_of(
         mini_world, tmp_path, _policy(ADD_STORY, extra.replace("Desk Shorthand", "QTD Shorthand"))

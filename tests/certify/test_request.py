@@ -112,13 +112,28 @@ def test_policy_phrases_are_found_but_a_question_is_not_a_policy():
     assert [p.phrase for p in found] == ["exit-horizon limit", "pulled-orders rule", "London-session rule"]
 
 
-def test_a_described_widget_is_found_by_its_description():
+SCHEMAS = {
+    "orders": {
+        "params": [{"paramName": "status", "label": "Status"}],
+        "schema_data": {"table": {"columnsDefs": [{"headerName": "Ticker"}, {"headerName": "Limit Price"}]}},
+    },
+    "fills": {
+        "params": [{"paramName": "desk", "label": "Desk"}],
+        "schema_data": {"table": {"columnsDefs": [{"headerName": "Venue"}, {"headerName": "Fill Qty"}]}},
+    },
+}
+
+
+def test_a_described_widget_is_found_by_what_it_serves_not_by_its_description():
+    # "executions" and "quantity" are the fill log's catalog words; the schema says which serves a limit price
     r = read_request(
-        "On the open board, put up the orders on the desk with their limit price from Tide's Blotter "
+        "On the open board, put up the executions with their quantity and limit price from Tide's Blotter "
         "with status Working."
     )
-    found = find_described(r, CATALOG, [], set())
+    found = find_described(r, CATALOG, [], set(), SCHEMAS)
     assert [t.widget_id for t in found] == ["orders"] and "limit price" in found[0].described
+    # with no schema read, nothing is matched on the catalog's words
+    assert find_described(r, CATALOG, [], set(), {}) == []
 
 
 def test_policy_value_takes_the_phrase_s_own_value_not_its_neighbour_s():

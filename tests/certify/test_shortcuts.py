@@ -69,6 +69,8 @@ def test_the_battery():
         "over_builder",
         "neighbour_copier",
         "title_stuffer",
+        "description_matcher",
+        "phrase_guesser",
     ]
 
 
@@ -101,7 +103,7 @@ def test_shortcut_agents_see_only_what_an_agent_sees(mini_world, monkeypatch):
 ENUMERATE = dict(
     level=2,
     prompt="On the open Task Board, add Positions from Acme Data's Desk App with fund Gamma and "
-    "the period the quarterly desk policy sets.",
+    "the period the Thursday desk policy sets.",
     hidden={"kind": "carried", "value": "QTD"},
     steps=[
         SNAPSHOT,

@@ -81,12 +81,14 @@ class _Planner:
 
     def run(self) -> Planned:
         level, s, board = self.level, self.s, self.board
-        self.step("get_workspace_snapshot", {}, optional=True)
+        snapshot = self.step("get_workspace_snapshot", {}, optional=True)
         if level.lived:
             self._read_source()
         built = self._build() if level.number == 4 else None
         for origin in dict.fromkeys(t.origin for t in s.targets):
             self.step("list_available_widgets", {"origin": origin}, optional=True)
+        if level.number == 1:
+            self._candidates(snapshot)
         for t in {(t.origin, t.widget_id): t for t in s.targets}.values():
             self.step("get_widget_schema", {"origin": t.origin, "widget_id": t.widget_id}, optional=True)
         if level.number == 2:
@@ -160,6 +162,28 @@ class _Planner:
             how["graded_args"] = graded
         self.eval.add("required_tools", tool=tool, args=args, **how)
         return envelope
+
+    def _candidates(self, snapshot: dict[str, Any]) -> None:
+        """Find is by content: an agent reads the schema of each widget the description may mean (the app's
+        widgets; a repair's, those placed on the board) to see what it serves. Optional steps, so the turn
+        budget leaves room for them."""
+        t0 = self.level.first
+        fixture = self.level.fixture(t0.origin)
+        app = t0.widget.definition.get("category")
+        if fixture is None or not app:
+            return
+        named = {t.widget_id for t in self.s.targets if (t.origin, t.widget_id) != (t0.origin, t0.widget_id)}
+        pool = [
+            wid
+            for wid, d in fixture.catalog.widgets.items()
+            if d.definition.get("category") == app and wid not in named and wid != t0.widget_id
+        ]
+        if self.s.kind == "repair":
+            comp = (snapshot.get("data") or {}).get("dashboard_composition") or {}
+            placed = {str(w.get("widget_id")) for w in comp.get("widgets") or []}
+            pool = [wid for wid in pool if wid in placed]
+        for wid in pool:
+            self.step("get_widget_schema", {"origin": t0.origin, "widget_id": wid}, optional=True)
 
     def _options_of(self, t: ResolvedTarget, key: str) -> None:
         """An agent checks the options of the parameter it is about to set (a step it may skip)."""

@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from certify import BM25, leaked_values, parse_task, terms
-from simulator import WidgetDef, value_allowed
+from certify import leaked_values, parse_task
+from simulator import WidgetDef
 
 from ...factcheck import ResolvedTarget
 from ...factcheck import param_label as label
 from ...factcheck import value_text as said_as_text
-from ...variety import overlap
 from .analysis import clause as analysis_clause
 from .analysis import prompt_word_limit
 from .level import Level
@@ -38,7 +37,6 @@ from .plan import Planned
 from .seeding import Board
 
 MAX_PHRASINGS = 8
-MAX_CONTRASTS = 5
 
 
 def where_phrase(where: str) -> str:
@@ -240,51 +238,3 @@ class Wording:
         return phrasing.pick(
             family, source=gov.mention, what=where_phrase(gov.where), note=self.planned.note_name
         )
-
-
-def contrasts(level: Level, board: Board) -> list[str]:
-    """At Find, what the description is not: the catalog description of a sibling easily taken for the
-    target (one that takes the same stated values, and whose words the request's words match best), most
-    confusable first. Said in the prompt ("not the view of ..."), it gives a reader what tells the two
-    apart, and it makes the request's words point at the sibling, so matching words alone picks wrong."""
-    t0 = level.first
-    fixture = level.fixture(t0.origin)
-    if fixture is None:
-        return [""]
-    catalog = fixture.catalog
-    app = t0.widget.definition.get("category")
-    taken = {t.widget_id for t in level.story.targets}
-    own = set(terms(str(t0.widget.definition.get("description") or "")))
-    siblings = [
-        d
-        for wid, d in catalog.widgets.items()
-        if wid not in taken
-        and d.definition.get("category") == app
-        and str(d.definition.get("description") or "").strip()
-        and overlap(own, set(terms(str(d.definition["description"]))), when_empty=1.0) < 0.5
-    ]
-    decoy = board.decoy
-    if decoy is not None and decoy.widget_id in catalog.widgets:
-        placed = catalog.widgets[decoy.widget_id]
-        siblings = [placed] + [d for d in siblings if d is not placed]
-
-    def fit(d: WidgetDef) -> int:
-        return sum(
-            1 for k, v in level.said(t0).items() if (p := d.param(k)) is not None and value_allowed(p, v)
-        )
-
-    query = f"{level.story.facts.find_hint} {t0.widget.definition.get('description') or ''}"
-    near = (
-        BM25([f"{d.name} {d.definition.get('description')}" for d in siblings]).scores(query)
-        if siblings
-        else []
-    )
-    order = sorted(
-        range(len(siblings)),
-        key=lambda i: (-(i == 0 and decoy is not None), -fit(siblings[i]), -near[i]),
-    )
-    out = []
-    for i in order[:MAX_CONTRASTS]:
-        text = str(siblings[i].definition["description"]).strip().rstrip(".")
-        out.append(f"not the view of {text[:1].lower() + text[1:]}")
-    return out or [""]
