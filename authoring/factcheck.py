@@ -455,6 +455,67 @@ def policy_note_text(story: Story, label: str, value: Any) -> str:
     return "\n".join(policy_line(p, label, v) for p, v in lines)
 
 
+# How a rival rule is told apart from the story's own when the story names none (the source benchmark's format
+# gives a policy as {phrase, carries, meaning} only): a qualifier on the same policy noun.
+RIVAL_QUALIFIERS = ("interim", "legacy", "fallback", "provisional", "superseded", "trial")
+
+
+def _rival_value(param: dict[str, Any], carried: Any, avoid: set[str]) -> Any | None:
+    """Another declared option of the carried parameter for the rival rule: not the carried value, not the
+    parameter's default when another option exists (a rival set to the default would be right for an agent that
+    ignores both rules), and none of the story's other stated values."""
+    options = [v for v in option_values(param) if str(v) != str(carried)]
+    if not options:
+        return None
+    preferred = [v for v in options if str(v) != str(param.get("value")) and str(v) not in avoid]
+    return (preferred or options)[0]
+
+
+def _rival_phrase(story: Story, hidden: str, rival: Any) -> str:
+    """The rival rule's phrase: the story phrase's policy noun under a qualifier, sharing no word with the
+    story's phrase or either value (a reader tells the two rules apart by the qualifier alone)."""
+    phrase = story.facts.policy.phrase
+    noun = phrase.split()[-1]
+    taken = set(words(phrase)) | set(words(hidden)) | set(words(value_text(rival)))
+    start = sum(map(ord, story.slug)) % len(RIVAL_QUALIFIERS)
+    for i in range(len(RIVAL_QUALIFIERS)):
+        qualifier = RIVAL_QUALIFIERS[(start + i) % len(RIVAL_QUALIFIERS)]
+        if not set(words(qualifier)) & taken:
+            return f"the {qualifier} {noun}"
+    return f"the other {noun}"
+
+
+def _planted_policy_note(
+    story: Story, param: dict[str, Any], carried_value: Any
+) -> tuple[PolicyDocument | None, list[SourceError]]:
+    """A policy given only by phrase, carried parameter and meaning (no resource, no note) is defined nowhere
+    an agent can read, so the Derive level would be unsolvable. Its definition is planted where an agent reads
+    it: a note on the Derive board that defines the phrase with the carried value beside a rival rule setting the
+    same parameter to another option — the same document a story that names `policy.note` gets."""
+    hidden = value_text(carried_value)
+    others = {value_text(v) for t in story.facts.targets for v in (t.params or {}).values()}
+    others |= {value_text(v) for v in story.facts.params.values()}
+    rival = _rival_value(param, carried_value, others)
+    if rival is None:
+        return None, [
+            SourceError(
+                story.file,
+                "facts.policy",
+                f"'{param.get('paramName')}' declares no option besides {hidden!r}, so no rival rule can "
+                "stand beside the policy; carry a parameter with options",
+            )
+        ]
+    name = f"{story.facts.dashboard} Rulebook"
+    label = param_label(param, str(param.get("paramName") or ""))
+    phrase = _rival_phrase(story, hidden, rival)
+    lines = sorted(
+        [(story.facts.policy.phrase, carried_value), (phrase, rival)],
+        key=lambda p: p[0].casefold().removeprefix("the "),
+    )
+    text = "\n".join(policy_line(p, label, v) for p, v in lines)
+    return PolicyDocument("note", name, name, text, phrase), []
+
+
 def _line_of(text: str, start: int) -> tuple[int, int]:
     a = text.rfind("\n", 0, start) + 1
     b = text.find("\n", start)
@@ -509,7 +570,7 @@ def _resolve_policy_document(
             else (PolicyDocument("note", policy.note, policy.note, text, rival.phrase), [])
         )
     if policy.resource is None:
-        return None, []
+        return _planted_policy_note(story, param, carried_value)
     key = "facts.policy.resource"
     resource = _find_resource(world, policy.resource)
     if resource is None:
@@ -763,6 +824,22 @@ def resolve_governance(world: World, story: Story) -> Governance:
     return Governance("resource", resource.uri, resource.title or resource.uri, phrase, where)
 
 
+def _hinted_first(targets: list[ResolvedTarget], hint: str) -> list[ResolvedTarget]:
+    """The Find level describes the first target by the story's find hint. A hint written about another target
+    of the story ("the cited written summary" for the second of two) would describe the wrong one: that target
+    goes first. Only where nothing else hangs on the order (no seeded_wrong, no record, which are about the
+    first target)."""
+    from certify import BM25
+
+    if len(targets) < 2:
+        return targets
+    scores = BM25([f"{t.name} {t.widget.definition.get('description') or ''}" for t in targets]).scores(hint)
+    best = max(range(len(targets)), key=lambda i: (scores[i], -i))
+    if best == 0 or scores[best] <= scores[0]:
+        return targets
+    return [targets[best], *(t for i, t in enumerate(targets) if i != best)]
+
+
 def _findability_errors(
     world: World, story: Story, target: ResolvedTarget, backends: list[str]
 ) -> list[SourceError]:
@@ -952,6 +1029,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         targets.append(ResolvedTarget(t.widget, t.origin, t.app, widget, params))
 
     resolved_all = len(targets) == len(facts.targets)
+    if resolved_all and not facts.seeded_wrong and not facts.record:
+        targets = _hinted_first(targets, facts.find_hint)
     if resolved_all:
         errors += _shared_param_errors(file, facts, targets, clean=not errors)
     # A fact that depends on a target or a parameter already reported is not checked: one mistake, one error.
