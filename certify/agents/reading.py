@@ -167,6 +167,7 @@ def note_name(prompt: str) -> str | None:
         if not re.match(r"\s+(?:dashboard|board)\b", prompt[m.end() :], re.I)
     ]
     if names:
-        return names[-1].strip()
+        # a sentence may open on the name ("In PM Handoff Log Note, also record …"): the preposition is not in it
+        return re.sub(r"^(?:In|Into|To|On|Onto|At|Under|For)\s+", "", names[-1].strip())
     lowered = re.findall(r"((?:[A-Z][\w&/'-]*\s+){1,6})note\b", prompt)
     return lowered[-1].strip() if lowered else "Note"
