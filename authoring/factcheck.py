@@ -872,6 +872,50 @@ def _findability_errors(
     ]
 
 
+def _dashboard_name_errors(story: Story, target: ResolvedTarget) -> list[SourceError]:
+    """Every level names the dashboard; one whose name holds the Find target's name ("Liquidity Coverage
+    Board" for "Liquidity Coverage") names the widget the Find level only describes, so an agent matching
+    catalog names in the request (the shortcuts battery's enumerator, note stuffer and neighbour copier) finds
+    it without reading the description, and the Find level never certifies."""
+    said = re.compile(rf"(?<!\w){re.escape(target.name)}(?!\w)", re.I)
+    found = [
+        (key, name)
+        for key, name in (("facts.dashboard", story.facts.dashboard), ("facts.tab", story.facts.tab or ""))
+        if name and said.search(name)
+    ]
+    return [
+        SourceError(
+            story.file,
+            key,
+            f"'{name}' holds the name of the Find target '{target.name}': the Find level then names the "
+            "widget it should only describe (a name matcher finds it without the description); name the "
+            f"{key.rsplit('.', 1)[-1]} by what the board is for, without '{target.name}'",
+        )
+        for key, name in found
+    ]
+
+
+def _hint_verb_errors(story: Story) -> list[SourceError]:
+    """The agents read a description as the words between the request's verb and "from <app>"; a find hint
+    holding a word they take for a verb ("that need rolling", "to show") cuts the description there, and the
+    Find rung finds nothing."""
+    from certify import verb_kind
+
+    hint = story.facts.find_hint
+    verbs = [w for w in re.findall(r"[A-Za-z][\w'-]*", hint) if verb_kind(w) is not None]
+    if not verbs:
+        return []
+    return [
+        SourceError(
+            story.file,
+            "facts.find_hint",
+            f"'{hint}' holds {', '.join(repr(v) for v in dict.fromkeys(verbs))}, which the agents read as an "
+            "instruction verb: the description is cut there and the Find rung finds nothing; say it without "
+            "that word (e.g. 'due for rolling' for 'that need rolling')",
+        )
+    ]
+
+
 def _policy_phrase_errors(story: Story) -> list[SourceError]:
     """The Derive level says the policy phrase where the value would be ("desk per the macro desk"); the agents
     take a phrase for a policy only when it ends with a policy noun (`certify.agents.request.reads_as_policy`),
@@ -1128,6 +1172,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     blocking += _findability_errors(world, story, targets[0], backends)
     blocking += _signature_errors(world, story, targets[0], backends)
     blocking += _policy_phrase_errors(story)
+    blocking += _dashboard_name_errors(story, targets[0])
+    blocking += _hint_verb_errors(story)
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")
