@@ -1157,16 +1157,39 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     if carried_param is not None and str(carried_param.get("value")) == str(carried_value):
         warnings.append(
             f"the policy carries {carried_key}={carried_value!r}, which is also the parameter's default: "
-            "an agent that ignores the policy gets it right"
+            + (
+                "an agent that ignores the policy gets it right"
+                if kind == "read"
+                else "the Derive level grades the call that states it, as the state cannot tell"
+            )
         )
-        # the ladder's Find rung then solves the Derive level: calibration blocks the run
+    # An add's Derive level is then graded by the call that states the value (the rule author's plan), a
+    # repair's by a stale widget seeded off it; a read's note says the same whatever the cut an agent read
+    # when the rows do not depend on it, and the ladder's Find rung solves the level: calibration blocks.
+    carried_widget = targets[carried_target].widget_id if carried_target >= 0 else ""
+    placed_on_it = [
+        d.name
+        for b in world.baselines.values()
+        for d in b.dashboards
+        for w in d.widgets
+        if w.widget_id == carried_widget and str((w.data_args or {}).get(carried_key)) == str(carried_value)
+    ]
+    if (
+        carried_param is not None
+        and str(carried_param.get("value")) == str(carried_value)
+        and (kind == "read" or (kind == "add" and placed_on_it))
+    ):
+        # an add's call that states the value is copied from the same widget placed on another dashboard
+        # (the shortcuts' neighbour copier) when the workspace has one on that value
         blocking.append(
             SourceError(
                 file,
                 "facts.policy.carries",
                 f"the policy carries {carried_key}={value_text(carried_value)!r}, which is also the "
                 "parameter's default: an agent that ignores the policy gets it right (the ladder's Find rung "
-                "solves the Derive level); carry another parameter, or a value that is not the default",
+                "solves the Derive level"
+                + (f"; '{placed_on_it[0]}' already shows it, to copy" if placed_on_it and kind == "add" else "")
+                + "); carry another parameter, or a value that is not the default",
             )
         )
     blocking += _findability_errors(world, story, targets[0], backends)
