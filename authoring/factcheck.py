@@ -1188,7 +1188,11 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
                 f"the policy carries {carried_key}={value_text(carried_value)!r}, which is also the "
                 "parameter's default: an agent that ignores the policy gets it right (the ladder's Find rung "
                 "solves the Derive level"
-                + (f"; '{placed_on_it[0]}' already shows it, to copy" if placed_on_it and kind == "add" else "")
+                + (
+                    f"; '{placed_on_it[0]}' already shows it, to copy"
+                    if placed_on_it and kind == "add"
+                    else ""
+                )
                 + "); carry another parameter, or a value that is not the default",
             )
         )

@@ -129,7 +129,9 @@ def resources(index_text: str) -> list[Document]:
                 words = URI.sub(" ", line).replace("|", " ")
                 tail = uri.rsplit("/", 1)[-1]
                 out.append(
-                    Document("resource", uri, title or tail.replace("-", " "), f"{words} {tail.replace('-', ' ')}")
+                    Document(
+                        "resource", uri, title or tail.replace("-", " "), f"{words} {tail.replace('-', ' ')}"
+                    )
                 )
     return out
 

@@ -141,3 +141,37 @@ def test_every_id_author_prints_can_be_shown_including_the_staircase(tmp_path):
     for item, _ in printed:
         shown = run("review", "show", item, "--tasksets-dir", tasksets)
         assert shown.exit_code == 0, (item, shown.output)
+
+
+def test_review_fix_proposes_the_story_edit_when_the_defect_is_in_the_facts(tmp_path):
+    """The revised treasury persona blocks on causes in its stories (dashboards named after their Find
+    targets, a find hint holding a verb): the fixer has no repair for the task, and `review fix` proposes the
+    edit to the story file instead — the field, the fix and a diff with the new value — without writing it."""
+    import re
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    tasksets = str(tmp_path / "tasksets")
+    common = ["--sources", str(REVISED), "--tasksets-dir", tasksets, "--skills-dir", str(tmp_path / "skills")]
+    authored = run("author", "--persona", "treasury_analyst", *common, "--no-commit")
+    assert authored.exit_code == 1, authored.output
+    printed = dict(
+        (task, item) for item, task in re.findall(r"review ([0-9a-f]{10}) ladder (\w+):", flat(authored.stdout))
+    )
+    story = REVISED / "stories" / "treasury_analyst" / "lantern_hedge_rolls.md"
+    before = story.read_text(encoding="utf-8")
+
+    fixed = run("review", "fix", printed["lantern_hedge_rolls_level1"], *common, "--no-commit")
+    assert fixed.exit_code == 1
+    said = flat(fixed.stdout)
+    assert f"propose {story} facts.find_hint: 'currency forwards coming due this week that need rolling'" in said
+    assert "→ 'currency forwards coming due this week'" in said
+    assert "-  find_hint: currency forwards coming due this week that need rolling" in fixed.stdout
+    assert "+  find_hint: currency forwards coming due this week\n" in fixed.stdout
+    assert "found no repair" in flat(fixed.stderr)
+    assert story.read_text(encoding="utf-8") == before
+
+    fixed = run("review", "fix", printed["driftwood_coverage_repair_level1"], *common, "--no-commit")
+    assert fixed.exit_code == 1
+    assert "facts.dashboard: 'Liquidity Coverage Board' holds the name of the Find target" in flat(fixed.stdout)
+    assert "+  dashboard: Driftwood Coverage Board" in fixed.stdout
