@@ -21,13 +21,15 @@ PERSONAS = (
 
 # Levels our author cannot close against a shortcut in that world (findings about the corpus's templates and
 # world, not hidden): the reconstructed Stark catalog serves the same placeholder rows whatever the cut, so a read
-# whose Derive hides the cut leaves no trace of it in its note (meeting_prep_level2, case_handoff_level2); two
-# widgets of Alert Sweep both take the default the policy carries (alert_sweep_level2); Live Grid is the only
-# Getting Started widget whose symbol has options, so the stated symbol alone singles it out
-# (holdings_watch_level1); Failed Trades and Settlement Exceptions share every word a bag of words matches
-# (settlement_watch_level1). They stay open for review with the gate's reason. Closed since: a policy given only
-# by {phrase, carries, meaning} gets its definition planted on the Derive board beside a rival rule; an add's
-# Derive whose policy carries the parameter's default is graded by the call that states it.
+# whose Derive hides the cut leaves no trace of it in its note (meeting_prep_level2, case_handoff_level2);
+# alert_sweep_level2 carries the status default, and four shortcuts still pass with the call that states it
+# required (not diagnosed further); Live Grid is the only Getting Started widget whose symbol has options, so the
+# stated symbol alone singles it out (holdings_watch_level1); the reconstructed catalog describes each widget by
+# its name ("Failed Trades in Fund Operations Control Tower (reconstructed)"), so the hint "the fails queue"
+# matches the name's stem and a bag of words finds what the Find rung finds (settlement_watch_level1). They stay
+# open for review with the gate's reason. Closed since: a policy given only by {phrase, carries, meaning} gets
+# its definition planted on the Derive board beside a rival rule; an add's Derive whose policy carries the
+# parameter's default is graded by the call that states it.
 UNCLOSABLE = {
     "client_advisor": {"holdings_watch_level1", "meeting_prep_level2"},
     "compliance_risk": {"alert_sweep_level2", "case_handoff_level2"},
