@@ -455,6 +455,67 @@ def policy_note_text(story: Story, label: str, value: Any) -> str:
     return "\n".join(policy_line(p, label, v) for p, v in lines)
 
 
+# How a rival rule is told apart from the story's own when the story names none (the source benchmark's format
+# gives a policy as {phrase, carries, meaning} only): a qualifier on the same policy noun.
+RIVAL_QUALIFIERS = ("interim", "legacy", "fallback", "provisional", "superseded", "trial")
+
+
+def _rival_value(param: dict[str, Any], carried: Any, avoid: set[str]) -> Any | None:
+    """Another declared option of the carried parameter for the rival rule: not the carried value, not the
+    parameter's default when another option exists (a rival set to the default would be right for an agent that
+    ignores both rules), and none of the story's other stated values."""
+    options = [v for v in option_values(param) if str(v) != str(carried)]
+    if not options:
+        return None
+    preferred = [v for v in options if str(v) != str(param.get("value")) and str(v) not in avoid]
+    return (preferred or options)[0]
+
+
+def _rival_phrase(story: Story, hidden: str, rival: Any) -> str:
+    """The rival rule's phrase: the story phrase's policy noun under a qualifier, sharing no word with the
+    story's phrase or either value (a reader tells the two rules apart by the qualifier alone)."""
+    phrase = story.facts.policy.phrase
+    noun = phrase.split()[-1]
+    taken = set(words(phrase)) | set(words(hidden)) | set(words(value_text(rival)))
+    start = sum(map(ord, story.slug)) % len(RIVAL_QUALIFIERS)
+    for i in range(len(RIVAL_QUALIFIERS)):
+        qualifier = RIVAL_QUALIFIERS[(start + i) % len(RIVAL_QUALIFIERS)]
+        if not set(words(qualifier)) & taken:
+            return f"the {qualifier} {noun}"
+    return f"the other {noun}"
+
+
+def _planted_policy_note(
+    story: Story, param: dict[str, Any], carried_value: Any
+) -> tuple[PolicyDocument | None, list[SourceError]]:
+    """A policy given only by phrase, carried parameter and meaning (no resource, no note) is defined nowhere
+    an agent can read, so the Derive level would be unsolvable. Its definition is planted where an agent reads
+    it: a note on the Derive board that defines the phrase with the carried value beside a rival rule setting the
+    same parameter to another option — the same document a story that names `policy.note` gets."""
+    hidden = value_text(carried_value)
+    others = {value_text(v) for t in story.facts.targets for v in (t.params or {}).values()}
+    others |= {value_text(v) for v in story.facts.params.values()}
+    rival = _rival_value(param, carried_value, others)
+    if rival is None:
+        return None, [
+            SourceError(
+                story.file,
+                "facts.policy",
+                f"'{param.get('paramName')}' declares no option besides {hidden!r}, so no rival rule can "
+                "stand beside the policy; carry a parameter with options",
+            )
+        ]
+    name = f"{story.facts.dashboard} Rulebook"
+    label = param_label(param, str(param.get("paramName") or ""))
+    phrase = _rival_phrase(story, hidden, rival)
+    lines = sorted(
+        [(story.facts.policy.phrase, carried_value), (phrase, rival)],
+        key=lambda p: p[0].casefold().removeprefix("the "),
+    )
+    text = "\n".join(policy_line(p, label, v) for p, v in lines)
+    return PolicyDocument("note", name, name, text, phrase), []
+
+
 def _line_of(text: str, start: int) -> tuple[int, int]:
     a = text.rfind("\n", 0, start) + 1
     b = text.find("\n", start)
@@ -509,7 +570,7 @@ def _resolve_policy_document(
             else (PolicyDocument("note", policy.note, policy.note, text, rival.phrase), [])
         )
     if policy.resource is None:
-        return None, []
+        return _planted_policy_note(story, param, carried_value)
     key = "facts.policy.resource"
     resource = _find_resource(world, policy.resource)
     if resource is None:
@@ -763,6 +824,23 @@ def resolve_governance(world: World, story: Story) -> Governance:
     return Governance("resource", resource.uri, resource.title or resource.uri, phrase, where)
 
 
+def _hinted_first(targets: list[ResolvedTarget], hint: str) -> list[ResolvedTarget]:
+    """The Find level describes the first target by the story's find hint. A hint written about another target
+    of the story ("the cited written summary" for the second of two) would describe the wrong one: that target
+    goes first. Only where nothing else hangs on the order (no seeded_wrong, no record, which are about the
+    first target)."""
+    from certify import BM25, served_text
+
+    if len(targets) < 2:
+        return targets
+    # by what each target serves, as the Find rung reads a hint (not by catalog words)
+    scores = BM25([served_text(t.widget.schema()) for t in targets]).scores(hint)
+    best = max(range(len(targets)), key=lambda i: (scores[i], -i))
+    if best == 0 or scores[best] <= scores[0]:
+        return targets
+    return [targets[best], *(t for i, t in enumerate(targets) if i != best)]
+
+
 def _findability_errors(
     world: World, story: Story, target: ResolvedTarget, backends: list[str]
 ) -> list[SourceError]:
@@ -876,6 +954,50 @@ def _giveaway_errors(
                 )
             )
     return errors
+
+
+def _dashboard_name_errors(story: Story, target: ResolvedTarget) -> list[SourceError]:
+    """Every level names the dashboard; one whose name holds the Find target's name ("Liquidity Coverage
+    Board" for "Liquidity Coverage") names the widget the Find level only describes, so an agent matching
+    catalog names in the request (the shortcuts battery's enumerator, note stuffer and neighbour copier) finds
+    it without reading the description, and the Find level never certifies."""
+    said = re.compile(rf"(?<!\w){re.escape(target.name)}(?!\w)", re.I)
+    found = [
+        (key, name)
+        for key, name in (("facts.dashboard", story.facts.dashboard), ("facts.tab", story.facts.tab or ""))
+        if name and said.search(name)
+    ]
+    return [
+        SourceError(
+            story.file,
+            key,
+            f"'{name}' holds the name of the Find target '{target.name}': the Find level then names the "
+            "widget it should only describe (a name matcher finds it without the description); name the "
+            f"{key.rsplit('.', 1)[-1]} by what the board is for, without '{target.name}'",
+        )
+        for key, name in found
+    ]
+
+
+def _hint_verb_errors(story: Story) -> list[SourceError]:
+    """The agents read a description as the words between the request's verb and "from <app>"; a find hint
+    holding a word they take for a verb ("that need rolling", "to show") cuts the description there, and the
+    Find rung finds nothing."""
+    from certify import verb_kind
+
+    hint = story.facts.find_hint
+    verbs = [w for w in re.findall(r"[A-Za-z][\w'-]*", hint) if verb_kind(w) is not None]
+    if not verbs:
+        return []
+    return [
+        SourceError(
+            story.file,
+            "facts.find_hint",
+            f"'{hint}' holds {', '.join(repr(v) for v in dict.fromkeys(verbs))}, which the agents read as an "
+            "instruction verb: the description is cut there and the Find rung finds nothing; say it without "
+            "that word (e.g. 'due for rolling' for 'that need rolling')",
+        )
+    ]
 
 
 def _policy_phrase_errors(story: Story) -> list[SourceError]:
@@ -1035,6 +1157,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         targets.append(ResolvedTarget(t.widget, t.origin, t.app, widget, params))
 
     resolved_all = len(targets) == len(facts.targets)
+    if resolved_all and not facts.seeded_wrong and not facts.record:
+        targets = _hinted_first(targets, facts.find_hint)
     if resolved_all:
         errors += _shared_param_errors(file, facts, targets, clean=not errors)
     # A fact that depends on a target or a parameter already reported is not checked: one mistake, one error.
@@ -1117,22 +1241,51 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     if carried_param is not None and str(carried_param.get("value")) == str(carried_value):
         warnings.append(
             f"the policy carries {carried_key}={carried_value!r}, which is also the parameter's default: "
-            "an agent that ignores the policy gets it right"
+            + (
+                "an agent that ignores the policy gets it right"
+                if kind == "read"
+                else "the Derive level grades the call that states it, as the state cannot tell"
+            )
         )
-        # the ladder's Find rung then solves the Derive level: calibration blocks the run
+    # An add's Derive level is then graded by the call that states the value (the rule author's plan), a
+    # repair's by a stale widget seeded off it; a read's note says the same whatever the cut an agent read
+    # when the rows do not depend on it, and the ladder's Find rung solves the level: calibration blocks.
+    carried_widget = targets[carried_target].widget_id if carried_target >= 0 else ""
+    placed_on_it = [
+        d.name
+        for b in world.baselines.values()
+        for d in b.dashboards
+        for w in d.widgets
+        if w.widget_id == carried_widget and str((w.data_args or {}).get(carried_key)) == str(carried_value)
+    ]
+    if (
+        carried_param is not None
+        and str(carried_param.get("value")) == str(carried_value)
+        and (kind == "read" or (kind == "add" and placed_on_it))
+    ):
+        # an add's call that states the value is copied from the same widget placed on another dashboard
+        # (the shortcuts' neighbour copier) when the workspace has one on that value
         blocking.append(
             SourceError(
                 file,
                 "facts.policy.carries",
                 f"the policy carries {carried_key}={value_text(carried_value)!r}, which is also the "
                 "parameter's default: an agent that ignores the policy gets it right (the ladder's Find rung "
-                "solves the Derive level); carry another parameter, or a value that is not the default",
+                "solves the Derive level"
+                + (
+                    f"; '{placed_on_it[0]}' already shows it, to copy"
+                    if placed_on_it and kind == "add"
+                    else ""
+                )
+                + "); carry another parameter, or a value that is not the default",
             )
         )
     blocking += _findability_errors(world, story, targets[0], backends)
     blocking += _signature_errors(world, story, targets[0], backends)
     blocking += _policy_phrase_errors(story)
     blocking += _giveaway_errors(world, story, carried_param, carried_value)
+    blocking += _dashboard_name_errors(story, targets[0])
+    blocking += _hint_verb_errors(story)
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")

@@ -7,7 +7,10 @@ change, printed under the item by `taskforge author`, `check --draft` and `revie
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 LEVEL_WORDS = {"Execute": 0, "Find": 1, "Derive": 2, "Ground": 3, "Compose": 4}
@@ -85,3 +88,103 @@ def story_fix(item: dict[str, Any]) -> tuple[str, str] | None:
     if kind == "staircase":
         return ("facts", "an inverted staircase follows from the level items above: fix those first")
     return None
+
+
+# ------------------------------------------------------------------------------------ the edit, proposed
+@dataclass(frozen=True)
+class StoryEdit:
+    """A change to a story file that `review fix` proposes when the defect is in the story's facts: the field,
+    how to change it, and — where it can be computed from the world — its new value and the file's diff."""
+
+    file: str
+    key: str
+    how: str
+    value: str | None = None
+    diff: str = ""
+
+
+# The facts fields a proposal can rewrite in place: one line `  <field>: <value>` of the front matter.
+_LINE_FIELDS = ("find_hint", "dashboard", "tab")
+_NEEDS_QUOTES = re.compile(r"[:#'\"{}\[\],&*!|>%@`]|^\s|\s$")
+
+
+def _story_of(item: dict[str, Any]) -> str:
+    return str(item.get("story") or str(item.get("task_id") or "").rsplit("_level", 1)[0])
+
+
+def _new_value(key: str, resolved: Any, message: str) -> str | None:
+    """The field's new value, from the world, for the causes whose repair is mechanical."""
+    from certify import verb_kind
+
+    if resolved is None or not resolved.targets:
+        return None
+    target = resolved.targets[0]
+    facts = resolved.story.facts
+    if key == "facts.find_hint":
+        described = str(target.widget.definition.get("description") or "").strip()
+        # a hint holding a verb keeps its words up to it; any other Find cause takes the catalog's words
+        base = facts.find_hint if "instruction verb" in message else described
+        sentence = re.split(r"(?<=[.!?])\s+", base)[0].rstrip(".")
+        words_ = sentence.split()
+        cut = next((i for i, w in enumerate(words_) if verb_kind(w.strip(",;")) is not None), len(words_))
+        kept = words_[:cut]
+        while kept and kept[-1].lower().strip(",") in ("that", "which", "who", "to", "and", "or"):
+            kept.pop()
+        if len(kept) < 2:
+            return None
+        value = " ".join(kept).rstrip(",")
+        value = value[:1].lower() + value[1:]
+        if re.search(rf"(?<!\w){re.escape(target.name)}(?!\w)", value, re.I):
+            return None  # a description that names the widget would name it at Find
+        return value
+    if key in ("facts.dashboard", "facts.tab") and "holds the name of the Find target" in message:
+        current = facts.dashboard if key == "facts.dashboard" else (facts.tab or "")
+        left = re.sub(rf"(?<!\w){re.escape(target.name)}(?!\w)", " ", current, flags=re.I).split()
+        story_words = [w.capitalize() for w in resolved.story.slug.split("_") if w not in ("repair", "read")]
+        value = " ".join(dict.fromkeys([*story_words[:2], *left]))
+        return None if re.search(re.escape(target.name), value, re.I) else value
+    return None
+
+
+def _diff(path: Path, field_name: str, value: str) -> str:
+    import difflib
+
+    text = path.read_text(encoding="utf-8")
+    said = json.dumps(value, ensure_ascii=False) if _NEEDS_QUOTES.search(value) else value
+    pattern = re.compile(rf"^(\s+{re.escape(field_name)}:)[ \t]*.*$", re.M)
+    if not pattern.search(text):
+        return ""
+    changed = pattern.sub(lambda m: f"{m.group(1)} {said}", text, count=1)
+    return "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True), changed.splitlines(keepends=True), str(path), str(path)
+        )
+    )
+
+
+def story_edits(item: dict[str, Any], sources: Path, world: Any) -> list[StoryEdit]:
+    """What to change in the item's story file: every cause `taskforge check` finds in that story (the facts
+    field, the fix, and the new value where the world gives it), else the field the item itself points at."""
+    from .checks import check_persona
+    from .sources import story_folder
+
+    persona, story = str(item.get("persona") or ""), _story_of(item)
+    folder = story_folder(sources, persona)
+    path = folder / f"{story}.md" if folder is not None else None
+    if path is None or not path.is_file():
+        return []
+    report = check_persona(sources, persona, world)
+    resolved = next((r for r in report.resolved if r.story.slug == story), None)
+    causes = [e for e in [*report.errors, *report.ladder_errors] if Path(e.file).stem == story]
+    pointed = story_fix(item)
+    if not causes and pointed is not None:
+        causes_keyed = [(pointed[0], pointed[1])]
+    else:
+        causes_keyed = [(e.key, e.message) for e in causes]
+    out = []
+    for key, how in causes_keyed:
+        value = _new_value(key, resolved, how)
+        field_name = key.removeprefix("facts.")
+        diff = _diff(path, field_name, value) if value is not None and field_name in _LINE_FIELDS else ""
+        out.append(StoryEdit(str(path), key, how, value, diff))
+    return out

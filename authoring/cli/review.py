@@ -25,6 +25,7 @@ from .options import (
     Sources,
     TasksetOnly,
     TasksetsDir,
+    WorldDir,
     grouped,
 )
 
@@ -248,6 +249,7 @@ def _decide(
     sources: Path = Path("."),
     skills_dir: Path = Path("skills"),
     drivers: Any = None,
+    no_repair: Any = None,
 ) -> None:
     from authoring.decisions import NoRepair, decide
     from authoring.failures import EndpointError
@@ -270,7 +272,11 @@ def _decide(
                 sources_root=sources,
                 skills_dir=skills_dir,
             )
-    except (AlreadyDecided, NoRepair) as exc:
+    except NoRepair as exc:
+        if no_repair is not None:
+            no_repair()
+        raise usage_error(str(exc), 1) from exc
+    except AlreadyDecided as exc:
         raise usage_error(str(exc), 1) from exc
     except (ReviewError, RunError, TaskFileError, EndpointError, ValueError) as exc:
         raise usage_error(str(exc)) from exc
@@ -325,8 +331,45 @@ def fix(
     skills_dir: SkillsDir = Path("skills"),
     drivers: RoleDrivers = RoleDrivers(),
     model: ModelFlags = ModelFlags(),
+    world: WorldDir = None,
 ) -> None:
     """Send the item to the fixer with its evidence; a repair goes back through the gates, the validator,
-    ladder fairness and calibration before it is committed (exit 1 when no repair applies). `--driver llm`
-    has the model fixer repair it, on the shared model options."""
-    _decide(item_id, "fix", note, decision, sources, skills_dir, lambda: _drivers(drivers, model, skills_dir))
+    ladder fairness and calibration before it is committed (exit 1 when no repair applies). When the defect is
+    in the story's facts rather than the task, the edit to the story file is proposed (the field, the fix,
+    and a diff where its new value follows from the world). `--driver llm` has the model fixer repair it, on
+    the shared model options."""
+    _decide(
+        item_id,
+        "fix",
+        note,
+        decision,
+        sources,
+        skills_dir,
+        lambda: _drivers(drivers, model, skills_dir),
+        lambda: _propose_story_edit(item_id, decision, sources, world),
+    )
+
+
+def _propose_story_edit(item_id: str, decision: Decision, sources: Path, world: Path | None) -> None:
+    """What the story writer changes when the fixer cannot repair the task: the story's own facts caused it."""
+    from authoring.overlay import OverlayError, world_for
+    from authoring.review import find_item
+    from authoring.storyfix import story_edits
+
+    from .common import load_world
+
+    item = find_item(decision.tasksets_dir, item_id)
+    try:
+        loaded = load_world(world_for(sources, world))
+    except OverlayError as exc:
+        render.warning(err, f"no story edit proposed: {exc}")
+        return
+    edits = story_edits(item.model_dump(), sources, loaded)
+    if not edits:
+        render.say(console, f"{item.id}: no story field to change was found (approve or reject it)")
+        return
+    for edit in edits:
+        said = f" → {edit.value!r}" if edit.value is not None else ""
+        render.say(console, f"{edit.key}: {edit.how}{said}", prefix=f"propose {edit.file} ", indent=2)
+        if edit.diff:
+            console.print(edit.diff.rstrip("\n"), markup=False, soft_wrap=True, highlight=False)

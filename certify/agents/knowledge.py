@@ -115,7 +115,8 @@ def index_uri(tools: list[dict[str, Any]]) -> str | None:
 
 def resources(index_text: str) -> list[Document]:
     """The resources an index lists: every URI with the words of its line. A table row's first cell is the
-    resource's title (how a request names it); otherwise the title is the URI's last segment."""
+    resource's title (how a request names it); otherwise the title is the URI's last segment read as words
+    ("widget-parameters" → "widget parameters": a prose index names no title, a request names the words)."""
     out, seen = [], set()
     for line in index_text.splitlines():
         cells = (
@@ -127,7 +128,11 @@ def resources(index_text: str) -> list[Document]:
                 seen.add(uri)
                 words = URI.sub(" ", line).replace("|", " ")
                 tail = uri.rsplit("/", 1)[-1]
-                out.append(Document("resource", uri, title or tail, f"{words} {tail.replace('-', ' ')}"))
+                out.append(
+                    Document(
+                        "resource", uri, title or tail.replace("-", " "), f"{words} {tail.replace('-', ' ')}"
+                    )
+                )
     return out
 
 

@@ -160,8 +160,14 @@ def note_name(prompt: str) -> str | None:
     note"), or None when it asks for none."""
     if not re.search(r"\bnote\b", prompt, re.I):
         return None
-    names = NOTE_NAME.findall(prompt)
+    # a dashboard whose name ends like a note's ("the PM Handoff Log dashboard") is not the note
+    names = [
+        m.group(1)
+        for m in NOTE_NAME.finditer(prompt)
+        if not re.match(r"\s+(?:dashboard|board)\b", prompt[m.end() :], re.I)
+    ]
     if names:
-        return names[-1].strip()
+        # a sentence may open on the name ("In PM Handoff Log Note, also record …"): the preposition is not in it
+        return re.sub(r"^(?:In|Into|To|On|Onto|At|Under|For)\s+", "", names[-1].strip())
     lowered = re.findall(r"((?:[A-Z][\w&/'-]*\s+){1,6})note\b", prompt)
     return lowered[-1].strip() if lowered else "Note"

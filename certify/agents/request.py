@@ -169,6 +169,8 @@ class Request:
     twins: list[tuple[int, int]]
     policies: list[Policy]
     names: list[tuple[int, int]] = field(default_factory=list)
+    # parenthesised contrasts ("(not the view of …)"): fenced like twins, but they fence off no placed instance
+    contrasts: list[tuple[int, int]] = field(default_factory=list)
 
     def name(self, names: list[str]) -> None:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
@@ -180,16 +182,22 @@ class Request:
         return next((s for s in self.spans if s[0] <= position < s[1]), (0, len(self.prompt)))
 
     def in_twin(self, position: int) -> bool:
-        return any(a <= position < b for a, b in self.twins)
+        return any(a <= position < b for a, b in [*self.twins, *self.contrasts])
 
     def live(self, positions: list[int]) -> list[int]:
         return [p for p in positions if not self.in_twin(p)]
 
 
+# A parenthesised contrast ("(not the view of …)", one level of nested parentheses inside): it says what the
+# request does not mean, so nothing it names or describes is a target.
+CONTRAST = re.compile(r"\(\s*not\b(?:[^()]|\([^()]*\))*\)", re.I)
+
+
 def read_request(prompt: str) -> Request:
     spans = sentences(prompt)
     twins = [s for s in spans if TWIN.search(prompt[s[0] : s[1]])]
-    return Request(prompt, spans, twins, policies(prompt))
+    contrasts = [(m.start(), m.end()) for m in CONTRAST.finditer(prompt)]
+    return Request(prompt, spans, twins, policies(prompt), contrasts=contrasts)
 
 
 def named_targets(
@@ -197,7 +205,7 @@ def named_targets(
 ) -> list[Target]:
     """Catalog widgets the prompt names outside the clauses that fence off twins and outside the names of other
     things (a skill called "Daloopa Capital Allocation" does not name the widget "Capital Allocation")."""
-    text = _masked(request.prompt, [*request.twins, *other_names])
+    text = _masked(request.prompt, [*request.twins, *request.contrasts, *other_names])
     out = []
     for w in named_widgets(text, catalog, limit=6):
         positions = request.live(find(text, str(w["name"])))

@@ -206,7 +206,7 @@ def test_check_draft_prints_what_the_first_author_run_prints(sources, mini_world
     assert predicted and result.exit_code == 2 and authored.exit_code == 1
     assert "the first `taskforge author` run would NOT certify" in said
     # each item says which facts field of which story to change
-    assert "fix morning_positions.md facts." in said and "fix risk_repair.md facts." in said
+    assert "fix morning_positions.md facts.find_hint:" in said
     # and plain check already named the facts behind them, with the fix
     assert "facts.find_hint: 'the holdings book' finds 'Book Summary' in Desk, not 'Positions'" in " ".join(
         result.stderr.split()

@@ -20,20 +20,57 @@ PERSONAS = (
 
 
 # Levels our author cannot close against a shortcut in that world (findings about the corpus's templates and
-# world, not hidden): five Derive levels carry a value equal to the parameter's default (factcheck warns), so an
-# agent that ignores the policy passes; the reconstructed Stark catalog serves the same placeholder rows whatever
-# the cut (what a read derives leaves no trace in its note) and describes every widget as "<name> in <app>
-# (reconstructed)" (no sibling's words can draw a word matcher away from a find hint that shares the name's);
-# Live Grid is the only Getting Started widget whose symbol has options, so the stated symbol alone singles it
-# out. They stay open for review with the gate's reason. (form_tooling_level3, whose Ground level asks for the
-# resource's planted phrase in a note, closes since a note's text is graded as written: the stuffer's copy of the
-# whole resource states its other facts after line breaks, which JSON-escaping used to hide.)
+# world, not hidden): the reconstructed Stark catalog serves the same placeholder rows whatever the cut, so a read
+# whose Derive hides the cut leaves no trace of it in its note (meeting_prep_level2, case_handoff_level2);
+# alert_sweep_level2 carries the status default, and four shortcuts still pass with the call that states it
+# required (not diagnosed further); Live Grid is the only Getting Started widget whose symbol has options, so the
+# stated symbol alone singles it out (holdings_watch_level1); the reconstructed catalog describes each widget by
+# its name ("Failed Trades in Fund Operations Control Tower (reconstructed)"), so the hint "the fails queue"
+# matches the name's stem and a bag of words finds what the Find rung finds (settlement_watch_level1). They stay
+# open for review with the gate's reason. Closed since: a policy given only by {phrase, carries, meaning} gets
+# its definition planted on the Derive board beside a rival rule; an add's Derive whose policy carries the
+# parameter's default is graded by the call that states it.
 UNCLOSABLE = {
-    "client_advisor": {"client_review_level2", "holdings_watch_level1", "meeting_prep_level2"},
+    "client_advisor": {"holdings_watch_level1", "meeting_prep_level2"},
     "compliance_risk": {"alert_sweep_level2", "case_handoff_level2"},
     "fund_operations": {"settlement_watch_level1"},
-    "portfolio_manager": {"allocation_read_level2", "price_watch_level2"},
+    "portfolio_manager": set(),
 }
+
+# What the first `taskforge author` run (ladder reference, as `check --draft` runs it in memory) certifies of
+# each template, and the levels it blocks on, by cause: the three above, plus Find levels whose hint the
+# reconstructed catalog cannot tell from a sibling (its descriptions are "<name> in <app> (reconstructed)":
+# meeting_prep_level1, alert_sweep_level1) and document_room_level1, which the validator refuses (Document Search
+# is the only Daloopa widget taking its values). Before issue 21 item 4: 11, 13, 11 and 10 of 20.
+DRAFTED = {
+    "client_advisor": (17, {"holdings_watch_level1", "meeting_prep_level1", "meeting_prep_level2"}),
+    "compliance_risk": (17, {"alert_sweep_level1", "alert_sweep_level2", "case_handoff_level2"}),
+    "fund_operations": (18, {"document_room_level1", "settlement_watch_level1"}),
+    "portfolio_manager": (20, set()),
+}
+
+
+@needs_compat
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_the_first_author_run_of_each_source_template_certifies_what_it_did_when_measured(persona, tmp_path):
+    """The source's format authors: the policies defined nowhere get a planted note, so every Derive level the
+    world allows certifies; what still blocks is listed above with its cause."""
+    from authoring.draft import draft_persona
+    from simulator import World
+
+    drafted = draft_persona(
+        TEMPLATES, persona, World.load(COMPAT_WORLD), tmp_path / "tasksets", "workspace_tasks"
+    )
+    certified, blocked = DRAFTED[persona]
+    assert len(drafted.tasks) == 20
+    assert drafted.certified == certified
+    assert {i.get("task_id") for i in drafted.items if i.get("task_id")} == blocked
+    assert drafted.ok is (certified == 20)
+    if persona == "portfolio_manager":
+        derive = drafted.tasks["morning_briefing_level2"].raw
+        (note,) = derive["setup"]["initial_state"]["dashboard"]["generated_widgets"]
+        assert note["name"].endswith("Rulebook") and "sets the" in note["data"]
+        assert len(note["data"].splitlines()) == 2  # the story's rule and a rival
 
 
 @needs_compat

@@ -252,6 +252,7 @@ class _Planner:
                 rows.append(list(envelope["data"]["data"]))
                 # Opening the view read on the board (once, on the cut read) is a fair way to read it.
                 self._placed(t.origin, t.widget_id, dict(t.params), min_count=0)
+                self._derived_default(i, "get_widget_data", t)
             else:
                 args: dict[str, Any] = {"origin": t.origin, "widget_id": t.widget_id}
                 created: dict[str, Any] = {**args, "tab_id": self.tab_id, "max_count": 1}
@@ -260,6 +261,7 @@ class _Planner:
                     created["data_args"] = dict(t.params)
                 self.step("create_widget", args, outcome=True)
                 self.eval.add("required_widgets", **created)
+                self._derived_default(i, "create_widget", t)
         if board.decoy is not None:
             # The decoy stays exactly as seeded: its parameters as placed, and a stated one it was placed without
             # still absent (None matches only a missing value).
@@ -285,6 +287,22 @@ class _Planner:
             if furniture is not None:
                 self._placed(furniture.seed.origin, furniture.seed.widget_id, furniture.params)
         return rows
+
+    def _derived_default(self, i: int, tool: str, t: ResolvedTarget) -> None:
+        """At Derive, a policy that carries the parameter's default leaves the same state whether or not the
+        agent resolved it (the widget falls back to its default): the level is then about the method, so the
+        call that adds or reads the target must state the carried value the policy gives."""
+        s = self.s
+        if self.level.number != 2 or i != s.carried_target:
+            return
+        param = t.widget.param(s.carried_key) or {}
+        if str(param.get("value")) != str(s.carried_value):
+            return
+        self.eval.add(
+            "required_tool_calls",
+            tool=tool,
+            args_contains={"widget_id": t.widget_id, "data_args": {s.carried_key: s.carried_value}},
+        )
 
     def _placed(
         self, origin: str, widget_id: str, data_args: dict[str, Any], min_count: int | None = None
