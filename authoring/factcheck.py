@@ -852,7 +852,9 @@ def purpose(story: Story) -> str:
     sentence."""
     if story.facts.why:
         return story.facts.why
-    prose = " ".join(line.strip() for line in story.prose.splitlines() if line.strip() and not line.startswith("#"))
+    prose = " ".join(
+        line.strip() for line in story.prose.splitlines() if line.strip() and not line.startswith("#")
+    )
     match = re.match(r"(.+?[.!?])(?:\s|$)", prose)
     return match.group(1) if match else ""
 
@@ -868,7 +870,11 @@ def _purpose_errors(story: Story, carried_value: Any, governance: Governance) ->
         said = next((h for h in hidden if text and h and states_value(text, h, any_case=True)), None)
         if said is not None:
             where = f"facts.{key}" if key == "deadline" or story.facts.why else "facts.why"
-            how = "" if story.facts.why or key == "deadline" else " (the storyline's first sentence, said when facts.why is absent)"
+            how = (
+                ""
+                if story.facts.why or key == "deadline"
+                else " (the storyline's first sentence, said when facts.why is absent)"
+            )
             errors.append(
                 SourceError(
                     story.file,
@@ -900,7 +906,11 @@ def _board_errors(
             )
         elif name == first.name:
             errors.append(
-                SourceError(story.file, f"facts.board[{i}]", f"'{name}' is the first target itself; list the board's other widgets")
+                SourceError(
+                    story.file,
+                    f"facts.board[{i}]",
+                    f"'{name}' is the first target itself; list the board's other widgets",
+                )
             )
     return errors
 

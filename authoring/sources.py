@@ -204,7 +204,9 @@ class Facts(_Strict):
         if not text:
             raise ValueError("must not be empty (leave the key out to use the default)")
         if not text[0].isupper():
-            raise ValueError(f"'{text}' must start with a capital letter: it is said as a sentence of its own")
+            raise ValueError(
+                f"'{text}' must start with a capital letter: it is said as a sentence of its own"
+            )
         if text[-1] not in ".!?":
             raise ValueError(f"'{text}' must end with a full stop: it is said as a sentence of its own")
         if len(text.split()) > MAX_WHY_WORDS:

@@ -213,7 +213,9 @@ def test_the_cap_on_unrequested_widgets_and_the_kept_layouts_are_stated_as_rules
     assert "Add no widget to the dashboard that the request does not ask for." in capped
     assert any(r.startswith("Widgets and notes already on the dashboard keep their place") for r in capped)
     assert "Add at most 2 widgets" in " ".join(episode_rules(task(**{"eval.max_unrequested_widgets": 2})))
-    plain = " ".join(episode_rules(task(**{"eval.max_unrequested_widgets": None, "eval.required_layouts": []})))
+    plain = " ".join(
+        episode_rules(task(**{"eval.max_unrequested_widgets": None, "eval.required_layouts": []}))
+    )
     assert "Add no widget" not in plain and "keep their place" not in plain
     model = FakeModel([[FINAL]])
     run(mini_world, model.agent(mode="tools"), task(**{"eval.max_unrequested_widgets": 0}))

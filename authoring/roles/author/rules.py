@@ -65,11 +65,14 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
         ),
     }
     wording = Wording(level, board, planned)
-    # At Find, the description's contrast is a sibling a word matcher takes for the target; of the
-    # candidates (each in a few wordings: the words around the description move a word matcher too), the
-    # first that leaves no shortcut agent passing is kept (the gates would refuse the others).
+    # At Find, the description alone comes first (the shortest request); when a shortcut agent passes it, a
+    # contrast follows the description — a sibling a word matcher takes for the target; of the candidates (each
+    # in a few wordings: the words around the description move a word matcher too), the first that leaves no
+    # shortcut agent passing is kept (the gates would refuse the others).
     trials = (
-        [(c, d) for c in contrasts(level, board) for d in range(FIND_DRAWS)] if number == 1 else [("", 0)]
+        [(c, d) for c in ["", *contrasts(level, board)] for d in range(FIND_DRAWS)]
+        if number == 1
+        else [("", 0)]
     )
     for contrast, draw in trials:
         task["prompt"] = wording.phrase(task, contrast, draw)

@@ -15,7 +15,7 @@ from typing import Any
 from certify import BM25, leaked_values, parse_task, terms
 from simulator import WidgetDef, value_allowed
 
-from ...factcheck import ResolvedTarget
+from ...factcheck import ResolvedTarget, purpose
 from ...factcheck import param_label as label
 from ...factcheck import value_text as said_as_text
 from ...variety import overlap
@@ -23,6 +23,7 @@ from .analysis import clause as analysis_clause
 from .analysis import prompt_word_limit
 from .level import Level
 from .phrasebook import (
+    LEVELS_PER_STORY,
     Ask,
     Build,
     Ground,
@@ -33,12 +34,14 @@ from .phrasebook import (
     Said,
     Shown,
     ValuesFor,
+    VoiceSlots,
 )
 from .plan import Planned
 from .seeding import Board
 
 MAX_PHRASINGS = 8
 MAX_CONTRASTS = 5
+CONTRAST_WORDS = 10
 
 
 def where_phrase(where: str) -> str:
@@ -147,25 +150,39 @@ class Wording:
             note=note,
             twin=twin,
             furniture=furniture,
-            keep=level.lived,
             ground=self._ground(),
             build=self._build(),
             hidden=level.hidden_values(),
             contrast=contrast if describe else "",
             described=s.facts.find_hint if describe else "",
-            capped=self.planned.eval.get("max_unrequested_widgets") == 0,
+            why=purpose(level.story.story),
         )
         # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
         redraw = [attempt, draw] if attempt or draw else []
-        phrasing = Phrasing(
-            level.ctx.persona.voice, level.ctx.persona.slug, level.slug, level.number, *redraw
+        voice = level.ctx.persona.voice
+        phrasing = Phrasing(voice, level.ctx.persona.slug, level.slug, level.number, *redraw)
+        own = s.facts.deadline
+        ask.slots = (
+            VoiceSlots.rotation(voice, self.position, own)
+            if voice.every_phrase
+            else VoiceSlots.drawn(voice, phrasing.aside, own)
         )
-        prompt = phrasing.compose(ask)
+        # the asks that close the work (a note of what the source plants, the judged analysis) come before the
+        # persona's deadline and sign-off, which end the request
         if level.lived and s.governance.sets is None:
-            prompt += " " + self._legacy_ground(phrasing)
+            ask.closing.append(self._legacy_ground(phrasing))
         if s.analyze is not None:
-            prompt += " " + analysis_clause(level, attempt + draw)
-        return " ".join(prompt.split())
+            ask.closing.append(analysis_clause(level, attempt + draw))
+        return " ".join(phrasing.compose(ask).split())
+
+    @property
+    def position(self) -> int:
+        """Where this request stands among the persona's: its story's place among the persona's stories (in
+        their sorted order) times five, plus the level. The voice's rotation turns on it."""
+        level = self.level
+        stories = sorted(level.ctx.siblings) or [level.slug]
+        index = stories.index(level.slug) if level.slug in stories else len(stories)
+        return index * LEVELS_PER_STORY + level.number
 
     def _pairs(self, t: ResolvedTarget, params: dict[str, Any]) -> list[Said]:
         """The values as said: the carried value at Derive through the policy phrase, the grounded value at
@@ -285,6 +302,15 @@ def contrasts(level: Level, board: Board) -> list[str]:
     )
     out = []
     for i in order[:MAX_CONTRASTS]:
-        text = str(siblings[i].definition["description"]).strip().rstrip(".")
+        text = short_description(str(siblings[i].definition["description"]))
         out.append(f"not the view of {text[:1].lower() + text[1:]}")
     return out or [""]
+
+
+def short_description(text: str) -> str:
+    """A catalog description as a contrast says it: its first clause (up to a comma, a semicolon or a dash) and
+    no more than CONTRAST_WORDS words — enough to tell the sibling apart, short enough to keep the request a
+    request."""
+    text = re.split(r"[,;—–(]| - ", text.strip().rstrip("."), maxsplit=1)[0].strip()
+    words = text.split()
+    return " ".join(words[:CONTRAST_WORDS])
