@@ -28,6 +28,7 @@ def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent
     from authoring.draft import draft_persona
     from authoring.run import Outcome
     from authoring.taskset import STANDARD_DEFAULTS
+    from authoring.factcheck import purpose
     from authoring.variety import masks_for, rotation, same_level_similarity
     from certify import parse_task
 
@@ -52,7 +53,8 @@ def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent
             "  ".join(f"{k} {v:.3f}" for k, v in variety.items()),
             prefix="same-level prompt similarity (word trigrams, lower is more varied): ",
         )
-        rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice]))
+        owned = [t for r in report.resolved for t in (purpose(r.story), r.story.facts.deadline) if t]
+        rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice], owned))
         render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
     return drafted.ok and drafted.certified == expected
 

@@ -10,6 +10,7 @@ import functools
 import pytest
 
 from authoring.checks import check_persona
+from authoring.factcheck import purpose
 from authoring.grammar import problems
 from authoring.judged import draft_audit
 from authoring.roles.author import AuthorContext, RuleAuthor
@@ -182,7 +183,12 @@ def test_the_taskset_varies_by_skeleton_and_clause():
     ]
     report = rotation(
         [(t.meta.story, t.difficulty, t.prompt) for t in tasks],
-        masks_for(_world(), tasks, [_persona(p).source.voice for p in PERSONAS]),
+        masks_for(
+            _world(),
+            tasks,
+            [_persona(p).source.voice for p in PERSONAS],
+            [purpose(r.story) for p in PERSONAS for r in _persona(p).resolved],
+        ),
     )
     assert report.ok, report.summary()
     assert report.prompts == 120

@@ -16,6 +16,7 @@ through its alias. The variants are rendered by the roles' one jinja environment
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import re
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ PERIOD_NAME_CHANCE = 0.5
 # a persona opted out of the rotation (voice.every_phrase false) says an opener, deadline or sign-off this often
 PHRASE_CHANCE = 0.3
 LEVELS_PER_STORY = 5
+# the requests of a persona the rotation spreads its phrases over (four stories of five levels)
+PERSONA_REQUESTS = 4 * LEVELS_PER_STORY
 # A description said later in a request ("the other X on fund Keel Core Equity") names a counterpart already
 # mentioned: the marks let the request, once composed, say the persona's alias there instead of the name again.
 SECOND_MENTION = re.compile(r"⟦([^⟧]*)⟧")
@@ -133,25 +136,32 @@ class VoiceSlots:
 
     @classmethod
     def rotation(cls, voice: Voice, position: int, own_deadline: str | None = None) -> VoiceSlots:
-        """The phrases of the request at `position` among the persona's requests (story index × 5 + level).
-        Openers and sign-offs alternate over the positions, each list cycled, so that twenty requests use up to
-        ten of each; deadlines fall on every k-th position (k = twenty over their number, at least one in four),
-        cycled too. A story's own deadline is said at each of its levels instead."""
-        openers, signoffs, deadlines = voice.openers, voice.signoffs, voice.deadlines
-        opener = signoff = ""
-        if openers and signoffs:
-            pool, turn = (openers, "o") if position % 2 == 0 else (signoffs, "s")
-            chosen = pool[(position // 2) % len(pool)]
-            opener, signoff = (chosen, "") if turn == "o" else ("", chosen)
-        elif openers:
-            opener = openers[position % len(openers)]
-        elif signoffs:
-            signoff = signoffs[position % len(signoffs)]
-        deadline = own_deadline or ""
-        if not deadline and deadlines:
-            step = max(1, min(4, (LEVELS_PER_STORY * 4) // len(deadlines)))
-            if position % step == step - 1:
-                deadline = deadlines[(position // step) % len(deadlines)]
+        """The phrases of the request at `position` among the persona's requests (story index × 5 + level,
+        twenty for four stories). The openers and sign-offs, as one list, are spread evenly over the twenty
+        positions, each said once (a persona's phrase that recurs in every request reads as a tic, and the
+        request stays short); so are the deadlines, on positions of their own. A story's own deadline is said at
+        each of its levels instead."""
+
+        def spread(phrases: list[str], offset: int) -> str:
+            if not phrases:
+                return ""
+            gap = max(1, PERSONA_REQUESTS // len(phrases))
+            shifted = (position - offset) % PERSONA_REQUESTS
+            index = shifted // gap
+            return phrases[index % len(phrases)] if shifted % gap == 0 else ""
+
+        phrases = [*(("o", p) for p in voice.openers), *(("s", p) for p in voice.signoffs if p.strip())]
+        # openers and sign-offs alternate along the list, so that the two kinds interleave over the stories
+        mixed = [
+            p
+            for pair in itertools.zip_longest(phrases[: len(voice.openers)], phrases[len(voice.openers) :])
+            for p in pair
+            if p
+        ]
+        chosen = spread([p for _, p in mixed], 0)
+        kind = next((k for k, p in mixed if p == chosen), "")
+        opener, signoff = (chosen, "") if kind == "o" else ("", chosen)
+        deadline = own_deadline or spread(voice.deadlines, 1)
         return cls(opener, deadline, signoff)
 
     @classmethod

@@ -341,6 +341,9 @@ def _furniture(level: Level, decoy: Seeded | None) -> tuple[str, str, str, dict[
     if not pool:
         pool = list(catalog.widgets)
     pool = [w for w in dict.fromkeys(pool) if w not in taken and w in catalog.widgets]
+    # the target's own desk within its app (its sub-category: Stress, not Value at Risk, on a stress board)
+    desk = t0.widget.definition.get("subCategory")
+    pool = [w for w in pool if catalog.widgets[w].definition.get("subCategory") == desk] or pool
     if not pool:
         return None
     if s.governance.sets:

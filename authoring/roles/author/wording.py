@@ -41,7 +41,36 @@ from .seeding import Board
 
 MAX_PHRASINGS = 8
 MAX_CONTRASTS = 5
-CONTRAST_WORDS = 10
+# the word counts a contrast is cut to, shortest first (its whole description comes last)
+CONTRAST_WORDS = (6, 10)
+DANGLING = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "for",
+        "with",
+        "by",
+        "in",
+        "on",
+        "at",
+        "from",
+        "that",
+        "which",
+        "who",
+        "before",
+        "after",
+        "than",
+        "as",
+        "its",
+        "their",
+        "each",
+    ]
+)
 
 
 def where_phrase(where: str) -> str:
@@ -222,11 +251,14 @@ class Wording:
         if level.grounded_key is not None:
             t = level.target_setting(level.grounded_key)
             said_label = label(t.widget.param(level.grounded_key), level.grounded_key)
+        # a pointer that already names its place ("step 4 of its workflow", "the row for Lantern Macro") needs
+        # no gloss of what the place is about; a hop keeps it (the referred document is read by its topic)
+        precise = gov.hop is None and re.search(r"\d|\brow for\b", position) is not None
         return Ground(
             source=source,
             where=where,
             where_short=position,
-            topic=gov.topic,
+            topic="" if precise else gov.topic,
             label=said_label,
             tab=level.story.tab_name if said_label is None else None,
             hop_row=hop_row,
@@ -300,17 +332,21 @@ def contrasts(level: Level, board: Board) -> list[str]:
         range(len(siblings)),
         key=lambda i: (-(i == 0 and decoy is not None), -fit(siblings[i]), -near[i]),
     )
-    out = []
-    for i in order[:MAX_CONTRASTS]:
-        text = short_description(str(siblings[i].definition["description"]))
-        out.append(f"not the view of {text[:1].lower() + text[1:]}")
+    # each sibling's first clause first (the shorter request), its whole description when no short one
+    # leaves every shortcut agent failing
+    texts = [str(siblings[i].definition["description"]).strip().rstrip(".") for i in order[:MAX_CONTRASTS]]
+    cuts = [short_description(t, n) for n in CONTRAST_WORDS for t in texts]
+    out = [f"not the view of {t[:1].lower() + t[1:]}" for t in dict.fromkeys([*cuts, *texts])]
     return out or [""]
 
 
-def short_description(text: str) -> str:
+def short_description(text: str, most: int = 10) -> str:
     """A catalog description as a contrast says it: its first clause (up to a comma, a semicolon or a dash) and
-    no more than CONTRAST_WORDS words — enough to tell the sibling apart, short enough to keep the request a
+    no more than `most` words — enough to tell the sibling apart, short enough to keep the request a
     request."""
     text = re.split(r"[,;—–(]| - ", text.strip().rstrip("."), maxsplit=1)[0].strip()
-    words = text.split()
-    return " ".join(words[:CONTRAST_WORDS])
+    words = text.split()[:most]
+    # a cut phrase does not end on a word that leads into what was cut ("… action before the")
+    while len(words) > 3 and words[-1].lower() in DANGLING:
+        words.pop()
+    return " ".join(words)
