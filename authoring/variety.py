@@ -218,5 +218,7 @@ def masks_for(
         voice.update(v.aliases.values())
         voice.update(v.period_names.values())
     return Masks(
-        frozenset(n for n in names if n and len(n) >= 2), frozenset(voice), frozenset(o for o in owned if o.strip())
+        frozenset(n for n in names if n and len(n) >= 2),
+        frozenset(voice),
+        frozenset(o for o in owned if o.strip()),
     )
