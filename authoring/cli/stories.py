@@ -26,9 +26,9 @@ def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent
     authoring/draft.py): the gate table, the flags, the staircase and the review items `taskforge author`
     would print, and whether its first run certifies."""
     from authoring.draft import draft_persona
+    from authoring.factcheck import purpose
     from authoring.run import Outcome
     from authoring.taskset import STANDARD_DEFAULTS
-    from authoring.factcheck import purpose
     from authoring.variety import masks_for, rotation, same_level_similarity
     from certify import parse_task
 
