@@ -866,6 +866,16 @@ def _purpose_errors(story: Story, carried_value: Any, governance: Governance) ->
     if governance.sets is not None and governance.value is not None:
         hidden.append(value_text(governance.value))
     errors = []
+    first = story.facts.targets[0].widget if story.facts.targets else ""
+    if story.facts.why and first and states_value(story.facts.why, first, any_case=True):
+        errors.append(
+            SourceError(
+                story.file,
+                "facts.why",
+                f"'{story.facts.why}' names '{first}', which the Find level hides (every level says why); "
+                "say why without the widget's name",
+            )
+        )
     for key, text in (("why", purpose(story)), ("deadline", story.facts.deadline)):
         said = next((h for h in hidden if text and h and states_value(text, h, any_case=True)), None)
         if said is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from certify import BM25, leaked_values, parse_task, terms
+from certify import BM25, leaked_values, parse_task, states_value, terms
 from simulator import WidgetDef, value_allowed
 
 from ...factcheck import ResolvedTarget, purpose
@@ -184,7 +184,7 @@ class Wording:
             hidden=level.hidden_values(),
             contrast=contrast if describe else "",
             described=s.facts.find_hint if describe else "",
-            why=purpose(level.story.story),
+            why=self._purpose(),
         )
         # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
         redraw = [attempt, draw] if attempt or draw else []
@@ -203,6 +203,28 @@ class Wording:
         if s.analyze is not None:
             ask.closing.append(analysis_clause(level, attempt + draw))
         return " ".join(phrasing.compose(ask).split())
+
+    def _purpose(self) -> str:
+        """Why the work is wanted. The storyline's first sentence (said when the story gives no `why`) may name
+        the widget Find describes instead: at Find it is then left out (a `why` that names it is a check
+        error)."""
+        level = self.level
+        s = level.story
+        why = purpose(s.story)
+        if not why or s.facts.why:
+            return why
+        if level.number == 1 and states_value(why, level.first.name, any_case=True):
+            return ""
+        # the storyline was written to explain the story, not to keep its secrets: at a level that hides a
+        # value, a first sentence that says any option of the hidden parameter (in any case, inside a compound
+        # such as "low-severity" too) gives the choice away, so it is left out there
+        keys = {s.carried_key} if level.number == 2 else {level.grounded_key} if level.lived else set()
+        options = {
+            said_as_text(v) for t in s.targets for k in keys if k and k in t.params for v in t.widget.options(k)
+        }
+        if any(re.search(rf"\b{re.escape(o)}\b", why, re.I) for o in options if o.strip()):
+            return ""
+        return why
 
     @property
     def position(self) -> int:
