@@ -14,7 +14,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main(argv: list[str]) -> int:
     ours = Path(argv[0]) if argv else ROOT / "tasksets" / "workspace_tasks"
-    source = Path(argv[1]) if len(argv) > 1 else ROOT / "compat" / "workspacebench" / "tasksets" / "workspace_tasks"
+    source = (
+        Path(argv[1])
+        if len(argv) > 1
+        else ROOT / "compat" / "workspacebench" / "tasksets" / "workspace_tasks"
+    )
     rows = compare(ours, source)
     print(table(rows))
     return 0 if rows and all(r.ok for r in rows) else 1

@@ -220,7 +220,11 @@ class Wording:
         # such as "low-severity" too) gives the choice away, so it is left out there
         keys = {s.carried_key} if level.number == 2 else {level.grounded_key} if level.lived else set()
         options = {
-            said_as_text(v) for t in s.targets for k in keys if k and k in t.params for v in t.widget.options(k)
+            said_as_text(v)
+            for t in s.targets
+            for k in keys
+            if k and k in t.params
+            for v in t.widget.options(k)
         }
         if any(re.search(rf"\b{re.escape(o)}\b", why, re.I) for o in options if o.strip()):
             return ""
