@@ -1052,6 +1052,84 @@ def _signature_errors(
     ]
 
 
+def purpose(story: Story) -> str:
+    """Why the story's work is wanted, as every level says it: `facts.why`, else the storyline's first
+    sentence."""
+    if story.facts.why:
+        return story.facts.why
+    prose = " ".join(
+        line.strip() for line in story.prose.splitlines() if line.strip() and not line.startswith("#")
+    )
+    match = re.match(r"(.+?[.!?])(?:\s|$)", prose)
+    return match.group(1) if match else ""
+
+
+def _purpose_errors(story: Story, carried_value: Any, governance: Governance) -> list[SourceError]:
+    """The purpose and deadline are said at every level, so they must not say what a level hides (the value
+    Derive's policy stands for, the value or phrase Ground reads in its source)."""
+    hidden = [value_text(carried_value), governance.phrase]
+    if governance.sets is not None and governance.value is not None:
+        hidden.append(value_text(governance.value))
+    errors = []
+    first = story.facts.targets[0].widget if story.facts.targets else ""
+    if story.facts.why and first and states_value(story.facts.why, first, any_case=True):
+        errors.append(
+            SourceError(
+                story.file,
+                "facts.why",
+                f"'{story.facts.why}' names '{first}', which the Find level hides (every level says why); "
+                "say why without the widget's name",
+            )
+        )
+    for key, text in (("why", purpose(story)), ("deadline", story.facts.deadline)):
+        said = next((h for h in hidden if text and h and states_value(text, h, any_case=True)), None)
+        if said is not None:
+            where = f"facts.{key}" if key == "deadline" or story.facts.why else "facts.why"
+            how = (
+                ""
+                if story.facts.why or key == "deadline"
+                else " (the storyline's first sentence, said when facts.why is absent)"
+            )
+            errors.append(
+                SourceError(
+                    story.file,
+                    where,
+                    f"'{text}'{how} says '{said}', which a level hides (every level says it); "
+                    "say why without the value",
+                )
+            )
+    return errors
+
+
+def _board_errors(
+    world: World, story: Story, first: ResolvedTarget, backends: list[str]
+) -> list[SourceError]:
+    """`facts.board` names catalog widgets of the first target's backend (the board's other widgets)."""
+    fixture = world.fixture_of(first.origin, backends)
+    if fixture is None or not story.facts.board:
+        return []
+    names = sorted({w.name for w in fixture.catalog.widgets.values()})
+    errors = []
+    for i, name in enumerate(story.facts.board):
+        if name not in names:
+            errors.append(
+                SourceError(
+                    story.file,
+                    f"facts.board[{i}]",
+                    f"'{first.origin}' serves no widget named '{name}'{did_you_mean(name, names)}",
+                )
+            )
+        elif name == first.name:
+            errors.append(
+                SourceError(
+                    story.file,
+                    f"facts.board[{i}]",
+                    f"'{name}' is the first target itself; list the board's other widgets",
+                )
+            )
+    return errors
+
+
 def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     """Check every fact of `story` against `world` (with `backends` connected) and resolve it."""
     facts = story.facts
@@ -1226,6 +1304,10 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         errors += more
         if governance is not None and facts.governance.fact is not None:
             errors += _ground_fact(world, story, governance, targets, seeded_wrong, kind)
+    if targets:
+        errors += _board_errors(world, story, targets[0], backends)
+    if governance is not None:
+        errors += _purpose_errors(story, carried_value, governance)
     analyze = None
     if targets:
         first = targets[0].widget

@@ -53,6 +53,9 @@ class Voice(_Strict):
     repair_verbs: list[str] = Field(default_factory=list)
     note_words: list[str] = Field(default_factory=list)
     tone: Literal["terse", "formal", "warm", "plain", "neutral"] = "neutral"
+    # every declared opener, deadline and sign-off is said somewhere in the persona's tasks, in a fixed rotation
+    # over its stories and levels; false opts out (the rule author then says them only now and then, by chance)
+    every_phrase: bool = True
 
 
 class Persona(BaseModel):
@@ -156,6 +159,11 @@ class AnalyzeFact(_Strict):
     size: bool = False
 
 
+# A story's purpose or deadline is one short sentence: a request that explains itself at length stops reading
+# like a request.
+MAX_WHY_WORDS = 22
+
+
 class Facts(_Strict):
     dashboard: str
     targets: list[TargetFact] = Field(min_length=1, max_length=3)
@@ -170,6 +178,14 @@ class Facts(_Strict):
     note: str | None = None
     record: list[str] | None = None
     analyze: AnalyzeFact | None = None
+    # why the work is wanted, in the persona's words: every level says it (default: the storyline's first
+    # sentence), so the request carries the story's purpose and not only its mechanics
+    why: str | None = None
+    # the story's own deadline ("Before the 14:00 redemption cut-off."), said instead of one of the persona's
+    deadline: str | None = None
+    # the board's other widgets, by catalog name (of the first target's backend): the lived-in board's
+    # furniture is drawn from these before anything else
+    board: list[str] | None = None
 
     @field_validator("dashboard", "find_hint")
     @classmethod
@@ -177,6 +193,25 @@ class Facts(_Strict):
         if not value.strip():
             raise ValueError("must not be empty")
         return value
+
+    @field_validator("why", "deadline")
+    @classmethod
+    def _one_sentence(cls, value: str | None) -> str | None:
+        """A request says these as one sentence of its own: a capital first, a stop at the end, short."""
+        if value is None:
+            return None
+        text = " ".join(value.split())
+        if not text:
+            raise ValueError("must not be empty (leave the key out to use the default)")
+        if not text[0].isupper():
+            raise ValueError(
+                f"'{text}' must start with a capital letter: it is said as a sentence of its own"
+            )
+        if text[-1] not in ".!?":
+            raise ValueError(f"'{text}' must end with a full stop: it is said as a sentence of its own")
+        if len(text.split()) > MAX_WHY_WORDS:
+            raise ValueError(f"{len(text.split())} words; say it in at most {MAX_WHY_WORDS}")
+        return text
 
 
 class Story(BaseModel):

@@ -73,12 +73,16 @@ def same_level_similarity(prompts: Iterable[tuple[str | None, str, str]]) -> dic
 @dataclass(frozen=True)
 class Masks:
     """What a skeleton hides: entity names and values, and the persona's voice phrases (the longest phrase wins
-    where two overlap, so an alias inside a client's full name does not split it)."""
+    where two overlap, so an alias inside a client's full name does not split it); a story's own sentences are
+    left out (they are the story's, said at each of its levels, not the author's clauses)."""
 
     entities: frozenset[str] = frozenset()
     voice: frozenset[str] = frozenset()
+    owned: frozenset[str] = frozenset()  # the stories' own sentences, left out of the skeleton altogether
 
     def skeleton(self, prompt: str) -> str:
+        for sentence in self.owned:
+            prompt = prompt.replace(sentence, " ")
         text = _QUOTED.sub(ENTITY, prompt)
         pattern = _pattern(self.entities | self.voice)
         if pattern is not None:
@@ -168,9 +172,13 @@ def rotation(prompts: Iterable[tuple[str, str, str]], masks: Masks) -> Rotation:
     )
 
 
-def masks_for(world: World, tasks: Iterable[Task], voices: Iterable[Voice] = ()) -> Masks:
+def masks_for(
+    world: World, tasks: Iterable[Task], voices: Iterable[Voice] = (), owned: Iterable[str] = ()
+) -> Masks:
     """The entities an agent is told about (every catalog name, app, origin, option value and label, document
-    title; the dashboards, tabs, notes, backends and apps of the tasks) and the personas' voice phrases."""
+    title; the dashboards, tabs, notes, backends and apps of the tasks), the personas' voice phrases and the
+    stories' own sentences (`owned`: each story's purpose and deadline, said at its every level by design, as a
+    persona's phrases are — what the measure looks for is the author's clauses recurring, not a story's)."""
     names: set[str] = set()
     for fixture in world.backends.values():
         names.add(fixture.origin)
@@ -209,4 +217,8 @@ def masks_for(world: World, tasks: Iterable[Task], voices: Iterable[Voice] = ())
         voice.update(v.openers + v.deadlines + v.signoffs + v.note_words)
         voice.update(v.aliases.values())
         voice.update(v.period_names.values())
-    return Masks(frozenset(n for n in names if n and len(n) >= 2), frozenset(voice))
+    return Masks(
+        frozenset(n for n in names if n and len(n) >= 2),
+        frozenset(voice),
+        frozenset(o for o in owned if o.strip()),
+    )

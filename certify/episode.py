@@ -178,6 +178,21 @@ def episode_rules(task: Task) -> list[str]:
             "Leave every other dashboard that exists when you start exactly as it is; change only the "
             "one the request is about."
         )
+    # What every request of a capped or lived-in task would otherwise repeat: said once here, as a standing
+    # rule, so the requests stay as short as the source benchmark's and the agent is still told.
+    cap = ev.max_unrequested_widgets
+    if cap is not None:
+        rules.append(
+            "Add no widget to the dashboard that the request does not ask for."
+            if cap == 0
+            else f"Add at most {cap} widget{'s' if cap != 1 else ''} to the dashboard that the request does not "
+            "ask for."
+        )
+    if ev.required_layouts:
+        rules.append(
+            "Widgets and notes already on the dashboard keep their place, size and settings unless the request "
+            "asks you to change them."
+        )
     rules.append("When the work is done, call final_answer with your answer; that ends the episode.")
     return rules
 

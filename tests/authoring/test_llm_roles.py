@@ -336,7 +336,9 @@ def test_validator_flag(llm, ctx, skills):
     assert request["messages"][0]["content"] == (skills / "task-validator.md").read_text()
     user = h.user(0)
     assert '"max_turns": 2' in user and '"weight": 0.0524' in user and '"Desk App"' in user
-    assert "Runs the Acme desk" not in user and "morning call" not in user
+    # the validator reads the task, not the sources: the persona's text never reaches it, and of the story only
+    # what the request itself says (its purpose, the storyline's first sentence here)
+    assert "Runs the Acme desk" not in user and "the Beta book on the Risk Review board" in parsed(raw).prompt
     assert h.progress == [f"llm validator {SLUG}_level0: flag (1 flag(s))"]
 
 

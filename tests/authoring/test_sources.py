@@ -59,6 +59,21 @@ def test_unsafe_names_are_refused(tmp_path):
             "facts.colour",
         ),
         ("governance: {skill: close-checklist}", "governance: {skill: a, resource: b}", "facts.governance"),
+        (
+            "  find_hint: the holdings book\n",
+            "  find_hint: the holdings book\n  why: the desk asks.\n",
+            "facts.why",
+        ),
+        (
+            "  find_hint: the holdings book\n",
+            "  find_hint: the holdings book\n  why: The desk asks\n",
+            "facts.why",
+        ),
+        (
+            "  find_hint: the holdings book\n",
+            '  find_hint: the holdings book\n  deadline: " "\n',
+            "facts.deadline",
+        ),
     ],
 )
 def test_bad_story_front_matter(tmp_path, old, new, key):
@@ -87,6 +102,24 @@ def test_bad_story_front_matter(tmp_path, old, new, key):
         ("skill: close-checklist", "skill: ghost-skill", "facts.governance.skill", "unknown skill"),
         ("carries: period", "carries: colour", "facts.policy.carries", "not a graded parameter"),
         ("origin: Acme Data}", "origin: Nobody}", "facts.targets[0].origin", "no connected backend"),
+        (
+            "  find_hint: the holdings book\n",
+            "  find_hint: the holdings book\n  why: The desk wants it QTD.\n",
+            "facts.why",
+            "says 'QTD', which a level hides",
+        ),
+        (
+            "  find_hint: the holdings book\n",
+            "  find_hint: the holdings book\n  why: The desk reads Positions first.\n",
+            "facts.why",
+            "names 'Positions', which the Find level hides",
+        ),
+        (
+            "  find_hint: the holdings book\n",
+            "  find_hint: the holdings book\n  board: [Positons]\n",
+            "facts.board[0]",
+            "serves no widget named 'Positons'",
+        ),
     ],
 )
 def test_facts_are_checked_against_the_world(mini_world, tmp_path, old, new, key, message):

@@ -204,6 +204,24 @@ def test_the_system_prompt_states_the_episode_rules_and_nothing_of_the_eval_bloc
     assert strict.valid
 
 
+def test_the_cap_on_unrequested_widgets_and_the_kept_layouts_are_stated_as_rules_when_graded(mini_world):
+    """The requests no longer repeat them (issue 22 item 5): the harness must say them, and only when graded."""
+    from certify.episode import episode_rules
+
+    layout = {"widget_uuid": "w_1", "tab_id": "main", "x": 0, "y": 0, "w": 20, "h": 14}
+    capped = episode_rules(task(**{"eval.max_unrequested_widgets": 0, "eval.required_layouts": [layout]}))
+    assert "Add no widget to the dashboard that the request does not ask for." in capped
+    assert any(r.startswith("Widgets and notes already on the dashboard keep their place") for r in capped)
+    assert "Add at most 2 widgets" in " ".join(episode_rules(task(**{"eval.max_unrequested_widgets": 2})))
+    plain = " ".join(
+        episode_rules(task(**{"eval.max_unrequested_widgets": None, "eval.required_layouts": []}))
+    )
+    assert "Add no widget" not in plain and "keep their place" not in plain
+    model = FakeModel([[FINAL]])
+    run(mini_world, model.agent(mode="tools"), task(**{"eval.max_unrequested_widgets": 0}))
+    assert "Add no widget to the dashboard" in model.requests[0]["messages"][0]["content"]
+
+
 def test_tool_results_are_whole_by_default_and_capped_with_a_marker_when_asked(mini_world):
     model = FakeModel([[("list_available_widgets", {})], [FINAL]])
     run(mini_world, model.agent(mode="tools"))

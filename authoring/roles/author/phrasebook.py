@@ -4,16 +4,21 @@ A request is assembled from clauses (the main ask, the values, a twin to leave a
 where a value comes from, the build, the note). Each clause family has many variants in phrasebook.yaml (beside
 this module); one generator seeded by (persona, story, level) draws every choice, so two requests share a clause
 only by chance and the rotation-aware variety measure (authoring/variety.py) stays low. The persona is rendered in
-the wording, not bolted on: its verbs, how it names periods and counterparts (a stated value said with the
-persona's alias or period name next to it), what it calls a note, its deadlines. A value the level hides is never
-said, not even through its alias. The variants are rendered by the roles' one jinja environment
+the wording, not bolted on: its verbs, what it calls a note, how it names periods (a stated period glossed with
+the persona's name for it) and counterparts (the full name at its first mention, the persona's alias for it after
+that, the way people shorten a name once it is known), and its openers, deadlines and sign-offs, said in a fixed
+rotation over the persona's stories and levels so that each declared phrase is used (`VoiceSlots`). Every level
+also says why the work is wanted, from the story (`facts.why`). A value the level hides is never said, not even
+through its alias. The variants are rendered by the roles' one jinja environment
 (authoring/roles/prompts).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -31,10 +36,15 @@ DEFAULT_VERBS = {
     "repair": ["repair", "fix", "correct", "restore"],
 }
 DEFAULT_NOTE_WORDS = ["note"]
-ALIAS_CHANCE = 0.5
-LEAD_CHANCE = 0.35
-DEADLINE_CHANCE = 0.5
-LONG_REQUEST = 150
+PERIOD_NAME_CHANCE = 0.5
+# a persona opted out of the rotation (voice.every_phrase false) says an opener, deadline or sign-off this often
+PHRASE_CHANCE = 0.3
+LEVELS_PER_STORY = 5
+# the requests of a persona the rotation spreads its phrases over (four stories of five levels)
+PERSONA_REQUESTS = 4 * LEVELS_PER_STORY
+# A description said later in a request ("the other X on fund Keel Core Equity") names a counterpart already
+# mentioned: the marks let the request, once composed, say the persona's alias there instead of the name again.
+SECOND_MENTION = re.compile(r"⟦([^⟧]*)⟧")
 # One clear ask reads in fewer words than this (the rule validator flags a longer request).
 MAX_PROMPT_WORDS = 170
 
@@ -116,6 +126,54 @@ class NoteAsk(NamedTuple):
     columns: list[str]
 
 
+@dataclass(frozen=True)
+class VoiceSlots:
+    """The persona's set phrases one request says: an opener, a deadline, a sign-off (each may be empty)."""
+
+    opener: str = ""
+    deadline: str = ""
+    signoff: str = ""
+
+    @classmethod
+    def rotation(cls, voice: Voice, position: int, own_deadline: str | None = None) -> VoiceSlots:
+        """The phrases of the request at `position` among the persona's requests (story index × 5 + level,
+        twenty for four stories). The openers and sign-offs, as one list, are spread evenly over the twenty
+        positions, each said once (a persona's phrase that recurs in every request reads as a tic, and the
+        request stays short); so are the deadlines, on positions of their own. A story's own deadline is said at
+        each of its levels instead."""
+
+        def spread(phrases: list[str], offset: int) -> str:
+            if not phrases:
+                return ""
+            gap = max(1, PERSONA_REQUESTS // len(phrases))
+            shifted = (position - offset) % PERSONA_REQUESTS
+            index = shifted // gap
+            return phrases[index % len(phrases)] if shifted % gap == 0 else ""
+
+        phrases = [*(("o", p) for p in voice.openers), *(("s", p) for p in voice.signoffs if p.strip())]
+        # openers and sign-offs alternate along the list, so that the two kinds interleave over the stories
+        mixed = [
+            p
+            for pair in itertools.zip_longest(phrases[: len(voice.openers)], phrases[len(voice.openers) :])
+            for p in pair
+            if p
+        ]
+        chosen = spread([p for _, p in mixed], 0)
+        kind = next((k for k, p in mixed if p == chosen), "")
+        opener, signoff = (chosen, "") if kind == "o" else ("", chosen)
+        deadline = own_deadline or spread(voice.deadlines, 1)
+        return cls(opener, deadline, signoff)
+
+    @classmethod
+    def drawn(cls, voice: Voice, rng: random.Random, own_deadline: str | None = None) -> VoiceSlots:
+        """A persona that opted out of the rotation: now and then one of its phrases, by chance."""
+
+        def maybe(options: list[str]) -> str:
+            return rng.choice(options) if options and rng.random() < PHRASE_CHANCE else ""
+
+        return cls(maybe(voice.openers), own_deadline or maybe(voice.deadlines), maybe(voice.signoffs))
+
+
 @dataclass
 class Ask:
     """Everything a request says, already resolved; the phrasing decides only the words."""
@@ -129,13 +187,14 @@ class Ask:
     note: NoteAsk | None = None
     twin: Shown | None = None
     furniture: Repair | None = None
-    keep: bool = False
     ground: Ground | None = None
     build: Build | None = None
     hidden: set[str] = field(default_factory=set)
     contrast: str = ""  # at Find, what the described widget is not, said after where it comes from
     described: str = ""  # the description the contrast belongs to
-    capped: bool = False  # the task allows no widget nobody asked for: the request says so
+    why: str = ""  # why the work is wanted (the story's purpose), said as a sentence of its own
+    slots: VoiceSlots = field(default_factory=VoiceSlots)
+    closing: list[str] = field(default_factory=list)  # asks said last, before the deadline and sign-off
 
 
 class Phrasing:
@@ -159,14 +218,32 @@ class Phrasing:
         return self.rng.choice(verbs)
 
     def said(self, value: str, hidden: set[str]) -> str:
-        """A stated value, sometimes with how the persona calls it (never a value the level hides)."""
-        if value in hidden or self.rng.random() >= ALIAS_CHANCE:
+        """A stated value (one the agent sets), in full; a period sometimes glossed with the persona's name for it
+        (never a value the level hides). Counterparts go by their alias only where a request describes what is
+        already on the board (`described`)."""
+        if value in hidden or value not in self.voice.period_names or self.rng.random() >= PERIOD_NAME_CHANCE:
             return value
-        if value in self.voice.aliases:
-            return self.pick("aliased", value=value, alias=self.voice.aliases[value])
-        if value in self.voice.period_names:
-            return f"{value} ({self.voice.period_names[value]})"
-        return value
+        return f"{value} ({self.voice.period_names[value]})"
+
+    def described(self, value: str) -> str:
+        """A value in a description of what the board already shows (a twin, a stale view): marked, so that once
+        the request is composed it says the persona's alias there if the name was mentioned before."""
+        return f"⟦{value}⟧" if value in self.voice.aliases else value
+
+    def second_mentions(self, text: str) -> str:
+        """Resolve the marks left by `described`, in reading order: the first mention of a name stays whole,
+        every later described one becomes the persona's alias."""
+        out, at = [], 0
+        for m in SECOND_MENTION.finditer(text):
+            before = text[at : m.start()]
+            out.append(before)
+            value = m.group(1)
+            seen = "".join(out)
+            mentioned = re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", seen) is not None
+            out.append(self.voice.aliases[value] if mentioned else value)
+            at = m.end()
+        out.append(text[at:])
+        return "".join(out)
 
     # -- clauses --------------------------------------------------------------------------------------------
     def targets(self, ask: Ask) -> str:
@@ -221,7 +298,9 @@ class Phrasing:
         repair = ask.kind == "repair"
         if repair and ask.stale:
             targets = self.pick(
-                "stale", targets=f"the {targets}", wrong=listing([f"{k} {v}" for k, v in ask.stale])
+                "stale",
+                targets=f"the {targets}",
+                wrong=listing([f"{k} {self.described(v)}" for k, v in ask.stale]),
             )
         dash_ref = self.pick("dash_ref", dash=ask.dash)
         dash_subject = self.pick("dash_subject", dash=ask.dash)
@@ -247,13 +326,22 @@ class Phrasing:
         extras = []
         if ask.twin is not None:
             name, args = ask.twin
-            lead = self.pick("twin_lead", name=name, args=listing([f"{k} {v}" for k, v in args]))
+            lead = self.pick(
+                "twin_lead", name=name, args=listing([f"{k} {self.described(v)}" for k, v in args])
+            )
             extras.append(self.pick("twin", lead=lead, fence=self.pick("twin_fence")))
         if ask.furniture is not None:
             name, wrong, right = ask.furniture
-            state = self.pick("furniture_state", name=name, wrong=listing([f"{k} {v}" for k, v in wrong]))
-            action = self.pick(
-                "furniture_action", verb=self.verb("repair"), right=listing([f"{k} {v}" for k, v in right])
+            state = self.pick(
+                "furniture_state", name=name, wrong=listing([f"{k} {self.described(v)}" for k, v in wrong])
+            )
+            repair_verb = self.verb("repair")
+            action = particle_after_pronoun(
+                self.pick(
+                    "furniture_action", verb=repair_verb, right=listing([f"{k} {v}" for k, v in right])
+                ),
+                repair_verb,
+                "it",
             )
             sentence = self.pick(
                 "furniture",
@@ -263,35 +351,21 @@ class Phrasing:
                 action=action,
             )
             extras.append(cap(sentence))
-        if ask.keep:
-            extras.append(
-                self.pick(
-                    "keep",
-                    subject=self.pick("keep_subject", dash=ask.dash),
-                    predicate=self.pick("keep_predicate"),
-                )
-            )
         self.rng.shuffle(extras)
         sentences += extras
         if ask.ground is not None:
             sentences.append(self.ground(ask.ground))
         if ask.build is not None:
             sentences.insert(0, self.build(ask.build, ask.dash))
-        lead = self.lead(ask)
-        text = " ".join(s for s in sentences if s)
-        words = len(text.split())
-        # a long request (a build on a lived-in board) keeps to the ask: the persona shows in its words
-        if lead and words < LONG_REQUEST:
-            text = f"{lead} {text}"
-        if ask.capped:
-            # the grader allows no widget nobody asked for: a careful agent must be told, not left to guess
-            book = phrasebook()
-            parts = {k: self.aside.choice(book[f"capped_{k}"]) for k in ("nothing", "predicate", "where")}
-            parts["where"] = render(parts["where"], dash=ask.dash)
-            text += " " + render(self.aside.choice(book["capped"]), **parts)
-        if self.voice.deadlines and self.rng.random() < DEADLINE_CHANCE and words < LONG_REQUEST:
-            text += " " + self.rng.choice(self.voice.deadlines)
-        return tidy(text)
+        # the purpose comes first or right after the main ask (the standing rules — the cap on widgets nobody
+        # asked for, the layouts that stay — are the harness's, stated once in its rules, not in every request)
+        if ask.why:
+            sentences.insert(0 if self.aside.random() < 0.5 else 1, ask.why)
+        slots = ask.slots
+        text = " ".join(
+            s for s in (slots.opener, *sentences, *ask.closing, slots.deadline, slots.signoff) if s
+        )
+        return tidy(self.second_mentions(text))
 
     def ground(self, g: Ground) -> str:
         hop = self.pick("ground_hop", row=g.hop_row) if g.hop_row else ""
@@ -323,14 +397,6 @@ class Phrasing:
             place=place,
         )
 
-    def lead(self, ask: Ask) -> str:
-        """An opening in the persona's words: the alias of a value the request states, sometimes."""
-        stated = [v for _, pairs in ask.params for _, v, mode in pairs if mode == "stated"]
-        aliases = [a for v in stated if (a := self.voice.aliases.get(v)) and v not in ask.hidden]
-        if not aliases or self.rng.random() >= LEAD_CHANCE:
-            return ""
-        return self.pick("lead", alias=self.rng.choice(aliases))
-
 
 def particle_after_pronoun(text: str, verb: str, pronoun: str) -> str:
     """A phrasal verb takes a pronoun before its particle: "bring it up", not "bring up it"."""
@@ -338,6 +404,9 @@ def particle_after_pronoun(text: str, verb: str, pronoun: str) -> str:
     if len(words) == 2:
         text = text.replace(f"{verb} {pronoun}", f"{words[0]} {pronoun} {words[1]}")
         text = text.replace(f"{verb.capitalize()} {pronoun}", f"{words[0].capitalize()} {pronoun} {words[1]}")
+        # a variant that already says the particle ("… it back to …") keeps one ("point it back to", not
+        # "point it back back to")
+        text = text.replace(f"{pronoun} {words[1]} {words[1]} ", f"{pronoun} {words[1]} ")
     return text
 
 
@@ -355,6 +424,7 @@ def tidy(text: str) -> str:
         (", ;", ";"),
         (",;", ";"),
         (":.", "."),
+        (",:", ":"),
         (" :", ":"),
     ):
         while bad in text:

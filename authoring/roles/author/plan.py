@@ -28,6 +28,10 @@ from .level import Level
 from .seeding import Board, Seeded, SeededNote
 
 SLACK_TURNS = 3
+# A lived-in board (Ground, Compose) is read before it is worked on — the twin, the furniture and the prior note
+# told apart from the target — so its budget has two turns more of slack: without a side repair, Ground's own
+# calls can number fewer than Derive's (which reads its policy's document), and the budget must still grow.
+LIVED_SLACK_TURNS = SLACK_TURNS + 2
 MAX_DISTRACTORS = 24
 WIDGETS_SPEC = "openbb://workspace/specs/widgets-json"
 
@@ -131,7 +135,8 @@ class _Planner:
         self.eval.set("judged_dashboard", level.dash)
         self.eval.set("max_unrequested_widgets", 0)
         self.eval.set("trace_checks", {"ids_known_from": "any_result"})
-        self.eval.set("max_turns", self.eval.count("required_tools") + SLACK_TURNS)
+        slack = LIVED_SLACK_TURNS if level.lived else SLACK_TURNS
+        self.eval.set("max_turns", self.eval.count("required_tools") + slack)
         return Planned(self.eval.wire(), note_name, built, self.fields)
 
     def step(

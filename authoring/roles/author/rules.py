@@ -7,9 +7,11 @@ of the contrast and draw that leave no shortcut agent passing.
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from certify import LEVEL_NAMES, LEVELS, TaskMeta, parse_task, run_battery
+from certify import LEVEL_NAMES, LEVELS, Task, TaskMeta, parse_task, resolve_agent, run_battery, run_trial
 from simulator import TOOL_NAMES
 
 from .context import AuthorContext, Draft, story_setup
@@ -20,6 +22,7 @@ from .seeding import seed_board
 from .wording import Wording
 
 FIND_DRAWS = 3
+FIND_RUNG = "ladder-1"
 
 
 class RuleAuthor:
@@ -71,8 +74,23 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     trials = [("", d) for d in range(FIND_DRAWS)] if number == 1 else [("", 0)]
     for contrast, draw in trials:
         task["prompt"] = wording.phrase(task, contrast, draw)
-        if number != 1 or not any(
-            r.passed for r in run_battery(ctx.world, parse_task(task, f"{task['id']}.json", ctx.defaults))
-        ):
+        if number != 1:
+            break
+        parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
+        # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
+        # a draw it fails), and leave no shortcut agent passing
+        if not any(r.passed for r in run_battery(ctx.world, parsed)) and _find_rung_passes(ctx, parsed):
             break
     return task
+
+
+def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
+    """Whether the ladder's Find rung (ladder-1, deterministic, no network) solves `task`. Its episode is a
+    coroutine: run on a thread of its own when this one already runs an event loop."""
+    coroutine = run_trial(ctx.world, task, resolve_agent(FIND_RUNG))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return bool(asyncio.run(coroutine).passed)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return bool(pool.submit(asyncio.run, coroutine).result().passed)

@@ -10,10 +10,11 @@ the plan and the wording; nothing is added to it later.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from simulator import option_values, value_allowed
+from simulator import WidgetDef, option_values, value_allowed
 
 from ...factcheck import ResolvedTarget
 from ...factcheck import value_text as said_as_text
@@ -170,7 +171,10 @@ def seed_board(level: Level) -> Board:
     found_furniture = _furniture(level, decoy)
     if found_furniture is not None:
         wid, name, origin, params = found_furniture
-        fix = _furniture_fix(level, wid, origin, params) if s.governance.sets else None
+        # a side repair is work the story asks for: only a view the story names gets one (a view drawn from the
+        # target's app is ordinary furniture, on its right values, and the level differs by what it hides)
+        named = name in story_widgets(level)
+        fix = _furniture_fix(level, wid, origin, params) if s.governance.sets and named else None
         seed = placing.widget("furniture", wid, origin, {**params, **(fix.wrong if fix else {})})
         furniture = Furniture(seed, name, {**params, **(fix.right if fix else {})}, fix)
     text = (
@@ -299,19 +303,47 @@ def _decoy(level: Level) -> tuple[str, str, dict[str, Any]] | None:
     return definition.widget_id, t0.origin, params
 
 
+def story_widgets(level: Level) -> list[str]:
+    """The catalog widgets of the first target's backend the story itself puts on its board: `facts.board`, in
+    its order, then those its prose names (longest name first, so "Cash Ladder by Currency" wins over "Cash
+    Ladder"); the targets are not among them."""
+    s, t0 = level.story, level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return []
+    names = {w.name for w in fixture.catalog.widgets.values()}
+    targets = {t.name for t in s.targets}
+    listed = [n for n in (s.facts.board or []) if n in names and n not in targets]
+    prose = " ".join(s.story.prose.split())
+    named, rest = [], prose
+    for name in sorted(names - targets, key=len, reverse=True):
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", rest):
+            named.append(name)
+            rest = rest.replace(name, " ")
+    return list(dict.fromkeys([*listed, *sorted(named, key=prose.find)]))
+
+
 def _furniture(level: Level, decoy: Seeded | None) -> tuple[str, str, str, dict[str, Any]] | None:
-    """A view of the first target's app (another widget of its backend when it names no app), on the values the
-    first target shares with it, else its defaults. (widget_id, name, origin, params)."""
+    """A view the story puts on its board (`story_widgets`), else one of the first target's app (another widget
+    of its backend when it names no app) — never a view of another desk's app; on the values the first target
+    shares with it, else its defaults. (widget_id, name, origin, params)."""
     s, t0 = level.story, level.first
     fixture = level.fixture(t0.origin)
     if fixture is None:
         return None
     catalog = fixture.catalog
     taken = {t.widget_id for t in s.targets} | ({decoy.widget_id} if decoy else set())
+    by_name = {w.name: wid for wid, w in catalog.widgets.items()}
+    own = [w for n in story_widgets(level) if (w := by_name[n]) not in taken]
+    if own:
+        return _placed_as(catalog.widgets[own[0]], t0)
     pool = list(catalog.app_widgets(t0.app)) if t0.app else []
     if not pool:
         pool = list(catalog.widgets)
     pool = [w for w in dict.fromkeys(pool) if w not in taken and w in catalog.widgets]
+    # the target's own desk within its app (its sub-category: Stress, not Value at Risk, on a stress board)
+    desk = t0.widget.definition.get("subCategory")
+    pool = [w for w in pool if catalog.widgets[w].definition.get("subCategory") == desk] or pool
     if not pool:
         return None
     if s.governance.sets:
@@ -325,7 +357,11 @@ def _furniture(level: Level, decoy: Seeded | None) -> tuple[str, str, str, dict[
             )
         ]
         pool = fixable or pool
-    widget = catalog.widgets[pick(sorted(pool), level.slug, "furniture")]
+    return _placed_as(catalog.widgets[pick(sorted(pool), level.slug, "furniture")], t0)
+
+
+def _placed_as(widget: WidgetDef, t0: ResolvedTarget) -> tuple[str, str, str, dict[str, Any]]:
+    """The furniture on the values the first target shares with it, else its defaults."""
     params: dict[str, Any] = {}
     for p in widget.option_params:
         name = p.get("paramName")
@@ -338,9 +374,17 @@ def _furniture(level: Level, decoy: Seeded | None) -> tuple[str, str, str, dict[
 
 def _furniture_fix(level: Level, widget_id: str, origin: str, params: dict[str, Any]) -> Fix | None:
     """The real repair of a lived-in board: the furniture left on a wrong value of one of its parameters (never
-    the one the level grounds, and never saying a hidden value)."""
+    the one the level grounds, and never saying a hidden value). The wrong value is one of the desk's own when
+    it can be (a value the story's prose or the persona names, or one of the persona's counterparts): the slip
+    reads like one made on this desk, not a fund of another."""
     definition = level.widget_def(origin, widget_id)
     hidden = level.hidden_values()
+    persona = level.ctx.persona
+    desk = " ".join([level.story.story.prose, persona.text, *persona.voice.aliases])
+
+    def of_desk(v: Any) -> bool:
+        return re.search(rf"(?<![\w-]){re.escape(said_as_text(v))}(?![\w-])", desk) is not None
+
     for p in definition.option_params:
         key = str(p.get("paramName"))
         right = params.get(key, p.get("value"))
@@ -350,14 +394,12 @@ def _furniture_fix(level: Level, widget_id: str, origin: str, params: dict[str, 
             or said_as_text(right) in hidden
         ):
             continue
-        wrong = next(
-            (
-                v
-                for v in option_values(p)
-                if v is not None and str(v) != str(right) and said_as_text(v) not in hidden
-            ),
-            None,
-        )
+        options = [
+            v
+            for v in option_values(p)
+            if v is not None and str(v) != str(right) and said_as_text(v) not in hidden
+        ]
+        wrong = next((v for v in sorted(options, key=lambda v: not of_desk(v))), None)
         if wrong is not None:
             return Fix({key: wrong}, {key: right})
     return None

@@ -12,16 +12,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from certify import leaked_values, parse_task
+from certify import leaked_values, parse_task, states_value
 from simulator import WidgetDef
 
-from ...factcheck import ResolvedTarget
+from ...factcheck import ResolvedTarget, purpose
 from ...factcheck import param_label as label
 from ...factcheck import value_text as said_as_text
 from .analysis import clause as analysis_clause
 from .analysis import prompt_word_limit
 from .level import Level
 from .phrasebook import (
+    LEVELS_PER_STORY,
     Ask,
     Build,
     Ground,
@@ -32,6 +33,7 @@ from .phrasebook import (
     Said,
     Shown,
     ValuesFor,
+    VoiceSlots,
 )
 from .plan import Planned
 from .seeding import Board
@@ -145,25 +147,65 @@ class Wording:
             note=note,
             twin=twin,
             furniture=furniture,
-            keep=level.lived,
             ground=self._ground(),
             build=self._build(),
             hidden=level.hidden_values(),
             contrast=contrast if describe else "",
             described=s.facts.find_hint if describe else "",
-            capped=self.planned.eval.get("max_unrequested_widgets") == 0,
+            why=self._purpose(),
         )
         # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
         redraw = [attempt, draw] if attempt or draw else []
-        phrasing = Phrasing(
-            level.ctx.persona.voice, level.ctx.persona.slug, level.slug, level.number, *redraw
+        voice = level.ctx.persona.voice
+        phrasing = Phrasing(voice, level.ctx.persona.slug, level.slug, level.number, *redraw)
+        own = s.facts.deadline
+        ask.slots = (
+            VoiceSlots.rotation(voice, self.position, own)
+            if voice.every_phrase
+            else VoiceSlots.drawn(voice, phrasing.aside, own)
         )
-        prompt = phrasing.compose(ask)
+        # the asks that close the work (a note of what the source plants, the judged analysis) come before the
+        # persona's deadline and sign-off, which end the request
         if level.lived and s.governance.sets is None:
-            prompt += " " + self._legacy_ground(phrasing)
+            ask.closing.append(self._legacy_ground(phrasing))
         if s.analyze is not None:
-            prompt += " " + analysis_clause(level, attempt + draw)
-        return " ".join(prompt.split())
+            ask.closing.append(analysis_clause(level, attempt + draw))
+        return " ".join(phrasing.compose(ask).split())
+
+    def _purpose(self) -> str:
+        """Why the work is wanted. The storyline's first sentence (said when the story gives no `why`) may name
+        the widget Find describes instead: at Find it is then left out (a `why` that names it is a check
+        error)."""
+        level = self.level
+        s = level.story
+        why = purpose(s.story)
+        if not why or s.facts.why:
+            return why
+        if level.number == 1 and states_value(why, level.first.name, any_case=True):
+            return ""
+        # the storyline was written to explain the story, not to keep its secrets: at a level that hides a
+        # value, a first sentence that says any option of the hidden parameter (in any case, inside a compound
+        # such as "low-severity" too) gives the choice away, so it is left out there
+        keys = {s.carried_key} if level.number == 2 else {level.grounded_key} if level.lived else set()
+        options = {
+            said_as_text(v)
+            for t in s.targets
+            for k in keys
+            if k and k in t.params
+            for v in t.widget.options(k)
+        }
+        if any(re.search(rf"\b{re.escape(o)}\b", why, re.I) for o in options if o.strip()):
+            return ""
+        return why
+
+    @property
+    def position(self) -> int:
+        """Where this request stands among the persona's: its story's place among the persona's stories (in
+        their sorted order) times five, plus the level. The voice's rotation turns on it."""
+        level = self.level
+        stories = sorted(level.ctx.siblings) or [level.slug]
+        index = stories.index(level.slug) if level.slug in stories else len(stories)
+        return index * LEVELS_PER_STORY + level.number
 
     def _pairs(self, t: ResolvedTarget, params: dict[str, Any]) -> list[Said]:
         """The values as said: the carried value at Derive through the policy phrase, the grounded value at
@@ -203,11 +245,14 @@ class Wording:
         if level.grounded_key is not None:
             t = level.target_setting(level.grounded_key)
             said_label = label(t.widget.param(level.grounded_key), level.grounded_key)
+        # a pointer that already names its place ("step 4 of its workflow", "the row for Lantern Macro") needs
+        # no gloss of what the place is about; a hop keeps it (the referred document is read by its topic)
+        precise = gov.hop is None and re.search(r"\d|\brow for\b", position) is not None
         return Ground(
             source=source,
             where=where,
             where_short=position,
-            topic=gov.topic,
+            topic="" if precise else gov.topic,
             label=said_label,
             tab=level.story.tab_name if said_label is None else None,
             hop_row=hop_row,

@@ -1,0 +1,123 @@
+"""The shipped taskset as a reviewer reads it (issue 22): every persona's declared openers, deadlines and
+sign-offs are said somewhere in its twenty requests and no alias is bolted beside its name; every story's
+purpose is said at each of its levels; each seeded board carries only views of the story's own world (its
+targets, the views its facts or prose name, else its first target's app — furniture from that app's own desk);
+and the requests are, level by level, about as long as the source benchmark's published tasks."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+
+from authoring.checks import check_persona
+from authoring.factcheck import purpose
+from authoring.lengths import RATIO, compare
+from authoring.roles.author.seeding import story_widgets
+from simulator import DEFAULT_WORLD, World
+from tests.conftest import COMPAT_TASKS, ROOT
+
+SHIPPED = ROOT / "tasksets" / "workspace_tasks"
+PERSONAS = sorted(p.stem for p in (ROOT / "personas").glob("*.md"))
+
+
+@functools.lru_cache(maxsize=1)
+def _world() -> World:
+    return World.load(DEFAULT_WORLD)
+
+
+@functools.lru_cache(maxsize=8)
+def _report(persona: str):
+    return check_persona(ROOT, persona, _world())
+
+
+def _tasks(persona: str) -> list[dict]:
+    tasks = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((SHIPPED / persona).glob("*.json"))]
+    assert len(tasks) == 20, f"{persona}: {len(tasks)} shipped tasks"
+    return tasks
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_every_declared_voice_phrase_is_said_and_no_alias_is_bolted_on(persona):
+    voice = _report(persona).source.voice
+    said = " ".join(t["prompt"] for t in _tasks(persona))
+    declared = [p for p in [*voice.openers, *voice.signoffs, *voice.deadlines] if p.strip()]
+    assert [p for p in declared if p not in said] == []
+    for value, alias in voice.aliases.items():
+        assert f"{value} — {alias} —" not in said and f"{value} ({alias})" not in said
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_every_level_says_why_its_story_is_wanted(persona):
+    why = {r.story.slug: purpose(r.story) for r in _report(persona).resolved}
+    for task in _tasks(persona):
+        assert why[task["meta"]["story"]] in task["prompt"], task["id"]
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_each_seeded_board_holds_only_views_of_the_storys_own_world(persona):
+    """A seeded widget is a target's widget, a view the story names (facts.board, prose), or one of the first
+    target's app; a widget seeded as a side view (neither target nor look-alike nor twin) is of the target's
+    own desk within that app unless the story names it. A side repair only ever touches a view the story
+    names."""
+    world = _world()
+    stories = {r.story.slug: r for r in _report(persona).resolved}
+    from authoring.roles.author import AuthorContext
+    from authoring.roles.author.level import Level
+
+    for task in _tasks(persona):
+        r = stories[task["meta"]["story"]]
+        t0 = r.targets[0]
+        catalog = world.fixture_of(t0.origin, list(world.default_backends)).catalog
+        ctx = AuthorContext(world, _report(persona).source, r, "", list(world.default_backends), [])
+        named = set(story_widgets(Level(ctx, task["meta"]["level"])))
+        targets = {t.widget_id for t in r.targets}
+        app, desk = t0.widget.definition.get("category"), t0.widget.definition.get("subCategory")
+        seeded = task["setup"]["initial_state"]["dashboard"].get("widgets", [])
+        for w in seeded:
+            definition = catalog.widgets[w["widget_id"]].definition
+            assert (
+                w["widget_id"] in targets
+                or definition.get("name") in named
+                or definition.get("category") == app
+            ), f"{task['id']}: {definition.get('name')} is from another app ({definition.get('category')})"
+        repaired = {
+            s["args"]["widget_uuid"]
+            for s in task["eval"]["required_tools"]
+            if s["tool"] == "update_widget" and "widget_uuid" in s.get("args", {})
+        }
+        for w in seeded:
+            definition = catalog.widgets[w["widget_id"]].definition
+            if w["widget_uuid"] in repaired and w["widget_id"] not in targets:
+                assert definition.get("name") in named, f"{task['id']}: side repair of an unnamed view"
+        side = [
+            catalog.widgets[w["widget_id"]].definition
+            for w in seeded
+            if w["widget_id"] not in targets
+            and catalog.widgets[w["widget_id"]].definition.get("subCategory") != desk
+        ]
+        # the look-alike (decoy) may sit on another desk of the app: at most one such view per board
+        assert len([d for d in side if d.get("name") not in named]) <= 1, task["id"]
+
+
+@pytest.mark.parametrize("level", [f"level{n}" for n in range(5)])
+def test_the_median_request_is_as_long_as_the_sources_at_its_level(level, request):
+    rows = {r.level: r for r in compare(SHIPPED, COMPAT_TASKS)}
+    row = rows[level]
+    if level == "level1":
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="Find still carries the contrast most of its tasks need to keep every shortcut agent "
+                "failing and the ladder's Find rung passing (issue 22 item 5 left open at Find)",
+            )
+        )
+    assert row.ratio <= RATIO, f"{level}: ours {row.ours:.0f} vs the source's {row.source:.0f} chars"
+
+
+def test_the_compat_corpus_has_published_tasks_at_every_level():
+    assert sorted(r.level for r in compare(Path(COMPAT_TASKS), Path(COMPAT_TASKS))) == [
+        f"level{n}" for n in range(5)
+    ]
