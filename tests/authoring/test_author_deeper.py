@@ -10,12 +10,11 @@ import functools
 import pytest
 
 from authoring.checks import check_persona
-from authoring.grammar import problems
 from authoring.judged import draft_audit
 from authoring.roles.author import AuthorContext, RuleAuthor
 from authoring.taskset import STANDARD_DEFAULTS
 from authoring.variety import masks_for, rotation
-from certify.gates import certify_task
+from certify.gates import certify_task, prompt_faults
 from certify.task import Task, parse_task
 from simulator import DEFAULT_WORLD, World
 from tests.conftest import ROOT
@@ -167,7 +166,8 @@ def test_the_shipped_requests_read_well_and_speak_in_the_persona(persona):
     report = _persona(persona)
     voice = report.source.voice
     tasks = [draft(persona, r.story.slug, level) for r in report.resolved for level in range(5)]
-    assert {t.id: problems(t.prompt) for t in tasks if problems(t.prompt)} == {}
+    faults = {t.id: [str(f) for f in prompt_faults(_world(), t)] for t in tasks}
+    assert {k: v for k, v in faults.items() if v} == {}
     assert not any(t.prompt.startswith(tuple(voice.openers)) for t in tasks), "no opener is bolted on"
     said = " ".join(t.prompt for t in tasks)
     personal = [*voice.aliases.values(), *voice.period_names.values(), *voice.note_words]
