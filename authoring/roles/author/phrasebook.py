@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -162,7 +163,7 @@ class Phrasing:
         """A stated value, sometimes with how the persona calls it (never a value the level hides)."""
         if value in hidden or self.rng.random() >= ALIAS_CHANCE:
             return value
-        if value in self.voice.aliases:
+        if value in self.voice.aliases and not _restates(self.voice.aliases[value], value):
             return self.pick("aliased", value=value, alias=self.voice.aliases[value])
         if value in self.voice.period_names:
             return f"{value} ({self.voice.period_names[value]})"
@@ -252,9 +253,11 @@ class Phrasing:
         if ask.furniture is not None:
             name, wrong, right = ask.furniture
             state = self.pick("furniture_state", name=name, wrong=listing([f"{k} {v}" for k, v in wrong]))
+            repair_verb = self.verb("repair")
             action = self.pick(
-                "furniture_action", verb=self.verb("repair"), right=listing([f"{k} {v}" for k, v in right])
+                "furniture_action", verb=repair_verb, right=listing([f"{k} {v}" for k, v in right])
             )
+            action = particle_after_pronoun(action, repair_verb, "it")
             sentence = self.pick(
                 "furniture",
                 opening=self.pick("furniture_opening"),
@@ -273,10 +276,15 @@ class Phrasing:
             )
         self.rng.shuffle(extras)
         sentences += extras
-        if ask.ground is not None:
-            sentences.append(self.ground(ask.ground))
-        if ask.build is not None:
-            sentences.insert(0, self.build(ask.build, ask.dash))
+        ground = self.ground(ask.ground) if ask.ground is not None else ""
+        if ask.build is not None and ask.build.tab_like_board and ask.ground is not None:
+            # the app's tab takes the title the board's tab is given: the retitle is asked first, the build refers
+            # back to it (said the other way round, the build would point at a title not yet asked for)
+            sentences[:0] = [ground, self.build(ask.build, ask.dash, after=True)]
+        else:
+            sentences.append(ground)
+            if ask.build is not None:
+                sentences.insert(0, self.build(ask.build, ask.dash))
         lead = self.lead(ask)
         text = " ".join(s for s in sentences if s)
         words = len(text.split())
@@ -290,8 +298,8 @@ class Phrasing:
             parts["where"] = render(parts["where"], dash=ask.dash)
             text += " " + render(self.aside.choice(book["capped"]), **parts)
         if self.voice.deadlines and self.rng.random() < DEADLINE_CHANCE and words < LONG_REQUEST:
-            text += " " + self.rng.choice(self.voice.deadlines)
-        return tidy(text)
+            text += " " + as_sentence(self.rng.choice(self.voice.deadlines))
+        return tidy(named_once(text, ask.dash))
 
     def ground(self, g: Ground) -> str:
         hop = self.pick("ground_hop", row=g.hop_row) if g.hop_row else ""
@@ -308,13 +316,13 @@ class Phrasing:
             about=about,
         )
 
-    def build(self, b: Build, dash: str) -> str:
+    def build(self, b: Build, dash: str, after: bool = False) -> str:
         tab_phrase = self.pick("build_tab_like") if b.tab_like_board else self.pick("build_tab", tab=b.tab)
         keyed = self.pick("build_keyed", label=b.keyed) if b.keyed else ""
         place = self.pick("build_place", label=b.keyed) if b.keyed else ""
         return self.pick(
             "build",
-            opening=self.pick("build_opening"),
+            opening=self.pick("build_opening_after" if after else "build_opening"),
             backend_part=self.pick("build_backend", backend=b.backend, table=b.table, keyed=keyed),
             publish_part=self.pick("build_publish", app=b.app, table=b.table),
             tab_phrase=tab_phrase,
@@ -333,11 +341,35 @@ class Phrasing:
 
 
 def particle_after_pronoun(text: str, verb: str, pronoun: str) -> str:
-    """A phrasal verb takes a pronoun before its particle: "bring it up", not "bring up it"."""
+    """A phrasal verb takes a pronoun before its particle: "bring it up", not "bring up it"; and a particle the
+    clause says again after the pronoun is said once ("point back" + "it back to" is "point it back to")."""
     words = verb.split()
     if len(words) == 2:
-        text = text.replace(f"{verb} {pronoun}", f"{words[0]} {pronoun} {words[1]}")
-        text = text.replace(f"{verb.capitalize()} {pronoun}", f"{words[0].capitalize()} {pronoun} {words[1]}")
+        head, particle = words
+        for said, moved in (
+            (verb, f"{head} {pronoun} {particle}"),
+            (cap(verb), f"{cap(head)} {pronoun} {particle}"),
+        ):
+            text = text.replace(f"{said} {pronoun} {particle}", moved).replace(f"{said} {pronoun}", moved)
+    return text
+
+
+def _restates(alias: str, value: str) -> bool:
+    """An alias made of the value's own words ("Lantern" for Lantern Macro) says nothing beside the value."""
+    said = set(re.findall(r"\w+", value.casefold()))
+    return set(re.findall(r"\w+", alias.casefold())) <= said
+
+
+def as_sentence(text: str) -> str:
+    """A phrase the persona declares (a deadline), as a sentence of its own: capitalised, ending in a stop."""
+    text = cap(text.strip())
+    return text if text[-1:] in ".!?" else text + "."
+
+
+def named_once(text: str, dash: str) -> str:
+    """A dashboard whose name ends in its noun ("Margin Call Board") is not called a board again after it."""
+    if dash.split()[-1:] and dash.split()[-1].casefold() in ("board", "dashboard"):
+        text = re.sub(rf"({re.escape(dash)}) (?:board|dashboard)\b", r"\1", text)
     return text
 
 
@@ -356,6 +388,8 @@ def tidy(text: str) -> str:
         (",;", ";"),
         (":.", "."),
         (" :", ":"),
+        (", —", " —"),
+        (",:", ":"),
     ):
         while bad in text:
             text = text.replace(bad, good)
