@@ -71,6 +71,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "collect": ("certify.gates", "collect"),
     "leaked_values": ("certify.gates", "leaked_values"),
     "prompt_faults": ("certify.gates", "prompt_faults"),
+    "graded_items": ("certify.graded", "graded"),
+    "graded_words": ("certify.graded", "graded_words"),
     "FAULT_CLASSES": ("certify.prose", "FAULT_CLASSES"),
     "Fault": ("certify.prose", "Fault"),
     "prose_faults": ("certify.prose", "faults"),
@@ -258,6 +260,8 @@ __all__ = [
     "export_taskset",
     "fingerprints",
     "grade",
+    "graded_items",
+    "graded_words",
     "harbor_models",
     "invalid_reasons",
     "judged_tasks",
@@ -396,6 +400,8 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .evaluate import load_record as load_run_record
     from .gates import certify_file, certify_task, collect, leaked_values, prompt_faults, states_value
     from .gates import summarise as summarise_gates
+    from .graded import graded as graded_items
+    from .graded import graded_words
     from .grader import grade
     from .grader.match import expected_number, numbers_in, text_contains
     from .harbor import HarborExportError, export_taskset, harbor_models, run_locally, validate
