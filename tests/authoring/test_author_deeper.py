@@ -139,7 +139,9 @@ def test_ground_retitles_the_tab_and_compose_titles_its_app_tab_alike():
     assert app.tab_names_include == ["Pulled Clips"]
     # the retitle is asked before the build that titles the app's tab the same way (no forward reference)
     retitle = four.prompt.index("Orders tab")
-    alike = max(four.prompt.find("titled like the board's tab"), four.prompt.find("named after the board's tab"))
+    alike = max(
+        four.prompt.find("titled like the board's tab"), four.prompt.find("named after the board's tab")
+    )
     assert 0 <= retitle < alike
     assert failed_gates(four) == {}
 
