@@ -58,6 +58,7 @@ def test_certify_json_report_and_batch_carries_on(mini_world_path, tmp_path):
             "equivalence": 2,
             "shortcuts": 2,
             "judge": 2,
+            "prose": 2,
         },
     }
 
