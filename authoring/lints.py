@@ -1,5 +1,6 @@
 """Mechanical lints the rule validator applies to one task: what a Find level must not give away, and whether the
-request reads as one coherent ask (the words are authoring/grammar.py's).
+request points only at what the episode has. (Whether it reads as a reviewer would sign it is the prose gate's,
+certify/prose.py: a fault there stops certification, so it never reaches a validator.)
 
 Find measures finding a widget from its description. It measures nothing when the target is the only widget of
 its app that accepts the values the request states (an agent matching parameter signatures finds it without
@@ -14,8 +15,6 @@ from typing import Any
 
 from certify import Task
 from simulator import WidgetDef, World, value_allowed
-
-from .grammar import problems as grammar_problems
 
 _TAB_MENTION = re.compile(r"\bthe ((?:[A-Z][\w&'-]*\s+){1,4})tab\b")
 
@@ -83,7 +82,3 @@ def incoherences(task: Task) -> list[str]:
                 f"{', '.join(sorted(tabs))})"  # type: ignore[arg-type]
             )
     return out
-
-
-def prose(task: Task) -> list[str]:
-    return grammar_problems(task.prompt)

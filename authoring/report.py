@@ -33,6 +33,7 @@ from certify import (
     Trial,
     current,
     grade,
+    graded_words,
     load_run,
     load_run_record,
     load_trials,
@@ -143,6 +144,7 @@ class LevelCell:
     gates: dict[str, dict[str, Any]] | None
     certified: bool | None
     trials: list[tuple[str, str]]  # (verdict, anchor) of its calibration trials
+    graded: str = ""  # what its eval grades, in words (certify/graded.py), shown beside the prompt
 
 
 @dataclass
@@ -227,7 +229,11 @@ def build_report(
         row = view.stories.setdefault(_story_of(task), [None] * len(LEVELS))
         cert = lock.tasks.get(task.id) if lock else None
         row[LEVELS.index(task.difficulty)] = LevelCell(
-            task, cert.gates if cert else None, cert.certified if cert else None, []
+            task,
+            cert.gates if cert else None,
+            cert.certified if cert else None,
+            [],
+            graded_words(task, world),
         )
     (out / "assets").mkdir(parents=True, exist_ok=True)
     for view in personas.values():

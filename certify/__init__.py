@@ -70,6 +70,12 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "certify_task": ("certify.gates", "certify_task"),
     "collect": ("certify.gates", "collect"),
     "leaked_values": ("certify.gates", "leaked_values"),
+    "prompt_faults": ("certify.gates", "prompt_faults"),
+    "graded_items": ("certify.graded", "graded"),
+    "graded_words": ("certify.graded", "graded_words"),
+    "FAULT_CLASSES": ("certify.prose", "FAULT_CLASSES"),
+    "Fault": ("certify.prose", "Fault"),
+    "prose_faults": ("certify.prose", "faults"),
     "states_value": ("certify.gates", "states_value"),
     "summarise_gates": ("certify.gates", "summarise"),
     "grade": ("certify.grader", "grade"),
@@ -185,6 +191,7 @@ __all__ = [
     "DEFAULT_CACHE_DIR",
     "DEFAULT_JUDGE",
     "DEFAULT_RUNS_DIR",
+    "FAULT_CLASSES",
     "JUDGE_AUDIT_FILE",
     "LEVELS",
     "LEVEL_NAMES",
@@ -208,6 +215,7 @@ __all__ = [
     "EndpointUnusable",
     "EpisodeHost",
     "Eval",
+    "Fault",
     "Fingerprints",
     "HarborExportError",
     "HiddenValue",
@@ -265,6 +273,8 @@ __all__ = [
     "fingerprints",
     "giveaways",
     "grade",
+    "graded_items",
+    "graded_words",
     "harbor_models",
     "invalid_reasons",
     "judged_tasks",
@@ -294,6 +304,8 @@ __all__ = [
     "png",
     "policy_value",
     "probe_dead_rungs",
+    "prompt_faults",
+    "prose_faults",
     "reads_as_policy",
     "recertify_taskset",
     "record_audit",
@@ -402,8 +414,10 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     )
     from .evaluate import evaluate as evaluate_tasks
     from .evaluate import load_record as load_run_record
-    from .gates import certify_file, certify_task, collect, leaked_values, states_value
+    from .gates import certify_file, certify_task, collect, leaked_values, prompt_faults, states_value
     from .gates import summarise as summarise_gates
+    from .graded import graded as graded_items
+    from .graded import graded_words
     from .grader import grade
     from .grader.match import expected_number, numbers_in, text_contains
     from .harbor import HarborExportError, export_taskset, harbor_models, run_locally, validate
@@ -451,6 +465,8 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     )
     from .parity import McpTarget, ParityOptions, new_run_id, run_parity, write_records
     from .parity import summarise as summarise_parity
+    from .prose import FAULT_CLASSES, Fault
+    from .prose import faults as prose_faults
     from .recertify import recertify as recertify_taskset
     from .rewards import RewardMode
     from .rollouts import RolloutFilter, RolloutFormat, RolloutSourceError, resolve_source, serialise

@@ -1,11 +1,13 @@
 """Certification gates: a task is certified only when every gate holds, and each gate says why.
 
 Gates are registered in order (schema, grounding, oracle, noop, load_bearing, leak, determinism, equivalence,
-shortcuts, counterfactual, judge). The first seven prove the reference replays and is not free; equivalence and
+shortcuts, counterfactual, judge, prose). The first seven prove the reference replays and is not free; equivalence and
 shortcuts prove the task measures what its level claims: valid variants of the reference pass (nothing
 over-strict) and generic agents that do not understand the request fail (nothing under-strict); counterfactual
 proves each hidden value comes from its source (varied there, the right answer changes); the judge gate admits a judged answer
-only under a judge whose audit on the task is on record and current. A batch records per-task failures as data and carries
+only under a judge whose audit on the task is on record and current; the prose gate refuses a request a reviewer would
+not sign (certify/prose.py: split phrasal verbs, bolted aliases, fragments, forward references, pointers that name no
+place, doubled words and punctuation), and its detail is the author's next-round feedback. A batch records per-task failures as data and carries
 on: a malformed file fails its schema gate and the other tasks are still certified.
 """
 
@@ -27,6 +29,7 @@ from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade
 from .judge.audit import JudgeAudit, standing_in
 from .judge.audit import standing as judge_standing
+from .prose import Fault, faults
 from .shortcuts import PROBES, ShortcutRun, run_battery, run_shortcut
 from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
 
@@ -42,6 +45,7 @@ GATE_NAMES = (
     "shortcuts",
     "counterfactual",
     "judge",
+    "prose",
 )
 WIDGET_TOOLS = tools_of("widget")
 
@@ -572,6 +576,36 @@ def judge_gate(s: Subject) -> GateResult:
     return GateResult(*judge_standing(s.path, s.task, s.world, s.oracle[0]))
 
 
+@gate("prose")
+def prose_gate(s: Subject) -> GateResult:
+    """The request reads as a reviewer would sign it. It applies to every task, ours and the source benchmark's
+    alike: the source's hand-written prompts have no fault (tests/certify/test_prose.py keeps it so), and a fault
+    there would be one too."""
+    assert s.task is not None
+    found = prompt_faults(s.world, s.task)
+    if not found:
+        return GateResult(True, "the request has no prose fault")
+    return GateResult(False, f"{len(found)} prose fault(s) in the request: " + "; ".join(map(str, found[:4])))
+
+
+_NOUNS: dict[int, tuple[World, frozenset[str]]] = {}
+
+
+def prompt_faults(world: World, task: Task) -> list[Fault]:
+    """The prose faults of the task's request. The world's parameter labels ("status", "risk rating") are nouns
+    a request may refer back to; the open dashboard is always a referent (the episode starts on it)."""
+    held = _NOUNS.get(id(world))
+    if held is None or held[0] is not world:
+        labels = {
+            str(p.get("label") or p.get("paramName") or "").strip().casefold()
+            for fixture in world.backends.values()
+            for w in fixture.catalog.widgets.values()
+            for p in w.option_params
+        }
+        held = _NOUNS[id(world)] = (world, frozenset(x for x in labels if x and len(x) > 2))
+    return faults(task.prompt, nouns=held[1], known=["board"])
+
+
 @dataclass
 class Certification:
     id: str
@@ -687,6 +721,7 @@ __all__ = [
     "certify_task",
     "collect",
     "leaked_values",
+    "prompt_faults",
     "states_value",
     "summarise",
 ]

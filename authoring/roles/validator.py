@@ -17,7 +17,7 @@ from certify import Task, reference_calls, replay, words
 from simulator import TOOL_NAMES, SetupError, Workspace, World, option_values
 
 from ..flags import Flag
-from ..lints import find_giveaways, incoherences, prose
+from ..lints import find_giveaways, incoherences
 from .author import prompt_word_limit
 from .findings import Finding, raise_flag
 from .llm import Endpoint, RoleReply, VerdictReply, clip, spelled, task_json
@@ -146,8 +146,6 @@ class RuleValidator:
             )
         for reason in incoherences(task):
             flag("coherence", "blocker", reason)
-        for slip in prose(task):
-            flag("grammar", "minor", slip)
         return flags
 
 

@@ -28,6 +28,7 @@ from authoring.options import RunOptions
 from authoring.roles.author import RuleAuthor
 from authoring.roles.fairness import RuleFairness
 from authoring.run import checkpointer, run_persona
+from certify import gates
 from tests.authoring.conftest import git, init_repo
 from tests.authoring.test_graph_routes import CountingValidator
 from tests.authoring.test_pipeline import drivers
@@ -78,7 +79,21 @@ def task_files(repo: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.glob("*.json"))}
 
 
+def test_a_level_drafted_before_the_kill_meets_the_gates_of_the_code_that_resumes(stopped):
+    """The stopped run drafted risk_repair_level0 with the wording of its day ("the Risk Board board"); the
+    resumed run re-certifies the set under today's gates, and the prose gate refuses that request, naming it."""
+    db, _ = stopped("draft")
+    outcome = run_persona(options(), drivers(), driver_name="rules", checkpoint_path=db)
+    assert outcome.status == "needs_review"
+    (item,) = outcome.items
+    assert item["kind"] == "gate_failure" and item["task_id"] == "risk_repair_level0"
+    assert "gate prose" in item["evidence"] and "Risk Board board" in item["evidence"]
+
+
 def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path, monkeypatch):
+    # what the resume does, under the gates the stopped run's drafts were written for (the test above: the prose
+    # gate, which came later, refuses one of them)
+    monkeypatch.delitem(gates.GATES, "prose")
     db, thread = stopped("draft")
     messages: list[str] = []
     outcome = run_persona(options(), drivers(messages), driver_name="rules", checkpoint_path=db)
@@ -139,9 +154,10 @@ class FlaggingLevel3(RuleFairness):
         return flags
 
 
-def test_a_run_killed_in_a_fairness_revision_keeps_its_route_and_its_rounds(stopped):
+def test_a_run_killed_in_a_fairness_revision_keeps_its_route_and_its_rounds(stopped, monkeypatch):
     """Before the kill fairness had spent one of its two rounds and sent level 3 back: the revision goes on to
     the set's re-certification (not to the validators), and fairness gets exactly one more round."""
+    monkeypatch.delitem(gates.GATES, "prose")  # its drafts predate the prose gate (see the first test)
     db, thread = stopped("revise")
     messages: list[str] = []
     validator = CountingValidator()
@@ -240,9 +256,10 @@ def copy_to_postgres(db: Path, thread: str, url: str) -> None:
 
 
 @pytest.mark.parametrize("scenario", ["draft", "revise"])
-def test_a_run_stopped_in_postgres_resumes_too(stopped, tmp_path, postgres_database, scenario):
+def test_a_run_stopped_in_postgres_resumes_too(stopped, tmp_path, postgres_database, scenario, monkeypatch):
     """A team's store: the channels are kept one blob each there, the `rounds` counters and the Sends' payloads
     among them."""
+    monkeypatch.delitem(gates.GATES, "prose")  # its drafts predate the prose gate (see the first test)
     db, thread = stopped(scenario)
     url = postgres_database()
     copy_to_postgres(db, thread, url)

@@ -39,7 +39,7 @@ def test_certify_json_report_and_batch_carries_on(mini_world_path, tmp_path):
     by_id = {t["id"]: t for t in report["tasks"]}
     assert set(by_id) == {"desk_fix_level0", "broken", "free_level0"}
     assert by_id["desk_fix_level0"]["certified"] is True
-    gates = "schema grounding oracle noop load_bearing leak determinism equivalence shortcuts counterfactual judge"
+    gates = "schema grounding oracle noop load_bearing leak determinism equivalence shortcuts counterfactual judge prose"
     assert list(by_id["desk_fix_level0"]["gates"]) == gates.split()
     assert by_id["broken"]["gates"]["schema"]["ok"] is False
     assert "invalid JSON" in by_id["broken"]["gates"]["schema"]["detail"]
@@ -59,6 +59,7 @@ def test_certify_json_report_and_batch_carries_on(mini_world_path, tmp_path):
             "shortcuts": 2,
             "counterfactual": 2,
             "judge": 2,
+            "prose": 2,
         },
     }
 

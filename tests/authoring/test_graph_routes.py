@@ -149,6 +149,40 @@ def test_gate_feedback_goes_back_to_the_same_author_session(sources, repo, mini_
     assert snap.values["result"].status == "committed"
 
 
+class GarbledAuthor(RuleAuthor):
+    """Splits a phrasal verb in one level's request ("point back it") until the gates' feedback names the fault;
+    `stubborn` never repairs it."""
+
+    def __init__(self, stubborn: bool = False) -> None:
+        self.rounds: list[list[str]] = []
+        self.stubborn = stubborn
+
+    def draft(self, ctx, level, feedback, history):
+        out = super().draft(ctx, level, feedback, history)
+        if ctx.story.story.slug == "risk_repair" and level == 0:
+            self.rounds.append(list(feedback))
+            if self.stubborn or not any("split_phrasal_verb" in f for f in feedback):
+                out.task["prompt"] += " If it drifts, point back it."
+        return out
+
+
+def test_a_prose_fault_goes_back_to_the_author_as_feedback(sources, repo, mini_world_path):
+    author = GarbledAuthor()
+    _, _, snap = start(drivers(author=author), options(sources, repo, mini_world_path))
+    assert len(author.rounds) == 2 and author.rounds[0] == []
+    (said,) = [f for f in author.rounds[1] if f.startswith("gate prose")]
+    assert "split_phrasal_verb" in said and "point back it" in said
+    assert snap.values["result"].status == "committed"
+
+
+def test_a_prose_fault_the_author_keeps_blocks_the_level(sources, repo, mini_world_path):
+    _, _, snap = start(drivers(author=GarbledAuthor(stubborn=True)), options(sources, repo, mini_world_path))
+    items = snap.tasks[0].interrupts[0].value["items"]
+    blocked = next(i for i in items if i["kind"] == "gate_failure" and i["task_id"] == "risk_repair_level0")
+    assert "did not certify" in blocked["reason"] and "gate prose" in blocked["evidence"]
+    assert not (repo / "tasksets").exists()
+
+
 class SilentAuthor(RuleAuthor):
     """A model that never submits level 2 of one story."""
 

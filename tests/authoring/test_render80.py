@@ -63,10 +63,10 @@ def test_gate_table_columns_come_from_the_results_and_fit():
     assert_fits(text)
     assert_whole(text, LONG_ID, "short_level0")
     header = next(line for line in text.splitlines() if line.startswith("task"))
-    assert header.split()[1:] == ["sc", "gr", "or", "no", "lo", "le", "de", "eq", "sh", "co", "ju"]
+    assert header.split()[1:] == ["sc", "gr", "or", "no", "lo", "le", "de", "eq", "sh", "co", "ju", "pr"]
     assert "gates: sc schema, gr grounding" in flat(
         text
-    ) and "sh shortcuts, co counterfactual, ju judge; ✓ passed, ✗ failed, · not run" in flat(text)
+    ) and "sh shortcuts, co counterfactual, ju judge, pr prose; ✓ passed, ✗ failed, · not run" in flat(text)
     row = next(line for line in text.splitlines() if line.startswith("broken"))
     assert row.split()[1:] == ["✗", *["·"] * (len(gates) - 1)]
     assert "shortcuts: the note stuffer passes: data_contains [5.24%] alone" in flat(text)

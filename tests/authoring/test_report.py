@@ -91,6 +91,8 @@ def test_the_site_has_every_part(site):
     for story in ("morning_positions", "risk_repair"):
         assert all(f'id="{story}_level{n}"' in persona for n in range(5))
     assert persona.count('class="ladder"') == 2
+    # each level shows what its eval grades beside its prompt (tests/authoring/test_report_prompts.py: the words)
+    assert persona.count('<p class="graded">graded: ') == 10
     assert 'title="oracle: reference passes' in persona and "dead rung: unprobed" in persona
     assert re.search(r"<td>level0</td><td>Execute</td>\s*<td class=\"num\">\d+</td>", persona)
     trials = page(out, "trials-desk_head.html")

@@ -33,7 +33,6 @@ from ...failures import RoleFailure
 from ..llm import EVIDENCE, Endpoint, clip, standard_defaults
 from ..prompts import prompt_data, render_prompt
 from .context import AuthorContext, Draft, story_setup
-from .phrasebook import states_cap
 
 MAX_RESULT_CHARS = 12000
 MAX_MATCHES = 25
@@ -244,15 +243,6 @@ class _Tools:
             parsed = parse_task(task, f"{self.task_id}.json", self.ctx.defaults or standard_defaults())
         except TaskFileError as exc:
             return {"certified": False, "error": f"the task does not validate: {exc.field}: {exc.message}"}
-        if parsed.eval.max_unrequested_widgets == 0 and not states_cap(parsed.prompt):
-            # The grader fails a widget nobody asked for: a careful agent must be told so, not left to guess.
-            dash = parsed.setup.default_selected_dashboard or "the board"
-            return {
-                "certified": False,
-                "error": "eval.max_unrequested_widgets is 0 but the prompt does not say so: end the request "
-                f"with a sentence that nothing else is to be added, e.g. 'Nothing else belongs on {dash}.' (no "
-                "verb an agent would take for work to do: add, put, place)",
-            }
         try:
             with _GATING:
                 cert = certify_task(self.ctx.world, parsed, f"{parsed.id}.json")

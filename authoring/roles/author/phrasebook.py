@@ -343,6 +343,7 @@ class Phrasing:
                 repair_verb,
                 "it",
             )
+            action = particle_after_pronoun(action, repair_verb, "it")
             sentence = self.pick(
                 "furniture",
                 opening=self.pick("furniture_opening"),
@@ -353,19 +354,26 @@ class Phrasing:
             extras.append(cap(sentence))
         self.rng.shuffle(extras)
         sentences += extras
-        if ask.ground is not None:
-            sentences.append(self.ground(ask.ground))
-        if ask.build is not None:
-            sentences.insert(0, self.build(ask.build, ask.dash))
+        ground = self.ground(ask.ground) if ask.ground is not None else ""
+        if ask.build is not None and ask.build.tab_like_board and ask.ground is not None:
+            # the app's tab takes the title the board's tab is given: the retitle is asked first, the build refers
+            # back to it (said the other way round, the build would point at a title not yet asked for)
+            sentences[:0] = [ground, self.build(ask.build, ask.dash, after=True)]
+        else:
+            sentences.append(ground)
+            if ask.build is not None:
+                sentences.insert(0, self.build(ask.build, ask.dash))
         # the purpose comes first or right after the main ask (the standing rules — the cap on widgets nobody
         # asked for, the layouts that stay — are the harness's, stated once in its rules, not in every request)
         if ask.why:
             sentences.insert(0 if self.aside.random() < 0.5 else 1, ask.why)
         slots = ask.slots
         text = " ".join(
-            s for s in (slots.opener, *sentences, *ask.closing, slots.deadline, slots.signoff) if s
+            s
+            for s in (slots.opener, *sentences, *ask.closing, as_sentence(slots.deadline), slots.signoff)
+            if s
         )
-        return tidy(self.second_mentions(text))
+        return tidy(named_once(self.second_mentions(text), ask.dash))
 
     def ground(self, g: Ground) -> str:
         hop = self.pick("ground_hop", row=g.hop_row) if g.hop_row else ""
@@ -382,13 +390,13 @@ class Phrasing:
             about=about,
         )
 
-    def build(self, b: Build, dash: str) -> str:
+    def build(self, b: Build, dash: str, after: bool = False) -> str:
         tab_phrase = self.pick("build_tab_like") if b.tab_like_board else self.pick("build_tab", tab=b.tab)
         keyed = self.pick("build_keyed", label=b.keyed) if b.keyed else ""
         place = self.pick("build_place", label=b.keyed) if b.keyed else ""
         return self.pick(
             "build",
-            opening=self.pick("build_opening"),
+            opening=self.pick("build_opening_after" if after else "build_opening"),
             backend_part=self.pick("build_backend", backend=b.backend, table=b.table, keyed=keyed),
             publish_part=self.pick("build_publish", app=b.app, table=b.table),
             tab_phrase=tab_phrase,
@@ -399,14 +407,32 @@ class Phrasing:
 
 
 def particle_after_pronoun(text: str, verb: str, pronoun: str) -> str:
-    """A phrasal verb takes a pronoun before its particle: "bring it up", not "bring up it"."""
+    """A phrasal verb takes a pronoun before its particle: "bring it up", not "bring up it"; and a particle the
+    clause says again after the pronoun is said once ("point back" + "it back to" is "point it back to")."""
     words = verb.split()
     if len(words) == 2:
-        text = text.replace(f"{verb} {pronoun}", f"{words[0]} {pronoun} {words[1]}")
-        text = text.replace(f"{verb.capitalize()} {pronoun}", f"{words[0].capitalize()} {pronoun} {words[1]}")
+        head, particle = words
+        for said, moved in (
+            (verb, f"{head} {pronoun} {particle}"),
+            (cap(verb), f"{cap(head)} {pronoun} {particle}"),
+        ):
+            text = text.replace(f"{said} {pronoun} {particle}", moved).replace(f"{said} {pronoun}", moved)
         # a variant that already says the particle ("… it back to …") keeps one ("point it back to", not
         # "point it back back to")
-        text = text.replace(f"{pronoun} {words[1]} {words[1]} ", f"{pronoun} {words[1]} ")
+        text = text.replace(f"{pronoun} {particle} {particle} ", f"{pronoun} {particle} ")
+    return text
+
+
+def as_sentence(text: str) -> str:
+    """A phrase the persona declares (a deadline), as a sentence of its own: capitalised, ending in a stop."""
+    text = cap(text.strip())
+    return text if not text or text[-1:] in ".!?" else text + "."
+
+
+def named_once(text: str, dash: str) -> str:
+    """A dashboard whose name ends in its noun ("Margin Call Board") is not called a board again after it."""
+    if dash.split()[-1:] and dash.split()[-1].casefold() in ("board", "dashboard"):
+        text = re.sub(rf"({re.escape(dash)}) (?:board|dashboard)\b", r"\1", text)
     return text
 
 
@@ -426,18 +452,9 @@ def tidy(text: str) -> str:
         (":.", "."),
         (",:", ":"),
         (" :", ":"),
+        (", —", " —"),
+        (",:", ":"),
     ):
         while bad in text:
             text = text.replace(bad, good)
     return text
-
-
-def states_cap(prompt: str) -> bool:
-    """Whether a request tells its reader that nothing beyond what it asks may be added (the cap a task with
-    `max_unrequested_widgets: 0` grades): one of the phrasebook's cap openings ("Nothing else", "No extra
-    view", ...) or a plain equivalent ("add nothing else", "no other widgets"). The rule author always writes
-    one; the LLM author's submissions are held to it."""
-    text = " ".join(prompt.casefold().split())
-    openings = [str(x).casefold() for x in phrasebook()["capped_nothing"]]
-    plain = ("add nothing else", "no other widget", "nothing further", "no further widget", "no more widgets")
-    return any(o in text for o in [*openings, *plain])
