@@ -15,7 +15,7 @@ import time
 import traceback
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from simulator import World
 
