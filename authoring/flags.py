@@ -41,6 +41,26 @@ class Flag(BaseModel):
         return self.severity == "blocker" and self.status == "open"
 
 
+FINDING_FIELDS = (
+    "kind",
+    "persona",
+    "story",
+    "task_id",
+    "level",
+    "severity",
+    "reason",
+    "evidence",
+    "suggestion",
+)
+"""What a flag and the review item made from it say alike about the finding; one list, so the two directions
+(flag → item when a run is reviewed, item → flag when a decided item goes back to its run) cannot drift."""
+
+
+def finding_of(record: Any) -> dict[str, Any]:
+    """The finding's fields of a flag or a review item, to build the other from."""
+    return {name: getattr(record, name) for name in FINDING_FIELDS}
+
+
 def make_flag(
     *,
     role: Role,

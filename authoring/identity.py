@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from simulator import World
 
+from .options import RunOptions
 from .sources import load_persona, story_paths
 
 
@@ -51,30 +52,20 @@ def sources_digest(sources_root: Path, persona: str) -> str:
     return digest.hexdigest()
 
 
-def run_inputs(
-    *,
-    sources_root: Path,
-    persona: str,
-    world: World,
-    baseline: str,
-    taskset: str,
-    driver: str,
-    reference_agent: str,
-    frontier_agent: str | None,
-    repeats: int,
-    min_attempts: int,
-) -> RunInputs:
+def run_inputs(options: RunOptions, world: World, baseline: str, driver: str) -> RunInputs:
+    """The inputs a run of `options` depends on: the options' own identity fields as they are, the sources and
+    the world by digest, and the baseline and driver the run resolved."""
     return RunInputs(
-        sources=sources_digest(sources_root, persona),
+        sources=sources_digest(Path(options.sources_root), options.persona),
         world=world.fingerprint,
         baseline=baseline,
-        taskset=taskset,
         driver=driver,
-        reference_agent=reference_agent,
-        frontier_agent=frontier_agent,
-        repeats=repeats,
-        min_attempts=min_attempts,
+        **options.model_dump(include=_FROM_OPTIONS),
     )
+
+
+_FROM_OPTIONS = {"taskset", "reference_agent", "frontier_agent", "repeats", "min_attempts"}
+"""The RunInputs fields that are RunOptions fields of the same name and meaning."""
 
 
 def thread_prefix(taskset: str, persona: str) -> str:

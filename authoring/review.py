@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from certify import now
 
-from .flags import Flag
+from .flags import Flag, finding_of
 
 REVIEWS_DIR = "reviews"
 Source = Literal["graph", "run", "recertify"]
@@ -202,19 +202,11 @@ def run_items(
                 source=source,
                 role=flag.role,
                 taskset=taskset,
-                persona=flag.persona,
-                story=flag.story,
-                task_id=flag.task_id,
-                level=flag.level,
-                kind=flag.kind,
                 check=flag.check,
-                severity=flag.severity,
-                reason=flag.reason,
-                evidence=flag.evidence,
-                suggestion=flag.suggestion,
                 created_at=flag.created_at or now(),
                 status=status,
                 decision=decision,
+                **finding_of(flag),
             )
         )
     return items
@@ -231,19 +223,11 @@ def item_flag(item: ReviewItem) -> Flag:
     return Flag(
         id=item.flag_id,
         role=role,
-        kind=item.kind,
-        persona=item.persona,
-        story=item.story,
-        task_id=item.task_id,
-        level=item.level,
         check=item.check or item.kind,
-        severity=item.severity,
-        reason=item.reason,
-        evidence=item.evidence,
-        suggestion=item.suggestion,
         status=status,
         created_at=item.created_at,
         decision=item.decision.model_dump() if item.decision else None,
+        **finding_of(item),
     )
 
 

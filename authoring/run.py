@@ -135,18 +135,7 @@ def run_config(thread: str) -> RunnableConfig:
 def prepare(options: RunOptions, world: World, driver_name: str, force: bool) -> RunInputs:
     """Fix the run's identity into `options` (inputs, their hash, the thread id)."""
     baseline = resolve_baseline(options, world)
-    inputs = run_inputs(
-        sources_root=Path(options.sources_root),
-        persona=options.persona,
-        world=world,
-        baseline=baseline,
-        taskset=options.taskset,
-        driver=driver_name,
-        reference_agent=options.reference_agent,
-        frontier_agent=options.frontier_agent,
-        repeats=options.repeats,
-        min_attempts=options.min_attempts,
-    )
+    inputs = run_inputs(options, world, baseline, driver_name)
     options.baseline = baseline
     options.inputs = inputs.model_dump()
     options.inputs_sha256 = inputs.sha256

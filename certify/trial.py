@@ -15,7 +15,7 @@ import time
 import traceback
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import ConfigDict, Field
 
 from simulator import World
 
@@ -27,6 +27,7 @@ from .judge import (
     Judge,
     JudgeUnavailable,
     Judgment,
+    OmitsAbsentJudge,
     StaleJudgment,
     default_judge,
     judge_and_grade,
@@ -42,7 +43,7 @@ REFUSALS = ("context_overflow", "parameter_refused", "output_truncated")
 LOST = ("max_turns", "invalid_call_budget")
 
 
-class Trial(BaseModel):
+class Trial(OmitsAbsentJudge):
     model_config = ConfigDict(extra="forbid")
 
     task_id: str
@@ -77,14 +78,6 @@ class Trial(BaseModel):
         description="The judge's verdict on a judged task's answer and what it cost (apart from the agent's "
         "tokens and cost); absent when no judge was asked.",
     )
-
-    @model_serializer(mode="wrap")
-    def _without_absent_judge(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A trial no judge saw is written as before judges existed, byte for byte."""
-        data = handler(self)
-        if self.judge is None:
-            data.pop("judge", None)
-        return data
 
     def apply_grade(self, result: GradeResult) -> None:
         self.passed = result.passed

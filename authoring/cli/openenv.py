@@ -14,7 +14,7 @@ import typer
 from authoring import render
 
 from .common import usage_error
-from .options import RunsDir, TasksetFolder, WorldDir
+from .options import Host, PersonaOnly, Port, RunsDir, TasksetFolder, WorldDir
 
 err = render.console(stderr=True)
 
@@ -24,7 +24,7 @@ def openenv_cmd(
     task: Annotated[
         list[str] | None, typer.Option("--task", help="Serve only this task (repeatable).")
     ] = None,
-    persona: Annotated[str | None, typer.Option("--persona", help="Serve only this persona's tasks.")] = None,
+    persona: PersonaOnly = None,
     world: WorldDir = None,
     reward: Annotated[
         str,
@@ -32,8 +32,8 @@ def openenv_cmd(
             "--reward", help="strict (the verdict, 1 or 0) or shaped (the Workbench card's reward)."
         ),
     ] = "strict",
-    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0 picks a free one).")] = 8000,
+    host: Host = "127.0.0.1",
+    port: Port = 8000,
     max_sessions: Annotated[
         int, typer.Option("--max-sessions", min=1, help="Concurrent WebSocket sessions (one episode each).")
     ] = 64,

@@ -71,6 +71,10 @@ MinAttempts = Annotated[
 Strict = Annotated[bool, typer.Option("--strict", help="Fail on warnings too.")]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Episodes at once.")]
+Host = Annotated[str, typer.Option("--host", help="Address to bind (serve: with --transport http).")]
+Port = Annotated[
+    int, typer.Option("--port", min=0, max=65535, help="Port to bind (0 picks a free one; serve: with http).")
+]
 
 
 # -------------------------------------------------------------------------------------------- model options

@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from .common import err, taskset_problem, taskset_world, usage_error
-from .options import RunsDir, TasksetFolderOrNone, WorldDir
+from .options import Host, Port, RunsDir, TasksetFolderOrNone, WorldDir
 
 
 def say(message: str) -> None:
@@ -50,10 +50,8 @@ def serve(
             "--transport", help="stdio (the client launches this command) or http (Streamable HTTP)."
         ),
     ] = Transport.stdio,
-    host: Annotated[str, typer.Option("--host", help="http: address to bind.")] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, help="http: port (0 picks a free one).")
-    ] = 8000,
+    host: Host = "127.0.0.1",
+    port: Port = 8000,
     reveal: Annotated[
         bool,
         typer.Option(

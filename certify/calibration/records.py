@@ -9,12 +9,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
     model_validator,
 )
 
-from ..judge import JudgeSummary
+from ..judge import JudgeSummary, OmitsAbsentJudge
 
 RECORD_JSON, RECORD_MD, PLOT_PNG, TRIALS_JSONL = (
     "calibration.json",
@@ -122,7 +120,7 @@ class LadderReport(_Strict):
         return next((c for c in self.cells if c.agent == agent and c.level == level), None)
 
 
-class CalibrationRecord(_Strict):
+class CalibrationRecord(_Strict, OmitsAbsentJudge):
     persona: str
     taskset: str
     agent: str
@@ -146,14 +144,6 @@ class CalibrationRecord(_Strict):
         description="What judging the trials' answers took, apart from the agent's cost; absent when no task "
         "of the calibration is judged.",
     )
-
-    @model_serializer(mode="wrap")
-    def _without_absent_judge(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A calibration without judged tasks is recorded as before judges existed, byte for byte."""
-        data = handler(self)
-        if self.judge is None:
-            data.pop("judge", None)
-        return data
 
     @model_validator(mode="before")
     @classmethod

@@ -29,7 +29,7 @@ from .grading import StaleJudgment, judge_and_grade, rejudged, staleness, with_j
 from .registry import DEFAULT_JUDGE, Judge, build_judge, default_judge, judge_identity
 from .rubric import RubricJudge
 from .template import TEMPLATE_SHA256, TEMPLATE_VERSION
-from .verdict import JudgeSpend, JudgeSummary, JudgeUnavailable, Judgment, PointLabel
+from .verdict import JudgeSpend, JudgeSummary, JudgeUnavailable, Judgment, OmitsAbsentJudge, PointLabel
 
 __all__ = [
     "DEFAULT_JUDGE",
@@ -41,6 +41,7 @@ __all__ = [
     "JudgeSummary",
     "JudgeUnavailable",
     "Judgment",
+    "OmitsAbsentJudge",
     "PointLabel",
     "RubricJudge",
     "StaleJudgment",

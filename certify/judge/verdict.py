@@ -6,12 +6,25 @@ the audit can all hold a `Judgment` without importing the judges themselves.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 Label = Literal["ADDRESSED", "OMITTED", "UNSUPPORTED"]
 Verdict = Literal["PASS", "FAIL"]
+
+
+class OmitsAbsentJudge(BaseModel):
+    """A record with an optional `judge` field (a trial, a calibration) that is written without the key when no
+    judge was asked, so records of unjudged tasks stay byte for byte as before judges existed (and the grader's
+    fingerprints of them do not move). It declares no field, so the subclass's field order is its own."""
+
+    @model_serializer(mode="wrap")
+    def _without_absent_judge(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if getattr(self, "judge", None) is None:
+            data.pop("judge", None)
+        return data
 
 
 class _Strict(BaseModel):
