@@ -1064,7 +1064,9 @@ def purpose(story: Story) -> str:
     return match.group(1) if match else ""
 
 
-def _purpose_errors(story: Story, carried_value: Any, governance: Governance) -> list[SourceError]:
+def _purpose_errors(
+    world: World, story: Story, carried_value: Any, governance: Governance
+) -> list[SourceError]:
     """The purpose and deadline are said at every level, so they must not say what a level hides (the value
     Derive's policy stands for, the value or phrase Ground reads in its source)."""
     hidden = [value_text(carried_value), governance.phrase]
@@ -1098,6 +1100,24 @@ def _purpose_errors(story: Story, carried_value: Any, governance: Governance) ->
                     "say why without the value",
                 )
             )
+            continue
+        # nor a word, a stem or a finance-lexicon synonym of a hidden value ("crude" for Oil +40%): the phrase
+        # guesser's judgement, applied to what every level says
+        from certify import giveaways, load_lexicon
+
+        values = [carried_value] + ([governance.value] if governance.value is not None else [])
+        for value in values:
+            reasons = giveaways(text or "", value_text(value), None, load_lexicon(world.path)) if text else []
+            if reasons:
+                errors.append(
+                    SourceError(
+                        story.file,
+                        f"facts.{key}" if key == "deadline" or story.facts.why else "facts.why",
+                        f"'{text}' gives away {value_text(value)}, which a level hides: it {'; '.join(reasons)} "
+                        "(every level says it); say why without it",
+                    )
+                )
+                break
     return errors
 
 
@@ -1307,7 +1327,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     if targets:
         errors += _board_errors(world, story, targets[0], backends)
     if governance is not None:
-        errors += _purpose_errors(story, carried_value, governance)
+        errors += _purpose_errors(world, story, carried_value, governance)
     analyze = None
     if targets:
         first = targets[0].widget

@@ -357,6 +357,17 @@ def _row_map(base: list[Any], other: list[Any]) -> dict[str, str]:
     return out
 
 
+def _frozen(args: Any) -> str:
+    return json.dumps(args or {}, sort_keys=True)
+
+
+def _seeded_widgets(task: Task) -> set[tuple[Any, Any, str]]:
+    """(origin, widget_id, data_args) of every widget the task's setup places."""
+    state = task.setup.initial_state
+    boards = state.seeded_dashboards() if state is not None else []
+    return {(w.origin, w.widget_id, _frozen(w.data_args)) for b in boards for w in (b.widgets or [])}
+
+
 def _retarget(
     task: Task,
     ev: dict[str, Any],
@@ -380,7 +391,17 @@ def _retarget(
             return cells[x]  # a recorded figure; never an argument (data_args are the source's business)
         return x
 
+    # A widget the board seeds and the eval keeps as seeded (furniture, a twin left alone) is not the source's
+    # business: it shows the same thing in both copies, whatever value it happens to show.
+    seeded = _seeded_widgets(task)
+    kept = {
+        i: w
+        for i, w in enumerate(ev.get("required_widgets") or [])
+        if (w.get("origin"), w.get("widget_id"), _frozen(w.get("data_args"))) in seeded
+    }
     new = _walk(ev, leaf)
+    for i, w in kept.items():
+        new["required_widgets"][i] = w
     new.pop("judge_evaluation", None)  # the judged answer is the judge gate's; the copy grades the state
     served = {str(v) for row in other_rows for _, v in _cells(row)}
     text = " ".join(served)
@@ -490,12 +511,19 @@ def _target_widget(world: World, task: Task, name: str) -> tuple[str, str] | Non
     return None
 
 
+# a served reference: letters, an optional separator, then at least three digits
+REFERENCE = re.compile(r"([A-Za-z]{2,}[-_/]?)(\d{3,})")
+
+
 def _shifted(row: Any, params: set[str]) -> Any:
     if not isinstance(row, dict):
         return row
     out = {}
     for k, v in row.items():
-        if k in params or isinstance(v, bool) or not isinstance(v, int | float):
+        if k not in params and isinstance(v, str) and (ref := REFERENCE.fullmatch(v)):
+            # a reference (TRD-85886, CLM-0412) is a figure too: a note that wrote the original's down must fail
+            out[k] = f"{ref.group(1)}{int(ref.group(2)) * 7 + 1013}"
+        elif k in params or isinstance(v, bool) or not isinstance(v, int | float):
             out[k] = v
         else:
             # Far from the original and from small counts, so no substring check mistakes one for the other.

@@ -337,8 +337,12 @@ def forward_references(text: str, nouns: Iterable[str] = (), known: Iterable[str
                     _excerpt(text, *m.span()),
                 )
             )
-    event = r"\b(?:once|after|when|as soon as)\s+(?:(?:it|they|the \w+(?: \w+)?)\s+(?:is|are|was|were|has been|have been)\s+)?(\w+?)(?:ed|d)\b"
+    # the past simple ("when it was opened") tells the data's history, not the request's work: only the present
+    # and perfect ("once it is retitled", "after they have been moved") refer to an event the request causes
+    event = r"\b(?:once|after|when|as soon as)\s+(?:(?:it|they|the \w+(?: \w+)?)\s+(?:is|are|has been|have been)\s+)?(\w+?)(?:ed|d)\b"
     for m in re.finditer(event, text, re.I):
+        if re.match(r"\S+\s+(?:it|they|the \w+(?: \w+)?)\s+(?:was|were)\s", m.group(0) + " ", re.I):
+            continue
         stem = m.group(1).casefold()
         if len(stem) < 4 or stem in {"need", "want", "ask", "use", "show", "say", "fix"}:
             continue

@@ -71,6 +71,8 @@ CLEAN = [
     "Put a one-off European view and a unit test up; an hour is enough for an FX check.",
     "Add the Cash Ladder on the Lantern board. Ahead of the CLS cut-off, please.",
     "Check that the view is right, then that dashboard stays as it is.",
+    # the past simple tells the data's history, not work the request has yet to ask for
+    "Add the one that lists each breach with its rule, when it was opened and the date it must be cured by.",
 ]
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from certify import numbers_in, text_contains
-from simulator import INDEX_URI, Prompt, Resource, Skill, Workspace, slugify
+from simulator import INDEX_URI, Prompt, Resource, Skill, Workspace, slugify, value_allowed
 
 from ...factcheck import STEP, ResolvedTarget
 from ...factcheck import value_text as said_as_text
@@ -419,6 +419,14 @@ class _Planner:
                 keep(phrase)
         if self.s.kind == "read":
             t = self.level.first
+            # the look-alikes first: another widget of the app that takes every stated value serves rows of its
+            # own, and a note that records both widgets' rows ("read everything that fits") must fail
+            for wid, d in self._look_alikes():
+                for row in self._rows(t.origin, wid, dict(t.params))[:1]:
+                    if isinstance(row, dict):
+                        for k, v in row.items():
+                            if k not in t.params and d.param(k) is None:
+                                keep(v)
             for key in t.params:
                 for value in t.widget.options(key):
                     if str(value) == str(t.params[key]):
@@ -428,6 +436,21 @@ class _Planner:
                             if isinstance(row, dict) and f.key in row:
                                 keep(row[f.key])
         return out[:MAX_DISTRACTORS]
+
+    def _look_alikes(self) -> list[tuple[str, Any]]:
+        """The other widgets of the read target's app that accept every value the request states."""
+        t = self.level.first
+        fixture = self.level.fixture(t.origin)
+        if fixture is None:
+            return []
+        app = t.widget.definition.get("category")
+        return [
+            (wid, d)
+            for wid, d in fixture.catalog.widgets.items()
+            if wid != t.widget_id
+            and d.definition.get("category") == app
+            and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in t.params.items())
+        ]
 
     def _served_text(self) -> str:
         """Every row the read's target serves on the cut read, as text."""
