@@ -421,11 +421,25 @@ class _Planner:
             t = self.level.first
             # the look-alikes first: another widget of the app that takes every stated value serves rows of its
             # own, and a note that records both widgets' rows ("read everything that fits") must fail
+            # (never a figure the target serves on another cut: a counterfactual reader of that cut writes it)
+            cuts = [{**t.params, key: value} for key in t.params for value in t.widget.options(key)]
+            target_said = " ".join(
+                json.dumps(self._rows(t.origin, t.widget_id, c), default=str) for c in cuts
+            )
+            target_nums = numbers_in(target_said)
             for wid, d in self._look_alikes():
                 for row in self._rows(t.origin, wid, dict(t.params))[:1]:
                     if isinstance(row, dict):
                         for k, v in row.items():
-                            if k not in t.params and d.param(k) is None:
+                            # its figures and references only: a name it shows (a desk, a trader) may be
+                            # what another cut of the target serves too
+                            figure = isinstance(v, int | float) and not isinstance(v, bool)
+                            if (
+                                k not in t.params
+                                and d.param(k) is None
+                                and (figure or re.search(r"\d", str(v)))
+                                and not text_contains(target_said, said_as_text(v), blob_numbers=target_nums)
+                            ):
                                 keep(v)
             for key in t.params:
                 for value in t.widget.options(key):
