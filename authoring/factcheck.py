@@ -1105,6 +1105,10 @@ def _purpose_errors(
         # guesser's judgement, applied to what every level says
         from certify import giveaways, load_lexicon
 
+        # (an explicit why or deadline; the storyline's first sentence, said when there is no why, is left out
+        # by the rule author at a level it would give away)
+        if key == "why" and not story.facts.why:
+            continue
         values = [carried_value] + ([governance.value] if governance.value is not None else [])
         for value in values:
             reasons = giveaways(text or "", value_text(value), None, load_lexicon(world.path)) if text else []
@@ -1112,7 +1116,7 @@ def _purpose_errors(
                 errors.append(
                     SourceError(
                         story.file,
-                        f"facts.{key}" if key == "deadline" or story.facts.why else "facts.why",
+                        f"facts.{key}",
                         f"'{text}' gives away {value_text(value)}, which a level hides: it {'; '.join(reasons)} "
                         "(every level says it); say why without it",
                     )

@@ -4,6 +4,8 @@ passes, and no shortcut agent passes both copies; a value recoverable without it
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from certify.counterfactual import Copy, NotApplicable, copies, play, swap_words
@@ -34,8 +36,9 @@ def gate(world: World, task: Task):
 
 
 def reworded(task: Task, old: str, new: str) -> Task:
-    assert old in task.prompt, old
-    return task.model_copy(update={"prompt": task.prompt.replace(old, new)})
+    """The task with the first span of its prompt matching the pattern `old` said as `new`."""
+    assert re.search(old, task.prompt), old
+    return task.model_copy(update={"prompt": re.sub(old, new, task.prompt, count=1)})
 
 
 def test_swapping_words_exchanges_them_in_one_pass():
@@ -106,7 +109,7 @@ def test_the_positional_probe_passes_a_task_but_not_both_copies(world, shipped):
 
 def test_a_derive_value_stated_in_the_prompt_is_rejected(world, shipped):
     task = reworded(
-        shipped[f"{STORY}_level2"], "period according to the rolling-year review convention", "period 1Y"
+        shipped[f"{STORY}_level2"], r"period [\w\s-]*?convention", "period 1Y"
     )
     result = gate(world, task)
     assert not result.ok
@@ -115,7 +118,7 @@ def test_a_derive_value_stated_in_the_prompt_is_rejected(world, shipped):
 
 def test_a_ground_value_stated_in_the_prompt_is_rejected(world, shipped):
     task = reworded(
-        shipped[f"{STORY}_level3"], "on the window the trustees read returns over", "on period 1Y"
+        shipped[f"{STORY}_level3"], r"— the window [^.]*\.", "— on period 1Y."
     )
     result = gate(world, task)
     assert not result.ok and "recoverable without the source" in result.detail

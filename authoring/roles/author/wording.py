@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from certify import leaked_values, parse_task, states_value
+from certify import giveaways, leaked_values, load_lexicon, parse_task, states_value
 from simulator import WidgetDef
 
 from ...factcheck import ResolvedTarget, purpose
@@ -195,6 +195,10 @@ class Wording:
             for v in t.widget.options(k)
         }
         if any(re.search(rf"\b{re.escape(o)}\b", why, re.I) for o in options if o.strip()):
+            return ""
+        # nor one that says a word, a stem or a finance-lexicon synonym of one ("quarter-to-date" for QTD)
+        lexicon = load_lexicon(level.ctx.world.path)
+        if any(giveaways(why, o, None, lexicon) for o in options if o.strip()):
             return ""
         return why
 
