@@ -1083,7 +1083,9 @@ def _purpose_errors(
                 "say why without the widget's name",
             )
         )
-    for key, text in (("why", purpose(story)), ("deadline", story.facts.deadline)):
+    # an explicit why or deadline; the storyline's first sentence (said when there is no why) is left out by the
+    # rule author at any level it would give away, so it is no error
+    for key, text in (("why", story.facts.why), ("deadline", story.facts.deadline)):
         said = next((h for h in hidden if text and h and states_value(text, h, any_case=True)), None)
         if said is not None:
             where = f"facts.{key}" if key == "deadline" or story.facts.why else "facts.why"
@@ -1105,10 +1107,6 @@ def _purpose_errors(
         # guesser's judgement, applied to what every level says
         from certify import giveaways, load_lexicon
 
-        # (an explicit why or deadline; the storyline's first sentence, said when there is no why, is left out
-        # by the rule author at a level it would give away)
-        if key == "why" and not story.facts.why:
-            continue
         values = [carried_value] + ([governance.value] if governance.value is not None else [])
         for value in values:
             reasons = giveaways(text or "", value_text(value), None, load_lexicon(world.path)) if text else []

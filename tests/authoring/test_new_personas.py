@@ -91,30 +91,43 @@ def test_check_now_names_what_blocked_the_risk_officers_first_author_run():
     result = run("check", "market_risk_officer", "--sources", str(FIXTURES))
     assert result.exit_code == 2
     said = flat(result.stderr)
+    # issue 20 item 2: a Find hint is matched against what each widget serves, not its catalog words
     assert (
         "driftwood_replay_repair.md: facts.find_hint: 'the profit or loss the fund would have made through a "
-        "past market episode' finds 'Scenario Losses' in Risk Radar, not 'Historical Replay'" in said
+        "past market episode' matches 'Model Backtest Exceptions'" in said
     )
-    assert "use the words of its catalog description: 'What past market shocks" in said
     assert (
         "keel_liquidity_stress.md: facts.policy.carries: the policy carries fund='Keel Core Equity'" in said
     )
     assert "keel_liquidity_stress.md: facts.find_hint:" in said
+    # issue 20 item 3: names and phrases that give the carried value away
+    assert (
+        "driftwood_replay_repair.md: facts.dashboard: 'Driftwood Stress Review' gives away Driftwood Balanced"
+        in said
+    )
 
 
 REVISED = Path(__file__).parent / "fixtures" / "new_personas_revised"
 
 
-def test_the_risk_officer_revised_as_check_says_certifies_on_the_first_run():
-    """The frozen risk officer's stories changed only where `check` pointed (two find hints, a policy carrying
-    the default, policy phrases the agents do not read as policies): check is clean, and the authoring run
-    itself — `check --draft`, the same graph in memory — certifies 20/20 with nothing to review. (The same
-    sources' first `taskforge author` run certified 20/20, staircase holding, when they were written.)"""
-    result = run("check", "market_risk_officer", "--sources", str(REVISED), "--draft")
-    said = flat(result.stdout)
-    assert result.exit_code == 0, result.output
-    assert "market_risk_officer: draft 20/20 certify, 0 blocking item(s)" in said
-    assert "the first `taskforge author` run would certify" in said
+def test_the_risk_officer_revised_before_issue_20_is_refused_by_check_where_it_gives_values_away():
+    """The frozen risk officer's stories, revised where `check` pointed before issue 20 (their first `taskforge
+    author` run then certified 20/20), are refused by today's `check`: their find hints paraphrase the catalog's
+    descriptions, and policy phrases and a dashboard name say the value they stand for. Each error names the
+    story file and the facts field to change; `check --draft` agrees that the first run would not certify."""
+    result = run("check", "market_risk_officer", "--sources", str(REVISED))
+    said = flat(result.stderr)
+    assert result.exit_code == 2, result.output
+    for where in (
+        "driftwood_replay_repair.md: facts.find_hint:",
+        "driftwood_replay_repair.md: facts.dashboard: 'Driftwood Stress Review' gives away Driftwood Balanced",
+        "index_desk_usage_repair.md: facts.find_hint:",
+        "keel_liquidity_stress.md: facts.find_hint:",
+        "macro_desk_limit_changes.md: facts.find_hint:",
+    ):
+        assert where in said, where
+    drafted = run("check", "market_risk_officer", "--sources", str(REVISED), "--draft")
+    assert "the first `taskforge author` run would NOT certify" in flat(drafted.stdout)
 
 
 def test_every_id_author_prints_can_be_shown_including_the_staircase(tmp_path):

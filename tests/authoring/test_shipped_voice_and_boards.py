@@ -103,17 +103,9 @@ def test_each_seeded_board_holds_only_views_of_the_storys_own_world(persona):
 
 
 @pytest.mark.parametrize("level", [f"level{n}" for n in range(5)])
-def test_the_median_request_is_as_long_as_the_sources_at_its_level(level, request):
+def test_the_median_request_is_as_long_as_the_sources_at_its_level(level):
     rows = {r.level: r for r in compare(SHIPPED, COMPAT_TASKS)}
     row = rows[level]
-    if level == "level1":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="Find still carries the contrast most of its tasks need to keep every shortcut agent "
-                "failing and the ladder's Find rung passing (issue 22 item 5 left open at Find)",
-            )
-        )
     assert row.ratio <= RATIO, f"{level}: ours {row.ours:.0f} vs the source's {row.source:.0f} chars"
 
 

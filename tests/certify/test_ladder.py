@@ -207,15 +207,14 @@ def test_a_fenced_off_twin_is_left_alone_and_the_stale_instance_repaired():
     world, task = shipped("flow_credit_liquidity_limit_level3")
     trial = run(world, task, resolve_agent("ladder-3"))
     updates = [e["args"] for e in trial.events if e["tool"] == "update_widget"]
+    # the stale instance repaired with the handbook's limit type; the fenced-off copy (w_c087) left alone
     assert updates == [
         {"widget_uuid": "w_1f16", "data_args": {"desk": "Credit Flow", "limit_type": "Liquidity"}},
-        {"widget_uuid": "w_1a51", "data_args": {"desk": "Credit Flow"}},  # the second view the level repairs
     ]
+    assert trial.passed
     below = run(world, task, resolve_agent("ladder-0"))
-    assert [e["args"]["widget_uuid"] for e in below.events if e["tool"] == "update_widget"] == [
-        "w_1f16",
-        "w_1a51",
-    ]
+    assert [e["args"]["widget_uuid"] for e in below.events if e["tool"] == "update_widget"] == ["w_1f16"]
+    assert not below.passed
 
 
 @needs_compat
@@ -223,8 +222,6 @@ def test_a_fenced_off_twin_is_left_alone_and_the_stale_instance_repaired():
     ("path", "passes", "fails"),
     [
         ("fund_operations/settlement_watch_level0.json", "ladder-0", None),
-        ("client_advisor/client_review_level1.json", "ladder-1", "ladder-0"),
-        ("client_advisor/holdings_watch_level1.json", "ladder-1", "ladder-0"),
         ("client_advisor/client_review_level3.json", "ladder-3", "ladder-2"),
         ("fund_operations/nav_close_repair_level4.json", "ladder-4", "ladder-3"),
     ],
@@ -242,3 +239,29 @@ def test_rungs_are_deterministic():
     world, task = shipped("basket_desk_shortfall_level4")
     first, second = (run(world, task, resolve_agent("ladder-4")) for _ in range(2))
     assert [(e["tool"], e["args"]) for e in first.events] == [(e["tool"], e["args"]) for e in second.events]
+
+
+@needs_compat
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        # the description names no column it serves: eight schemas to read, nine turns in all
+        ("client_advisor/client_review_level1.json", "budget"),
+        # "the live price watch" is the catalog's description, not what Live Grid serves (symbol, price, ...)
+        ("client_advisor/holdings_watch_level1.json", "not_found"),
+    ],
+)
+def test_compat_find_levels_written_in_catalog_words_are_beyond_a_content_reader(path, why):
+    """A finding about the source corpus, kept visible: its Find levels describe the target in the catalog's
+    own description words, which is what a description matcher exploits (issue 20 item 2). ladder-1 finds by
+    what a widget serves (its columns and filters, read from each candidate's schema), so on these two it runs
+    out of turns or finds nothing; the oracle still certifies them (the reference is the source's own)."""
+    taskset = TaskSet.load(COMPAT_TASKS)
+    task = load_task(COMPAT_TASKS / path, taskset)
+    trial = run(World.load(COMPAT_WORLD), task, resolve_agent("ladder-1"))
+    assert not trial.passed
+    tools = [e["tool"] for e in trial.events]
+    if why == "budget":
+        assert len(tools) == task.eval.max_turns and tools.count("get_widget_schema") >= 6
+    else:
+        assert "update_widget" not in tools and "create_widget" not in tools

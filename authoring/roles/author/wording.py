@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from certify import giveaways, leaked_values, load_lexicon, parse_task, states_value
+from certify import giveaways, leaked_values, load_lexicon, parse_task, prose_faults, states_value
 from simulator import WidgetDef
 
 from ...factcheck import ResolvedTarget, purpose
@@ -199,6 +199,15 @@ class Wording:
         # nor one that says a word, a stem or a finance-lexicon synonym of one ("quarter-to-date" for QTD)
         lexicon = load_lexicon(level.ctx.world.path)
         if any(giveaways(why, o, None, lexicon) for o in options if o.strip()):
+            return ""
+        # nor one the prose gate would refuse where it is said, first (a storyline's sentence is not written as a
+        # request: "the fund that counterparty calls margin" refers back to nothing there)
+        labels = {
+            str(p.get("label") or p.get("paramName") or "").casefold()
+            for t in s.targets
+            for p in t.widget.option_params
+        }
+        if prose_faults(why, nouns=[x for x in labels if len(x) > 2], known=["board"]):
             return ""
         return why
 
