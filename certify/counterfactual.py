@@ -518,7 +518,7 @@ REFERENCE = re.compile(r"([A-Za-z]{2,}[-_/]?)(\d{3,})")
 def _shifted(row: Any, params: set[str]) -> Any:
     if not isinstance(row, dict):
         return row
-    out = {}
+    out: dict[str, Any] = {}
     for k, v in row.items():
         if k not in params and isinstance(v, str) and (ref := REFERENCE.fullmatch(v)):
             # a reference (TRD-85886, CLM-0412) is a figure too: a note that wrote the original's down must fail

@@ -19,7 +19,6 @@ PERSONAS = (
 )
 
 
-
 # What the first `taskforge author` run (ladder reference, as `check --draft` runs it in memory) certifies of
 # each template, and the levels it blocks on. Before issue 21 item 4: 11, 13, 11 and 10 of 20; with it alone,
 # 17, 17, 18 and 20. Issue 20's items 2, 3 and 5 then turned more of the templates' own wording into findings

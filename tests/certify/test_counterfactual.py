@@ -108,18 +108,14 @@ def test_the_positional_probe_passes_a_task_but_not_both_copies(world, shipped):
 
 
 def test_a_derive_value_stated_in_the_prompt_is_rejected(world, shipped):
-    task = reworded(
-        shipped[f"{STORY}_level2"], r"period [\w\s-]*?convention", "period 1Y"
-    )
+    task = reworded(shipped[f"{STORY}_level2"], r"period [\w\s-]*?convention", "period 1Y")
     result = gate(world, task)
     assert not result.ok
     assert "recoverable without the source" in result.detail and "carried '1Y'" in result.detail
 
 
 def test_a_ground_value_stated_in_the_prompt_is_rejected(world, shipped):
-    task = reworded(
-        shipped[f"{STORY}_level3"], r"— the window [^.]*\.", "— on period 1Y."
-    )
+    task = reworded(shipped[f"{STORY}_level3"], r"— the window [^.]*\.", "— on period 1Y.")
     result = gate(world, task)
     assert not result.ok and "recoverable without the source" in result.detail
 
