@@ -178,7 +178,7 @@ def _rewrite_docs(world: World, docs: list[str], pairs: dict[str, str]) -> tuple
     """The world parts with `pairs` swapped in the named documents' text, and the documents that changed."""
     texts: dict[str, str] = {}
     for doc in docs:
-        text = _source_text(world, doc)
+        text = source_text(world, doc)
         if text is not None and (new := swap_words(text, pairs)) != text:
             texts[doc] = new
     return _replace_texts(world, texts), list(texts)
@@ -279,7 +279,7 @@ def _restate_definitions(
     phrases = [p.phrase for p in read_request(prompt).policies]
     texts: dict[str, str] = {}
     for doc in docs:
-        text = _source_text(world, doc)
+        text = source_text(world, doc)
         if text is None:
             continue
         new = text
@@ -295,7 +295,10 @@ def _restate_definitions(
     return _replace_texts(world, texts), list(texts)
 
 
-def _source_text(world: World, doc: str) -> str | None:
+def source_text(world: World, doc: str | None) -> str | None:
+    """The text of a source named as the eval names it ("skill:slug", "resource:uri", "prompt:name")."""
+    if not doc:
+        return None
     kind, _, name = doc.partition(":")
     if kind == "skill" and name in world.skills:
         return world.skills[name].content
@@ -438,7 +441,7 @@ PHRASE_WORDS = ("cobalt", "slate", "copper", "cedar", "harbour", "linden")
 def phrase_copy(world: World, task: Task, phrase: str, source: str | None) -> Copy | NotApplicable:
     """A fact recorded as its phrase (a Ground note): the passage states another phrase, and the note must
     record that one."""
-    text = _source_text(world, source) if source else None
+    text = source_text(world, source) if source else None
     if text is None:
         return NotApplicable("planted", phrase, f"its source '{source}' is not in the world")
     words = phrase.split()

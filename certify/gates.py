@@ -23,7 +23,7 @@ from typing import Any
 
 from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validate_widgets, value_allowed
 
-from .counterfactual import Copy, copies, play
+from .counterfactual import Copy, copies, play, source_text
 from .episode import Episode, replay
 from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade
@@ -257,7 +257,7 @@ def grounding_gate(s: Subject) -> GateResult:
     for hidden in task.meta.hidden if task.meta else []:
         if hidden.kind != "planted":
             continue
-        text = _source_text(s.world, hidden.source)
+        text = source_text(s.world, hidden.source)
         if text is None:
             problems.append(
                 f"meta.hidden: planted fact's source '{hidden.source}' does not exist in the world"
@@ -273,19 +273,6 @@ def grounding_gate(s: Subject) -> GateResult:
     return GateResult(
         True, f"graded widgets exist; {checked} graded value(s) among declared options or sources"
     )
-
-
-def _source_text(world: World, source: str | None) -> str | None:
-    if not source:
-        return None
-    kind, _, name = source.partition(":")
-    if kind == "skill" and name in world.skills:
-        return world.skills[name].content
-    if kind == "resource" and name in world.resources:
-        return world.resources[name].text
-    if kind == "prompt" and name in world.prompts:
-        return world.prompts[name].text
-    return None
 
 
 @gate("oracle")
