@@ -18,7 +18,7 @@ from pathlib import Path
 
 from authoring.checks import check_persona
 from authoring.overlay import world_for
-from authoring.roles.author import AuthorContext, RuleAuthor
+from authoring.roles.author import rule_drafts
 from authoring.taskset import STANDARD_DEFAULTS
 from certify import FAULT_CLASSES, Task, parse_task, prompt_faults
 from simulator import DEFAULT_WORLD, World
@@ -28,22 +28,7 @@ def drafted(sources: Path, personas: list[str]) -> tuple[World, list[Task]]:
     world = World.load(world_for(sources, None) if (sources / "overlay").is_dir() else DEFAULT_WORLD)
     tasks = []
     for persona in personas or sorted(p.stem for p in (sources / "personas").glob("*.md")):
-        report = check_persona(sources, persona, world)
-        baseline = next(b for b in sorted(world.baselines) if b.endswith("workspace-a"))
-        for r in report.resolved:
-            ctx = AuthorContext(
-                world,
-                report.source,
-                r,
-                baseline,
-                list(world.default_backends),
-                sorted(world.skills),
-                tuple(x.story.slug for x in report.resolved),
-                STANDARD_DEFAULTS,
-            )
-            for level in range(5):
-                raw = RuleAuthor().draft(ctx, level, [], []).task
-                tasks.append(parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS))
+        tasks += rule_drafts(world, check_persona(sources, persona, world))
     return world, tasks
 
 

@@ -13,9 +13,8 @@ import pytest
 
 from authoring.checks import check_persona
 from authoring.overlay import world_for
-from authoring.roles.author import AuthorContext, RuleAuthor
-from authoring.taskset import STANDARD_DEFAULTS
-from certify import parse_task, prompt_faults
+from authoring.roles.author import rule_drafts
+from certify import prompt_faults
 from simulator import World
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -25,24 +24,7 @@ def faults_of(sources: Path, persona: str) -> dict[str, list[str]]:
     world = World.load(world_for(sources, None))
     report = check_persona(sources, persona, world)
     assert report.source is not None and not report.errors, [str(e) for e in report.errors]
-    baseline = next(b for b in sorted(world.baselines) if b.endswith("workspace-a"))
-    out = {}
-    for r in report.resolved:
-        ctx = AuthorContext(
-            world,
-            report.source,
-            r,
-            baseline,
-            list(world.default_backends),
-            sorted(world.skills),
-            tuple(x.story.slug for x in report.resolved),
-            STANDARD_DEFAULTS,
-        )
-        for level in range(5):
-            raw = RuleAuthor().draft(ctx, level, [], []).task
-            task = parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS)
-            out[task.id] = [str(f) for f in prompt_faults(world, task)]
-    return out
+    return {task.id: [str(f) for f in prompt_faults(world, task)] for task in rule_drafts(world, report)}
 
 
 @pytest.mark.parametrize("fixture", ["new_personas", "new_personas_revised"])

@@ -29,7 +29,7 @@ from .analysis import prompt_word_limit
 from .context import AuthorContext, AuthorDriver, AuthoringError, Draft, story_setup
 from .llm_author import AUTHOR_TOOLS, TOOLS, LLMAuthor
 from .phrasebook import MAX_PROMPT_WORDS
-from .rules import RuleAuthor, compile_level
+from .rules import RuleAuthor, compile_level, rule_drafts
 
 __all__ = [
     "AUTHOR_TOOLS",
@@ -43,5 +43,6 @@ __all__ = [
     "RuleAuthor",
     "compile_level",
     "prompt_word_limit",
+    "rule_drafts",
     "story_setup",
 ]

@@ -94,3 +94,30 @@ def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
         return bool(asyncio.run(coroutine).passed)
     with ThreadPoolExecutor(max_workers=1) as pool:
         return bool(pool.submit(asyncio.run, coroutine).result().passed)
+
+
+def rule_drafts(world: Any, checked: Any) -> list[Task]:
+    """Every level of every story a `check` resolved (`authoring.checks.PersonaCheck`), as the rule author
+    compiles it before any gate, with the standard defaults and the world's first `*workspace-a` baseline: what
+    the phrasebook itself writes, for measuring the requests (the prose faults script and its tests)."""
+    from ...taskset import STANDARD_DEFAULTS
+
+    baseline = next(b for b in sorted(world.baselines) if b.endswith("workspace-a"))
+    siblings = tuple(r.story.slug for r in checked.resolved)
+    author = RuleAuthor()
+    tasks: list[Task] = []
+    for resolved in checked.resolved:
+        ctx = AuthorContext(
+            world,
+            checked.source,
+            resolved,
+            baseline,
+            list(world.default_backends),
+            sorted(world.skills),
+            siblings,
+            STANDARD_DEFAULTS,
+        )
+        for level in range(5):
+            raw = author.draft(ctx, level, [], []).task
+            tasks.append(parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS))
+    return tasks
