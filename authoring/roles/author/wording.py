@@ -183,6 +183,11 @@ class Wording:
             return why
         if level.number == 1 and states_value(why, level.first.name, any_case=True):
             return ""
+        # nor is it said where it reads as a request of its own: a sentence that names a widget of the catalog
+        # ("Company Fundamentals for the financial picture"), or a note the level does not ask for, is taken
+        # for more work by an agent that does what it is told (one more widget, a note nobody grades)
+        if self._asks_more(why):
+            return ""
         # the storyline was written to explain the story, not to keep its secrets: at a level that hides a
         # value, a first sentence that says any option of the hidden parameter (in any case, inside a compound
         # such as "low-severity" too) gives the choice away, so it is left out there
@@ -210,6 +215,21 @@ class Wording:
         if prose_faults(why, nouns=[x for x in labels if len(x) > 2], known=["board"]):
             return ""
         return why
+
+    def _asks_more(self, sentence: str) -> bool:
+        """Whether a storyline sentence names a catalog widget of the story's backends (in any case), or a note
+        where the level writes none."""
+        level = self.level
+        if re.search(r"\bnotes?\b", sentence, re.I) and not self.planned.note_name:
+            return True
+        names = {
+            d.name
+            for origin in dict.fromkeys(t.origin for t in level.story.targets)
+            if (fixture := level.fixture(origin)) is not None
+            for d in fixture.catalog.widgets.values()
+            if len(d.name) > 3
+        }
+        return any(states_value(sentence, name, any_case=True) for name in names)
 
     @property
     def position(self) -> int:
