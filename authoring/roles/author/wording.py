@@ -217,15 +217,16 @@ class Wording:
         return why
 
     def _asks_more(self, sentence: str) -> bool:
-        """Whether a storyline sentence names a catalog widget of the story's backends (in any case), or a note
-        where the level writes none."""
+        """Whether a storyline sentence names a catalog widget of the setup's backends (in any case: the agents
+        list the whole catalog), or a note where the level writes none."""
         level = self.level
         if re.search(r"\bnotes?\b", sentence, re.I) and not self.planned.note_name:
             return True
+        world = level.ctx.world
         names = {
             d.name
-            for origin in dict.fromkeys(t.origin for t in level.story.targets)
-            if (fixture := level.fixture(origin)) is not None
+            for slug in level.ctx.backends
+            if (fixture := world.backends.get(slug)) is not None
             for d in fixture.catalog.widgets.values()
             if len(d.name) > 3
         }
