@@ -118,6 +118,9 @@ class PolicyDocument:
     title: str
     text: str
     distractor: str  # the rival policy's phrase
+    # the phrase the Derive level says and the document defines, when the pipeline coined it because the
+    # story's own gives the value away (None: the story's phrase)
+    phrase: str | None = None
 
 
 @dataclass
@@ -143,6 +146,13 @@ class ResolvedStory:
     @property
     def facts(self) -> Facts:
         return self.story.facts
+
+    @property
+    def policy_phrase(self) -> str:
+        """The phrase the Derive level says for the carried value: the story's, or the value-free name the
+        pipeline coined for a source-format rule whose own phrase gives the value away."""
+        coined = self.policy_doc.phrase if self.policy_doc is not None else None
+        return coined or self.story.facts.policy.phrase
 
 
 class FactErrors(Exception):
@@ -471,10 +481,58 @@ def _rival_value(param: dict[str, Any], carried: Any, avoid: set[str]) -> Any | 
     return (preferred or options)[0]
 
 
-def _rival_phrase(story: Story, hidden: str, rival: Any) -> str:
+# The names the pipeline coins for a source-format rule whose phrase names its value: qualifiers that say nothing
+# of any option, as plausible for the right rule as RIVAL_QUALIFIERS are for the rival.
+OWN_QUALIFIERS = ("standing", "house", "desk", "current", "agreed", "working")
+
+
+def _gives_away(text: str, param: dict[str, Any], lexicon: Any, only: Any = None) -> bool:
+    """Whether `text` gives away an option of `param` (`only` that one, when given): a word, a stem or a
+    lexicon synonym of its value or of the label its option shows — the battery's phrase guesser would take
+    that option without reading."""
+    from certify import giveaways
+    from simulator import param_options
+
+    for option in param_options(param):
+        if only is not None and str(option.value) != str(only):
+            continue
+        shown = option.label if option.label and option.label != str(option.value) else None
+        if giveaways(text, value_text(option.value), shown, lexicon):
+            return True
+    return False
+
+
+def value_free_phrase(world: World, story: Story, param: dict[str, Any], carried: Any) -> str:
+    """The phrase a source-format policy ({phrase, carries, meaning}, defined by the note the pipeline plants)
+    is said and defined by. The template's wording is the user's and stays when it names no option of the
+    carried parameter; when it does ("the same-day fails policy" for 1D), the words that give an option away
+    are left out ("the fails policy"), and when nothing telling is left the rule gets a coined, value-free name
+    ("the standing policy") — the note defines that name, so the level stays derivable and the phrase guesser
+    has nothing to go on."""
+    from certify import load_lexicon, reads_as_policy
+
+    lexicon = load_lexicon(world.path)
+    phrase = story.facts.policy.phrase
+    if not _gives_away(phrase, param, lexicon, only=carried):
+        return phrase
+    tokens = re.sub(r"^(?:the|a|an)\s+", "", phrase.strip(), flags=re.I).split()
+    noun = tokens[-1]
+    kept = [t for t in tokens[:-1] if not _gives_away(t, param, lexicon)]
+    trimmed = " ".join(["the", *kept, noun])
+    if kept and reads_as_policy(trimmed) and not _gives_away(trimmed, param, lexicon):
+        return trimmed
+    start = sum(map(ord, story.slug)) % len(OWN_QUALIFIERS)
+    for i in range(len(OWN_QUALIFIERS)):
+        coined = f"the {OWN_QUALIFIERS[(start + i) % len(OWN_QUALIFIERS)]} {noun}"
+        if reads_as_policy(coined) and not _gives_away(coined, param, lexicon):
+            return coined
+    return phrase
+
+
+def _rival_phrase(story: Story, hidden: str, rival: Any, phrase: str | None = None) -> str:
     """The rival rule's phrase: the story phrase's policy noun under a qualifier, sharing no word with the
     story's phrase or either value (a reader tells the two rules apart by the qualifier alone)."""
-    phrase = story.facts.policy.phrase
+    phrase = phrase or story.facts.policy.phrase
     noun = phrase.split()[-1]
     taken = set(words(phrase)) | set(words(hidden)) | set(words(value_text(rival)))
     start = sum(map(ord, story.slug)) % len(RIVAL_QUALIFIERS)
@@ -486,7 +544,7 @@ def _rival_phrase(story: Story, hidden: str, rival: Any) -> str:
 
 
 def _planted_policy_note(
-    story: Story, param: dict[str, Any], carried_value: Any
+    world: World, story: Story, param: dict[str, Any], carried_value: Any
 ) -> tuple[PolicyDocument | None, list[SourceError]]:
     """A policy given only by phrase, carried parameter and meaning (no resource, no note) is defined nowhere
     an agent can read, so the Derive level would be unsolvable. Its definition is planted where an agent reads
@@ -507,13 +565,15 @@ def _planted_policy_note(
         ]
     name = f"{story.facts.dashboard} Rulebook"
     label = param_label(param, str(param.get("paramName") or ""))
-    phrase = _rival_phrase(story, hidden, rival)
+    said = value_free_phrase(world, story, param, carried_value)
+    phrase = _rival_phrase(story, hidden, rival, said)
     lines = sorted(
-        [(story.facts.policy.phrase, carried_value), (phrase, rival)],
+        [(said, carried_value), (phrase, rival)],
         key=lambda p: p[0].casefold().removeprefix("the "),
     )
     text = "\n".join(policy_line(p, label, v) for p, v in lines)
-    return PolicyDocument("note", name, name, text, phrase), []
+    coined = said if said != story.facts.policy.phrase else None
+    return PolicyDocument("note", name, name, text, phrase, coined), []
 
 
 def _line_of(text: str, start: int) -> tuple[int, int]:
@@ -570,7 +630,7 @@ def _resolve_policy_document(
             else (PolicyDocument("note", policy.note, policy.note, text, rival.phrase), [])
         )
     if policy.resource is None:
-        return _planted_policy_note(story, param, carried_value)
+        return _planted_policy_note(world, story, param, carried_value)
     key = "facts.policy.resource"
     resource = _find_resource(world, policy.resource)
     if resource is None:
@@ -915,7 +975,7 @@ def _option_label(param: dict[str, Any] | None, value: Any) -> str | None:
 
 
 def _giveaway_errors(
-    world: World, story: Story, param: dict[str, Any] | None, value: Any
+    world: World, story: Story, param: dict[str, Any] | None, value: Any, phrase: str | None = None
 ) -> list[SourceError]:
     """Derive hides the carried value behind a policy phrase; a phrase — or a dashboard or note name the level
     shows — that shares a word or a stem with the value or the label its option shows, or says a finance-lexicon
@@ -929,7 +989,7 @@ def _giveaway_errors(
     facts, policy = story.facts, story.facts.policy
     label = _option_label(param, value)
     said: list[tuple[str, str, Any, str | None]] = [
-        ("facts.policy.phrase", policy.phrase, value, label),
+        ("facts.policy.phrase", phrase or policy.phrase, value, label),
         ("facts.dashboard", facts.dashboard, value, label),
     ]
     if facts.note:
@@ -1387,7 +1447,14 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     blocking += _findability_errors(world, story, targets[0], backends)
     blocking += _signature_errors(world, story, targets[0], backends)
     blocking += _policy_phrase_errors(story)
-    blocking += _giveaway_errors(world, story, carried_param, carried_value)
+    coined = policy_doc.phrase if policy_doc is not None else None
+    if coined is not None:
+        warnings.append(
+            f"the policy phrase '{facts.policy.phrase}' gives the {carried_key} away, and no document of the "
+            f"world defines it: the pipeline says '{coined}' instead, defined by the note it plants beside a "
+            f"rival rule ('{policy_doc.distractor}')"
+        )
+    blocking += _giveaway_errors(world, story, carried_param, carried_value, coined)
     blocking += _dashboard_name_errors(story, targets[0])
     blocking += _hint_verb_errors(story)
     hint_words = _words(facts.find_hint)

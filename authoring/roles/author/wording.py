@@ -142,7 +142,7 @@ class Wording:
             dash=level.dash,
             groups=groups,
             params=params,
-            phrase=s.facts.policy.phrase,
+            phrase=s.policy_phrase,
             stale=stale,
             note=note,
             twin=twin,
