@@ -295,18 +295,32 @@ class _Planner:
 
     def _derived_default(self, i: int, tool: str, t: ResolvedTarget) -> None:
         """At Derive, a policy that carries the parameter's default leaves the same state whether or not the
-        agent resolved it (the widget falls back to its default): the level is then about the method, so the
-        call that adds or reads the target must state the carried value the policy gives."""
+        agent resolved it (the widget falls back to its default), and so does a read of rows that do not depend
+        on the carried parameter: the level is then about the method, so the call that adds or reads the target
+        must state the carried value the policy gives."""
         s = self.s
         if self.level.number != 2 or i != s.carried_target:
             return
         param = t.widget.param(s.carried_key) or {}
-        if str(param.get("value")) != str(s.carried_value):
+        if str(param.get("value")) != str(s.carried_value) and not (
+            tool == "get_widget_data" and self._rows_ignore(t, s.carried_key)
+        ):
             return
         self.eval.add(
             "required_tool_calls",
             tool=tool,
             args_contains={"widget_id": t.widget_id, "data_args": {s.carried_key: s.carried_value}},
+        )
+
+    def _rows_ignore(self, t: ResolvedTarget, key: str) -> bool:
+        """Whether the target serves the same rows whatever option of `key` it is cut to: a read's note then
+        says the same whether or not the agent resolved the policy, so the read call itself must state the
+        carried value (as for a default)."""
+        base = json.dumps(self._rows(t.origin, t.widget_id, dict(t.params)), default=str)
+        others = [v for v in t.widget.options(key) if str(v) != str(t.params.get(key))]
+        return bool(others) and all(
+            json.dumps(self._rows(t.origin, t.widget_id, {**t.params, key: v}), default=str) == base
+            for v in others
         )
 
     def _placed(
