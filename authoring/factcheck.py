@@ -142,6 +142,14 @@ class ResolvedStory:
     # check` reports these as errors; authoring itself goes on (its own gates and reviewers find them)
     ladder_errors: list[SourceError] = field(default_factory=list)
     analyze: ResolvedAnalyze | None = None
+    # a source-format story whose find hint is the catalog's words is described at Find by what its target
+    # serves instead: the wordings the pipeline may say, best first (empty: the story's own hint)
+    find_hints: list[str] = field(default_factory=list)
+
+    @property
+    def find_hint(self) -> str:
+        """The description the Find level says first: a coined one (`find_hints`), else the story's."""
+        return self.find_hints[0] if self.find_hints else self.story.facts.find_hint
 
     @property
     def facts(self) -> Facts:
@@ -901,6 +909,94 @@ def _hinted_first(targets: list[ResolvedTarget], hint: str) -> list[ResolvedTarg
     return [targets[best], *(t for i, t in enumerate(targets) if i != best)]
 
 
+def source_format(story: Story) -> bool:
+    """A story in the source benchmark's format: its policy is given only by phrase, carried parameter and
+    meaning (no document of the world defines it), so the pipeline plants the definition — and it words what
+    the published template would give away (the find hint, the policy phrase) itself, since the template is
+    the user's published wording and is not rewritten."""
+    policy = story.facts.policy
+    return policy.resource is None and policy.note is None
+
+
+# How many of the target's served parts (columns, filters) a coined find hint names at most, and how many of
+# the most telling ones are tried.
+HINT_PARTS = 4
+HINT_POOL = 8
+HINT_CHOICES = 8
+
+
+def content_hints(world: World, story: Story, target: ResolvedTarget, backends: list[str]) -> list[str]:
+    """Find hints written from what the target serves (its columns and filters, as the Find rung reads them
+    via `served_text`), each of which the Find rung ranks first among the target's app by content while the
+    catalog's names and descriptions do not rank the target first: the wordings the pipeline may say at Find
+    for a source-format story whose own hint is the catalog's words. Best first; empty when no set of what the
+    target serves tells it apart (its siblings serve the same)."""
+    from itertools import combinations
+
+    from certify import BM25, verb_kind
+
+    fixture = world.fixture_of(target.origin, backends)
+    app = target.widget.definition.get("category")
+    if fixture is None or not app:
+        return []
+    # ranked among every widget of the origin, as the Find rung ranks a description said "from <origin>"
+    pool = list(fixture.catalog.widgets.values())
+    served = [_served_parts(d.schema()) for d in pool]
+    mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
+    stated = {param_label(target.widget.param(k), k).casefold() for k in target.params}
+    own = set(words(f"{target.name} {target.widget.definition.get('description') or ''}"))
+
+    def telling(part: str) -> tuple[int, int, int]:
+        shared = sum(1 for i, parts in enumerate(served) if i != mine and part in parts)
+        return (int(bool(set(words(part)) & own)), shared, len(part))
+
+    parts = [
+        p
+        for p in served[mine]
+        if p.casefold() not in stated
+        and words(p)
+        and not any(verb_kind(w) is not None for w in re.findall(r"[A-Za-z][\w'-]*", p))
+    ]
+    parts = sorted(dict.fromkeys(parts), key=telling)[:HINT_POOL]
+    index = BM25([" ".join(x) for x in served])
+    out: list[str] = []
+    for size in range(2, HINT_PARTS + 1):
+        for combo in combinations(parts, size):
+            if len(out) >= HINT_CHOICES:
+                return out
+            hint = _hint_of(list(combo))
+            scores = index.scores(hint)
+            if scores[mine] <= max((x for i, x in enumerate(scores) if i != mine), default=0.0):
+                continue
+            trial = story.model_copy(update={"facts": story.facts.model_copy(update={"find_hint": hint})})
+            if not _findability_errors(world, trial, target, backends) and not _hint_verb_errors(trial):
+                out.append(hint)
+    return out
+
+
+def _served_parts(schema: dict[str, Any]) -> list[str]:
+    """What a widget serves, part by part (each column header, each filter label), as `served_text` joins it."""
+    parts: list[str] = []
+    table = (schema.get("schema_data") or {}).get("table") or {}
+    for column in table.get("columnsDefs") or []:
+        if isinstance(column, dict):
+            parts.append(str(column.get("headerName") or column.get("field") or ""))
+    for param in schema.get("params") or []:
+        if isinstance(param, dict):
+            parts.append(str(param.get("label") or param.get("paramName") or ""))
+    # a bracketed unit ("Revenue ($M)") would cut the phrase the agents read: the words before it are the part
+    return list(dict.fromkeys(re.sub(r"\s*\(.*?\)", "", p).strip() for p in parts if p.strip()))
+
+
+def _hint_of(parts: list[str]) -> str:
+    """A description by what is served ("the view of segment, revenue with YoY growth"): each part in lower case
+    but for the words written with capitals inside them (ID, YoY)."""
+    said = [" ".join(w if any(c.isupper() for c in w[1:]) else w.lower() for w in p.split()) for p in parts]
+    # no "and": the request joins the widgets it names with it, and a description holding one reads as two
+    listed = ", ".join(said[:-1]) + f" with {said[-1]}" if len(said) > 1 else said[0]
+    return f"the view of {listed}"
+
+
 def _findability_errors(
     world: World, story: Story, target: ResolvedTarget, backends: list[str]
 ) -> list[SourceError]:
@@ -1444,7 +1540,21 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
                 + "); carry another parameter, or a value that is not the default",
             )
         )
-    blocking += _findability_errors(world, story, targets[0], backends)
+    unfindable = _findability_errors(world, story, targets[0], backends) + _hint_verb_errors(story)
+    # a source-format story's own hint may still be matched by the catalog's words in the whole request (the
+    # bag of words the rule author's Find trials run): the descriptions by content follow it as alternatives
+    find_hints = content_hints(world, story, targets[0], backends) if source_format(story) else []
+    if find_hints and not unfindable:
+        find_hints = [facts.find_hint, *find_hints]
+    elif find_hints:
+        warnings.append(
+            f"the find hint '{facts.find_hint}' is not a description by content ("
+            + "; ".join(e.message.split(":")[0] for e in unfindable)
+            + f"): the pipeline describes '{targets[0].name}' by what it serves instead, as "
+            f"'{find_hints[0]}'"
+        )
+    else:
+        blocking += unfindable
     blocking += _signature_errors(world, story, targets[0], backends)
     blocking += _policy_phrase_errors(story)
     coined = policy_doc.phrase if policy_doc is not None else None
@@ -1456,7 +1566,6 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         )
     blocking += _giveaway_errors(world, story, carried_param, carried_value, coined)
     blocking += _dashboard_name_errors(story, targets[0])
-    blocking += _hint_verb_errors(story)
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")
@@ -1475,4 +1584,5 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         policy_doc,
         blocking,
         analyze,
+        find_hints,
     )

@@ -122,13 +122,13 @@ class Level:
             return sets[0]
         return None
 
-    def target_names(self, describe: bool) -> list[str]:
+    def target_names(self, describe: bool, hint: str | None = None) -> list[str]:
         """How the prompt names each target. At Find the first target goes by the find hint, and so does every
         other target that is the same catalog widget (with other parameters): naming one of them would name the
         hidden widget."""
         t0 = self.first
         return [
-            self.story.facts.find_hint
+            (hint or self.story.find_hint)
             if describe and (t.origin, t.widget_id) == (t0.origin, t0.widget_id)
             else t.name
             for t in self.story.targets

@@ -420,7 +420,7 @@ class _Planner:
         out: list[str] = []
         # Whatever a faithful note could say is never a distractor: the note itself, every row the cut read
         # serves (a note may record them all) and the prompt.
-        fair = " ".join([body, self._served_text(), self.s.facts.find_hint or ""])
+        fair = " ".join([body, self._served_text(), self.s.find_hint or ""])
         nums = numbers_in(fair)
 
         def keep(value: Any) -> None:

@@ -22,6 +22,7 @@ from .seeding import seed_board
 from .wording import Wording
 
 FIND_DRAWS = 3
+FIND_HINTS = 9
 FIND_RUNG = "ladder-1"
 
 
@@ -67,13 +68,14 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
             authored_by="rules",
         ),
     }
-    wording = Wording(level, board, planned)
-    # At Find, of a few wordings (the words around the description move a word matcher), the first that leaves
-    # no shortcut agent passing is kept (the gates would refuse the others). No exclusion is said: one quoting
-    # a sibling's catalog description hands a description matcher the words to drop.
-    trials = [("", d) for d in range(FIND_DRAWS)] if number == 1 else [("", 0)]
-    for contrast, draw in trials:
-        task["prompt"] = wording.phrase(task, contrast, draw)
+    # At Find, of a few wordings (the words around the description move a word matcher; a source-format story
+    # whose hint is the catalog's words has several descriptions by content to say), the first that leaves no
+    # shortcut agent passing is kept (the gates would refuse the others). No exclusion is said: one quoting a
+    # sibling's catalog description hands a description matcher the words to drop.
+    hints = (ctx.story.find_hints or [ctx.story.find_hint])[:FIND_HINTS]
+    trials = [(h, d) for h in hints for d in range(FIND_DRAWS)] if number == 1 else [(None, 0)]
+    for hint, draw in trials:
+        task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
         if number != 1:
             break
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)

@@ -64,10 +64,12 @@ def _labelled(widget: WidgetDef, values: dict[str, Any]) -> list[tuple[str, str]
 class Wording:
     """The request of one level, in as many draws as it takes."""
 
-    def __init__(self, level: Level, board: Board, planned: Planned) -> None:
+    def __init__(self, level: Level, board: Board, planned: Planned, hint: str | None = None) -> None:
         self.level = level
         self.board = board
         self.planned = planned
+        # the description Find says (one of the story's resolved find hints; None: the first)
+        self.hint = hint or level.story.find_hint
 
     def phrase(self, task: dict[str, Any], contrast: str = "", draw: int = 0) -> str:
         """The prompt of `task`: the first draw that says no hidden value and fits one clear ask (the shortest
@@ -88,7 +90,7 @@ class Wording:
         level, s = self.level, self.level.story
         t0 = level.first
         describe = level.number == 1
-        names = level.target_names(describe)
+        names = level.target_names(describe, self.hint)
         groups: list[Group] = []
         for t, name in zip(s.targets, names, strict=True):
             where = f"{t.origin}'s {t.app}" if t.app else t.origin
@@ -151,7 +153,7 @@ class Wording:
             build=self._build(),
             hidden=level.hidden_values(),
             contrast=contrast if describe else "",
-            described=s.facts.find_hint if describe else "",
+            described=self.hint if describe else "",
             why=self._purpose(),
         )
         # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
