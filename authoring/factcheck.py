@@ -989,12 +989,13 @@ def _served_parts(schema: dict[str, Any]) -> list[str]:
 
 
 def _hint_of(parts: list[str]) -> str:
-    """A description by what is served ("the view of segment, revenue with YoY growth"): each part in lower case
+    """A description by what is served ("the panel of segment, revenue with YoY growth"; not "view", which the
+    requests say of the widget they are about): each part in lower case
     but for the words written with capitals inside them (ID, YoY)."""
     said = [" ".join(w if any(c.isupper() for c in w[1:]) else w.lower() for w in p.split()) for p in parts]
     # no "and": the request joins the widgets it names with it, and a description holding one reads as two
     listed = ", ".join(said[:-1]) + f" with {said[-1]}" if len(said) > 1 else said[0]
-    return f"the view of {listed}"
+    return f"the panel of {listed}"
 
 
 def _findability_errors(

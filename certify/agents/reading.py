@@ -160,11 +160,12 @@ def note_name(prompt: str) -> str | None:
     note"), or None when it asks for none."""
     if not re.search(r"\bnote\b", prompt, re.I):
         return None
-    # a dashboard whose name ends like a note's ("the PM Handoff Log dashboard") is not the note
+    # a dashboard whose name ends like a note's ("the PM Handoff Log dashboard", "PM Handoff Log (already
+    # open)") is not the note
     names = [
         m.group(1)
         for m in NOTE_NAME.finditer(prompt)
-        if not re.match(r"\s+(?:dashboard|board)\b", prompt[m.end() :], re.I)
+        if not re.match(r"\s+(?:dashboard|board)\b|\s*\((?:already\s+)?open\)", prompt[m.end() :], re.I)
     ]
     if names:
         # a sentence may open on the name ("In PM Handoff Log Note, also record …"): the preposition is not in it

@@ -45,7 +45,8 @@ _VERBS: dict[OpKind, re.Pattern[str]] = {
     ),
     "read": re.compile(r"\b(read(?: off)?|pull(?: up)?|look up|check|inspect|consult)\b", re.I),
 }
-_NOT_A_READ = re.compile(r"\b(?:should|it|to|must|would)\s+read\b", re.I)
+# ("it should read AAPL" says a value; "Time to read …", the phrasebook's opener, is still the instruction)
+_NOT_A_READ = re.compile(r"\b(?:should|it|(?<!time )to|must|would)\s+read\b", re.I)
 # Words after which a stated value is the one to leave behind, not the one asked for.
 _STALE = re.compile(
     r"\b(currently shows|currently reads|is showing|shows|showing|that has|has parameters|"

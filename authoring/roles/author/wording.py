@@ -122,9 +122,13 @@ class Wording:
                 .get("columnsDefs", [])
                 if isinstance(c, dict)
             }
-            note = NoteAsk(
-                self.planned.note_name, [label(columns.get(f.key), f.key) for f in self.planned.fields]
-            )
+            fields = [label(columns.get(f.key), f.key) for f in self.planned.fields]
+            if describe and self.hint != s.facts.find_hint:
+                # Find describes the target by what it serves in the pipeline's words: naming the columns
+                # to record too would hand a description matcher the catalog's words again ("consensus",
+                # "surprise"); the whole first row holds them
+                fields = ["fields"]
+            note = NoteAsk(self.planned.note_name, fields)
         board = self.board
         twin = None
         if level.lived and board.twin is not None:
@@ -184,6 +188,11 @@ class Wording:
         if not why or s.facts.why:
             return why
         if level.number == 1 and states_value(why, level.first.name, any_case=True):
+            return ""
+        # nor, where Find says a description by content in place of the story's own hint, one that says that
+        # hint (the catalog's words the level no longer says)
+        own = s.facts.find_hint
+        if level.number == 1 and self.hint != own and states_value(why, own, any_case=True):
             return ""
         # nor is it said where it reads as a request of its own: a sentence that names a widget of the catalog
         # ("Company Fundamentals for the financial picture"), or a note the level does not ask for, is taken
