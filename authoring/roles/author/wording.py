@@ -194,6 +194,11 @@ class Wording:
         own = s.facts.find_hint
         if level.number == 1 and self.hint != own and states_value(why, own, any_case=True):
             return ""
+        # and there, nor one that shares a word or a stem with the target's catalog name ("Microsoft
+        # fundamentals" for Company Fundamentals): a bag of words ranks the target first on it
+        lexicon = load_lexicon(level.ctx.world.path)
+        if level.number == 1 and self.hint != own and giveaways(why, level.first.name, None, lexicon):
+            return ""
         # nor is it said where it reads as a request of its own: a sentence that names a widget of the catalog
         # ("Company Fundamentals for the financial picture"), or a note the level does not ask for, is taken
         # for more work by an agent that does what it is told (one more widget, a note nobody grades)
