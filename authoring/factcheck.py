@@ -936,8 +936,7 @@ def content_hints(world: World, story: Story, target: ResolvedTarget, backends: 
     from certify import BM25, verb_kind
 
     fixture = world.fixture_of(target.origin, backends)
-    app = target.widget.definition.get("category")
-    if fixture is None or not app:
+    if fixture is None:
         return []
     # ranked among every widget of the origin, as the Find rung ranks a description said "from <origin>"
     pool = list(fixture.catalog.widgets.values())
@@ -1012,11 +1011,16 @@ def _findability_errors(
     from .variety import overlap
 
     fixture = world.fixture_of(target.origin, backends)
-    app = target.widget.definition.get("category")
-    if fixture is None or not app:
+    if fixture is None:
         return []
+    # a widget listed under no app is found among everything its origin serves (what the request names)
+    app = target.widget.definition.get("category") or target.origin
     hint = story.facts.find_hint
-    pool = [d for d in fixture.catalog.widgets.values() if d.definition.get("category") == app]
+    pool = [
+        d
+        for d in fixture.catalog.widgets.values()
+        if (d.definition.get("category") or target.origin) == app
+    ]
     errors: list[SourceError] = []
     # what the Find prompt says besides the hint: the app, and each stated value with its parameter's label
     stated = " ".join(
