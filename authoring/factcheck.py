@@ -1017,9 +1017,7 @@ def _findability_errors(
     app = target.widget.definition.get("category") or target.origin
     hint = story.facts.find_hint
     pool = [
-        d
-        for d in fixture.catalog.widgets.values()
-        if (d.definition.get("category") or target.origin) == app
+        d for d in fixture.catalog.widgets.values() if (d.definition.get("category") or target.origin) == app
     ]
     errors: list[SourceError] = []
     # what the Find prompt says besides the hint: the app, and each stated value with its parameter's label
@@ -1563,7 +1561,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     blocking += _signature_errors(world, story, targets[0], backends)
     blocking += _policy_phrase_errors(story)
     coined = policy_doc.phrase if policy_doc is not None else None
-    if coined is not None:
+    if policy_doc is not None and coined is not None:
         warnings.append(
             f"the policy phrase '{facts.policy.phrase}' gives the {carried_key} away, and no document of the "
             f"world defines it: the pipeline says '{coined}' instead, defined by the note it plants beside a "
