@@ -32,6 +32,7 @@ TWIN = re.compile(
     re.I,
 )
 
+# ("Get … up on the board", the phrasebook's split verb, is an add)
 _VERBS: dict[OpKind, re.Pattern[str]] = {
     "update": re.compile(
         r"\b(repair|fix|correct|rectify|restore|reset|re-?point|re-?cut|switch|flip|misconfigured"
@@ -40,7 +41,7 @@ _VERBS: dict[OpKind, re.Pattern[str]] = {
     ),
     "create": re.compile(
         r"\b(add|put(?: up)?|bring(?: up| in)?|place|pin|drop|open up|need|show|display|stand up"
-        r"|set up(?! wrong))\b",
+        r"|set up(?! wrong)|get(?=[^.;]*\bup\s+on\b))\b",
         re.I,
     ),
     "read": re.compile(r"\b(read(?: off)?|pull(?: up)?|look up|check|inspect|consult)\b", re.I),

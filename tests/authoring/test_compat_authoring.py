@@ -26,8 +26,8 @@ PERSONAS = (
 # a policy phrase naming its value is said without the telling words, or under a coined value-free name, in
 # the prompt and the planted note; a find hint in the catalog's words is replaced by a description of what the
 # target serves (`content_hints`); the storyline's sentence is not said where it reads as more work (a catalog
-# name, a note nobody asked for) or, at such a Find, shares a word with the target's name. What still blocks,
-# with its cause:
+# name, a note nobody asked for) or, at such a Find, shares a word with the target's name; the ladder reads the
+# phrasebook's "Get … up on" as an add and "Time to read" as a read. What still blocks, with its cause:
 # - Find levels whose target serves nothing its siblings do not (the world's reconstructed widgets — every
 #   widget of the app has the same filters and no columns, its rows are "<name> 1..3" — and Live Grid, whose
 #   only filter three widgets share): no description by content exists, and the template's hint is the
@@ -40,18 +40,15 @@ PERSONAS = (
 #   (alert_sweep_level2, `check` names it), the world already shows the value on the same widget elsewhere (the
 #   neighbour copier: case_handoff_level2), a read whose rows do not depend on the carried parameter, graded by
 #   the read call, which an enumerator of every option also makes (meeting_prep_level2);
-# - alert_sweep_level4: ladder-4 repairs the fenced twin (status Approved, the rival rule's value) instead of
-#   adding the target;
 # - and each persona's staircase item (a Find level failing more often than Derive), which follows from the
 #   blocked Find levels.
 DRAFTED = {
     "client_advisor": (17, {"holdings_watch_level1", "meeting_prep_level1", "meeting_prep_level2"}),
     "compliance_risk": (
-        13,
+        14,
         {
             "alert_sweep_level1",
             "alert_sweep_level2",
-            "alert_sweep_level4",
             "breach_repair_level1",
             "case_handoff_level1",
             "case_handoff_level2",
