@@ -152,3 +152,28 @@ def test_compat_persona_authors_twenty_certified_tasks(persona, tmp_path):
     if not uncertified:
         assert state["result"].status == "certified"
         assert state["calibration"].holds is True
+
+
+@needs_compat
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_the_phrase_said_for_a_source_policy_gives_no_option_away_and_keeps_the_templates_words(persona):
+    """The phrase guesser's own judgement (`certify.guess` over the option values) finds nothing in a phrase the
+    pipeline says in place of a telling one; the words kept are the template's own, in its order, unless none
+    is left to keep (then a coined qualifier on the template's policy noun)."""
+    from authoring.checks import check_persona
+    from authoring.factcheck import OWN_QUALIFIERS
+    from certify.lexicon import guess, load_lexicon
+    from simulator import World, option_values
+
+    world = World.load(COMPAT_WORLD)
+    lexicon = load_lexicon(world.path)
+    for story in check_persona(TEMPLATES, persona, world).resolved:
+        own, said = story.facts.policy.phrase, story.policy_phrase
+        if said == own:
+            continue
+        param = story.targets[story.carried_target].widget.param(story.carried_key)
+        assert guess(said, list(option_values(param)), lexicon) is None
+        kept = said.split()[1:]
+        assert kept[-1] == own.split()[-1]
+        template = own.split()
+        assert all(w in template for w in kept[:-1]) or (len(kept) == 2 and kept[0] in OWN_QUALIFIERS)
