@@ -278,7 +278,11 @@ class Phrasing:
                 for n in seen
             ]
             contrast = f" ({ask.contrast})" if ask.contrast and ask.described in names else ""
-            parts.append(f"{' and '.join(named)} from {where}{contrast}")
+            if ask.described:
+                # Find: a description is read up to the "from <origin>" that says where it comes from
+                parts.append(f"{' and '.join(named)} from {where}{contrast}")
+            else:
+                parts.append(self.pick("provenance", names=" and ".join(named), where=where))
         return ", along with ".join(parts)
 
     def values(self, ask: Ask, pairs: list[Said], repair: bool) -> str:
@@ -354,7 +358,8 @@ class Phrasing:
             lead = self.pick(
                 "twin_lead", name=name, args=listing([f"{k} {self.described(v)}" for k, v in args])
             )
-            extras.append(self.pick("twin", lead=lead, fence=self.pick("twin_fence")))
+            fence = self.pick("twin_fence", reason=self.pick("twin_reason"), keep=self.pick("twin_keep"))
+            extras.append(self.pick("twin", lead=lead, fence=fence))
         if ask.furniture is not None:
             name, wrong, right = ask.furniture
             state = self.pick(
