@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from certify import Task
     from simulator import World
 
-    from .factcheck import ResolvedStory
     from .sources import Voice
 
 TARGET = 0.10
@@ -226,11 +225,3 @@ def masks_for(
         frozenset(voice),
         frozenset(o for o in owned if o.strip()),
     )
-
-
-def owned_sentences(resolved: Iterable[ResolvedStory]) -> list[str]:
-    """The stories' own sentences a skeleton leaves out (`Masks.owned`): each story's purpose and its own
-    deadline, said at each of its levels by design."""
-    from .factcheck import purpose
-
-    return [t for r in resolved for t in (purpose(r.story), r.story.facts.deadline) if t]

@@ -26,9 +26,10 @@ def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent
     authoring/draft.py): the gate table, the flags, the staircase and the review items `taskforge author`
     would print, and whether its first run certifies."""
     from authoring.draft import draft_persona
+    from authoring.factcheck import owned_sentences
     from authoring.run import Outcome
     from authoring.taskset import STANDARD_DEFAULTS
-    from authoring.variety import masks_for, owned_sentences, rotation, same_level_similarity
+    from authoring.variety import masks_for, rotation, same_level_similarity
     from certify import parse_task
 
     from .author import _summary

@@ -11,10 +11,11 @@ import functools
 import pytest
 
 from authoring.checks import check_persona
+from authoring.factcheck import owned_sentences
 from authoring.judged import draft_audit
 from authoring.roles.author import AuthorContext, RuleAuthor, own_deadlines
 from authoring.taskset import STANDARD_DEFAULTS
-from authoring.variety import masks_for, owned_sentences, rotation
+from authoring.variety import masks_for, rotation
 from certify.gates import certify_task, prompt_faults
 from certify.task import Task, parse_task
 from simulator import DEFAULT_WORLD, World

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from authoring.checks import check_persona
-from authoring.factcheck import purpose
+from authoring.factcheck import owned_sentences, purpose
 from authoring.lengths import RATIO, compare
 from authoring.roles.author.seeding import story_widgets
 from authoring.taskset import STANDARD_DEFAULTS
-from authoring.variety import SOURCE_TRIGRAM, masks_for, owned_sentences, rotation, same_level_similarity
+from authoring.variety import SOURCE_TRIGRAM, masks_for, rotation, same_level_similarity
 from authoring.voicecheck import unsaid_phrases
 from certify import parse_task
 from simulator import DEFAULT_WORLD, World
