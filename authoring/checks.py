@@ -26,6 +26,7 @@ from .sources import (
     story_folder,
     story_paths,
 )
+from .voicecheck import unsaid_phrases
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,26 @@ def persona_warnings(root: Path, persona: str, resolved: Iterable[ResolvedStory]
     ]
 
 
+def voice_warnings(world: World, persona: Persona, resolved: list[ResolvedStory]) -> list[SourceWarning]:
+    """The persona's declared phrases that the requests the rule author drafts from its stories never say
+    (`voicecheck.unsaid_phrases`), naming the persona file and the voice field; `check` and `author` both show
+    them. The drafts are the rule author's own compilation, before any gate (about a second for twenty
+    requests)."""
+    from .roles.author import AuthoringError, rule_drafts
+
+    v = persona.voice
+    if not resolved or not (v.openers or v.deadlines or v.signoffs or v.aliases or v.period_names):
+        return []
+    try:
+        drafts = rule_drafts(world, PersonaCheck(persona.slug, resolved=list(resolved), source=persona))
+    except AuthoringError:
+        return []
+    return [
+        SourceWarning(persona.file, f"{key}: {message}")
+        for key, message in unsaid_phrases(v, [t.prompt for t in drafts])
+    ]
+
+
 def check_persona(
     root: Path, persona: str, world: World, backends: list[str] | None = None, ladder: bool = True
 ) -> PersonaCheck:
@@ -144,4 +165,6 @@ def check_persona(
             if ladder:
                 report.ladder_errors += resolved.ladder_errors
     report.warnings = persona_warnings(root, persona, report.resolved)
+    if report.source is not None and not report.errors:
+        report.warnings += voice_warnings(world, report.source, report.resolved)
     return report

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -1221,6 +1222,12 @@ def purpose(story: Story) -> str:
     )
     match = re.match(r"(.+?[.!?])(?:\s|$)", prose)
     return match.group(1) if match else ""
+
+
+def owned_sentences(resolved: Iterable[ResolvedStory]) -> list[str]:
+    """The stories' own sentences, said at each of their levels by design — each story's purpose and its own
+    deadline: the rotation-aware variety measure leaves them out of the skeletons (`variety.Masks.owned`)."""
+    return [t for r in resolved for t in (purpose(r.story), r.story.facts.deadline) if t]
 
 
 def _purpose_errors(

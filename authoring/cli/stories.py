@@ -26,7 +26,7 @@ def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent
     authoring/draft.py): the gate table, the flags, the staircase and the review items `taskforge author`
     would print, and whether its first run certifies."""
     from authoring.draft import draft_persona
-    from authoring.factcheck import purpose
+    from authoring.factcheck import owned_sentences
     from authoring.run import Outcome
     from authoring.taskset import STANDARD_DEFAULTS
     from authoring.variety import masks_for, rotation, same_level_similarity
@@ -53,7 +53,7 @@ def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent
             "  ".join(f"{k} {v:.3f}" for k, v in variety.items()),
             prefix="same-level prompt similarity (word trigrams, lower is more varied): ",
         )
-        owned = [t for r in report.resolved for t in (purpose(r.story), r.story.facts.deadline) if t]
+        owned = owned_sentences(report.resolved)
         rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice], owned))
         render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
     return drafted.ok and drafted.certified == expected

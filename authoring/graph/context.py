@@ -34,7 +34,7 @@ from simulator import World
 from ..factcheck import resolve
 from ..judged import draft_audit
 from ..options import RunOptions
-from ..roles.author import AuthorContext, AuthorDriver
+from ..roles.author import AuthorContext, AuthorDriver, own_deadlines
 from ..roles.fairness import FairnessDriver
 from ..roles.fixer import FixerDriver
 from ..roles.validator import ValidatorDriver
@@ -113,6 +113,7 @@ class Env:
                     sorted(world.skills),
                     siblings,
                     defaults,
+                    own_deadlines(resolved),
                 )
                 for r in resolved
             }

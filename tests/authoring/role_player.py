@@ -15,7 +15,7 @@ from typing import Any
 
 from authoring.factcheck import resolve
 from authoring.options import RunOptions
-from authoring.roles.author import AuthorContext, RuleAuthor
+from authoring.roles.author import AuthorContext, RuleAuthor, own_deadlines
 from authoring.sources import load_sources
 from authoring.taskset import resolve_baseline, taskset_defaults
 from simulator import World
@@ -66,6 +66,7 @@ def contexts(options: RunOptions) -> dict[str, AuthorContext]:
             sorted(world.skills),
             siblings,
             defaults,
+            own_deadlines(resolved),
         )
         for r in resolved
     }

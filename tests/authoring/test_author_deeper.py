@@ -11,9 +11,9 @@ import functools
 import pytest
 
 from authoring.checks import check_persona
-from authoring.factcheck import purpose
+from authoring.factcheck import owned_sentences
 from authoring.judged import draft_audit
-from authoring.roles.author import AuthorContext, RuleAuthor
+from authoring.roles.author import AuthorContext, RuleAuthor, own_deadlines
 from authoring.taskset import STANDARD_DEFAULTS
 from authoring.variety import masks_for, rotation
 from certify.gates import certify_task, prompt_faults
@@ -49,6 +49,7 @@ def draft(persona: str, story: str, level: int) -> Task:
         sorted(world.skills),
         tuple(r.story.slug for r in report.resolved),
         STANDARD_DEFAULTS,
+        own_deadlines(report.resolved),
     )
     raw = RuleAuthor().draft(ctx, level, [], []).task
     return parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS)
@@ -180,6 +181,7 @@ def _with_facts(persona: str, story: str, level: int, **facts) -> Task:
         sorted(world.skills),
         tuple(r.story.slug for r in report.resolved),
         STANDARD_DEFAULTS,
+        own_deadlines(report.resolved),
     )
     raw = RuleAuthor().draft(ctx, level, [], []).task
     return parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS)
@@ -234,7 +236,7 @@ def test_the_taskset_varies_by_skeleton_and_clause():
             _world(),
             tasks,
             [_persona(p).source.voice for p in PERSONAS],
-            [purpose(r.story) for p in PERSONAS for r in _persona(p).resolved],
+            owned_sentences(r for p in PERSONAS for r in _persona(p).resolved),
         ),
     )
     assert report.ok, report.summary()

@@ -11,7 +11,7 @@ from langgraph.types import Command, Send
 
 from certify import LEVEL_NAMES, LEVELS
 
-from ...checks import persona_warnings
+from ...checks import persona_warnings, voice_warnings
 from ...failures import RoleFailure
 from ...flags import make_flag
 from ...roles.author import AuthoringError
@@ -32,9 +32,9 @@ def load(state: PipelineState, runtime: Runtime[RunContext]) -> Command[Literal[
         "loaded",
         f"loaded persona {options.persona}: {len(ctxs)} stories, facts checked against {run.world.name}",
     )
-    for warning in persona_warnings(
-        Path(options.sources_root), options.persona, [c.story for c in ctxs.values()]
-    ):
+    resolved = [c.story for c in ctxs.values()]
+    voiced = voice_warnings(run.world, next(iter(ctxs.values())).persona, resolved) if ctxs else []
+    for warning in [*persona_warnings(Path(options.sources_root), options.persona, resolved), *voiced]:
         run.drivers.progress(f"warning: {warning}")
     flags = {}
     for slug, ctx in ctxs.items():

@@ -26,7 +26,7 @@ dial, rehearse, draw-ahead.
 """
 
 from .analysis import prompt_word_limit
-from .context import AuthorContext, AuthorDriver, AuthoringError, Draft, story_setup
+from .context import AuthorContext, AuthorDriver, AuthoringError, Draft, own_deadlines, story_setup
 from .llm_author import AUTHOR_TOOLS, TOOLS, LLMAuthor
 from .phrasebook import MAX_PROMPT_WORDS
 from .rules import RuleAuthor, compile_level, rule_drafts
@@ -42,6 +42,7 @@ __all__ = [
     "LLMAuthor",
     "RuleAuthor",
     "compile_level",
+    "own_deadlines",
     "prompt_word_limit",
     "rule_drafts",
     "story_setup",

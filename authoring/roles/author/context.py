@@ -29,6 +29,14 @@ class AuthorContext:
     skills: list[str]
     siblings: tuple[str, ...] = ()
     defaults: dict[str, Any] | None = None
+    # the sibling stories that name their own deadline (facts.deadline): the persona's deadlines are spread over
+    # the others' requests, so that each is still said
+    deadline_stories: tuple[str, ...] = ()
+
+
+def own_deadlines(resolved: Iterable[ResolvedStory]) -> tuple[str, ...]:
+    """The stories (slugs) of a persona's that name their own deadline: `AuthorContext.deadline_stories`."""
+    return tuple(r.story.slug for r in resolved if r.story.facts.deadline)
 
 
 @dataclass

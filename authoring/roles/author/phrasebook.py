@@ -5,9 +5,11 @@ where a value comes from, the build, the note). Each clause family has many vari
 this module); one generator seeded by (persona, story, level) draws every choice, so two requests share a clause
 only by chance and the rotation-aware variety measure (authoring/variety.py) stays low. The persona is rendered in
 the wording, not bolted on: its verbs, what it calls a note, how it names periods (a stated period glossed with
-the persona's name for it) and counterparts (the full name at its first mention, the persona's alias for it after
-that, the way people shorten a name once it is known), and its openers, deadlines and sign-offs, said in a fixed
-rotation over the persona's stories and levels so that each declared phrase is used (`VoiceSlots`). Every level
+the persona's name for it: at every story's Execute level, which states every value, and now and then elsewhere)
+and counterparts (the full name at its first mention, the persona's alias for it at a later mention, the way people
+shorten a name once it is known: a value a twin or stale view shows again, the app a twin comes from), and its
+openers, deadlines and sign-offs, said in a fixed rotation over the persona's stories and levels so that each
+declared phrase is used (`VoiceSlots`). Every level
 also says why the work is wanted, from the story (`facts.why`). A value the level hides is never said, not even
 through its alias. The variants are rendered by the roles' one jinja environment
 (authoring/roles/prompts).
@@ -105,10 +107,12 @@ class ValuesFor(NamedTuple):
 
 
 class Shown(NamedTuple):
-    """A widget on the board and the values it shows, as the request describes it (a twin to leave alone)."""
+    """A widget on the board and the values it shows, as the request describes it (a twin to leave alone), and
+    the app it comes from (said again, by the persona's alias, when the persona has one for it)."""
 
     name: str
     values: list[tuple[str, str]]
+    where: str = ""
 
 
 class Repair(NamedTuple):
@@ -135,20 +139,28 @@ class VoiceSlots:
     signoff: str = ""
 
     @classmethod
-    def rotation(cls, voice: Voice, position: int, own_deadline: str | None = None) -> VoiceSlots:
+    def rotation(
+        cls,
+        voice: Voice,
+        position: int,
+        own_deadline: str | None = None,
+        deadline_slot: tuple[int, int] | None = None,
+        requests: int = PERSONA_REQUESTS,
+    ) -> VoiceSlots:
         """The phrases of the request at `position` among the persona's requests (story index × 5 + level,
-        twenty for four stories). The openers and sign-offs, as one list, are spread evenly over the twenty
-        positions, each said once (a persona's phrase that recurs in every request reads as a tic, and the
+        `requests` of them, twenty for four stories). The openers and sign-offs, as one list, are spread evenly
+        over those positions, each said once (a persona's phrase that recurs in every request reads as a tic, and the
         request stays short); so are the deadlines, on positions of their own. A story's own deadline is said at
-        each of its levels instead."""
+        each of its levels instead, so the persona's deadlines are spread over the requests of the other stories
+        (`deadline_slot`: this request's place among those, and how many there are; default: every request)."""
 
-        def spread(phrases: list[str], offset: int) -> str:
-            if not phrases:
+        def spread(phrases: list[str], offset: int, at: int = position, total: int = requests) -> str:
+            if not phrases or total <= 0:
                 return ""
-            gap = max(1, PERSONA_REQUESTS // len(phrases))
-            shifted = (position - offset) % PERSONA_REQUESTS
+            gap = max(1, total // len(phrases))
+            shifted = (at - offset) % total
             index = shifted // gap
-            return phrases[index % len(phrases)] if shifted % gap == 0 else ""
+            return phrases[index % len(phrases)] if shifted % gap == 0 and index < len(phrases) else ""
 
         phrases = [*(("o", p) for p in voice.openers), *(("s", p) for p in voice.signoffs if p.strip())]
         # openers and sign-offs alternate along the list, so that the two kinds interleave over the stories
@@ -161,7 +173,8 @@ class VoiceSlots:
         chosen = spread([p for _, p in mixed], 0)
         kind = next((k for k, p in mixed if p == chosen), "")
         opener, signoff = (chosen, "") if kind == "o" else ("", chosen)
-        deadline = own_deadline or spread(voice.deadlines, 1)
+        at, total = deadline_slot or (position, requests)
+        deadline = own_deadline or spread(voice.deadlines, 1, at, total)
         return cls(opener, deadline, signoff)
 
     @classmethod
@@ -200,8 +213,12 @@ class Ask:
 class Phrasing:
     """One request's choices: a generator seeded by its (persona, story, level) draws every variant."""
 
-    def __init__(self, voice: Voice, *keys: Any) -> None:
+    def __init__(self, voice: Voice, *keys: Any, gloss: bool = False) -> None:
         self.voice = voice
+        # every stated period is glossed with the persona's name for it (at Execute, which states every value,
+        # so that each declared period name a story's values reach is said); elsewhere now and then
+        self.gloss = gloss
+        self.glossed: set[str] = set()
         digest = hashlib.sha256("|".join(str(k) for k in keys).encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         # clauses added after the rest was drawn draw from their own generator, so adding one moves no other
@@ -218,11 +235,15 @@ class Phrasing:
         return self.rng.choice(verbs)
 
     def said(self, value: str, hidden: set[str]) -> str:
-        """A stated value (one the agent sets), in full; a period sometimes glossed with the persona's name for it
-        (never a value the level hides). Counterparts go by their alias only where a request describes what is
-        already on the board (`described`)."""
-        if value in hidden or value not in self.voice.period_names or self.rng.random() >= PERIOD_NAME_CHANCE:
+        """A stated value (one the agent sets), in full; a period glossed with the persona's name for it at its
+        first mention in the request (always when `gloss`, else by chance; never a value the level hides).
+        Counterparts go by their alias only where a request describes what is already on the board
+        (`described`)."""
+        if value in hidden or value not in self.voice.period_names or value in self.glossed:
             return value
+        if not self.gloss and self.rng.random() >= PERIOD_NAME_CHANCE:
+            return value
+        self.glossed.add(value)
         return f"{value} ({self.voice.period_names[value]})"
 
     def described(self, value: str) -> str:
@@ -257,7 +278,11 @@ class Phrasing:
                 for n in seen
             ]
             contrast = f" ({ask.contrast})" if ask.contrast and ask.described in names else ""
-            parts.append(f"{' and '.join(named)} from {where}{contrast}")
+            if ask.described:
+                # Find: a description is read up to the "from <origin>" that says where it comes from
+                parts.append(f"{' and '.join(named)} from {where}{contrast}")
+            else:
+                parts.append(self.pick("provenance", names=" and ".join(named), where=where))
         return ", along with ".join(parts)
 
     def values(self, ask: Ask, pairs: list[Said], repair: bool) -> str:
@@ -325,11 +350,16 @@ class Phrasing:
         sentences = [main]
         extras = []
         if ask.twin is not None:
-            name, args = ask.twin
+            name, args, where = ask.twin
+            if where in self.voice.aliases:
+                # the twin comes from the app the request named for the target: the persona calls it by its
+                # alias there ("the other Case Files from the watchtower")
+                name = f"{name} from {self.described(where)}"
             lead = self.pick(
                 "twin_lead", name=name, args=listing([f"{k} {self.described(v)}" for k, v in args])
             )
-            extras.append(self.pick("twin", lead=lead, fence=self.pick("twin_fence")))
+            fence = self.pick("twin_fence", reason=self.pick("twin_reason"), keep=self.pick("twin_keep"))
+            extras.append(self.pick("twin", lead=lead, fence=fence))
         if ask.furniture is not None:
             name, wrong, right = ask.furniture
             state = self.pick(

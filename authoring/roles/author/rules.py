@@ -14,7 +14,7 @@ from typing import Any
 from certify import LEVEL_NAMES, LEVELS, Task, TaskMeta, parse_task, resolve_agent, run_battery, run_trial
 from simulator import TOOL_NAMES
 
-from .context import AuthorContext, Draft, story_setup
+from .context import AuthorContext, Draft, own_deadlines, story_setup
 from .evalblock import record
 from .level import Level
 from .plan import plan
@@ -100,11 +100,12 @@ def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
 
 def rule_drafts(world: Any, checked: Any) -> list[Task]:
     """Every level of every story a `check` resolved (`authoring.checks.PersonaCheck`), as the rule author
-    compiles it before any gate, with the standard defaults and the world's first `*workspace-a` baseline: what
+    compiles it before any gate, with the standard defaults and the world's first `*workspace-a` baseline (else its first): what
     the phrasebook itself writes, for measuring the requests (the prose faults script and its tests)."""
     from ...taskset import STANDARD_DEFAULTS
 
-    baseline = next(b for b in sorted(world.baselines) if b.endswith("workspace-a"))
+    baselines = sorted(world.baselines)
+    baseline = next((b for b in baselines if b.endswith("workspace-a")), baselines[0] if baselines else "")
     siblings = tuple(r.story.slug for r in checked.resolved)
     author = RuleAuthor()
     tasks: list[Task] = []
@@ -118,6 +119,7 @@ def rule_drafts(world: Any, checked: Any) -> list[Task]:
             sorted(world.skills),
             siblings,
             STANDARD_DEFAULTS,
+            own_deadlines(checked.resolved),
         )
         for level in range(5):
             raw = author.draft(ctx, level, [], []).task

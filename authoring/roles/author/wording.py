@@ -132,7 +132,7 @@ class Wording:
         board = self.board
         twin = None
         if level.lived and board.twin is not None:
-            twin = Shown(t0.name, _labelled(t0.widget, board.twin.data_args))
+            twin = Shown(t0.name, _labelled(t0.widget, board.twin.data_args), t0.app or t0.origin)
         furniture = None
         if board.furniture is not None and board.furniture.fix is not None:
             seed, fix = board.furniture.seed, board.furniture.fix
@@ -163,10 +163,17 @@ class Wording:
         # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
         redraw = [attempt, draw] if attempt or draw else []
         voice = level.ctx.persona.voice
-        phrasing = Phrasing(voice, level.ctx.persona.slug, level.slug, level.number, *redraw)
+        phrasing = Phrasing(
+            voice,
+            level.ctx.persona.slug,
+            level.slug,
+            level.number,
+            *redraw,
+            gloss=voice.every_phrase and level.number == 0,
+        )
         own = s.facts.deadline
         ask.slots = (
-            VoiceSlots.rotation(voice, self.position, own)
+            VoiceSlots.rotation(voice, self.position, own, self.deadline_slot, self.requests)
             if voice.every_phrase
             else VoiceSlots.drawn(voice, phrasing.aside, own)
         )
@@ -256,6 +263,22 @@ class Wording:
         stories = sorted(level.ctx.siblings) or [level.slug]
         index = stories.index(level.slug) if level.slug in stories else len(stories)
         return index * LEVELS_PER_STORY + level.number
+
+    @property
+    def requests(self) -> int:
+        """How many requests the persona's stories make (five a story): the voice's rotation spreads over them."""
+        return max(1, len(self.level.ctx.siblings)) * LEVELS_PER_STORY
+
+    @property
+    def deadline_slot(self) -> tuple[int, int]:
+        """This request's place among the requests of the persona's stories that do not name their own deadline,
+        and how many those are: the persona's deadlines are spread over them (a story's own deadline takes its
+        levels)."""
+        level = self.level
+        own = set(level.ctx.deadline_stories)
+        stories = [x for x in sorted(level.ctx.siblings) or [level.slug] if x not in own]
+        index = stories.index(level.slug) if level.slug in stories else len(stories)
+        return index * LEVELS_PER_STORY + level.number, max(1, len(stories)) * LEVELS_PER_STORY
 
     def _pairs(self, t: ResolvedTarget, params: dict[str, Any]) -> list[Said]:
         """The values as said: the carried value at Derive through the policy phrase, the grounded value at
