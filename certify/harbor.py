@@ -8,8 +8,8 @@ One folder per task, in Harbor's task format (`harbor.models.task`; the package 
   agent's and verifier's timeouts from the turn budget, the workspace MCP server the agent is given
   (`[[environment.mcp_servers]]`, Streamable HTTP at `http://workspace:8000/tasks/<id>/mcp`), a healthcheck that
   holds the agent back until the server answers, and a separate verifier fed by a collect hook.
-- `instruction.md`: the request, then the system prompt our harness's tools mode sends, which states the
-  episode's rules (`certify.agents.llm.system_prompt`, the one source of that text).
+- `instruction.md`: the request and the episode's rules, then the system prompt our harness's tools mode sends
+  (`certify.agents.llm.first_message` and `system_prompt`, the one source of that text).
 - `environment/`: the agent's container (`Dockerfile`, Python for the oracle's client) and, in
   `docker-compose.yaml`, the `workspace` sidecar built from `environment/workspace/` (this package's source
   and a one-task taskset; it makes no outbound call) running `taskforge serve`; `main` starts once it is healthy.
@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict
 from simulator import DEFAULT_WORLD
 
 from .agents.base import TaskView
-from .agents.llm import system_prompt
+from .agents.llm import first_message, system_prompt
 from .episode import reference_calls
 from .lock import CertificateLock, TaskCertificate, task_content_hash
 from .rewards import turn_budget
@@ -95,10 +95,11 @@ def mcp_url(task_id: str) -> str:
 
 
 def instruction(task: Task) -> str:
-    """The request, then what our harness tells the agent (its tools mode's system prompt, with the rules)."""
+    """The request and the episode's rules (our harness's first message), then what else our harness tells the
+    agent (its tools mode's system prompt)."""
     view = TaskView.of(task)
     return (
-        f"{task.prompt.strip()}\n\n"
+        f"{first_message(view).strip()}\n\n"
         "---\n\n"
         f"{system_prompt(view, 'tools').strip()}\n\n"
         f"The tools are those of the MCP server `{SERVICE}` ({mcp_url(task.id)}). One MCP session is one episode "

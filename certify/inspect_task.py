@@ -3,9 +3,9 @@
     inspect eval certify/inspect_task.py@workspace_tasks --model openai/gpt-4.1-mini
     inspect eval certify/inspect_task.py@taskforge_taskset -T path=DIR [-T world=DIR] [-T persona=P] --model ...
 
-Each task file is one Sample whose input is the prompt alone (the eval block and meta stay here; the level is
-sample metadata, which inspect never shows the model). The setup step, which inspect runs even when `--solver`
-replaces ours, opens the sample's episode under our harness's rules (`open_episode`) and gives the model the
+Each task file is one Sample whose input is the request and the episode's rules, as our harness's first message
+(the eval block and meta stay here; the level is sample metadata, which inspect never shows the model). The
+setup step, which inspect runs even when `--solver` replaces ours, opens the sample's episode under our harness's rules (`open_episode`) and gives the model the
 task's allowed tools and `final_answer` as inspect tools over that episode: our names, descriptions and schemas
 (with `$ref`s inlined and a name-derived description on parameters that have none, both of which inspect
 requires), our envelopes as results. It also sets the sample's message limit from the task's turn budget; the
@@ -33,7 +33,7 @@ from inspect_ai.tool import ToolDef, ToolParams
 
 # absolute imports: `inspect eval certify/inspect_task.py@...` loads this file as a module of its own
 from certify.agents.base import TaskView
-from certify.agents.llm import LLMConfig, system_prompt
+from certify.agents.llm import LLMConfig, first_message, system_prompt
 from certify.episode import FINAL_ANSWER, NUDGE, Episode
 from certify.evaluate import select_tasks
 from certify.grader import grade
@@ -229,7 +229,10 @@ def taskset_task(path: str | Path, world: str | Path | None = None, persona: str
         return score
 
     return Task(
-        dataset=[Sample(id=t.id, input=t.prompt, metadata={"level": t.difficulty}) for t in tasks.values()],
+        dataset=[
+            Sample(id=t.id, input=first_message(TaskView.of(t)), metadata={"level": t.difficulty})
+            for t in tasks.values()
+        ],
         setup=open_sample_episode(),
         solver=workspace_agent(),
         scorer=episode_verdict(),

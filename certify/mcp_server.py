@@ -39,7 +39,7 @@ from .episode import FINAL_ANSWER, Episode, TraceEvent
 from .evaluate import EvalRun, RunRecord, RunWriter, new_run_id
 from .grader import CheckFn, grade
 from .lock import now
-from .rules import rules_text
+from .rules import rules_text, task_text
 from .surface import (
     KNOWLEDGE_TOOLS,
     TASK_PROMPT,
@@ -170,7 +170,7 @@ class EpisodeHost:
 
     def task_prompt(self, task: Task) -> str | None:
         """The prompt `task`: the request, then the episode's rules (as our harness states them)."""
-        return f"{task.prompt}\n\n{rules_text(TaskView.of(task).rules)}"
+        return task_text(task.prompt, TaskView.of(task).rules)
 
     def knowledge_allowed(self, task: Task, tool: str) -> bool:
         """In the product's shape, the knowledge a task may read (its allowed knowledge tools) is listed as

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from simulator import World
 
 from .agents.base import TaskView
-from .agents.llm import system_prompt
+from .agents.llm import first_message, system_prompt
 from .agents.parsing import ParseMode, parse_arguments, parse_reply
 from .episode import NO_ACTION, NUDGE, Episode
 from .grader import CheckFn, GradeResult, grade
@@ -114,7 +114,7 @@ def messages_from_calls(task: Task, episode: Episode) -> list[dict[str, Any]]:
     view = TaskView.of(task)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(view, "tools")},
-        {"role": "user", "content": view.prompt},
+        {"role": "user", "content": first_message(view)},
     ]
     for event in episode.events:
         if event.tool == NO_ACTION:

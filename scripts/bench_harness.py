@@ -165,7 +165,7 @@ async def _bare(url: str, body: dict, requests: int, concurrency: int) -> float:
 
 def _first_request(task) -> dict:
     from certify.agents.base import TaskView
-    from certify.agents.llm import system_prompt
+    from certify.agents.llm import first_message, system_prompt
 
     view = TaskView.of(task)
     return {
@@ -173,7 +173,7 @@ def _first_request(task) -> dict:
         "temperature": 0,
         "messages": [
             {"role": "system", "content": system_prompt(view)},
-            {"role": "user", "content": view.prompt},
+            {"role": "user", "content": first_message(view)},
         ],
         "tools": [{"type": "function", "function": t} for t in view.tools],
     }

@@ -6,9 +6,19 @@ each request the server receives measured.
 
 A request is measured as a provider's prefix cache sees it: the tool schemas first (a chat template renders them
 into the system turn), then the messages in order, each serialised compactly; tokens are estimated at four
-characters. The stable prefix of a request is what it shares byte for byte with the request before it in the same
-episode; that part would be read from a prefix cache, the rest is uncached. Printed per level and overall:
-median and max input tokens per trial, median uncached tokens, and the share of input tokens in a stable prefix.
+characters. Printed per level and overall: median and max input tokens per trial, median uncached tokens, and
+three shares of the input tokens:
+
+- `episode`: in a prefix each request shares byte for byte with the request before it in the same episode
+  (what a prefix cache serves within one trial; the first request counts as unshared, and the median uncached
+  figure is this one's complement).
+- `ceiling`: the most `episode` could be for these trials however the requests were laid out. Requests only grow
+  (the history is appended, never rewritten), so a trial's unshared part within its episode is at least its
+  last request, which is at least the mean request: the share is at most 1 - 1/N for N requests, and that
+  bound is met only if nothing new were sent after the first request.
+- `runs`: as `episode`, and the first request's prefix counted as shared when the trial before it (the tasks
+  run back to back) began with the same bytes — the system prompt and tool schemas, which are the same for every
+  task, so a provider's cache keeps them across the trials of a run.
 """
 
 from __future__ import annotations
@@ -86,13 +96,17 @@ async def measure(world, task, mode: str) -> dict[str, Any]:
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     total = sum(r["input_tokens"] for r in rows)
+    episode = sum(r["input_tokens"] * r["prefix_share"] for r in rows)
+    mean_request = sum(r["input_tokens"] / r["requests"] for r in rows if r["requests"])
     return {
         "trials": len(rows),
         "passed": sum(r["passed"] for r in rows),
         "median_input_tokens": round(statistics.median(r["input_tokens"] for r in rows)),
         "max_input_tokens": round(max(r["input_tokens"] for r in rows)),
         "median_uncached_tokens": round(statistics.median(r["uncached_tokens"] for r in rows)),
-        "prefix_share": round(sum(r["input_tokens"] * r["prefix_share"] for r in rows) / total, 4),
+        "prefix_share": round(episode / total, 4),
+        "prefix_share_ceiling": round(1 - mean_request / total, 4),
+        "prefix_share_across_trials": round((episode + sum(r["across_tokens"] for r in rows)) / total, 4),
         "median_requests": statistics.median(r["requests"] for r in rows),
     }
 
@@ -109,36 +123,38 @@ def main() -> int:
     tasks = select_tasks(args.taskset)[: args.limit]
     rows = [asyncio.run(measure(world, t, args.mode)) for t in tasks]
     # Within an episode no request rewrites the one before it: what is not shared is the first request and each
-    # turn's new content. Trials run back to back share more: the tool schemas and the system prompt's opening,
-    # which a provider's cache keeps across trials. Said apart, as a second figure.
-    across = sum(common_prefix(a["first"], b["first"]) for a, b in itertools.pairwise(rows))
-    total_chars = sum(r["input_tokens"] for r in rows) * CHARS_PER_TOKEN
-    within = sum(r["input_tokens"] * r["prefix_share"] for r in rows) * CHARS_PER_TOKEN
+    # turn's new content. Trials run back to back share more: the first request's system prompt and tool schemas,
+    # the same for every task, which a provider's cache keeps across trials. Said apart, as the `runs` figure.
+    previous = ""
     for r in rows:
-        r.pop("first")
+        r["across_tokens"] = common_prefix(previous, r["first"]) / CHARS_PER_TOKEN
+        previous = r.pop("first")
     levels = sorted({r["level"] for r in rows})
     report = {
         "mode": args.mode,
         "all": summary(rows),
-        "prefix_share_across_trials": round((within + across) / total_chars, 4) if total_chars else 0.0,
         "levels": {lv: summary([r for r in rows if r["level"] == lv]) for lv in levels},
     }
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     head = (
-        f"{'':8} {'trials':>6} {'median in':>10} {'max in':>9} {'uncached':>9} {'prefix':>7} {'requests':>8}"
+        f"{'':8} {'trials':>6} {'median in':>10} {'max in':>9} {'uncached':>9} {'requests':>8} "
+        f"{'episode':>8} {'ceiling':>8} {'runs':>6}"
     )
     print(f"input tokens per perfect trial ({args.mode} mode, {args.taskset}, ~4 characters a token)")
     print(head)
     for name, s in [*report["levels"].items(), ("all", report["all"])]:
         print(
             f"{name:8} {s['trials']:>6} {s['median_input_tokens']:>10} {s['max_input_tokens']:>9} "
-            f"{s['median_uncached_tokens']:>9} {s['prefix_share']:>7.1%} {s['median_requests']:>8}"
+            f"{s['median_uncached_tokens']:>9} {s['median_requests']:>8} {s['prefix_share']:>8.1%} "
+            f"{s['prefix_share_ceiling']:>8.1%} {s['prefix_share_across_trials']:>6.1%}"
         )
     print(
-        f"prefix share counting what trials run back to back share (tool schemas, the system prompt's "
-        f"opening): {report['prefix_share_across_trials']:.1%}"
+        "share of input tokens in a stable prefix — episode: shared with the request before in the same trial "
+        "(uncached = the rest); ceiling: the most `episode` can be with N requests a trial (1 - 1/N, history "
+        "appended, never rewritten); runs: also counting the first request's system prompt and tool schemas, "
+        "the same for every task, as shared with the trial run before it"
     )
     failed = report["all"]["trials"] - report["all"]["passed"]
     if failed:

@@ -3,8 +3,10 @@
 Two ways to act. `json` is the plain loop of the source benchmark: the tools and their schemas are listed in the
 system prompt, the model answers each turn with one JSON action as text, and the envelope comes back as the next
 user message; it works with any chat endpoint and measures format discipline (strict vs lenient parsing).
-`tools` uses the endpoint's native tool calling. Either way the system prompt states the episode's rules (its
-turn and invalid-call budgets and standing checks, never the eval block). In `tools` mode a reply that calls no
+`tools` uses the endpoint's native tool calling. Either way the system prompt says only how to act, the same for
+every task of a tool set, so that it and the tool schemas are a prefix a provider's cache keeps across trials; the
+first user message is the request, then the episode's rules (its turn and invalid-call budgets and standing
+checks, never the eval block). In `tools` mode a reply that calls no
 tool does not end the episode: it is a turn, and the model is told to continue or call final_answer; after
 `max_idle_replies` such replies in a row the session stops.
 
@@ -37,7 +39,7 @@ from ..model_client import (
     resolve_endpoint,
 )
 from ..pricing import PriceTable
-from ..rules import rules_text
+from ..rules import task_text
 from ..task import Task
 from .base import Action, AgentRefused, AgentUnavailable, TaskView, Usage, register_agent
 from .compact import TABLE_NOTE, compact_schema
@@ -54,6 +56,7 @@ __all__ = [
     "OpenAIAgent",
     "OpenAISession",
     "check_agents",
+    "first_message",
     "resolve_endpoint",
     "system_prompt",
 ]
@@ -74,16 +77,12 @@ How to act:
 - After each action you receive the tool's result envelope as JSON (ok, message, data, error).
 - When the work is done, finish with {{"tool": "final_answer", "args": {{"text": "your answer"}}}}.
 - {table_note}
-
-{rules}
 """
 
 TOOLS_SYSTEM_PROMPT = """\
 You operate a financial analyst workspace through the tools provided. Work with tool calls; each call returns \
 the tool's result envelope as JSON (ok, message, data, error). A reply without a tool call does nothing and \
 does not end the episode: call final_answer with your answer when the work is done. {table_note}
-
-{rules}
 """
 
 
@@ -175,13 +174,18 @@ def _tool_catalogue(tools: list[dict[str, Any]]) -> str:
 
 
 def system_prompt(view: TaskView, mode: Literal["json", "tools"] = "tools") -> str:
-    """The system prompt of an episode: how to act in `mode`, and the episode's rules."""
-    rules = rules_text(view.rules)
+    """The system prompt of an episode: how to act in `mode` (in json mode with the tool catalogue). Nothing of
+    the task: it is byte-identical for every task with the same tools, so with the tool schemas it is a prefix a
+    provider's cache serves to every trial of a run; the task's request and rules come after it
+    (`first_message`)."""
     if mode == "json":
-        return JSON_SYSTEM_PROMPT.format(
-            tools=_tool_catalogue(view.tools), rules=rules, table_note=TABLE_NOTE
-        )
-    return TOOLS_SYSTEM_PROMPT.format(rules=rules, table_note=TABLE_NOTE)
+        return JSON_SYSTEM_PROMPT.format(tools=_tool_catalogue(view.tools), table_note=TABLE_NOTE)
+    return TOOLS_SYSTEM_PROMPT.format(table_note=TABLE_NOTE)
+
+
+def first_message(view: TaskView) -> str:
+    """The first user message of an episode: the request, then the episode's rules."""
+    return task_text(view.prompt, view.rules)
 
 
 class OpenAIAgent:
@@ -292,7 +296,7 @@ class OpenAISession:
             ]
         self._messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
-            {"role": "user", "content": view.prompt},
+            {"role": "user", "content": first_message(view)},
         ]
         self._queue: deque[tuple[str, Action]] = deque()
         self._awaiting: str | None = None

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from authoring.cli import app
 from certify.agents.base import TaskView
-from certify.agents.llm import system_prompt
+from certify.agents.llm import first_message, system_prompt
 from certify.evaluate import select_tasks
 from certify.task import TaskSet
 
@@ -100,7 +100,7 @@ def test_the_instruction_states_the_request_and_the_harness_rules_and_the_agent_
         root = out / task.id
         text = (root / "instruction.md").read_text(encoding="utf-8")
         view = TaskView.of(task)
-        assert text.startswith(task.prompt.strip()) and system_prompt(view, "tools").strip() in text
+        assert text.startswith(first_message(view).strip()) and system_prompt(view, "tools").strip() in text
         assert all(rule in text for rule in view.rules)
         agent_side = (root / "environment" / "Dockerfile").read_text(encoding="utf-8")
         assert "COPY" not in agent_side and "ADD" not in agent_side, (

@@ -22,7 +22,7 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput, ModelUsage, get_model
 
 from certify.agents.base import TaskView
-from certify.agents.llm import system_prompt
+from certify.agents.llm import first_message, system_prompt
 from certify.episode import reference_calls
 from certify.evaluate import select_tasks
 from certify.inspect_task import (
@@ -37,7 +37,7 @@ from tests.certify.helpers import raw
 
 ROOT = Path(__file__).resolve().parents[2]
 PERSONA = "portfolio_manager"
-TASKS = {t.prompt: t for t in select_tasks(SHIPPED)}
+TASKS = {first_message(TaskView.of(t)): t for t in select_tasks(SHIPPED)}
 
 
 def usage(output: ModelOutput) -> ModelOutput:
@@ -102,9 +102,10 @@ def test_the_scripted_reference_passes_and_sees_only_the_prompt_and_the_tools(tm
         task = task_of(messages)
         view = TaskView.of(task)
         assert messages[0].role == "system" and messages[0].text == system_prompt(view)
-        assert messages[1].text == task.prompt and [m.role for m in messages[2:]] == ["assistant", "tool"] * (
-            (len(messages) - 2) // 2
-        )
+        assert messages[1].text == first_message(view) and [m.role for m in messages[2:]] == [
+            "assistant",
+            "tool",
+        ] * ((len(messages) - 2) // 2)
         assert [(t.name, t.description) for t in tools] == [(t["name"], t["description"]) for t in view.tools]
         shown = json.dumps([m.model_dump() for m in messages[:2]] + [t.model_dump() for t in tools])
         for secret in ("required_widgets", "reference_answer", "hidden", task.eval.reference_answer):

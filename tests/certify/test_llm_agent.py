@@ -1,5 +1,5 @@
 """The openai:<model> agent against a scripted fake model behind the real openai client (httpx2.MockTransport):
-both action modes, parsing, the episode's rules in the system prompt, replies without a tool call, the tool-output
+both action modes, parsing, the episode's rules in the first message, replies without a tool call, the tool-output
 cap, the SDK's retries, and which failures make a trial invalid rather than failed."""
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def test_a_nudge_counts_against_the_turn_budget(mini_world):
 
 
 @pytest.mark.parametrize("mode", ["json", "tools"])
-def test_the_system_prompt_states_the_episode_rules_and_nothing_of_the_eval_block(mini_world, mode):
+def test_the_first_message_states_the_episode_rules_and_nothing_of_the_eval_block(mini_world, mode):
     t = task(
         **{
             "eval.max_turns": 7,
@@ -183,7 +183,14 @@ def test_the_system_prompt_states_the_episode_rules_and_nothing_of_the_eval_bloc
     )
     model = FakeModel([action_json(*FINAL) if mode == "json" else [FINAL]])
     run(mini_world, model.agent(mode=mode), t)
-    system = model.requests[0]["messages"][0]["content"]
+    system, first = (m["content"] for m in model.requests[0]["messages"][:2])
+    # the system prompt (and the tool schemas) are the same whatever the task: a prefix a cache keeps across
+    # trials (issue 24); the task's rules follow the request in the first user message
+    other = FakeModel([action_json(*FINAL) if mode == "json" else [FINAL]])
+    run(mini_world, other.agent(mode=mode), task())
+    assert other.requests[0]["messages"][0]["content"] == system and "Rules of this episode" not in system
+    assert other.requests[0].get("tools") == model.requests[0].get("tools")
+    assert first.startswith(t.prompt) and first != other.requests[0]["messages"][1]["content"]
     for rule in (
         "at most 7 turns",
         "At most 2 of your calls may fail",
@@ -192,10 +199,10 @@ def test_the_system_prompt_states_the_episode_rules_and_nothing_of_the_eval_bloc
         "Leave every other dashboard",
         "call final_answer",
     ):
-        assert rule in system, rule
+        assert rule in first, rule
     evaluation = t.eval.model_dump(mode="json")
     for secret in ("required_widgets", "Gamma", "5.24", "data_contains", str(evaluation["required_widgets"])):
-        assert secret not in system, secret
+        assert secret not in system + first.removeprefix(t.prompt), secret
     strict = run(
         mini_world,
         FakeModel([action_json(*FINAL)]).agent(),
@@ -219,7 +226,7 @@ def test_the_cap_on_unrequested_widgets_and_the_kept_layouts_are_stated_as_rules
     assert "Add no widget" not in plain and "keep their place" not in plain
     model = FakeModel([[FINAL]])
     run(mini_world, model.agent(mode="tools"), task(**{"eval.max_unrequested_widgets": 0}))
-    assert "Add no widget to the dashboard" in model.requests[0]["messages"][0]["content"]
+    assert "Add no widget to the dashboard" in model.requests[0]["messages"][1]["content"]
 
 
 def test_tool_results_are_whole_by_default_and_capped_with_a_marker_when_asked(mini_world):
@@ -257,7 +264,10 @@ def test_json_mode_lenient_reads_prose_and_fences(mini_world):
     )
     assert '{"tool": NAME, "args": {...}}' in system["content"]
     assert "tools" not in model.requests[0]
-    assert model.requests[0]["messages"][1] == {"role": "user", "content": task().prompt}
+    first = model.requests[0]["messages"][1]
+    assert first["role"] == "user" and first["content"].startswith(
+        task().prompt + "\n\nRules of this episode:"
+    )
     envelope = json.loads(model.requests[1]["messages"][-1]["content"])
     assert model.requests[1]["messages"][-1]["role"] == "user" and envelope["command"] == "update_widget"
 

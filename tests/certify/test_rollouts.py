@@ -64,7 +64,7 @@ def test_a_calibration_run_round_trips_through_the_exported_messages(tmp_path):
     )
     assert first["level_name"] == "Execute" and first["run"] == "calibration/portfolio_manager"
     assert [m["role"] for m in first["messages"][:3]] == ["system", "user", "assistant"]
-    assert "Rules of this episode" in first["messages"][0]["content"]
+    assert "Rules of this episode" in first["messages"][1]["content"]
     assert first["messages"][2]["tool_calls"][0]["function"]["name"] == trials[0].events[0]["tool"]
     tool_result = json.loads(first["messages"][3]["content"])
     assert tool_result["ok"] and "data" in tool_result, "the compact record's envelope is replayed in full"
