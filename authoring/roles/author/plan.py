@@ -267,10 +267,9 @@ class _Planner:
                 self.step("create_widget", args, outcome=True)
                 self.eval.add("required_widgets", **created)
                 self._derived_default(i, "create_widget", t)
-        if board.decoy is not None:
-            # The decoy stays exactly as seeded: its parameters as placed, and a stated one it was placed without
-            # still absent (None matches only a missing value).
-            decoy = board.decoy
+        for decoy in [*([board.decoy] if board.decoy else []), *board.lookalikes]:
+            # The decoy (and Find's further look-alikes) stays exactly as seeded: its parameters as placed, and
+            # a stated one it was placed without still absent (None matches only a missing value).
             placed = next(w for w in self.ws.current_dashboard.widgets if w.uuid == decoy.uuid)
             declared = {
                 str(p.get("paramName"))
