@@ -135,7 +135,9 @@ class _Planner:
         self.eval.set("judged_dashboard", level.dash)
         self.eval.set("max_unrequested_widgets", 0)
         self.eval.set("trace_checks", {"ids_known_from": "any_result"})
-        slack = LIVED_SLACK_TURNS if level.lived else SLACK_TURNS
+        # Find's further look-alikes each cost a careful reader one schema read: the budget grows with them
+        # (without it, a reader that runs out before it meets the decoy is left with the target alone)
+        slack = (LIVED_SLACK_TURNS if level.lived else SLACK_TURNS) + len(self.board.lookalikes)
         self.eval.set("max_turns", self.eval.count("required_tools") + slack)
         return Planned(self.eval.wire(), note_name, built, self.fields)
 

@@ -21,7 +21,7 @@ from ...factcheck import value_text as said_as_text
 from .level import Level, pick
 
 SEED_W, SEED_H, NOTE_H = 20, 14, 8
-FIND_BOARD = 5  # widgets on a Find repair's board: the target, the decoy and look-alikes up to this many
+FIND_BOARD = 6  # widgets on a Find repair's board: the target, the decoy and look-alikes up to this many
 
 
 @dataclass(frozen=True)
