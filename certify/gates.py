@@ -377,8 +377,8 @@ def target_refs(world: World, task: Task) -> list[tuple[str, str]]:
         return []
     board = task.setup.initial_state.dashboard if task.setup.initial_state else None
     seeded = list(board.widgets) if board else []
-    keys = {(r.origin, r.widget_id) for r in task.eval.required_widgets if r.widget_id}
-    keys |= {(w.origin, w.widget_id) for w in seeded}
+    keys = {(r.origin, r.widget_id) for r in task.eval.required_widgets if r.widget_id is not None}
+    keys |= {(w.origin, w.widget_id) for w in seeded if w.origin is not None and w.widget_id is not None}
     out: list[tuple[str, str]] = []
     for origin, widget_id in sorted(keys, key=str):
         fixture = next((f for f in world.backends.values() if f.origin == origin), None)
@@ -386,7 +386,9 @@ def target_refs(world: World, task: Task) -> list[tuple[str, str]]:
         if definition is None or definition.name not in hidden:
             continue
         out.append((definition.name, widget_id))
-        out += [(definition.name, w.widget_uuid) for w in seeded if w.widget_id == widget_id and w.widget_uuid]
+        out += [
+            (definition.name, w.widget_uuid) for w in seeded if w.widget_id == widget_id and w.widget_uuid
+        ]
     return list(dict.fromkeys(out))
 
 

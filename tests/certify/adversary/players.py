@@ -37,8 +37,48 @@ PROTECT = re.compile(
 )
 NOTE_WORDS = ("note", "jotting", "summary", "memo", "log", "record", "capture", "write-up", "entry")
 STOP = set(
-    "the a an of and or to for on in with by from at as is it its this that their our my your be are was "
-    "each every what which who when where how set fix add put show".split()
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "and",
+        "or",
+        "to",
+        "for",
+        "on",
+        "in",
+        "with",
+        "by",
+        "from",
+        "at",
+        "as",
+        "is",
+        "it",
+        "its",
+        "this",
+        "that",
+        "their",
+        "our",
+        "my",
+        "your",
+        "be",
+        "are",
+        "was",
+        "each",
+        "every",
+        "what",
+        "which",
+        "who",
+        "when",
+        "where",
+        "how",
+        "set",
+        "fix",
+        "add",
+        "put",
+        "show",
+    ]
 )
 
 
@@ -308,7 +348,13 @@ class Player:
             if kind == "read" and ctx.left > 2:
                 text = "\n".join("; ".join(f"{k}: {v}" for k, v in r.items()) for r in rows if r)
                 name = self._title(ctx, note_name(ctx.prompt))
-                ctx.call("add_generative_widget", widget_type="note", data=text or "-", name=name, dashboard_id=dash)
+                ctx.call(
+                    "add_generative_widget",
+                    widget_type="note",
+                    data=text or "-",
+                    name=name,
+                    dashboard_id=dash,
+                )
         self._retitle(ctx, board)
 
     def _title(self, ctx: Ctx, plain: str) -> str:
@@ -323,8 +369,14 @@ class Player:
     def _retitle(self, ctx: Ctx, board: dict[str, Any]) -> None:
         """A prompt that asks for a tab title: the tab it names gets one."""
         tabs = board.get("tabs") or []
-        ask = next((s for s in sentences(ctx.prompt) if re.search(r"\btab\b", s, re.I) and
-                    re.search(r"\b(rename|retitle|title|call)\w*", s, re.I)), None)
+        ask = next(
+            (
+                s
+                for s in sentences(ctx.prompt)
+                if re.search(r"\btab\b", s, re.I) and re.search(r"\b(rename|retitle|title|call)\w*", s, re.I)
+            ),
+            None,
+        )
         if not ask or ctx.left <= 1:
             return
         tab = next((t for t in tabs if mentions(ask, t["name"] + " tab")), tabs[0] if tabs else None)
@@ -342,8 +394,12 @@ class Player:
         if title is None:
             m = re.search(r"\b(?:titled|to)\s+['\"“]((?:[^'\"”])+)", ask)
             title = m.group(1) if m else ask
-        ctx.call("manage_navigation_bar", operation="rename_tabs", rename_map={tab["id"]: title},
-                 dashboard_id=board.get("dashboard_id"))
+        ctx.call(
+            "manage_navigation_bar",
+            operation="rename_tabs",
+            rename_map={tab["id"]: title},
+            dashboard_id=board.get("dashboard_id"),
+        )
 
     def _source_text(self, ctx: Ctx, ask: str) -> str | None:
         skills = (ctx.snapshot.get("data") or {}).get("skills") or []

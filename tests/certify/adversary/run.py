@@ -37,7 +37,11 @@ def play_all(
     loaded = TaskSet.load(taskset)
     with tempfile.TemporaryDirectory() as runs:
         host = EpisodeHost(
-            loaded.world(None), select_tasks(taskset), runs_dir=Path(runs), transport="openenv", run_agent="audit"
+            loaded.world(None),
+            select_tasks(taskset),
+            runs_dir=Path(runs),
+            transport="openenv",
+            run_agent="audit",
         )
         env = WorkspaceEnvironment(host)
         out: dict[str, dict[str, dict[str, bool]]] = defaultdict(lambda: defaultdict(dict))

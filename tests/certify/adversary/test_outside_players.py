@@ -18,16 +18,28 @@ BAR = 0.10
 LEVELS = ("level1", "level2", "level3", "level4")
 
 KNOWN: dict[tuple[str, str], str] = {
-    ("last_placed", "level1"): "two Find adds whose target is its app's last catalog entry (the catalog's own "
+    (
+        "last_placed",
+        "level1",
+    ): "two Find adds whose target is its app's last catalog entry (the catalog's own "
     "order, the same in every task) plus one repair whose drawn board puts the target last",
-    ("trigram_matcher", "level1"): "find hints by columns share stems with catalog descriptions that paraphrase "
+    (
+        "trigram_matcher",
+        "level1",
+    ): "find hints by columns share stems with catalog descriptions that paraphrase "
     "those columns ('preparer and reviewer' ~ 'who prepares and reviews'); the stem-word check misses them",
     ("label_guesser", "level1"): "the same description-trigram ranking as trigram_matcher",
-    ("label_guesser", "level2"): "one phrase shares a stem with its value ('affirmation' ~ 'Pending Confirm'); "
+    (
+        "label_guesser",
+        "level2",
+    ): "one phrase shares a stem with its value ('affirmation' ~ 'Pending Confirm'); "
     "the rest are character-trigram coincidences with other prompt words over three to five options",
     ("title_copier", "level2"): "the same option guess as label_guesser",
     ("lower_level_copier", "level1"): "a player that met the story's level 0 reads the target's name there",
-    ("lower_level_copier", "level2"): "the story's carried value is stated at levels 0 and 1 of the same story",
+    (
+        "lower_level_copier",
+        "level2",
+    ): "the story's carried value is stated at levels 0 and 1 of the same story",
 }
 
 
@@ -40,9 +52,9 @@ def test_every_task_is_played():
     per = results()
     assert set(per) == {p.name for p in PLAYERS}
     for name, levels in per.items():
-        assert {lv: len(tasks) for lv, tasks in levels.items()} == dict.fromkeys(
-            ("level0", *LEVELS), 24
-        ), name
+        assert {lv: len(tasks) for lv, tasks in levels.items()} == dict.fromkeys(("level0", *LEVELS), 24), (
+            name
+        )
         # the executor is real: with everything stated it passes a fair share of Execute
         assert sum(levels["level0"].values()) >= 10, name
 
