@@ -163,7 +163,9 @@ def seed_board(level: Level) -> Board:
                 # look-alikes (each taking the stated values, each to stay as seeded) and the drawn order
                 # leaves a fixed position right about once in FIND_BOARD tasks.
                 seen = {found[0]}
-                while len(placing.widgets) < FIND_BOARD and (more := _decoy(level, frozenset(seen))):
+                while len(placing.widgets) < FIND_BOARD and (
+                    more := _decoy(level, frozenset(seen), own_app=True)
+                ):
                     seen.add(more[0])
                     lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
     doc = s.policy_doc
@@ -277,11 +279,14 @@ def _twin_params(level: Level) -> dict[str, Any] | None:
     return twin if changed else None
 
 
-def _decoy(level: Level, exclude: frozenset[str] = frozenset()) -> tuple[str, str, dict[str, Any]] | None:
+def _decoy(
+    level: Level, exclude: frozenset[str] = frozenset(), *, own_app: bool = False
+) -> tuple[str, str, dict[str, Any]] | None:
     """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
     target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
     dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
-    target takes the description (or its name). `exclude`: widgets already placed as look-alikes.
+    target takes the description (or its name). `exclude`: widgets already placed as look-alikes; `own_app`:
+    only a widget of the target's app (Find's further look-alikes: a board holds views of the story's own world).
     (widget_id, origin, params)."""
     s, t0 = level.story, level.first
     fixture = level.fixture(t0.origin)
@@ -291,7 +296,7 @@ def _decoy(level: Level, exclude: frozenset[str] = frozenset()) -> tuple[str, st
     app = t0.widget.definition.get("category")
     best: tuple[int, bool, str] | None = None
     for wid, definition in fixture.catalog.widgets.items():
-        if wid in taken:
+        if wid in taken or (own_app and definition.definition.get("category") != app):
             continue
         fit = sum(
             1
