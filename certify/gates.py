@@ -355,11 +355,41 @@ def leaked_values(world: World, task: Task) -> list[str]:
     "Mandate  performance" states the value as surely as its canonical form does. Names the prompt legitimately
     states (the dashboard, origins, graded widgets' names) are masked first."""
     prompt = _spaced(_mask_names(world, task))
-    return [
+    named = [
         h.value
         for h in (task.meta.hidden if task.meta else [])
         if states_value(prompt, _spaced(h.value), any_case=True)
     ]
+    return named + [
+        f"{ref} (the id of hidden target '{name}')"
+        for name, ref in target_refs(world, task)
+        if states_value(task.prompt, ref, any_case=True)
+    ]
+
+
+def target_refs(world: World, task: Task) -> list[tuple[str, str]]:
+    """(name, id) for every identifier of a hidden target an agent could be handed instead of its name: the
+    catalog widget id of the widget by that name among the task's graded and seeded widgets, and the uuid of
+    every seeded instance of it. A prompt giving either ("update w_4685") says which widget to take as surely
+    as the name does, although the ladder, which never reads ids from a prompt, still has to find it."""
+    hidden = {h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"}
+    if not hidden:
+        return []
+    board = task.setup.initial_state.dashboard if task.setup.initial_state else None
+    seeded = list(board.widgets) if board else []
+    keys = {(r.origin, r.widget_id) for r in task.eval.required_widgets if r.widget_id is not None}
+    keys |= {(w.origin, w.widget_id) for w in seeded if w.origin is not None and w.widget_id is not None}
+    out: list[tuple[str, str]] = []
+    for origin, widget_id in sorted(keys, key=str):
+        fixture = next((f for f in world.backends.values() if f.origin == origin), None)
+        definition = fixture.catalog.widgets.get(widget_id) if fixture and widget_id else None
+        if definition is None or definition.name not in hidden:
+            continue
+        out.append((definition.name, widget_id))
+        out += [
+            (definition.name, w.widget_uuid) for w in seeded if w.widget_id == widget_id and w.widget_uuid
+        ]
+    return list(dict.fromkeys(out))
 
 
 def _spaced(text: str) -> str:

@@ -284,3 +284,23 @@ def test_compat_additional_gates_snapshot():
     results = [certify_file(world, path, taskset) for path in taskset.task_files()]
     assert all(r.gates[name].ok for r in results for name in GATE_NAMES[:7])
     assert {r.id: failing(r) for r in results if not r.certified} == COMPAT_FINDINGS
+
+
+def test_leak_gate_catches_a_hidden_targets_id_and_uuid():
+    """A Find prompt that hands the agent the target's catalog id or its seeded uuid gives the target away as
+    surely as its name; the shipped prompt (neither) states nothing."""
+    from pathlib import Path
+
+    from certify.gates import leaked_values, target_refs
+
+    shipped = Path(__file__).resolve().parents[2] / "tasksets" / "workspace_tasks"
+    taskset = TaskSet.load(shipped)
+    world = taskset.world(None)
+    found = load_task(shipped / "client_advisor" / "lantern_factsheet_stage_level1.json", taskset)
+    assert leaked_values(world, found) == []
+    refs = dict((ref, name) for name, ref in target_refs(world, found))
+    uuids = [r for r in refs if r.startswith("w_")]
+    assert "report_foundry_factsheets_factsheet_builds" in refs and len(uuids) == 1
+    for ref in refs:
+        leaky = found.model_copy(update={"prompt": f"{found.prompt} (it is {ref}.)"})
+        assert leaked_values(world, leaky) == [f"{ref} (the id of hidden target 'Factsheet Builds')"]

@@ -135,7 +135,9 @@ class _Planner:
         self.eval.set("judged_dashboard", level.dash)
         self.eval.set("max_unrequested_widgets", 0)
         self.eval.set("trace_checks", {"ids_known_from": "any_result"})
-        slack = LIVED_SLACK_TURNS if level.lived else SLACK_TURNS
+        # Find's further look-alikes each cost a careful reader one schema read: the budget grows with them
+        # (without it, a reader that runs out before it meets the decoy is left with the target alone)
+        slack = (LIVED_SLACK_TURNS if level.lived else SLACK_TURNS) + len(self.board.lookalikes)
         self.eval.set("max_turns", self.eval.count("required_tools") + slack)
         return Planned(self.eval.wire(), note_name, built, self.fields)
 
@@ -267,10 +269,9 @@ class _Planner:
                 self.step("create_widget", args, outcome=True)
                 self.eval.add("required_widgets", **created)
                 self._derived_default(i, "create_widget", t)
-        if board.decoy is not None:
-            # The decoy stays exactly as seeded: its parameters as placed, and a stated one it was placed without
-            # still absent (None matches only a missing value).
-            decoy = board.decoy
+        for decoy in [*([board.decoy] if board.decoy else []), *board.lookalikes]:
+            # The decoy (and Find's further look-alikes) stays exactly as seeded: its parameters as placed, and
+            # a stated one it was placed without still absent (None matches only a missing value).
             placed = next(w for w in self.ws.current_dashboard.widgets if w.uuid == decoy.uuid)
             declared = {
                 str(p.get("paramName"))

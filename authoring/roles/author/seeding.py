@@ -21,6 +21,7 @@ from ...factcheck import value_text as said_as_text
 from .level import Level, pick
 
 SEED_W, SEED_H, NOTE_H = 20, 14, 8
+FIND_BOARD = 6  # widgets on a Find repair's board: the target, the decoy and look-alikes up to this many
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ class Board:
     furniture: Furniture | None = None
     policy_note: SeededNote | None = None
     prior_note: SeededNote | None = None
+    lookalikes: tuple[Seeded, ...] = ()  # Find's further decoys (each stays as seeded, like `decoy`)
 
 
 @dataclass
@@ -140,6 +142,7 @@ def seed_board(level: Level) -> Board:
     s = level.story
     placing = _Placing(level)
     stale: list[Seeded] = []
+    lookalikes: list[Seeded] = []
     decoy = policy_note = None
     if s.kind == "repair":
         for i, t in enumerate(s.targets):
@@ -154,13 +157,31 @@ def seed_board(level: Level) -> Board:
         found = _decoy(level)
         if found is not None:
             decoy = placing.widget("decoy", *found)
+            if level.number == 1:
+                # Find hides which widget is the target: with two on the board any positional rule ("the
+                # first placed", "the last", "top-left") picks it on half the tasks, so Find seeds more
+                # look-alikes (each taking the stated values, each to stay as seeded) and the drawn order
+                # leaves a fixed position right about once in FIND_BOARD tasks.
+                seen = {found[0]}
+                while len(placing.widgets) < FIND_BOARD and (
+                    more := _decoy(level, frozenset(seen), own_app=True)
+                ):
+                    seen.add(more[0])
+                    lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
     if not level.lived:
         return _drawn(
             level,
-            Board(tuple(placing.widgets), tuple(placing.notes), tuple(stale), decoy, policy_note=policy_note),
+            Board(
+                tuple(placing.widgets),
+                tuple(placing.notes),
+                tuple(stale),
+                decoy,
+                policy_note=policy_note,
+                lookalikes=tuple(lookalikes),
+            ),
         )
     t0 = level.first
     twin = None
@@ -223,6 +244,7 @@ def _drawn(level: Level, board: Board) -> Board:
         widgets=tuple(moved[w.uuid] for w in order),
         stale=tuple(moved[w.uuid] for w in board.stale),
         decoy=at(board.decoy),
+        lookalikes=tuple(moved[w.uuid] for w in board.lookalikes),
         twin=at(board.twin),
         furniture=replace(furniture, seed=moved[furniture.seed.uuid]) if furniture else None,
     )
@@ -257,20 +279,24 @@ def _twin_params(level: Level) -> dict[str, Any] | None:
     return twin if changed else None
 
 
-def _decoy(level: Level) -> tuple[str, str, dict[str, Any]] | None:
+def _decoy(
+    level: Level, exclude: frozenset[str] = frozenset(), *, own_app: bool = False
+) -> tuple[str, str, dict[str, Any]] | None:
     """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
     target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
     dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
-    target takes the description (or its name). (widget_id, origin, params)."""
+    target takes the description (or its name). `exclude`: widgets already placed as look-alikes; `own_app`:
+    only a widget of the target's app (Find's further look-alikes: a board holds views of the story's own world).
+    (widget_id, origin, params)."""
     s, t0 = level.story, level.first
     fixture = level.fixture(t0.origin)
     if fixture is None:
         return None
-    taken = {t.widget_id for t in s.targets}
+    taken = {t.widget_id for t in s.targets} | set(exclude)
     app = t0.widget.definition.get("category")
     best: tuple[int, bool, str] | None = None
     for wid, definition in fixture.catalog.widgets.items():
-        if wid in taken:
+        if wid in taken or (own_app and definition.definition.get("category") != app):
             continue
         fit = sum(
             1

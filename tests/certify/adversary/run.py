@@ -1,0 +1,75 @@
+"""Play the frozen outside-auditor players over a taskset in process (the EpisodeHost `serve` and OpenEnv use).
+
+`python -m tests.certify.adversary.run [TASKSET]` prints each player's passes per level."""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from certify.evaluate import select_tasks
+from certify.mcp_server import EpisodeHost
+from certify.openenv_env import WorkspaceEnvironment
+from certify.task import TaskSet
+
+from .players import PLAYERS, Player
+
+SHIPPED = Path(__file__).resolve().parents[3] / "tasksets" / "workspace_tasks"
+
+
+def lower_prompts(tasks: dict[str, Any], task_id: str) -> list[str]:
+    """The same story's lower-level prompts, nearest level first (what a player that met them remembers)."""
+    m = re.fullmatch(r"(.*)_level(\d)", task_id)
+    if not m:
+        return []
+    stem, k = m.group(1), int(m.group(2))
+    return [tasks[f"{stem}_level{j}"].prompt for j in range(k - 1, -1, -1) if f"{stem}_level{j}" in tasks]
+
+
+def play_all(
+    taskset: Path = SHIPPED, players: tuple[Player, ...] = PLAYERS
+) -> dict[str, dict[str, dict[str, bool]]]:
+    """{player: {level: {task_id: passed}}} over every task of the taskset."""
+    loaded = TaskSet.load(taskset)
+    with tempfile.TemporaryDirectory() as runs:
+        host = EpisodeHost(
+            loaded.world(None),
+            select_tasks(taskset),
+            runs_dir=Path(runs),
+            transport="openenv",
+            run_agent="audit",
+        )
+        env = WorkspaceEnvironment(host)
+        out: dict[str, dict[str, dict[str, bool]]] = defaultdict(lambda: defaultdict(dict))
+        for player in players:
+            for task_id, task in host.tasks.items():
+                obs = env.reset(task_id=task_id)
+                player.play(env, obs, lower_prompts(host.tasks, task_id))
+                grade = env.state.grade
+                out[player.name][task.difficulty][task_id] = bool(grade and grade.passed)
+        env.close()
+    return out
+
+
+def main(argv: list[str]) -> int:
+    taskset = Path(argv[0]) if argv else SHIPPED
+    results = play_all(taskset)
+    levels = sorted({lv for per in results.values() for lv in per})
+    print("player".ljust(20) + "".join(lv.rjust(10) for lv in levels))
+    for name, per in results.items():
+        cells = [f"{sum(per[lv].values())}/{len(per[lv])}" for lv in levels]
+        print(name.ljust(20) + "".join(c.rjust(10) for c in cells))
+        for lv in levels:
+            if lv != "level0":
+                won = [t for t, ok in per[lv].items() if ok]
+                if won:
+                    print("   ", lv, ", ".join(won))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,78 @@
+"""The frozen outside-auditor players (players.py) over every shipped task, in process: each passes at most 10%
+of the tasks of each level 1-4 (level 0 states everything). One play of all nine over the 120 tasks takes about
+ten seconds, so the whole taskset is played, never a sample.
+
+The cells still above the bar are listed in KNOWN, each with its cause, as strict xfails: the day a change
+brings one under the bar the test says so and the entry must go."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from .players import PLAYERS
+from .run import SHIPPED, play_all
+
+BAR = 0.10
+LEVELS = ("level1", "level2", "level3", "level4")
+
+KNOWN: dict[tuple[str, str], str] = {
+    (
+        "last_placed",
+        "level1",
+    ): "two Find adds whose target is its app's last catalog entry (the catalog's own "
+    "order, the same in every task) plus one repair whose drawn board puts the target last",
+    (
+        "trigram_matcher",
+        "level1",
+    ): "find hints by columns share stems with catalog descriptions that paraphrase "
+    "those columns ('preparer and reviewer' ~ 'who prepares and reviews'); the stem-word check misses them",
+    ("label_guesser", "level1"): "the same description-trigram ranking as trigram_matcher",
+    (
+        "label_guesser",
+        "level2",
+    ): "one phrase shares a stem with its value ('affirmation' ~ 'Pending Confirm'); "
+    "the rest are character-trigram coincidences with other prompt words over three to five options",
+    ("title_copier", "level2"): "the same option guess as label_guesser",
+    ("lower_level_copier", "level1"): "a player that met the story's level 0 reads the target's name there",
+    (
+        "lower_level_copier",
+        "level2",
+    ): "the story's carried value is stated at levels 0 and 1 of the same story",
+}
+
+
+@functools.cache
+def results() -> dict[str, dict[str, dict[str, bool]]]:
+    return play_all(SHIPPED)
+
+
+def test_every_task_is_played():
+    per = results()
+    assert set(per) == {p.name for p in PLAYERS}
+    for name, levels in per.items():
+        assert {lv: len(tasks) for lv, tasks in levels.items()} == dict.fromkeys(("level0", *LEVELS), 24), (
+            name
+        )
+        # the executor is real: with everything stated it passes a fair share of Execute
+        assert sum(levels["level0"].values()) >= 10, name
+
+
+CELLS = [
+    pytest.param(
+        p.name,
+        lv,
+        marks=[pytest.mark.xfail(strict=True, reason=KNOWN[(p.name, lv)])] if (p.name, lv) in KNOWN else [],
+        id=f"{p.name}-{lv}",
+    )
+    for p in PLAYERS
+    for lv in LEVELS
+]
+
+
+@pytest.mark.parametrize(("player", "level"), CELLS)
+def test_player_passes_at_most_a_tenth_of_a_level(player: str, level: str):
+    tasks = results()[player][level]
+    won = sorted(t for t, ok in tasks.items() if ok)
+    assert len(won) <= BAR * len(tasks), f"{player} passes {len(won)}/{len(tasks)} of {level}: {won}"
