@@ -233,6 +233,16 @@ def _drawn(level: Level, board: Board) -> Board:
         return hashlib.sha256(f"{task}|{w.uuid}".encode()).digest()
 
     order = sorted(board.widgets, key=rank)
+    if level.number == 1 and len(order) >= 3:
+        # Find hides which widget is the target, and a positional rule tries the salient places first — the
+        # first placed, the last placed (the grid's first and last cells) — so a target never takes them while
+        # an inner cell is free; among the inner cells its place is still the draw.
+        targets = {w.uuid for w in board.stale}
+        inner = [i for i in range(1, len(order) - 1) if order[i].uuid not in targets]
+        for end in (0, len(order) - 1):
+            if order[end].uuid in targets and inner:
+                j = inner.pop(int.from_bytes(rank(order[end])[:4], "big") % len(inner))
+                order[end], order[j] = order[j], order[end]
     moved = {w.uuid: replace(w, slot=Slot.at(i)) for i, w in enumerate(order)}
 
     def at(w: Seeded | None) -> Seeded | None:
