@@ -19,11 +19,6 @@ LEVELS = ("level1", "level2", "level3", "level4")
 
 KNOWN: dict[tuple[str, str], str] = {
     (
-        "last_placed",
-        "level1",
-    ): "two Find adds whose target is its app's last catalog entry (the catalog's own "
-    "order, the same in every task) plus one repair whose drawn board puts the target last",
-    (
         "trigram_matcher",
         "level1",
     ): "find hints by columns share stems with catalog descriptions that paraphrase "
