@@ -20,6 +20,7 @@ import typer
 
 from authoring import render
 
+from .common import console, err, usage_errors
 from .options import Json, WorldDir
 
 surface_app = typer.Typer(
@@ -27,10 +28,12 @@ surface_app = typer.Typer(
 )
 
 
-def _endpoint(url: str | None, headers: list[str], command: str | None, extra: list[str]):
+def endpoint_of(ctx: typer.Context, url: str | None, headers: list[str] | None, command: str | None):
+    """The server to connect to from --url/--header or --command (and what follows `--` on the line)."""
     from certify import Endpoint, parse_header
 
-    argv = [*(shlex.split(command) if command else []), *extra]
+    headers = headers or []
+    argv = [*(shlex.split(command) if command else []), *ctx.args]
     if (url is None) == (not argv):
         raise ValueError("give --url URL or --command CMD (one of them)")
     if headers and url is None:
@@ -79,23 +82,16 @@ def diff_cmd(
         pin_path,
     )
 
-    console, err = render.console(), render.console(stderr=True)
-    try:
-        endpoint = _endpoint(url, header or [], command, list(ctx.args))
+    with usage_errors(ValueError, SurfaceFileError):
+        endpoint = endpoint_of(ctx, url, header, command)
         pinned = load_surface(against)
-    except (ValueError, SurfaceFileError) as exc:
-        render.error(err, str(exc))
-        raise typer.Exit(2) from None
 
     async def look():
         async with connect(endpoint) as client:
             return await observe(client)
 
-    try:
+    with usage_errors(ConnectError):
         observed = asyncio.run(look())
-    except ConnectError as exc:
-        render.error(err, str(exc))
-        raise typer.Exit(2) from None
     result = diff_surfaces(pinned, observed)
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
