@@ -18,8 +18,8 @@ import typer
 from authoring import render
 
 from .common import console, usage_error, usage_errors
-from .options import Json, TasksetFolder, WorldDir
-from .surface import CommandOption, HeaderOption, UrlOption, endpoint_of
+from .options import Json, TasksetFolder, WorldDir, grouped
+from .surface import ServerFlags
 
 
 def _origin_map(pairs: list[str]) -> dict[str, str]:
@@ -32,11 +32,10 @@ def _origin_map(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+@grouped
 def parity_cmd(
     ctx: typer.Context,
-    url: UrlOption = None,
-    header: HeaderOption = None,
-    command: CommandOption = None,
+    server: ServerFlags = ServerFlags(),
     task: Annotated[
         list[str] | None, typer.Option("--task", help="Task id (repeatable; default every task).")
     ] = None,
@@ -76,7 +75,7 @@ def parity_cmd(
     from simulator import WorldError
 
     with usage_errors(ValueError, TaskFileError, WorldError):
-        endpoint = endpoint_of(ctx, url, header, command)
+        endpoint = server.endpoint(ctx)
         origins = _origin_map(origin_map or [])
         if not (taskset / "taskset.json").is_file():
             raise ValueError(f"--taskset {taskset}: no taskset.json there")
