@@ -32,7 +32,7 @@ from .agents.knowledge import defines, policy_value
 from .agents.request import read_request
 from .episode import Episode, start_episode
 from .task import Task
-from .trial import end_if_lost
+from .trial import end_if_lost, take
 
 # What the three kinds of source are called in a verdict.
 SOURCE_WORDS = {
@@ -676,11 +676,9 @@ def play(world: World, task: Task, agent_name: str) -> Episode:
                 raise RuntimeError(f"{agent_name} suspended; the counterfactual check needs a scripted agent")
             except StopIteration as stop:
                 action = stop.value
-            if action is None:
-                break
-            if action.parse_error is not None:
-                break
-            observation = episode.act(action.tool, action.args)
+            if action is not None and action.parse_error is not None:
+                break  # a rung that cannot say its action has nothing to copy: the copy is judged on what it did
+            observation = take(episode, action)
     finally:
         episode.stop("agent_stopped")
     return episode
