@@ -160,7 +160,13 @@ def take(episode: Episode, action: Action | None) -> dict[str, Any] | None:
     return episode.act(action.tool, action.args)
 
 
-async def _drive(episode: Episode, agent: Agent, task: Task, holder: dict[str, Any]) -> None:
+async def drive(
+    episode: Episode, agent: Agent, task: Task, holder: dict[str, Any], *, until_unparseable: bool = False
+) -> None:
+    """Let `agent` play `episode` turn by turn until it is over (`holder["session"]` keeps the session, for its
+    usage once the episode ends). `until_unparseable`: end at the first reply that is not an action instead of
+    recording it (the counterfactual copies what a scripted rung did; a rung that cannot say its action did
+    nothing more)."""
     session = holder["session"] = agent.session(TaskView.of(task), task if agent.privileged else None)
     observation: dict[str, Any] | None = None
     try:
@@ -168,7 +174,10 @@ async def _drive(episode: Episode, agent: Agent, task: Task, holder: dict[str, A
             end_if_lost(episode, task)
             if episode.done:
                 break
-            observation = take(episode, await session.next_action(observation))
+            action = await session.next_action(observation)
+            if until_unparseable and action is not None and action.parse_error is not None:
+                break
+            observation = take(episode, action)
     finally:
         episode.stop("agent_stopped")
 
@@ -194,7 +203,7 @@ async def run_trial(
         episode = open_episode(world, task)
         holder: dict[str, Any] = {}
         try:
-            await asyncio.wait_for(_drive(episode, agent, task, holder), timeout=timeout_s)
+            await asyncio.wait_for(drive(episode, agent, task, holder), timeout=timeout_s)
         except AgentRefused as exc:
             episode.ended_by = trial.ended_by = exc.reason
             trial.error = str(exc)
