@@ -8,30 +8,77 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from certify import now
 
 Role = Literal["gate", "validator", "fairness", "calibration", "fixer", "recertify"]
 
 
-class Flag(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Finding(BaseModel):
+    """What a flag and the review item made from it say alike about a finding: where it is, how bad, why, and
+    what to do. Declared once, so the two directions (flag → item when a run is reviewed, item → flag when a
+    decided item goes back to its run) cannot drift.
 
-    id: str
-    role: Role
+    A subclass names the order its files are written in (`WRITTEN`, every field once): the order the flags and
+    review files have always had, which the shared base alone would change (pydantic puts a base's fields
+    first)."""
+
+    model_config = ConfigDict(extra="forbid")
+    WRITTEN: ClassVar[tuple[str, ...]] = ()
+
     kind: str
     persona: str
     story: str | None = None
     task_id: str | None = None
     level: int | None = None
-    check: str
     severity: Literal["blocker", "minor"]
     reason: str
     evidence: str = ""
     suggestion: str = ""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if sorted(cls.WRITTEN) != sorted(cls.model_fields):
+            raise TypeError(
+                f"{cls.__name__}.WRITTEN must list each of its fields once: {list(cls.model_fields)}"
+            )
+
+    @model_serializer(mode="wrap")
+    def _in_written_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        return {name: data[name] for name in self.WRITTEN if name in data}
+
+
+FINDING_FIELDS = tuple(Finding.model_fields)
+"""The finding's fields, to build a flag from a review item and back."""
+
+
+class Flag(Finding):
+    WRITTEN = (
+        "id",
+        "role",
+        "kind",
+        "persona",
+        "story",
+        "task_id",
+        "level",
+        "check",
+        "severity",
+        "reason",
+        "evidence",
+        "suggestion",
+        "status",
+        "created_at",
+        "decision",
+    )
+
+    id: str
+    role: Role
+    check: str
     status: Literal["open", "resolved", "approved", "rejected", "fixed"] = "open"
     created_at: str = ""
     decision: dict[str, Any] | None = None
@@ -39,21 +86,6 @@ class Flag(BaseModel):
     @property
     def blocking(self) -> bool:
         return self.severity == "blocker" and self.status == "open"
-
-
-FINDING_FIELDS = (
-    "kind",
-    "persona",
-    "story",
-    "task_id",
-    "level",
-    "severity",
-    "reason",
-    "evidence",
-    "suggestion",
-)
-"""What a flag and the review item made from it say alike about the finding; one list, so the two directions
-(flag → item when a run is reviewed, item → flag when a decided item goes back to its run) cannot drift."""
 
 
 def finding_of(record: Any) -> dict[str, Any]:

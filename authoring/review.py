@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from certify import now
 
-from .flags import Flag, finding_of
+from .flags import Finding, Flag, finding_of
 
 REVIEWS_DIR = "reviews"
 Source = Literal["graph", "run", "recertify"]
@@ -69,23 +69,37 @@ def review_id(flag_id: str, run: str) -> str:
     return "f" + hashlib.sha256(f"{run}|{flag_id}".encode()).hexdigest()[:9]
 
 
-class ReviewItem(_Strict):
+class ReviewItem(Finding):
+    WRITTEN = (
+        "id",
+        "flag",
+        "run",
+        "source",
+        "role",
+        "taskset",
+        "persona",
+        "story",
+        "task_id",
+        "level",
+        "kind",
+        "check",
+        "severity",
+        "reason",
+        "evidence",
+        "suggestion",
+        "created_at",
+        "status",
+        "decision",
+        "superseded_by",
+    )
+
     id: str
     flag: str | None = None  # the flag's id inside its run; None in files written before ids were per run
     run: str
     source: Source
     role: str = "gate"
     taskset: str
-    persona: str
-    story: str | None = None
-    task_id: str | None = None
-    level: int | None = None
-    kind: str
     check: str = ""
-    severity: Literal["blocker", "minor"]
-    reason: str
-    evidence: str = ""
-    suggestion: str = ""
     created_at: str
     status: Status = "open"
     decision: Decision | None = None

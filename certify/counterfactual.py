@@ -27,12 +27,11 @@ from typing import Any
 
 from simulator import Workspace, World, option_values
 
-from .agents.base import TaskView
 from .agents.knowledge import defines, policy_value
 from .agents.request import read_request
 from .episode import Episode, start_episode
 from .task import Task
-from .trial import end_if_lost
+from .trial import drive
 
 # What the three kinds of source are called in a verdict.
 SOURCE_WORDS = {
@@ -657,33 +656,20 @@ def copies(world: World, task: Task) -> list[Copy | NotApplicable]:
 
 
 def play(world: World, task: Task, agent_name: str) -> Episode:
-    """One episode of a deterministic reference agent (a ladder rung) on `task`, driven synchronously: its
-    session is a script whose awaits never suspend."""
+    """One episode of a deterministic reference agent (a ladder rung) on `task`: a trial's own loop
+    (`certify.trial.drive`), driven synchronously, for the gate has no event loop; a rung's session is a script
+    whose awaits never suspend."""
     from .agents import resolve_agent
 
     agent = resolve_agent(agent_name)
-    session = agent.session(TaskView.of(task), task if agent.privileged else None)
     episode = start_episode(world, task)
-    observation: dict[str, Any] | None = None
+    loop = drive(episode, agent, task, {}, until_unparseable=True)
     try:
-        while True:
-            end_if_lost(episode, task)
-            if episode.done:
-                break
-            coro = session.next_action(observation)
-            try:
-                coro.send(None)
-                raise RuntimeError(f"{agent_name} suspended; the counterfactual check needs a scripted agent")
-            except StopIteration as stop:
-                action = stop.value
-            if action is None:
-                break
-            if action.parse_error is not None:
-                break
-            observation = episode.act(action.tool, action.args)
-    finally:
-        episode.stop("agent_stopped")
-    return episode
+        loop.send(None)
+    except StopIteration:
+        return episode
+    loop.close()  # the episode is stopped as it unwinds
+    raise RuntimeError(f"{agent_name} suspended; the counterfactual check needs a scripted agent")
 
 
 __all__ = ["Copy", "NotApplicable", "copies", "play", "swap_words"]

@@ -19,7 +19,7 @@ from pydantic import ConfigDict, Field
 
 from simulator import World
 
-from .agents.base import Agent, AgentRefused, AgentUnavailable, TaskView
+from .agents.base import Action, Agent, AgentRefused, AgentUnavailable, TaskView
 from .episode import DEFAULT_MAX_TURNS, FINAL_ANSWER, NO_ACTION, Episode, TraceEvent, start_episode
 from .grader import CheckFn, GradeResult
 from .judge import (
@@ -145,7 +145,28 @@ def record_episode(trial: Trial, episode: Episode) -> None:
     trial.events = [e.to_dict() for e in episode.events]
 
 
-async def _drive(episode: Episode, agent: Agent, task: Task, holder: dict[str, Any]) -> None:
+def take(episode: Episode, action: Action | None) -> dict[str, Any] | None:
+    """One step of an episode under the harness's rules, whoever drives it (a trial here, the counterfactual's
+    synchronous loop): no action stops the episode (None: nothing to observe); a reply that is not an action is
+    recorded as an invalid call; a reply that calls no tool is an idle turn; anything else is the call itself.
+    What comes back is the observation the agent's next turn reads."""
+    if action is None:
+        episode.stop("agent_stopped")
+        return None
+    if action.parse_error is not None:
+        return record_unparseable(episode, action.raw, action.parse_error)
+    if action.tool == NO_ACTION:
+        return episode.idle(action.raw)
+    return episode.act(action.tool, action.args)
+
+
+async def drive(
+    episode: Episode, agent: Agent, task: Task, holder: dict[str, Any], *, until_unparseable: bool = False
+) -> None:
+    """Let `agent` play `episode` turn by turn until it is over (`holder["session"]` keeps the session, for its
+    usage once the episode ends). `until_unparseable`: end at the first reply that is not an action instead of
+    recording it (the counterfactual copies what a scripted rung did; a rung that cannot say its action did
+    nothing more)."""
     session = holder["session"] = agent.session(TaskView.of(task), task if agent.privileged else None)
     observation: dict[str, Any] | None = None
     try:
@@ -154,16 +175,9 @@ async def _drive(episode: Episode, agent: Agent, task: Task, holder: dict[str, A
             if episode.done:
                 break
             action = await session.next_action(observation)
-            if action is None:
-                episode.stop("agent_stopped")
+            if until_unparseable and action is not None and action.parse_error is not None:
                 break
-            if action.parse_error is not None:
-                observation = record_unparseable(episode, action.raw, action.parse_error)
-                continue
-            if action.tool == NO_ACTION:
-                observation = episode.idle(action.raw)
-                continue
-            observation = episode.act(action.tool, action.args)
+            observation = take(episode, action)
     finally:
         episode.stop("agent_stopped")
 
@@ -189,7 +203,7 @@ async def run_trial(
         episode = open_episode(world, task)
         holder: dict[str, Any] = {}
         try:
-            await asyncio.wait_for(_drive(episode, agent, task, holder), timeout=timeout_s)
+            await asyncio.wait_for(drive(episode, agent, task, holder), timeout=timeout_s)
         except AgentRefused as exc:
             episode.ended_by = trial.ended_by = exc.reason
             trial.error = str(exc)

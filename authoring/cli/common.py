@@ -5,6 +5,8 @@ A usage error is one line on stderr and exit 2, before any work; a world that do
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,16 @@ def usage_error(message: str, code: int = 2) -> typer.Exit:
     """Print `message` as an error and return the exit to raise (`raise usage_error(...) from exc`)."""
     render.error(err, message)
     return typer.Exit(code)
+
+
+@contextmanager
+def usage_errors(*kinds: type[Exception]) -> Iterator[None]:
+    """Turn an error of one of `kinds` raised inside the block into a usage error (its message, exit 2): what a
+    command reads from its options before any work fails this way, never with a traceback."""
+    try:
+        yield
+    except kinds as exc:
+        raise usage_error(str(exc)) from None
 
 
 def preflight(agents: Iterable[Agent]) -> None:

@@ -18,25 +18,26 @@ from .options import Host, PersonaOnly, Port, RunsDir, TasksetFolder, WorldDir
 
 err = render.console(stderr=True)
 
+# openenv's own options (the shared ones are in .options)
+ServedTasks = Annotated[list[str] | None, typer.Option("--task", help="Serve only this task (repeatable).")]
+Reward = Annotated[
+    str,
+    typer.Option("--reward", help="strict (the verdict, 1 or 0) or shaped (the Workbench card's reward)."),
+]
+MaxSessions = Annotated[
+    int, typer.Option("--max-sessions", min=1, help="Concurrent WebSocket sessions (one episode each).")
+]
+
 
 def openenv_cmd(
     taskset: TasksetFolder,
-    task: Annotated[
-        list[str] | None, typer.Option("--task", help="Serve only this task (repeatable).")
-    ] = None,
+    task: ServedTasks = None,
     persona: PersonaOnly = None,
     world: WorldDir = None,
-    reward: Annotated[
-        str,
-        typer.Option(
-            "--reward", help="strict (the verdict, 1 or 0) or shaped (the Workbench card's reward)."
-        ),
-    ] = "strict",
+    reward: Reward = "strict",
     host: Host = "127.0.0.1",
     port: Port = 8000,
-    max_sessions: Annotated[
-        int, typer.Option("--max-sessions", min=1, help="Concurrent WebSocket sessions (one episode each).")
-    ] = 64,
+    max_sessions: MaxSessions = 64,
     runs_dir: RunsDir = None,
 ) -> None:
     """Serve tasks as an OpenEnv environment: reset(task_id|seed) starts an episode, step takes one tool call

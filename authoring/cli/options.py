@@ -78,14 +78,10 @@ Port = Annotated[
 
 
 # -------------------------------------------------------------------------------------------- model options
-class Mode(StrEnum):
-    json = "json"
-    tools = "tools"
-
-
-class ParseMode(StrEnum):
-    strict = "strict"
-    lenient = "lenient"
+# The values of a choice option, as an enum so that typer lists and checks them (the functional form: a choice
+# is its values and nothing else).
+Mode = StrEnum("Mode", ["json", "tools"])
+ParseMode = StrEnum("ParseMode", ["strict", "lenient"])
 
 
 BaseUrl = Annotated[

@@ -17,8 +17,9 @@ import typer
 
 from authoring import render
 
-from .options import Json, TasksetFolder, WorldDir
-from .surface import CommandOption, HeaderOption, UrlOption, _endpoint
+from .common import console, usage_error, usage_errors
+from .options import Json, TasksetFolder, WorldDir, grouped
+from .surface import ServerFlags
 
 
 def _origin_map(pairs: list[str]) -> dict[str, str]:
@@ -31,11 +32,10 @@ def _origin_map(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+@grouped
 def parity_cmd(
     ctx: typer.Context,
-    url: UrlOption = None,
-    header: HeaderOption = None,
-    command: CommandOption = None,
+    server: ServerFlags = ServerFlags(),
     task: Annotated[
         list[str] | None, typer.Option("--task", help="Task id (repeatable; default every task).")
     ] = None,
@@ -74,27 +74,21 @@ def parity_cmd(
     from certify import summarise_parity as summarise
     from simulator import WorldError
 
-    console, err = render.console(), render.console(stderr=True)
-    try:
-        endpoint = _endpoint(url, header or [], command, list(ctx.args))
+    with usage_errors(ValueError, TaskFileError, WorldError):
+        endpoint = server.endpoint(ctx)
         origins = _origin_map(origin_map or [])
         if not (taskset / "taskset.json").is_file():
             raise ValueError(f"--taskset {taskset}: no taskset.json there")
         w = TaskSet.load(taskset).world(world)
         tasks = select_tasks(taskset)
-    except (ValueError, TaskFileError, WorldError) as exc:
-        render.error(err, str(exc))
-        raise typer.Exit(2) from None
     if task:
         known = {t.id: t for t in tasks}
         missing = [t for t in task if t not in known]
         if missing:
-            render.error(err, f"--task {missing[0]}: no such task in {taskset}")
-            raise typer.Exit(2)
+            raise usage_error(f"--task {missing[0]}: no such task in {taskset}")
         tasks = [known[t] for t in dict.fromkeys(task)]
     if not tasks:
-        render.error(err, f"--taskset {taskset}: no tasks")
-        raise typer.Exit(2)
+        raise usage_error(f"--taskset {taskset}: no tasks")
 
     @asynccontextmanager
     async def target():
@@ -126,11 +120,8 @@ def parity_cmd(
         origin_map=origins, keep=keep, poll_rounds=poll_rounds, poll_interval_s=poll_interval
     )
     run_id = new_run_id()
-    try:
+    with usage_errors(ConnectError):
         records = asyncio.run(run_parity(w, tasks, target, options, progress=progress))
-    except ConnectError as exc:
-        render.error(err, str(exc))
-        raise typer.Exit(2) from None
     folder, paths = write_records(out, run_id, records)
     summary = summarise(run_id, endpoint.label(), records, paths)
     (folder / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")

@@ -14,22 +14,24 @@ from authoring import render
 from .common import console, taskset_world, usage_error
 from .options import TASKSET, TASKSETS_DIR, BaseUrl, Json, TasksetName, TasksetsDir, WorldDir
 
+# recertify's own options (the shared ones are in .options)
+CommitLock = Annotated[bool, typer.Option("--commit", help="Write the updated lock and commit it, alone.")]
+Rejudge = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="openai:<model>: re-judge calibration trials whose verdict that model gave under an older judge "
+        "template (the rubric's are re-judged offline without it). Trials are re-judged, never re-run.",
+    ),
+]
+
 
 def recertify(
     taskset: TasksetName = TASKSET,
     tasksets_dir: TasksetsDir = TASKSETS_DIR,
     world: WorldDir = None,
-    commit: Annotated[
-        bool, typer.Option("--commit", help="Write the updated lock and commit it, alone.")
-    ] = False,
-    judge: Annotated[
-        str | None,
-        typer.Option(
-            "--judge",
-            help="openai:<model>: re-judge calibration trials whose verdict that model gave under an older judge "
-            "template (the rubric's are re-judged offline without it). Trials are re-judged, never re-run.",
-        ),
-    ] = None,
+    commit: CommitLock = False,
+    judge: Rejudge = None,
     base_url: BaseUrl = None,
     as_json: Json = False,
 ) -> None:

@@ -10,9 +10,10 @@ errors exit 2 before anything is served.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -25,9 +26,9 @@ def say(message: str) -> None:
     err.print(message, highlight=False, soft_wrap=True)
 
 
-class Transport(StrEnum):
-    stdio = "stdio"
-    http = "http"
+# the choices of --transport (a one-line enum, as in .options) and --surface (a class: mypy reads its values as
+# the literals certify's hosts take)
+Transport = StrEnum("Transport", ["stdio", "http"])
 
 
 class SurfaceShape(StrEnum):
@@ -35,50 +36,56 @@ class SurfaceShape(StrEnum):
     product = "product"
 
 
+# serve's own options (the ones it shares with other commands are in .options)
+ServedTask = Annotated[
+    str | None,
+    typer.Option(
+        "--task", help="Task id; required for stdio. With http, serve only this task (default: all)."
+    ),
+]
+TransportOption = Annotated[
+    Transport,
+    typer.Option("--transport", help="stdio (the client launches this command) or http (Streamable HTTP)."),
+]
+Reveal = Annotated[
+    bool,
+    typer.Option(
+        "--reveal", help="final_answer's result states the verdict (pass/fail, share, failing codes)."
+    ),
+]
+Surface = Annotated[
+    SurfaceShape,
+    typer.Option(
+        "--surface",
+        help="simulator: our 20 tools; product: the product's 18 tools, knowledge as MCP resources and prompts.",
+    ),
+]
+BareWorkspace = Annotated[
+    bool,
+    typer.Option(
+        "--workspace", help="Serve a bare workspace per session (no task, nothing graded) instead of tasks."
+    ),
+]
+Backends = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--backend", help="--workspace: a world backend to connect (repeatable; default the world's)."
+    ),
+]
+
+
 def serve(
     taskset: TasksetFolderOrNone = None,
-    task: Annotated[
-        str | None,
-        typer.Option(
-            "--task", help="Task id; required for stdio. With http, serve only this task (default: all)."
-        ),
-    ] = None,
+    task: ServedTask = None,
     world: WorldDir = None,
-    transport: Annotated[
-        Transport,
-        typer.Option(
-            "--transport", help="stdio (the client launches this command) or http (Streamable HTTP)."
-        ),
-    ] = Transport.stdio,
+    transport: TransportOption = Transport.stdio,
     host: Host = "127.0.0.1",
     port: Port = 8000,
-    reveal: Annotated[
-        bool,
-        typer.Option(
-            "--reveal", help="final_answer's result states the verdict (pass/fail, share, failing codes)."
-        ),
-    ] = False,
+    reveal: Reveal = False,
     runs_dir: RunsDir = None,
-    surface: Annotated[
-        SurfaceShape,
-        typer.Option(
-            "--surface",
-            help="simulator: our 20 tools; product: the product's 18 tools, knowledge as MCP resources and prompts.",
-        ),
-    ] = SurfaceShape.simulator,
-    workspace: Annotated[
-        bool,
-        typer.Option(
-            "--workspace",
-            help="Serve a bare workspace per session (no task, nothing graded) instead of tasks.",
-        ),
-    ] = False,
-    backends: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--backend", help="--workspace: a world backend to connect (repeatable; default the world's)."
-        ),
-    ] = None,
+    surface: Surface = SurfaceShape.simulator,
+    workspace: BareWorkspace = False,
+    backends: Backends = None,
 ) -> None:
     """Serve tasks over MCP: the task's tools with our schemas, its prompt as the MCP prompt 'task'; each session
     is one episode, graded when it ends and stored as a trial like `taskforge eval`'s."""
@@ -148,15 +155,7 @@ def serve(
             say(f"… and {len(tasks) - len(shown)} more (index: {base}/tasks)")
         say(f"trials go to {episodes.run_dir}; Ctrl-C stops")
 
-    try:
-        if transport is Transport.stdio:
-            asyncio.run(mcp_server.serve_stdio(episodes, tasks[0].id))
-        else:
-            asyncio.run(mcp_server.serve_http(episodes, bind_host=host, port=port, announce=announce))
-    except KeyboardInterrupt:
-        pass
-    except mcp_server.ServeError as exc:
-        raise usage_error(str(exc)) from exc
+    _serve_until_interrupted(episodes, tasks[0].id, transport, host, port, announce, usage_error)
     say(f"run folder: {episodes.run_dir}")
 
 
@@ -169,7 +168,7 @@ def _serve_workspace(
     surface: str,
     backends: list[str],
 ) -> None:
-    from certify import WORKSPACE_ID, TaskFileError, TaskSet, WorkspaceHost, bare_setup, mcp_server
+    from certify import WORKSPACE_ID, TaskFileError, TaskSet, WorkspaceHost, bare_setup
     from simulator import DEFAULT_WORLD, SetupError, World, WorldError
 
     try:
@@ -189,12 +188,28 @@ def _serve_workspace(
     def announce(base: str) -> None:
         say(f"serving a bare workspace ({surface} surface) at {base}{served.single_path}; Ctrl-C stops")
 
+    _serve_until_interrupted(served, WORKSPACE_ID, transport, host, port, announce, usage_error)
+
+
+def _serve_until_interrupted(
+    served: Any,
+    stdio_id: str,
+    transport: Transport,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    fail: Callable[[str], typer.Exit],
+) -> None:
+    """Serve `served` (the tasks' episode host or a bare workspace) until Ctrl-C: over stdio the one session of
+    `stdio_id`, over http every path it has. A server that cannot start is a usage error, said by `fail`."""
+    from certify import mcp_server
+
     try:
         if transport is Transport.stdio:
-            asyncio.run(mcp_server.serve_stdio(served, WORKSPACE_ID))
+            asyncio.run(mcp_server.serve_stdio(served, stdio_id))
         else:
             asyncio.run(mcp_server.serve_http(served, bind_host=host, port=port, announce=announce))
     except KeyboardInterrupt:
         pass
     except mcp_server.ServeError as exc:
-        raise usage_error(str(exc)) from exc
+        raise fail(str(exc)) from exc

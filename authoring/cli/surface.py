@@ -13,30 +13,23 @@ import asyncio
 import json
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from authoring import render
 
-from .options import Json, WorldDir
+from .common import console, err, usage_errors
+from .options import Json, WorldDir, grouped
+
+if TYPE_CHECKING:
+    from certify import Endpoint
 
 surface_app = typer.Typer(
     help="The MCP surface of a workspace server against a pinned file.", no_args_is_help=True
 )
-
-
-def _endpoint(url: str | None, headers: list[str], command: str | None, extra: list[str]):
-    from certify import Endpoint, parse_header
-
-    argv = [*(shlex.split(command) if command else []), *extra]
-    if (url is None) == (not argv):
-        raise ValueError("give --url URL or --command CMD (one of them)")
-    if headers and url is None:
-        raise ValueError("--header goes with --url")
-    parsed = dict(parse_header(h) for h in headers)
-    return Endpoint(url=url, headers=parsed) if url is not None else Endpoint(command=argv)
 
 
 UrlOption = Annotated[str | None, typer.Option("--url", help="The server's Streamable HTTP URL.")]
@@ -49,12 +42,33 @@ CommandOption = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class ServerFlags:
+    """How to reach the workspace server a command talks to (`surface diff`, `parity`): a URL with headers, or a
+    command launched over stdio (its arguments may follow `--`). A group of options (see .options.grouped)."""
+
+    url: UrlOption = None
+    header: HeaderOption = None
+    command: CommandOption = None
+
+    def endpoint(self, ctx: typer.Context) -> Endpoint:
+        """The server to connect to; `ctx.args` is what followed `--` on the command line."""
+        from certify import Endpoint, parse_header
+
+        argv = [*(shlex.split(self.command) if self.command else []), *ctx.args]
+        if (self.url is None) == (not argv):
+            raise ValueError("give --url URL or --command CMD (one of them)")
+        if self.header and self.url is None:
+            raise ValueError("--header goes with --url")
+        parsed = dict(parse_header(h) for h in self.header or [])
+        return Endpoint(url=self.url, headers=parsed) if self.url is not None else Endpoint(command=argv)
+
+
 @surface_app.command("diff", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@grouped
 def diff_cmd(
     ctx: typer.Context,
-    url: UrlOption = None,
-    header: HeaderOption = None,
-    command: CommandOption = None,
+    server: ServerFlags = ServerFlags(),
     against: Annotated[
         str, typer.Option("--against", help="The pin: product, simulator (shipped) or a surface file.")
     ] = "product",
@@ -79,23 +93,16 @@ def diff_cmd(
         pin_path,
     )
 
-    console, err = render.console(), render.console(stderr=True)
-    try:
-        endpoint = _endpoint(url, header or [], command, list(ctx.args))
+    with usage_errors(ValueError, SurfaceFileError):
+        endpoint = server.endpoint(ctx)
         pinned = load_surface(against)
-    except (ValueError, SurfaceFileError) as exc:
-        render.error(err, str(exc))
-        raise typer.Exit(2) from None
 
     async def look():
         async with connect(endpoint) as client:
             return await observe(client)
 
-    try:
+    with usage_errors(ConnectError):
         observed = asyncio.run(look())
-    except ConnectError as exc:
-        render.error(err, str(exc))
-        raise typer.Exit(2) from None
     result = diff_surfaces(pinned, observed)
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")

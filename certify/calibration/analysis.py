@@ -12,20 +12,7 @@ from ..agents.base import Agent
 from ..judge import JudgeSummary
 from ..task import LEVEL_NAMES, LEVELS
 from ..trial import Trial
-from .records import (
-    MIN_ATTEMPTS,
-    CalibrationRecord,
-    Defect,
-    Inversion,
-    LadderCell,
-    LadderFinding,
-    LadderReport,
-    LevelStat,
-    Noise,
-    Probe,
-    Shortcut,
-    Verdict,
-)
+from . import records
 from .stats import wilson
 
 
@@ -67,8 +54,8 @@ def analyse(
     repeats: int,
     shortcut_agent: bool | None = None,
     deterministic: bool | None = None,
-    min_attempts: int = MIN_ATTEMPTS,
-) -> CalibrationRecord:
+    min_attempts: int = records.MIN_ATTEMPTS,
+) -> records.CalibrationRecord:
     """The staircase verdict of a set of trials (pure: no episode is run).
 
     `agent` may name a family (`ladder`): its members' trials are pooled into the staircase and the ladder
@@ -82,7 +69,7 @@ def analyse(
         repeats = 1
     valid = [t for t in trials if t.valid]
     agents = sorted({t.agent for t in trials}) or [agent]
-    levels: list[LevelStat] = []
+    levels: list[records.LevelStat] = []
     for level in sorted({t.level for t in trials}, key=_order):
         attempts = [t for t in valid if t.level == level]
         passes = sum(1 for t in attempts if t.passed)
@@ -100,7 +87,7 @@ def analyse(
         rate = passes / len(attempts) if attempts else None
         fewest = min(sum(1 for t in attempts if t.agent == a) for a in agents)
         levels.append(
-            LevelStat(
+            records.LevelStat(
                 level=level,
                 attempts=len(attempts),
                 tasks=len(per_task),
@@ -114,12 +101,12 @@ def analyse(
         )
     measured = [s for s in levels if s.status == "measured" and s.fail_rate is not None]
     inversions = [
-        Inversion(lower=a.level, upper=b.level, fail_lower=a.fail_rate, fail_upper=b.fail_rate)
+        records.Inversion(lower=a.level, upper=b.level, fail_lower=a.fail_rate, fail_upper=b.fail_rate)
         for a, b in itertools.pairwise(measured)
         if a.fail_rate is not None and b.fail_rate is not None and a.fail_rate > b.fail_rate + 1e-9
     ]
-    defects: list[Defect] = []
-    noise: list[Noise] = []
+    defects: list[records.Defect] = []
+    noise: list[records.Noise] = []
     by_task: dict[str, list[Trial]] = defaultdict(list)
     for t in valid:
         by_task[t.task_id].append(t)
@@ -133,7 +120,7 @@ def analyse(
             prints = {tuple(t.fingerprint) for t in failed}
             if len(failed) == len(attempts) and len(prints) == 1:
                 defects.append(
-                    Defect(
+                    records.Defect(
                         task_id=task_id,
                         level=level,
                         fingerprint=list(next(iter(prints))),
@@ -143,7 +130,7 @@ def analyse(
                 )
             else:
                 noise.append(
-                    Noise(
+                    records.Noise(
                         level=level,
                         task_id=task_id,
                         detail=f"{len(failed)}/{len(attempts)} attempts "
@@ -155,7 +142,7 @@ def analyse(
         for t in valid:
             if t.passed and _order(t.level) >= 1 and t.level in LEVEL_NAMES:
                 shortcuts.append(
-                    Shortcut(
+                    records.Shortcut(
                         task_id=t.task_id,
                         level=t.level,
                         detail=(
@@ -166,17 +153,17 @@ def analyse(
                 )
         shortcuts = list({s.task_id: s for s in shortcuts}.values())
     probes = [
-        Probe(level=s.level, status="unprobed")
+        records.Probe(level=s.level, status="unprobed")
         for s in levels
         if _order(s.level) >= 1 and s.attempts and s.passes == 0
     ]
     if inversions:
-        verdict: Verdict = "inverted"
+        verdict: records.Verdict = "inverted"
     elif not measured or len(measured) < len(levels):
         verdict = "insufficient"
     else:
         verdict = "holds"
-    return CalibrationRecord(
+    return records.CalibrationRecord(
         persona=persona,
         taskset=taskset,
         agent=agent,
@@ -199,7 +186,7 @@ def analyse(
     )
 
 
-def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
+def ladder_report(trials: list[Trial], agent: str) -> records.LadderReport | None:
     """The matrix and the criterion's findings when `agent` names the capability ladder; None otherwise."""
     from ..agents import family
     from ..agents.ladder import CAPABILITIES as CAPABILITY
@@ -215,7 +202,7 @@ def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
         for level in levels:
             mine = {t.task_id: t for t in valid if t.agent == m and t.level == level}
             cells.append(
-                LadderCell(
+                records.LadderCell(
                     agent=m, level=level, tasks=len(mine), passes=sum(1 for t in mine.values() if t.passed)
                 )
             )
@@ -224,7 +211,7 @@ def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
         k = _order(t.level)
         if rung[t.agent] == k - 1 and t.passed:
             findings.append(
-                LadderFinding(
+                records.LadderFinding(
                     task_id=t.task_id,
                     level=t.level,
                     agent=t.agent,
@@ -236,7 +223,7 @@ def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
             )
         elif rung[t.agent] == k and not t.passed:
             findings.append(
-                LadderFinding(
+                records.LadderFinding(
                     task_id=t.task_id,
                     level=t.level,
                     agent=t.agent,
@@ -248,7 +235,9 @@ def ladder_report(trials: list[Trial], agent: str) -> LadderReport | None:
                 )
             )
     fair = {level: not any(f.level == level for f in findings) for level in levels}
-    return LadderReport(agents=list(members), levels=levels, cells=cells, findings=findings, fair=fair)
+    return records.LadderReport(
+        agents=list(members), levels=levels, cells=cells, findings=findings, fair=fair
+    )
 
 
 def _trace(trial: Trial) -> list[dict[str, Any]]:
