@@ -100,7 +100,8 @@ def test_a_find_copy_moves_the_target_content_away_from_its_id_and_place(world, 
 def test_the_positional_probe_passes_a_task_but_not_both_copies(world, shipped):
     """The probe reads where the target sits; on a task where that happens to be right it passes, and the copy,
     which moves the target elsewhere, fails it: the gate holds every shortcut to one of the two."""
-    task = shipped["breakwater_pricing_triage_level1"]
+    # a Find add whose target is its app's first catalog entry (a repair's target never sits first or last)
+    task = shipped["orrin_money_movements_level1"]
     assert grade(task, run_shortcut("positional", world, task)).passed
     [cf] = copies(world, task)
     assert isinstance(cf, Copy)
