@@ -171,7 +171,10 @@ def seed_board(level: Level) -> Board:
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
-    if not level.lived:
+
+    def board(**lived: Any) -> Board:
+        """What was placed, drawn into cells; a lived-in board adds its twin, furniture and prior note (look-alikes
+        are Find's, so empty there)."""
         return _drawn(
             level,
             Board(
@@ -181,8 +184,12 @@ def seed_board(level: Level) -> Board:
                 decoy,
                 policy_note=policy_note,
                 lookalikes=tuple(lookalikes),
+                **lived,
             ),
         )
+
+    if not level.lived:
+        return board()
     t0 = level.first
     twin = None
     twin_params = _twin_params(level)
@@ -207,19 +214,7 @@ def seed_board(level: Level) -> Board:
     placed = len(placing.widgets)
     slot = Slot.at(placed, NOTE_H, SEED_W if placed % 2 else 2 * SEED_W)
     prior_note = placing.note("prior-note", f"Prior {level.dash} Note", text, slot)
-    return _drawn(
-        level,
-        Board(
-            tuple(placing.widgets),
-            tuple(placing.notes),
-            tuple(stale),
-            decoy,
-            twin,
-            furniture,
-            policy_note,
-            prior_note,
-        ),
-    )
+    return board(twin=twin, furniture=furniture, prior_note=prior_note)
 
 
 def _drawn(level: Level, board: Board) -> Board:
