@@ -143,5 +143,24 @@ def check_persona(
             report.resolved.append(resolved)
             if ladder:
                 report.ladder_errors += resolved.ladder_errors
+    if ladder and report.source is not None:
+        report.ladder_errors += _find_prompt_errors(world, report, backends)
     report.warnings = persona_warnings(root, persona, report.resolved)
     return report
+
+
+def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str]) -> list[SourceError]:
+    """What the shortcuts gate of `author` would block a Find level on, read off the request the rule author's
+    first round writes for it (the hint alone is not what the battery reads: `factcheck.find_prompt_errors`).
+    A story whose other facts already block the ladder is left to those errors."""
+    from .factcheck import find_prompt_errors
+    from .roles.author import first_prompt
+
+    errors: list[SourceError] = []
+    blocked = {e.file for e in report.ladder_errors}
+    for resolved in report.resolved:
+        if resolved.story.file in blocked:
+            continue
+        prompt = first_prompt(world, report, resolved, 1, backends)
+        errors += find_prompt_errors(world, resolved, prompt, backends)
+    return errors

@@ -903,6 +903,59 @@ def _findability_errors(
     return errors
 
 
+def find_prompt_errors(
+    world: World, resolved: ResolvedStory, prompt: str, backends: list[str]
+) -> list[SourceError]:
+    """The shortcuts read the whole Find prompt, not the hint alone: besides the hint it says the app, the
+    backend's origin, the stated values, the dashboard (and a read's note) by name, the story's why and its
+    deadline. When, over the prompt the rule author writes for the story's Find level (`prompt`), the battery's
+    own word readers (bag of words, description matcher: `certify.lexical_picks`) take the target from the
+    app's catalog names and descriptions, the level passes without anything being found by what it serves, and
+    `author` blocks on its shortcuts gate. An analyze ask is exempt: its judged answer fails a word matcher.
+    Which field lends the words is said, so the writer knows what to reword (a why saying "exposures" beside a
+    description "style exposures", a dashboard "Style Review Board" for "Style Drift Monitor")."""
+    from certify import lexical_picks, served_text
+
+    story, target = resolved.story, resolved.targets[0]
+    fixture = world.fixture_of(target.origin, backends)
+    app = target.widget.definition.get("category")
+    if fixture is None or not app or resolved.analyze is not None:
+        return []
+    pool = [d for d in fixture.catalog.widgets.values() if d.definition.get("category") == app]
+    facts = story.facts
+    entries = [{"name": d.name, "description": d.definition.get("description") or ""} for d in pool]
+    mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
+    picked = sorted(name for name, i in lexical_picks(prompt, entries).items() if i == mine)
+    if not picked:
+        return []
+    fields = {
+        "facts.find_hint": facts.find_hint,
+        "facts.dashboard": facts.dashboard,
+        "facts.why": purpose(story),
+        "facts.deadline": facts.deadline or "",
+        "facts.note": facts.note or "",
+    }
+    catalog = words(f"{target.name} {entries[mine]['description']}")
+    lent = {key: sorted(words(text) & catalog) for key, text in fields.items() if text and text in prompt}
+    lent = {key: shared for key, shared in lent.items() if shared}
+    key = max(lent, key=lambda k: (len(lent[k]), k == "facts.find_hint")) if lent else "facts.find_hint"
+    said = "; ".join(f"{k} says {', '.join(repr(w) for w in shared)}" for k, shared in lent.items())
+    own = [w for w in dict.fromkeys(served_text(target.widget.schema()).lower().split()) if w not in catalog]
+    return [
+        SourceError(
+            story.file,
+            key,
+            f"the Find prompt's words make '{target.name}' the pick of the {' and the '.join(picked)} among "
+            f"{app}'s catalog names and descriptions ('{target.name}': {entries[mine]['description']!r})"
+            + (f": {said}" if said else "")
+            + "; every level says the dashboard, the why and the deadline, so a word of the target's name or "
+            "description in any of them lets a word matcher find it without reading what it serves — reword "
+            f"{key} without those words"
+            + (f" (what it serves that its catalog entry does not say: {' '.join(own)})" if own else ""),
+        )
+    ]
+
+
 def _option_label(param: dict[str, Any] | None, value: Any) -> str | None:
     """The label the parameter's options show for `value` (None when it is the value itself)."""
     from simulator import param_options

@@ -135,6 +135,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "run_rollouts": ("certify.rollouts", "rollouts"),
     "serialise": ("certify.rollouts", "serialise"),
     "run_battery": ("certify.shortcuts", "run_battery"),
+    "lexical_picks": ("certify.shortcuts.battery", "lexical_picks"),
     "SmokeError": ("certify.smoke", "SmokeError"),
     "TASKSET_ID": ("certify.smoke", "TASKSET_ID"),
     "write": ("certify.smoke", "write"),
@@ -279,6 +280,7 @@ __all__ = [
     "invalid_reasons",
     "judged_tasks",
     "leaked_values",
+    "lexical_picks",
     "load_calibration",
     "load_lexicon",
     "load_run",
@@ -472,6 +474,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .rollouts import RolloutFilter, RolloutFormat, RolloutSourceError, resolve_source, serialise
     from .rollouts import rollouts as run_rollouts
     from .shortcuts import run_battery
+    from .shortcuts.battery import lexical_picks
     from .smoke import TASKSET_ID, SmokeError, write
     from .surface import (
         MODES,

@@ -96,28 +96,38 @@ def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
         return bool(pool.submit(asyncio.run, coroutine).result().passed)
 
 
-def rule_drafts(world: Any, checked: Any) -> list[Task]:
-    """Every level of every story a `check` resolved (`authoring.checks.PersonaCheck`), as the rule author
-    compiles it before any gate, with the standard defaults and the world's first `*workspace-a` baseline: what
-    the phrasebook itself writes, for measuring the requests (the prose faults script and its tests)."""
+def draft_context(
+    world: Any, source: Any, resolved: Any, siblings: tuple[str, ...], backends: list[str]
+) -> AuthorContext:
+    """The rule author's context for one resolved story as a first run sets it up before any gate: the standard
+    defaults and the world's first `*workspace-a` baseline."""
     from ...taskset import STANDARD_DEFAULTS
 
     baseline = next(b for b in sorted(world.baselines) if b.endswith("workspace-a"))
+    return AuthorContext(
+        world, source, resolved, baseline, backends, sorted(world.skills), siblings, STANDARD_DEFAULTS
+    )
+
+
+def rule_drafts(world: Any, checked: Any) -> list[Task]:
+    """Every level of every story a `check` resolved (`authoring.checks.PersonaCheck`), as the rule author
+    compiles it before any gate (`draft_context`): what the phrasebook itself writes, for measuring the requests
+    (the prose faults script and its tests) and for `check`'s reading of the Find prompts."""
+    from ...taskset import STANDARD_DEFAULTS
+
     siblings = tuple(r.story.slug for r in checked.resolved)
     author = RuleAuthor()
     tasks: list[Task] = []
     for resolved in checked.resolved:
-        ctx = AuthorContext(
-            world,
-            checked.source,
-            resolved,
-            baseline,
-            list(world.default_backends),
-            sorted(world.skills),
-            siblings,
-            STANDARD_DEFAULTS,
-        )
+        ctx = draft_context(world, checked.source, resolved, siblings, list(world.default_backends))
         for level in range(5):
             raw = author.draft(ctx, level, [], []).task
             tasks.append(parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS))
     return tasks
+
+
+def first_prompt(world: Any, checked: Any, resolved: Any, level: int, backends: list[str]) -> str:
+    """The request the rule author's first round writes for one level of a resolved story."""
+    siblings = tuple(r.story.slug for r in checked.resolved)
+    ctx = draft_context(world, checked.source, resolved, siblings, backends)
+    return str(RuleAuthor().draft(ctx, level, [], []).task["prompt"])
