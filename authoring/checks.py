@@ -200,4 +200,3 @@ def _note_word_errors(report: PersonaCheck) -> list[SourceError]:
             )
         )
     return errors
-

@@ -914,7 +914,7 @@ def find_prompt_errors(
     `author` blocks on its shortcuts gate. An analyze ask is exempt: its judged answer fails a word matcher.
     Which field lends the words is said, so the writer knows what to reword (a why saying "exposures" beside a
     description "style exposures", a dashboard "Style Review Board" for "Style Drift Monitor")."""
-    from certify import lexical_picks, served_text
+    from certify import lexical_picks, served_text, terms
 
     story, target = resolved.story, resolved.targets[0]
     fixture = world.fixture_of(target.origin, backends)
@@ -935,12 +935,33 @@ def find_prompt_errors(
         "facts.deadline": facts.deadline or "",
         "facts.note": facts.note or "",
     }
-    catalog = words(f"{target.name} {entries[mine]['description']}")
-    lent = {key: sorted(words(text) & catalog) for key, text in fields.items() if text and text in prompt}
-    lent = {key: shared for key, shared in lent.items() if shared}
-    key = max(lent, key=lambda k: (len(lent[k]), k == "facts.find_hint")) if lent else "facts.find_hint"
-    said = "; ".join(f"{k} says {', '.join(repr(w) for w in shared)}" for k, shared in lent.items())
-    own = [w for w in dict.fromkeys(served_text(target.widget.schema()).lower().split()) if w not in catalog]
+    if resolved.kind == "read":
+        fields["facts.record"] = " ".join(facts.record or [])
+    catalog = f"{target.name} {entries[mine]['description']}"
+
+    def shared(text: str) -> list[str]:
+        # the description matcher compares words, the bag of words stems: both count
+        stems = set(terms(catalog))
+        return sorted(w for w in words(text) if w in words(catalog) or set(terms(w)) & stems)
+
+    lent = {key: shared(text) for key, text in fields.items() if text and text in prompt}
+    lent = {key: found for key, found in lent.items() if found}
+    rest = sorted(set(shared(prompt)) - {w for found in lent.values() for w in found})
+    key = (
+        max(lent, key=lambda k: (len(lent[k]), k == "facts.find_hint"))
+        if lent
+        else "facts.record"
+        if resolved.kind == "read"
+        else "facts.find_hint"
+    )
+    said = "; ".join(f"{k} says {', '.join(repr(w) for w in found)}" for k, found in lent.items())
+    if rest:
+        said += ("; " if said else "") + (
+            f"the request itself says {', '.join(repr(w) for w in rest)} (the stated parameters"
+            + (", the recorded columns: facts.record picks them" if resolved.kind == "read" else "")
+            + ")"
+        )
+    own = [w for w in dict.fromkeys(served_text(target.widget.schema()).lower().split()) if not shared(w)]
     return [
         SourceError(
             story.file,
@@ -948,6 +969,12 @@ def find_prompt_errors(
             f"the Find prompt's words make '{target.name}' the pick of the {' and the '.join(picked)} among "
             f"{app}'s catalog names and descriptions ('{target.name}': {entries[mine]['description']!r})"
             + (f": {said}" if said else "")
+            + (
+                "; nothing the story words lends them: the request's own words do, so pick a first target whose "
+                "description shares less with what the request must say"
+                if not lent
+                else ""
+            )
             + "; every level says the dashboard, the why and the deadline, so a word of the target's name or "
             "description in any of them lets a word matcher find it without reading what it serves — reword "
             f"{key} without those words"
