@@ -671,6 +671,19 @@ def _ground_fact(
                     gov.hop = Hop(uri, other[1], position)
                     holder_kind, holder_ref, (holder_file, _, text, planted) = "resource", uri, other
         if gov.hop is None:
+            marked = _marked_up(text, fact)
+            if marked is not None:
+                # `world show --facts` prints pieces without their markup; the phrase must be one run of the text
+                return [
+                    SourceError(
+                        file,
+                        key,
+                        f"'{fact}' is in {gov.source} only across markup ('{marked}'): the agents and the "
+                        "reference search the text as written, so ground a phrase that sits inside one run of "
+                        "it — the part after the bold term, e.g. "
+                        f"'{_unmarked_tail(text, marked)}'",
+                    )
+                ]
             return [
                 SourceError(file, key, f"'{fact}' is neither in {gov.source} nor in a document it refers to")
             ]
@@ -981,6 +994,31 @@ def find_prompt_errors(
             + (f" (what it serves that its catalog entry does not say: {' '.join(own)})" if own else ""),
         )
     ]
+
+
+_MARKUP = re.compile(r"\*\*|__|`|\*")
+
+
+def _marked_up(text: str, fact: str) -> str | None:
+    """The stretch of `text` that says `fact` once its markdown emphasis is dropped, as written (None when the
+    plain text does not say it either)."""
+    plain, spans = [], []
+    for m in re.finditer(r"\*\*|__|`|\*|.", text, re.S):
+        if not _MARKUP.fullmatch(m.group(0)):
+            plain.append(m.group(0))
+            spans.append(m.start())
+    at = "".join(plain).casefold().find(fact.casefold())
+    if at < 0:
+        return None
+    return text[spans[at] : spans[at + len(fact) - 1] + 1]
+
+
+def _unmarked_tail(text: str, marked: str) -> str:
+    """What follows the last markup of `marked` to the end of its line: a phrase one run of the text holds."""
+    end = text.find(marked) + len(marked)
+    line_end = text.find("\n", end)
+    tail = _MARKUP.split(marked)[-1] + text[end : line_end if line_end >= 0 else len(text)]
+    return tail.strip().rstrip(".")
 
 
 def _option_label(param: dict[str, Any] | None, value: Any) -> str | None:

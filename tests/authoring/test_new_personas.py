@@ -269,3 +269,28 @@ def test_check_names_what_blocked_the_second_outsider_round():
     assert "facts.note says 'contribution'" in perf
     for persona in ("stewardship_analyst", "performance_analyst"):
         assert run("check", persona, "--sources", str(ROUND2_REVISED)).exit_code == 0
+
+
+def test_a_fact_copied_across_a_glossarys_bold_term_is_refused_with_the_phrase_to_use(tmp_path):
+    """`world show --facts` prints a glossary entry without its markup ("The trustee look-back convention sets
+    the period to 1Y: …"); the source writes the term in bold, so the copied phrase is in no run of the text.
+    The outsider's first check said only "is neither in … nor in a document it refers to"; it now says why and
+    which phrase one run holds."""
+    import shutil
+
+    root = tmp_path / "sources"
+    shutil.copytree(ROUND2, root)
+    story = root / "stories" / "performance_analyst" / "contribution_read.md"
+    text = story.read_text(encoding="utf-8")
+    copied = text.replace(
+        "sets the period to 1Y: trustees review returns over the trailing twelve months",
+        "The trustee look-back convention sets the period to 1Y",
+    )
+    assert copied != text
+    story.write_text(copied, encoding="utf-8")
+    said = flat(run("check", "performance_analyst", "--sources", str(root)).stderr)
+    assert (
+        "contribution_read.md: facts.governance.fact: 'The trustee look-back convention sets the period to 1Y' "
+        "is in resource:openbb://workspace/conventions/client-reporting only across markup" in said
+    )
+    assert "e.g. 'sets the period to 1Y: trustees review returns over the trailing twelve months'" in said
