@@ -170,6 +170,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "LexiconError": ("certify.lexicon", "LexiconError"),
     "giveaways": ("certify.lexicon", "giveaways"),
     "load_lexicon": ("certify.lexicon", "load_lexicon"),
+    "read_lexicon_file": ("certify.lexicon", "read_file"),
     "word_stem": ("certify.lexicon", "stem"),
     "POLICY_NOUNS": ("certify.agents.request", "POLICY_NOUNS"),
     "reads_as_policy": ("certify.agents.request", "reads_as_policy"),
@@ -308,6 +309,7 @@ __all__ = [
     "probe_dead_rungs",
     "prompt_faults",
     "prose_faults",
+    "read_lexicon_file",
     "reads_as_policy",
     "recertify_taskset",
     "record_audit",
@@ -438,6 +440,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .judge.model import DEFAULT_CACHE_DIR
     from .judge.mutants import CASES
     from .lexicon import Lexicon, LexiconError, giveaways, load_lexicon
+    from .lexicon import read_file as read_lexicon_file
     from .lexicon import stem as word_stem
     from .lock import (
         LOCK_FILE,

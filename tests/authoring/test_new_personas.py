@@ -294,3 +294,29 @@ def test_a_fact_copied_across_a_glossarys_bold_term_is_refused_with_the_phrase_t
         "is in resource:openbb://workspace/conventions/client-reporting only across markup" in said
     )
     assert "e.g. 'sets the period to 1Y: trustees review returns over the trailing twelve months'" in said
+
+
+def test_an_overlay_extends_the_lexicon_validated_by_world_check(tmp_path):
+    """A writer's own desk words for a value go in overlay/lexicon.yaml (the shape of the shipped lexicon):
+    merged with the world's, they make `check` refuse a phrase that says them, as the phrase guesser would read
+    it; a malformed entry is refused by `world check`, naming the overlay's file and field."""
+    import shutil
+
+    root = tmp_path / "sources"
+    shutil.copytree(ROUND2_REVISED, root)
+    lexicon = root / "overlay" / "lexicon.yaml"
+    lexicon.write_text(
+        "entries:\n  - {value: Orrin Family Office, kind: client, synonyms: [private wealth]}\n",
+        encoding="utf-8",
+    )
+    assert run("world", "check", "--sources", str(root)).exit_code == 0
+    said = flat(run("check", "performance_analyst", "--sources", str(root)).stderr)
+    assert (
+        "mandate_window.md: facts.policy.phrase: 'the private-wealth mandate' gives away Orrin Family Office: "
+        "it says 'private wealth', the finance lexicon's word for Orrin Family Office" in said
+    )
+    lexicon.write_text(
+        "entries:\n  - {value: Orrin Family Office, synonyms: [private wealth]}\n", encoding="utf-8"
+    )
+    refused = run("world", "check", "--sources", str(root))
+    assert refused.exit_code == 2 and f"{lexicon}: entries.0.kind: Field required" in flat(refused.output)
