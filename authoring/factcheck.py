@@ -863,7 +863,7 @@ def _findability_errors(
     fails that: it matches another widget's columns better (Find fails for every agent that reads schemas), or
     it paraphrases the catalog — the target is the top match of the hint's words over the app's names and
     descriptions, so a description-word matcher finds it without looking at what anything serves."""
-    from certify import BM25, served_text, word_stem, words
+    from certify import BM25, description_cuts, description_read, served_text, word_stem, words
 
     from .variety import overlap
 
@@ -900,8 +900,26 @@ def _findability_errors(
                 f"columns and filters ({served_text(target.widget.schema())}) — not the catalog's",
             )
         )
-    ranked = BM25([served_text(d.schema()) for d in pool]).rank(hint)
+    index = BM25([served_text(d.schema()) for d in pool])
+    ranked = index.rank(hint)
     top = pool[ranked[0][0]] if ranked else None
+    cuts = description_cuts(hint.rstrip("."))
+    if cuts and top is not None and top.widget_id == target.widget_id:
+        # the agents end a description at a parenthesis, a colon, a dash …: the rung reads what follows the last
+        read = description_read(hint.rstrip("."))
+        after = index.rank(read)
+        if not after or pool[after[0][0]].widget_id != target.widget_id:
+            errors.append(
+                SourceError(
+                    story.file,
+                    "facts.find_hint",
+                    f"'{hint}' holds {', '.join(repr(c) for c in cuts)}, where the agents end a description: "
+                    f"the Find rung reads {'only ' + repr(read) if read else 'none of it'}, which does not find "
+                    f"'{target.name}'; say it in one run "
+                    "of words, with commas ('the amount owed in $k per market' for 'the amount owed ($k) per "
+                    "market')",
+                )
+            )
     if top is None or top.widget_id != target.widget_id:
         found = f"'{top.name}' ({served_text(top.schema())})" if top is not None else "no widget"
         errors.append(
@@ -1104,17 +1122,19 @@ def _hint_verb_errors(story: Story) -> list[SourceError]:
     from certify import verb_kind
 
     hint = story.facts.find_hint
+    errors: list[SourceError] = []
     verbs = [w for w in re.findall(r"[A-Za-z][\w'-]*", hint) if verb_kind(w) is not None]
     if not verbs:
-        return []
+        return errors
     return [
+        *errors,
         SourceError(
             story.file,
             "facts.find_hint",
             f"'{hint}' holds {', '.join(repr(v) for v in dict.fromkeys(verbs))}, which the agents read as an "
             "instruction verb: the description is cut there and the Find rung finds nothing; say it without "
             "that word (e.g. 'due for rolling' for 'that need rolling')",
-        )
+        ),
     ]
 
 

@@ -174,6 +174,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "word_stem": ("certify.lexicon", "stem"),
     "POLICY_NOUNS": ("certify.agents.request", "POLICY_NOUNS"),
     "reads_as_policy": ("certify.agents.request", "reads_as_policy"),
+    "description_cuts": ("certify.agents.request", "description_cuts"),
+    "description_read": ("certify.agents.request", "description_read"),
     "asked_unit": ("certify.agents.knowledge", "asked_unit"),
     "JUDGE_AUDIT_FILE": ("certify.task", "JUDGE_AUDIT_FILE"),
     "DEFAULT_JUDGE": ("certify.judge", "DEFAULT_JUDGE"),
@@ -268,6 +270,8 @@ __all__ = [
     "configurable",
     "connect",
     "current",
+    "description_cuts",
+    "description_read",
     "diff_surfaces",
     "evaluate_tasks",
     "expected_number",
@@ -382,7 +386,14 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .agents.llm import check_agents
     from .agents.parsing import parse_arguments, top_level_objects
     from .agents.reading import option_mentions, words
-    from .agents.request import POLICY_NOUNS, reads_as_policy, served_text, verb_kind
+    from .agents.request import (
+        POLICY_NOUNS,
+        description_cuts,
+        description_read,
+        reads_as_policy,
+        served_text,
+        verb_kind,
+    )
     from .agents.retrieval import BM25, terms
     from .calibration import (
         MIN_ATTEMPTS,

@@ -11,6 +11,7 @@ is the authoring run itself in memory (tests/authoring/test_cli_sources.py compa
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -320,3 +321,32 @@ def test_an_overlay_extends_the_lexicon_validated_by_world_check(tmp_path):
     )
     refused = run("world", "check", "--sources", str(root))
     assert refused.exit_code == 2 and f"{lexicon}: entries.0.kind: Field required" in flat(refused.output)
+
+
+def test_a_find_hint_cut_by_a_parenthesis_is_refused_where_the_cut_loses_the_target(tmp_path):
+    """The agents end a description at a parenthesis, a colon or a dash and read what follows the last one: a
+    hint whose telling words sit in the aside finds nothing (the draft blocks its Find level), while one whose
+    words after the aside still find the target is left alone (the shipped "each ticker's diff (%), how stale it
+    is, and the action" certifies)."""
+    import shutil
+
+    root = tmp_path / "sources"
+    shutil.copytree(ROUND2_REVISED, root)
+    story = root / "stories" / "stewardship_analyst" / "reclaim_chase.md"
+    text = story.read_text(encoding="utf-8")
+    hint = (
+        "per market, the amount still owed to us in thousands of dollars, the lodging date and the expected"
+    )
+    assert hint in text
+    story.write_text(
+        re.sub(
+            r"  find_hint: .*", '  find_hint: "the amounts per market (expected months, lodging date)"', text
+        ),
+        encoding="utf-8",
+    )
+    said = flat(run("check", "stewardship_analyst", "--sources", str(root)).stderr)
+    assert (
+        "reclaim_chase.md: facts.find_hint: 'the amounts per market (expected months, lodging date)' holds '(', "
+        "')', where the agents end a description: the Find rung reads none of it" in said
+    )
+    assert "breakwater_pricing_triage" not in flat(run("check", "fund_operations").stderr)
