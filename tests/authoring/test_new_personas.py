@@ -350,3 +350,26 @@ def test_a_find_hint_cut_by_a_parenthesis_is_refused_where_the_cut_loses_the_tar
         "')', where the agents end a description: the Find rung reads none of it" in said
     )
     assert "breakwater_pricing_triage" not in flat(run("check", "fund_operations").stderr)
+
+
+def test_a_row_the_reader_cannot_land_on_names_the_words_that_lead_it_away(tmp_path):
+    """The outsider's first check of the overlay handbook said only that a reader pointed at "its row for Ballot
+    reviews" lands on the intro sentence; it now says which words the intro shares with the pointer, so the
+    writer knows what to reword (the writer's fix, "reviews" → "revisits", is what the frozen fixture holds)."""
+    import shutil
+
+    root = tmp_path / "sources"
+    shutil.copytree(ROUND2, root)
+    handbook = root / "overlay" / "resources" / "stewardship-calendar.md"
+    text = handbook.read_text(encoding="utf-8")
+    assert "and revisits the list each season" in text
+    handbook.write_text(text.replace("revisits", "reviews"), encoding="utf-8")
+    said = flat(run("check", "stewardship_analyst", "--sources", str(root)).stderr)
+    assert (
+        "proxy_ballots.md: facts.governance.fact: 'ballots are reviewed on Europe meetings first' cannot be "
+        "pointed at" in said
+    )
+    assert (
+        "lands on 'The stewardship team keeps one standing instruction per line' instead (it shares" in said
+    )
+    assert "'reviews'" in said and "reword that passage without those words" in said
