@@ -152,18 +152,18 @@ def check_persona(
 
 def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str]) -> list[SourceError]:
     """What the shortcuts gate of `author` would block a Find level on, read off the request the rule author's
-    first round writes for it (the hint alone is not what the battery reads: `factcheck.find_prompt_errors`).
-    A story whose other facts already block the ladder is left to those errors."""
+    first round writes for it (the hint alone is not what the battery reads: `factcheck.find_prompt_errors`)."""
     from .factcheck import find_prompt_errors
     from .roles.author import first_prompt
 
     errors: list[SourceError] = []
-    blocked = {e.file for e in report.ladder_errors}
+    said = {(e.file, e.key) for e in [*report.errors, *report.ladder_errors]}
     for resolved in report.resolved:
-        if resolved.story.file in blocked:
-            continue
         prompt = first_prompt(world, report, resolved, 1, backends)
-        errors += find_prompt_errors(world, resolved, prompt, backends)
+        # every error at once, but one per field: a hint already refused is not refused twice
+        errors += [
+            e for e in find_prompt_errors(world, resolved, prompt, backends) if (e.file, e.key) not in said
+        ]
     return errors
 
 
