@@ -100,10 +100,11 @@ def draft_context(
     world: Any, source: Any, resolved: Any, siblings: tuple[str, ...], backends: list[str]
 ) -> AuthorContext:
     """The rule author's context for one resolved story as a first run sets it up before any gate: the standard
-    defaults and the world's first `*workspace-a` baseline."""
+    defaults and the world's first `*workspace-a` baseline ('' — a bare workspace — when it has none, as a run's
+    default is: `authoring.taskset.default_baseline`)."""
     from ...taskset import STANDARD_DEFAULTS
 
-    baseline = next(b for b in sorted(world.baselines) if b.endswith("workspace-a"))
+    baseline = next((b for b in sorted(world.baselines) if b.endswith("workspace-a")), "")
     return AuthorContext(
         world, source, resolved, baseline, backends, sorted(world.skills), siblings, STANDARD_DEFAULTS
     )
