@@ -164,7 +164,62 @@ def check_persona(
             report.resolved.append(resolved)
             if ladder:
                 report.ladder_errors += resolved.ladder_errors
+    if ladder and report.source is not None:
+        report.ladder_errors += _note_word_errors(report)
+        report.ladder_errors += _find_prompt_errors(world, report, backends)
     report.warnings = persona_warnings(root, persona, report.resolved)
     if report.source is not None and not report.errors:
         report.warnings += voice_warnings(world, report.source, report.resolved)
     return report
+
+
+def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str]) -> list[SourceError]:
+    """What the shortcuts gate of `author` would block a Find level on, read off the request the rule author's
+    first round writes for it (the hint alone is not what the battery reads: `factcheck.find_prompt_errors`)."""
+    from .factcheck import find_prompt_errors
+    from .roles.author import first_prompt
+
+    errors: list[SourceError] = []
+    said = {(e.file, e.key) for e in [*report.errors, *report.ladder_errors]}
+    for resolved in report.resolved:
+        prompt = first_prompt(world, report, resolved, 1, backends)
+        # every error at once, but one per field: a hint already refused is not refused twice
+        errors += [
+            e for e in find_prompt_errors(world, resolved, prompt, backends) if (e.file, e.key) not in said
+        ]
+    return errors
+
+
+def _note_word_errors(report: PersonaCheck) -> list[SourceError]:
+    """Every role that reads a request (the ladder, the heuristic, the oracle's reading, the shortcuts) takes it
+    to ask for a note only when it says the word "note" (`certify.agents.reading.note_name`). A read story's
+    request names its note and calls it by one of the persona's note words ("in Reclaim Chase Memo, a memo on
+    the board"): when neither says "note", no agent writes the note, and every level of the story fails the
+    ladder — `author` blocks on all five."""
+    import re
+
+    if report.source is None:
+        return []
+    said = report.source.voice.note_words or ["note"]
+    bare = [w for w in said if not re.search(r"\bnote\b", w, re.I)]
+    errors: list[SourceError] = []
+    for resolved in report.resolved:
+        if resolved.kind != "read":
+            continue
+        facts = resolved.facts
+        name = facts.note or f"{facts.dashboard} Note"
+        if re.search(r"\bnote\b", name, re.I) or not bare:
+            continue
+        renamed = re.sub(r"\s+(?:Memo|Record|Log)$", "", name) + " Note"
+        errors.append(
+            SourceError(
+                resolved.story.file,
+                "facts.note",
+                f"'{name}' does not say 'note', and neither does the persona's note word "
+                f"{', '.join(repr(w) for w in bare)} (voice.note_words) the request may call it by: the agents "
+                "take a request to ask for a note only when it says 'note', so none would write it; name it "
+                f"'{renamed}', or give every note word "
+                "the word note ('risk note')",
+            )
+        )
+    return errors

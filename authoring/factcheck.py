@@ -740,6 +740,19 @@ def _ground_fact(
                     gov.hop = Hop(uri, other[1], position)
                     holder_kind, holder_ref, (holder_file, _, text, planted) = "resource", uri, other
         if gov.hop is None:
+            marked = _marked_up(text, fact)
+            if marked is not None:
+                # `world show --facts` prints pieces without their markup; the phrase must be one run of the text
+                return [
+                    SourceError(
+                        file,
+                        key,
+                        f"'{fact}' is in {gov.source} only across markup ('{marked}'): the agents and the "
+                        "reference search the text as written, so ground a phrase that sits inside one run of "
+                        "it — the part after the bold term, e.g. "
+                        f"'{_unmarked_tail(text, marked)}'",
+                    )
+                ]
             return [
                 SourceError(file, key, f"'{fact}' is neither in {gov.source} nor in a document it refers to")
             ]
@@ -1007,7 +1020,7 @@ def _findability_errors(
     fails that: it matches another widget's columns better (Find fails for every agent that reads schemas), or
     it paraphrases the catalog — the target is the top match of the hint's words over the app's names and
     descriptions, so a description-word matcher finds it without looking at what anything serves."""
-    from certify import BM25, served_text, word_stem, words
+    from certify import BM25, description_cuts, description_read, served_text, word_stem, words
 
     from .variety import overlap
 
@@ -1047,8 +1060,26 @@ def _findability_errors(
                 f"columns and filters ({served_text(target.widget.schema())}) — not the catalog's",
             )
         )
-    ranked = BM25([served_text(d.schema()) for d in pool]).rank(hint)
+    index = BM25([served_text(d.schema()) for d in pool])
+    ranked = index.rank(hint)
     top = pool[ranked[0][0]] if ranked else None
+    cuts = description_cuts(hint.rstrip("."))
+    if cuts and top is not None and top.widget_id == target.widget_id:
+        # the agents end a description at a parenthesis, a colon, a dash …: the rung reads what follows the last
+        read = description_read(hint.rstrip("."))
+        after = index.rank(read)
+        if not after or pool[after[0][0]].widget_id != target.widget_id:
+            errors.append(
+                SourceError(
+                    story.file,
+                    "facts.find_hint",
+                    f"'{hint}' holds {', '.join(repr(c) for c in cuts)}, where the agents end a description: "
+                    f"the Find rung reads {'only ' + repr(read) if read else 'none of it'}, which does not find "
+                    f"'{target.name}'; say it in one run "
+                    "of words, with commas ('the amount owed in $k per market' for 'the amount owed ($k) per "
+                    "market')",
+                )
+            )
     if top is None or top.widget_id != target.widget_id:
         found = f"'{top.name}' ({served_text(top.schema())})" if top is not None else "no widget"
         errors.append(
@@ -1061,6 +1092,111 @@ def _findability_errors(
             )
         )
     return errors
+
+
+def find_prompt_errors(
+    world: World, resolved: ResolvedStory, prompt: str, backends: list[str]
+) -> list[SourceError]:
+    """The shortcuts read the whole Find prompt, not the hint alone: besides the hint it says the app, the
+    backend's origin, the stated values, the dashboard (and a read's note) by name, the story's why and its
+    deadline. When, over the prompt the rule author writes for the story's Find level (`prompt`), the battery's
+    own word readers (bag of words, description matcher: `certify.lexical_picks`) take the target from the
+    app's catalog names and descriptions, the level passes without anything being found by what it serves, and
+    `author` blocks on its shortcuts gate. An analyze ask is exempt: its judged answer fails a word matcher.
+    Which field lends the words is said, so the writer knows what to reword (a why saying "exposures" beside a
+    description "style exposures", a dashboard "Style Review Board" for "Style Drift Monitor")."""
+    from certify import lexical_picks, served_text, terms
+
+    story, target = resolved.story, resolved.targets[0]
+    fixture = world.fixture_of(target.origin, backends)
+    app = target.widget.definition.get("category")
+    if fixture is None or not app or resolved.analyze is not None:
+        return []
+    pool = [d for d in fixture.catalog.widgets.values() if d.definition.get("category") == app]
+    facts = story.facts
+    entries = [{"name": d.name, "description": d.definition.get("description") or ""} for d in pool]
+    mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
+    picked = sorted(name for name, i in lexical_picks(prompt, entries).items() if i == mine)
+    if not picked:
+        return []
+    fields = {
+        "facts.find_hint": facts.find_hint,
+        "facts.dashboard": facts.dashboard,
+        "facts.why": purpose(story),
+        "facts.deadline": facts.deadline or "",
+        "facts.note": facts.note or "",
+    }
+    if resolved.kind == "read":
+        fields["facts.record"] = " ".join(facts.record or [])
+    catalog = f"{target.name} {entries[mine]['description']}"
+
+    def shared(text: str) -> list[str]:
+        # the description matcher compares words, the bag of words stems: both count
+        stems = set(terms(catalog))
+        return sorted(w for w in words(text) if w in words(catalog) or set(terms(w)) & stems)
+
+    lent = {key: shared(text) for key, text in fields.items() if text and text in prompt}
+    lent = {key: found for key, found in lent.items() if found}
+    rest = sorted(set(shared(prompt)) - {w for found in lent.values() for w in found})
+    key = (
+        max(lent, key=lambda k: (len(lent[k]), k == "facts.find_hint"))
+        if lent
+        else "facts.record"
+        if resolved.kind == "read"
+        else "facts.find_hint"
+    )
+    said = "; ".join(f"{k} says {', '.join(repr(w) for w in found)}" for k, found in lent.items())
+    if rest:
+        said += ("; " if said else "") + (
+            f"the request itself says {', '.join(repr(w) for w in rest)} (the stated parameters"
+            + (", the recorded columns: facts.record picks them" if resolved.kind == "read" else "")
+            + ")"
+        )
+    own = [w for w in dict.fromkeys(served_text(target.widget.schema()).lower().split()) if not shared(w)]
+    return [
+        SourceError(
+            story.file,
+            key,
+            f"the Find prompt's words make '{target.name}' the pick of the {' and the '.join(picked)} among "
+            f"{app}'s catalog names and descriptions ('{target.name}': {entries[mine]['description']!r})"
+            + (f": {said}" if said else "")
+            + (
+                "; nothing the story words lends them: the request's own words do, so pick a first target whose "
+                "description shares less with what the request must say"
+                if not lent
+                else ""
+            )
+            + "; every level says the dashboard, the why and the deadline, so a word of the target's name or "
+            "description in any of them lets a word matcher find it without reading what it serves — reword "
+            f"{key} without those words"
+            + (f" (what it serves that its catalog entry does not say: {' '.join(own)})" if own else ""),
+        )
+    ]
+
+
+_MARKUP = re.compile(r"\*\*|__|`|\*")
+
+
+def _marked_up(text: str, fact: str) -> str | None:
+    """The stretch of `text` that says `fact` once its markdown emphasis is dropped, as written (None when the
+    plain text does not say it either)."""
+    plain, spans = [], []
+    for m in re.finditer(r"\*\*|__|`|\*|.", text, re.S):
+        if not _MARKUP.fullmatch(m.group(0)):
+            plain.append(m.group(0))
+            spans.append(m.start())
+    at = "".join(plain).casefold().find(fact.casefold())
+    if at < 0:
+        return None
+    return text[spans[at] : spans[at + len(fact) - 1] + 1]
+
+
+def _unmarked_tail(text: str, marked: str) -> str:
+    """What follows the last markup of `marked` to the end of its line: a phrase one run of the text holds."""
+    end = text.find(marked) + len(marked)
+    line_end = text.find("\n", end)
+    tail = _MARKUP.split(marked)[-1] + text[end : line_end if line_end >= 0 else len(text)]
+    return tail.strip().rstrip(".")
 
 
 def _option_label(param: dict[str, Any] | None, value: Any) -> str | None:
@@ -1146,17 +1282,19 @@ def _hint_verb_errors(story: Story) -> list[SourceError]:
     from certify import verb_kind
 
     hint = story.facts.find_hint
+    errors: list[SourceError] = []
     verbs = [w for w in re.findall(r"[A-Za-z][\w'-]*", hint) if verb_kind(w) is not None]
     if not verbs:
-        return []
+        return errors
     return [
+        *errors,
         SourceError(
             story.file,
             "facts.find_hint",
             f"'{hint}' holds {', '.join(repr(v) for v in dict.fromkeys(verbs))}, which the agents read as an "
             "instruction verb: the description is cut there and the Find rung finds nothing; say it without "
             "that word (e.g. 'due for rolling' for 'that need rolling')",
-        )
+        ),
     ]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from certify import asked_unit
+from certify import asked_unit, words
 
 _RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _STEP = re.compile(r"^\s*(\d+)[.)]\s+(.*)$")
@@ -173,11 +173,20 @@ def locate(text: str, fact: str, list_word: str = "list") -> Located:
     topic = _column_topic(piece, fact) if piece.kind == "row" else ""
     resolved = _resolved(text, piece, topic, fact)
     if resolved is None:
-        unit = asked_unit(text, f"{piece.position} {topic}".strip())
+        pointer = f"{piece.position} {topic}".strip()
+        unit = asked_unit(text, pointer)
+        # say why it lands there: the words the other passage shares with the pointer (often the column
+        # header an intro sentence repeats, "one standing instruction per line of work")
+        shared = sorted(words(unit or "") & words(pointer))
+        why = (
+            f" (it shares {', '.join(repr(w) for w in shared)} with the pointer '{pointer}')"
+            if shared
+            else ""
+        )
         return Located(
             None,
-            f"a reader pointed at {piece.position} lands on '{(unit or '')[:60]}' instead; "
-            "give the piece a distinct lead or first cell",
+            f"a reader pointed at {piece.position} lands on '{(unit or '')[:60]}' instead{why}; "
+            "reword that passage without those words, or give the piece a distinct lead or first cell",
         )
     return Located(resolved)
 

@@ -5,6 +5,8 @@ An overlay is a folder `overlay/` next to `personas/` and `stories/`, laid out l
     overlay/resources/<name>.md   a workspace resource (front matter: uri, title, description, planted)
     overlay/skills/<name>.json    a skill (slug, name, description, content, planted)
     overlay/prompts/<name>.md     a workspace prompt (front matter: name, description, planted)
+    overlay/lexicon.yaml          finance-lexicon entries (`entries: [{value, kind, synonyms}]`, the shape of
+                                  certify/data/finance_lexicon.yaml), merged with the world's own lexicon.yaml
 
 A file whose name is new adds a document; a file with the name of one the world has replaces it (that is how a
 handbook gains a row, a skill a step, a prompt a point or a glossary an entry: copy the file, add the piece).
@@ -25,6 +27,7 @@ from pathlib import Path
 
 OVERLAY_DIR = "overlay"
 KINDS = {"resources": ".md", "skills": ".json", "prompts": ".md"}
+LEXICON = "lexicon.yaml"
 
 
 class OverlayError(Exception):
@@ -43,10 +46,13 @@ def overlay_files(overlay: Path) -> list[Path]:
         if path.is_dir() or path.name.startswith("."):
             continue
         rel = path.relative_to(overlay)
+        if rel.parts == (LEXICON,):
+            out.append(path)
+            continue
         if len(rel.parts) != 2 or rel.parts[0] not in KINDS or path.suffix != KINDS[rel.parts[0]]:
             raise OverlayError(
-                f"{path}: not an overlay document (overlay/resources/*.md, overlay/skills/*.json or "
-                "overlay/prompts/*.md)"
+                f"{path}: not an overlay document (overlay/resources/*.md, overlay/skills/*.json, "
+                "overlay/prompts/*.md or overlay/lexicon.yaml)"
             )
         out.append(path)
     return out
@@ -85,6 +91,10 @@ def apply_overlay(base: Path, overlay: Path, cache: Path) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     cache.mkdir(parents=True, exist_ok=True)
     shutil.copytree(base, staging, copy_function=_link_or_copy)
+    lexicon = [p for p in files if p.parent == overlay and p.name == LEXICON]
+    files = [p for p in files if p not in lexicon]
+    if lexicon:
+        _merge_lexicon(staging, lexicon[0])
     for path in files:
         kind = path.parent.name
         dest = staging / _folder(Path(base), kind) / path.name
@@ -97,6 +107,28 @@ def apply_overlay(base: Path, overlay: Path, cache: Path) -> Path:
     )
     os.replace(staging, target)
     return target
+
+
+def _merge_lexicon(world: Path, added: Path) -> None:
+    """The world's lexicon.yaml extended by the overlay's entries (validated first: a bad entry names the
+    overlay's file and field). `certify.load_lexicon` then reads the merged file for every role, the shortcuts'
+    phrase guesser and `check` alike."""
+    import yaml
+
+    from certify import LexiconError, read_lexicon_file
+
+    try:
+        extra = read_lexicon_file(added)
+        dest = world / LEXICON
+        base = read_lexicon_file(dest).entries if dest.is_file() else []
+    except LexiconError as exc:
+        raise OverlayError(str(exc)) from exc
+    entries = [e.model_dump(exclude_defaults=True) for e in [*base, *extra.entries]]
+    if dest.exists():
+        dest.unlink()  # a hard link to the base world's file: write a new one
+    dest.write_text(
+        yaml.safe_dump({"entries": entries}, sort_keys=False, allow_unicode=True), encoding="utf-8"
+    )
 
 
 def _front(path: Path) -> dict:

@@ -135,6 +135,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "run_rollouts": ("certify.rollouts", "rollouts"),
     "serialise": ("certify.rollouts", "serialise"),
     "run_battery": ("certify.shortcuts", "run_battery"),
+    "lexical_picks": ("certify.shortcuts.battery", "lexical_picks"),
     "SmokeError": ("certify.smoke", "SmokeError"),
     "TASKSET_ID": ("certify.smoke", "TASKSET_ID"),
     "write": ("certify.smoke", "write"),
@@ -169,9 +170,12 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "LexiconError": ("certify.lexicon", "LexiconError"),
     "giveaways": ("certify.lexicon", "giveaways"),
     "load_lexicon": ("certify.lexicon", "load_lexicon"),
+    "read_lexicon_file": ("certify.lexicon", "read_file"),
     "word_stem": ("certify.lexicon", "stem"),
     "POLICY_NOUNS": ("certify.agents.request", "POLICY_NOUNS"),
     "reads_as_policy": ("certify.agents.request", "reads_as_policy"),
+    "description_cuts": ("certify.agents.request", "description_cuts"),
+    "description_read": ("certify.agents.request", "description_read"),
     "asked_unit": ("certify.agents.knowledge", "asked_unit"),
     "JUDGE_AUDIT_FILE": ("certify.task", "JUDGE_AUDIT_FILE"),
     "DEFAULT_JUDGE": ("certify.judge", "DEFAULT_JUDGE"),
@@ -266,6 +270,8 @@ __all__ = [
     "configurable",
     "connect",
     "current",
+    "description_cuts",
+    "description_read",
     "diff_surfaces",
     "evaluate_tasks",
     "expected_number",
@@ -279,6 +285,7 @@ __all__ = [
     "invalid_reasons",
     "judged_tasks",
     "leaked_values",
+    "lexical_picks",
     "load_calibration",
     "load_lexicon",
     "load_run",
@@ -306,6 +313,7 @@ __all__ = [
     "probe_dead_rungs",
     "prompt_faults",
     "prose_faults",
+    "read_lexicon_file",
     "reads_as_policy",
     "recertify_taskset",
     "record_audit",
@@ -378,7 +386,14 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .agents.llm import check_agents
     from .agents.parsing import parse_arguments, top_level_objects
     from .agents.reading import option_mentions, words
-    from .agents.request import POLICY_NOUNS, reads_as_policy, served_text, verb_kind
+    from .agents.request import (
+        POLICY_NOUNS,
+        description_cuts,
+        description_read,
+        reads_as_policy,
+        served_text,
+        verb_kind,
+    )
     from .agents.retrieval import BM25, terms
     from .calibration import (
         MIN_ATTEMPTS,
@@ -436,6 +451,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .judge.model import DEFAULT_CACHE_DIR
     from .judge.mutants import CASES
     from .lexicon import Lexicon, LexiconError, giveaways, load_lexicon
+    from .lexicon import read_file as read_lexicon_file
     from .lexicon import stem as word_stem
     from .lock import (
         LOCK_FILE,
@@ -472,6 +488,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .rollouts import RolloutFilter, RolloutFormat, RolloutSourceError, resolve_source, serialise
     from .rollouts import rollouts as run_rollouts
     from .shortcuts import run_battery
+    from .shortcuts.battery import lexical_picks
     from .smoke import TASKSET_ID, SmokeError, write
     from .surface import (
         MODES,

@@ -11,9 +11,9 @@ judgement of whether a text gives a value away (`giveaways`), used by both sides
 - the battery's phrase guesser picks, for a parameter the prompt leaves unsaid, the option the prompt's words
   give away — so a task whose wording leaks its value fails the shortcuts gate.
 
-A world extends the list with a `lexicon.yaml` beside its world.json (a story folder with
-`overlay/lexicon.yaml`, which the overlay copies there), in the same shape as the shipped file; its entries add
-synonyms to a value the shipped list has, or add values.
+A world extends the list with a `lexicon.yaml` beside its world.json, and a story folder with
+`overlay/lexicon.yaml` (merged into the world's by `authoring.overlay`), in the same shape as the shipped file;
+their entries add synonyms to a value the shipped list has, or add values.
 """
 
 from __future__ import annotations

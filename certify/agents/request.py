@@ -226,6 +226,18 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
 _BOUNDARY = re.compile(r"[.;:!?—–()]|\b(?:along with|as well as|plus|then|and then)\b")
 
 
+def description_cuts(text: str) -> list[str]:
+    """The marks and words in `text` at which the agents end a description (`_BOUNDARY`: a parenthesis, a colon,
+    a dash, "plus", "then" …): said inside a find hint, the Find rung reads only what follows the last of them.
+    `taskforge check` refuses a hint holding one."""
+    return list(dict.fromkeys(m.group(0) for m in _BOUNDARY.finditer(text)))
+
+
+def description_read(text: str) -> str:
+    """What the agents read of a description said as `text`: the words after its last cut."""
+    return _BOUNDARY.split(text)[-1].strip(" ,")
+
+
 def described_spans(
     request: Request, origins: list[str], apps: list[str], named: list[Target]
 ) -> list[tuple[int, int, str, list[str]]]:

@@ -244,12 +244,35 @@ class DescriptionMatcher(Generic):
     def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
         named = self.named()
         said = {(w.get("origin"), w.get("widget_id")) for w in named}
-        plain = words(strip_asides(self.prompt))
         pool = [w for w in self.scope() if (w.get("origin"), w.get("widget_id")) not in said]
-        scores = [len(plain & words(f"{w.get('name')} {w.get('description')}")) for w in pool]
-        best = [pool[scores.index(max(scores))]] if scores and max(scores) > 0 else []
-        plans = yield from self.plans_for(named + best)
+        pick = description_pick(self.prompt, pool)
+        plans = yield from self.plans_for(named + ([pool[pick]] if pick is not None else []))
         return plans
+
+
+def description_pick(prompt: str, entries: list[dict[str, Any]]) -> int | None:
+    """The entry (`{name, description}`) the description matcher takes for a prompt: the most words shared
+    with its name and description once the prompt's asides are dropped (the first of a tie), None when none
+    shares a word. One home: `taskforge check` asks it of the text a Find prompt will carry."""
+    plain = words(strip_asides(prompt))
+    scores = [len(plain & words(f"{w.get('name')} {w.get('description')}")) for w in entries]
+    return scores.index(max(scores)) if scores and max(scores) > 0 else None
+
+
+def bag_of_words_pick(prompt: str, entries: list[dict[str, Any]]) -> int | None:
+    """The entry the bag-of-words shortcut takes for the widget a prompt describes: the best BM25 score of the
+    whole prompt over names and descriptions (the first of a tie), None when none shares a word."""
+    order = ranked(prompt, [f"{w.get('name')} {w.get('description')}" for w in entries])
+    return order[0] if order else None
+
+
+def lexical_picks(prompt: str, entries: list[dict[str, Any]]) -> dict[str, int]:
+    """Which catalog entry each shortcut that reads words (not schemas) would take for the described widget."""
+    picks = {
+        "bag_of_words": bag_of_words_pick(prompt, entries),
+        "description_matcher": description_pick(prompt, entries),
+    }
+    return {name: i for name, i in picks.items() if i is not None}
 
 
 def strip_asides(text: str) -> str:

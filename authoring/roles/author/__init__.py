@@ -29,7 +29,7 @@ from .analysis import prompt_word_limit
 from .context import AuthorContext, AuthorDriver, AuthoringError, Draft, own_deadlines, story_setup
 from .llm_author import AUTHOR_TOOLS, TOOLS, LLMAuthor
 from .phrasebook import MAX_PROMPT_WORDS
-from .rules import RuleAuthor, compile_level, rule_drafts
+from .rules import RuleAuthor, compile_level, first_prompt, rule_drafts
 
 __all__ = [
     "AUTHOR_TOOLS",
@@ -42,6 +42,7 @@ __all__ = [
     "LLMAuthor",
     "RuleAuthor",
     "compile_level",
+    "first_prompt",
     "own_deadlines",
     "prompt_word_limit",
     "rule_drafts",

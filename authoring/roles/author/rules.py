@@ -98,30 +98,60 @@ def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
         return bool(pool.submit(asyncio.run, coroutine).result().passed)
 
 
-def rule_drafts(world: Any, checked: Any) -> list[Task]:
-    """Every level of every story a `check` resolved (`authoring.checks.PersonaCheck`), as the rule author
-    compiles it before any gate, with the standard defaults and the world's first `*workspace-a` baseline (else its first): what
-    the phrasebook itself writes, for measuring the requests (the prose faults script and its tests)."""
+def draft_context(
+    world: Any,
+    source: Any,
+    resolved: Any,
+    siblings: tuple[str, ...],
+    backends: list[str],
+    deadlines: tuple[str, ...] = (),
+) -> AuthorContext:
+    """The rule author's context for one resolved story as a first run sets it up before any gate: the standard
+    defaults and the world's first `*workspace-a` baseline ('' — a bare workspace — when it has none, as a run's
+    default is: `authoring.taskset.default_baseline`); `deadlines` the persona's stories that name their own
+    (`own_deadlines`), so the persona's deadlines rotate around them as a run's do."""
     from ...taskset import STANDARD_DEFAULTS
 
-    baselines = sorted(world.baselines)
-    baseline = next((b for b in baselines if b.endswith("workspace-a")), baselines[0] if baselines else "")
+    baseline = next((b for b in sorted(world.baselines) if b.endswith("workspace-a")), "")
+    return AuthorContext(
+        world,
+        source,
+        resolved,
+        baseline,
+        backends,
+        sorted(world.skills),
+        siblings,
+        STANDARD_DEFAULTS,
+        deadlines,
+    )
+
+
+def rule_drafts(world: Any, checked: Any) -> list[Task]:
+    """Every level of every story a `check` resolved (`authoring.checks.PersonaCheck`), as the rule author
+    compiles it before any gate (`draft_context`): what the phrasebook itself writes, for measuring the requests
+    (the prose faults script and its tests) and for `check`'s reading of the Find prompts."""
+    from ...taskset import STANDARD_DEFAULTS
+
     siblings = tuple(r.story.slug for r in checked.resolved)
     author = RuleAuthor()
     tasks: list[Task] = []
     for resolved in checked.resolved:
-        ctx = AuthorContext(
+        ctx = draft_context(
             world,
             checked.source,
             resolved,
-            baseline,
-            list(world.default_backends),
-            sorted(world.skills),
             siblings,
-            STANDARD_DEFAULTS,
+            list(world.default_backends),
             own_deadlines(checked.resolved),
         )
         for level in range(5):
             raw = author.draft(ctx, level, [], []).task
             tasks.append(parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS))
     return tasks
+
+
+def first_prompt(world: Any, checked: Any, resolved: Any, level: int, backends: list[str]) -> str:
+    """The request the rule author's first round writes for one level of a resolved story."""
+    siblings = tuple(r.story.slug for r in checked.resolved)
+    ctx = draft_context(world, checked.source, resolved, siblings, backends, own_deadlines(checked.resolved))
+    return str(RuleAuthor().draft(ctx, level, [], []).task["prompt"])
