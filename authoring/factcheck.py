@@ -1080,6 +1080,20 @@ def _findability_errors(
                     "market')",
                 )
             )
+    tied = [pool[i] for i, score in ranked[1:] if ranked and score == ranked[0][1]]
+    repaired = story.facts.kind == "repair" or (story.facts.kind is None and bool(story.facts.seeded_wrong))
+    if top is not None and top.widget_id == target.widget_id and tied and not repaired:
+        # at a tie the rung takes whichever comes first, so finding the target would be the catalog's order (a
+        # repair's board is seeded without a widget that ties with its target, `seeding._still_found`)
+        errors.append(
+            SourceError(
+                story.file,
+                "facts.find_hint",
+                f"'{hint}' matches '{tied[0].name}' ({served_text(tied[0].schema())}) in {app} as well as "
+                f"'{target.name}' by what they serve, so an agent finding it by content has a coin to toss; add a "
+                f"word of what only the target serves: {served_text(target.widget.schema())}",
+            )
+        )
     if top is None or top.widget_id != target.widget_id:
         found = f"'{top.name}' ({served_text(top.schema())})" if top is not None else "no widget"
         errors.append(

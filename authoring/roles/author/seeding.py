@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from certify import BM25, served_text
 from simulator import WidgetDef, option_values, value_allowed
 
 from ...factcheck import ResolvedTarget
@@ -154,7 +155,13 @@ def seed_board(level: Level) -> Board:
                 if other is not None:
                     wrong[key] = other
             stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, wrong))
-        found = _decoy(level)
+        # the decoy sits on the board at every level (the graded core stays constant), and one serving the find
+        # description as well as the target would make Find a coin toss, so such a widget is passed over
+        passed: set[str] = set()
+        while (found := _decoy(level, frozenset(passed))) is not None and not _still_found(
+            level, [s.targets[0].widget_id, found[0]]
+        ):
+            passed.add(found[0])
         if found is not None:
             decoy = placing.widget("decoy", *found)
             if level.number == 1:
@@ -163,11 +170,14 @@ def seed_board(level: Level) -> Board:
                 # look-alikes (each taking the stated values, each to stay as seeded) and the drawn order
                 # leaves a fixed position right about once in FIND_BOARD tasks.
                 seen = {found[0]}
+                board_ids = [s.targets[0].widget_id, found[0]]
                 while len(placing.widgets) < FIND_BOARD and (
                     more := _decoy(level, frozenset(seen), own_app=True)
                 ):
                     seen.add(more[0])
-                    lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
+                    if _still_found(level, [*board_ids, more[0]]):
+                        board_ids.append(more[0])
+                        lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
@@ -282,6 +292,26 @@ def _twin_params(level: Level) -> dict[str, Any] | None:
             if s.kind != "repair":
                 break
     return twin if changed else None
+
+
+def _still_found(level: Level, widget_ids: list[str]) -> bool:
+    """Whether the Find rung, ranking the board's widgets by what they serve (BM25 over `served_text`, as
+    `certify.agents.request.find_described` does among what is placed), still puts the target first for each
+    description the rule author may say: a look-alike or decoy is there to defeat positional and signature rules,
+    and one that serves the description as well or better would change the answer instead. Without a description
+    (a level that names its target) nothing is ranked."""
+    t0 = level.first
+    fixture = level.fixture(t0.origin)
+    hints = [h for h in (level.story.find_hints or [level.story.find_hint]) if h]
+    if fixture is None or not hints:
+        return True
+    served = [served_text(fixture.catalog.widgets[w].schema()) for w in widget_ids]
+    index = BM25(served)
+    # the target alone at the top: at a tie the rung takes whichever is placed first, and the draw decides that
+    return all(
+        (ranked := index.rank(h)) and ranked[0][0] == 0 and (len(ranked) == 1 or ranked[1][1] < ranked[0][1])
+        for h in hints
+    )
 
 
 def _decoy(
