@@ -373,3 +373,44 @@ def test_a_row_the_reader_cannot_land_on_names_the_words_that_lead_it_away(tmp_p
         "lands on 'The stewardship team keeps one standing instruction per line' instead (it shares" in said
     )
     assert "'reviews'" in said and "reword that passage without those words" in said
+
+
+def test_a_find_board_holds_no_widget_that_serves_the_description_as_well_as_the_target():
+    """theme_engagement's hint ('each ticker's purity score … over the period') ties Theme Baskets with Valuation
+    Outliers on what they serve ('score' for 'Z Score'); the Find rung takes the first placed of a tie and a Find
+    target never sits first, so such a widget is no decoy or look-alike there: ladder-1 repairs the target."""
+    from authoring.checks import check_persona
+    from authoring.overlay import world_for
+    from authoring.roles.author import rule_drafts
+    from certify import BM25, served_text
+    from certify.counterfactual import play
+    from certify.grader import grade
+    from simulator import World
+
+    world = World.load(world_for(ROUND2_REVISED, None))
+    report = check_persona(ROUND2_REVISED, "stewardship_analyst", world)
+    [task] = [t for t in rule_drafts(world, report) if t.id == "theme_engagement_level1"]
+    fixture = world.fixture_of("Tidewell Enterprise")
+    assert fixture is not None
+    placed = [w.widget_id for w in task.setup.initial_state.dashboard.widgets]
+    target = "thematic_research_lab_themes_theme_baskets"
+    assert target in placed and len(placed) > 2
+    ranked = BM25([served_text(fixture.catalog.widgets[w].schema()) for w in placed]).rank(
+        "each ticker's purity score for an investment idea over the period"
+    )
+    assert placed[ranked[0][0]] == target and ranked[1][1] < ranked[0][1]
+    assert "thematic_research_lab_screens_valuation_outliers" not in placed
+    assert grade(task, play(world, task, "ladder-1")).passed
+
+
+def test_check_refuses_a_hint_that_ties_its_target_with_another_widget():
+    """An add's or read's target found by content at a tie is found by the catalog's order: check says so."""
+    from authoring.checks import check_persona
+    from authoring.overlay import world_for
+    from simulator import World
+
+    world = World.load(world_for(ROUND2_REVISED, None))
+    report = check_persona(ROUND2_REVISED, "stewardship_analyst", world)
+    [error] = [e for e in report.ladder_errors if "coin to toss" in str(e)]
+    assert Path(error.file).stem == "entitlement_check" and error.key == "facts.find_hint"
+    assert "'Election Exposure'" in str(error) and "'Record Date Holdings'" in str(error)
