@@ -157,11 +157,15 @@ def seed_board(level: Level) -> Board:
             stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, wrong))
         # the decoy sits on the board at every level (the graded core stays constant), and one serving the find
         # description as well as the target would make Find a coin toss, so such a widget is passed over
+        # (when every candidate ties, the first is still seeded: without a decoy the stated values alone would
+        # single the target out)
+        first = _decoy(level)
         passed: set[str] = set()
         while (found := _decoy(level, frozenset(passed))) is not None and not _still_found(
             level, [s.targets[0].widget_id, found[0]]
         ):
             passed.add(found[0])
+        found = found or first
         if found is not None:
             decoy = placing.widget("decoy", *found)
             if level.number == 1:
