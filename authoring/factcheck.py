@@ -988,15 +988,10 @@ def content_hints(world: World, story: Story, target: ResolvedTarget, backends: 
 
 
 def _served_parts(schema: dict[str, Any]) -> list[str]:
-    """What a widget serves, part by part (each column header, each filter label), as `served_text` joins it."""
-    parts: list[str] = []
-    table = (schema.get("schema_data") or {}).get("table") or {}
-    for column in table.get("columnsDefs") or []:
-        if isinstance(column, dict):
-            parts.append(str(column.get("headerName") or column.get("field") or ""))
-    for param in schema.get("params") or []:
-        if isinstance(param, dict):
-            parts.append(str(param.get("label") or param.get("paramName") or ""))
+    """What a widget serves, part by part (`certify.served_parts`), each without a bracketed unit."""
+    from certify import served_parts
+
+    parts = served_parts(schema)
     # a bracketed unit ("Revenue ($M)") would cut the phrase the agents read: the words before it are the part
     return list(dict.fromkeys(re.sub(r"\s*\(.*?\)", "", p).strip() for p in parts if p.strip()))
 

@@ -165,6 +165,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "WorkspaceHost": ("certify.workspace_server", "WorkspaceHost"),
     "bare_setup": ("certify.workspace_server", "bare_setup"),
     "verb_kind": ("certify.agents.request", "verb_kind"),
+    "served_parts": ("certify.agents.request", "served_parts"),
     "served_text": ("certify.agents.request", "served_text"),
     "Lexicon": ("certify.lexicon", "Lexicon"),
     "LexiconError": ("certify.lexicon", "LexiconError"),
@@ -341,6 +342,7 @@ __all__ = [
     "save_surface",
     "select_tasks",
     "serialise",
+    "served_parts",
     "served_text",
     "sha256_text",
     "simulator_surface",
@@ -391,6 +393,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
         description_cuts,
         description_read,
         reads_as_policy,
+        served_parts,
         served_text,
         verb_kind,
     )

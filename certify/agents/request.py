@@ -322,6 +322,12 @@ def described_pools(
 def served_text(schema: dict[str, Any]) -> str:
     """What a widget serves, as words: its columns' headers and the labels of what it can be filtered by. Find matches a description against this, not against the catalog's own
     description: the person describes what they want to see, and that is what the schema says is served."""
+    return " ".join(served_parts(schema))
+
+
+def served_parts(schema: dict[str, Any]) -> list[str]:
+    """What a widget serves, part by part (each column header, then each filter label, once each): the pieces
+    `served_text` joins, and what a content description is coined from."""
     parts: list[str] = []
     table = (schema.get("schema_data") or {}).get("table") or {}
     for column in table.get("columnsDefs") or []:
@@ -330,7 +336,7 @@ def served_text(schema: dict[str, Any]) -> str:
     for param in schema.get("params") or []:
         if isinstance(param, dict):
             parts.append(str(param.get("label") or param.get("paramName") or ""))
-    return " ".join(dict.fromkeys(p for p in parts if p))
+    return list(dict.fromkeys(p for p in parts if p))
 
 
 def find_described(
