@@ -15,6 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .requires import one_of, together
 from .suggest import did_you_mean, nearest
 from .voicecheck import voice_errors
 
@@ -121,12 +122,8 @@ class GovernanceFact(_Strict):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> GovernanceFact:
-        if sum(v is not None for v in (self.skill, self.resource, self.prompt)) != 1:
-            raise ValueError("give exactly one of skill, resource or prompt")
-        if (self.fact is None) != (self.sets is None):
-            raise ValueError(
-                "give fact and sets together: the planted phrase and what it sets (a parameter or tab)"
-            )
+        one_of(self, ("skill", "resource", "prompt"))
+        together(self, ("fact", "sets"), "the planted phrase and what it sets (a parameter or tab)")
         return self
 
 

@@ -22,6 +22,7 @@ from pydantic import ConfigDict, Field, model_validator
 from certify import Defect, Task, TaskFileError, Trial, parse_task
 from simulator import World
 
+from ..requires import needs
 from .llm import Endpoint, RejectedReply, RoleReply, clip, standard_defaults
 from .prompts import render_prompt
 
@@ -183,18 +184,18 @@ SkillName = Literal["task-author", "task-validator", "task-level-fairness", "tas
 
 class FixerReply(RoleReply):
     action: Literal["patch", "escalate"]
-    patch: list[JsonPatchOp] = Field(default_factory=list)
-    repaired: str | None = None
-    lesson: str | None = None
-    skill: SkillName | None = None
-    reason: str | None = None
+    patch: list[JsonPatchOp] = Field(default_factory=list, description="with patch: the RFC 6902 operations")
+    repaired: str | None = Field(default=None, description="with patch: what changed, one line")
+    lesson: str | None = Field(default=None, description="with patch: <defect> → <rule for future authors>")
+    skill: SkillName | None = Field(
+        default=None, description="with patch: the skill the lesson is appended to"
+    )
+    reason: str | None = Field(default=None, description="with escalate: why no patch can repair the defect")
 
     @model_validator(mode="after")
     def _complete(self) -> FixerReply:
         if self.action == "patch":
-            missing = [k for k in ("patch", "repaired", "lesson", "skill") if not getattr(self, k)]
-            if missing:
-                raise ValueError(f"a patch needs {', '.join(missing)}")
+            needs(self, "a patch", ("patch", "repaired", "lesson", "skill"))
         elif not self.reason:
             raise ValueError("an escalation needs a reason")
         return self
