@@ -43,13 +43,52 @@ from certify.trial import run_trial  # noqa: E402
 from tests.model_server import ModelServer, completion  # noqa: E402
 
 CHARS_PER_TOKEN = 4
+DEFINITIONS = """\
+How a request is measured: as a provider's prefix cache sees it, the tool schemas first (a chat template renders
+them into the system turn), then each message in order as compact JSON (so a tool result, a string inside its
+message, is counted with its escapes); a token is four characters. Shares are of the input tokens of all the
+trials of a level, each request's tokens counted once per request.
+- episode: the tokens of each request that begin it exactly as the request before it in the same trial began
+  (byte for byte); a trial's first request counts as unshared. `uncached` in the first table is the rest.
+- ceiling: the most `episode` could be for these trials: requests only grow (the history is appended, never
+  rewritten), so what a trial leaves unshared is at least its last request, at least its mean request: 1 - 1/N.
+- runs: `episode`, plus each first request's system prompt and tool schemas when the trial run before it began
+  with the same bytes (they are the same for every task, so a provider's cache keeps them across a run)."""
 
 
 def rendered(body: dict[str, Any]) -> str:
     """The request as the model's prompt is laid out: tools first, then the messages in order."""
-    parts = [json.dumps(body.get("tools") or [], separators=(",", ":"), ensure_ascii=False)]
-    parts += [json.dumps(m, separators=(",", ":"), ensure_ascii=False) for m in body["messages"]]
-    return "\n".join(parts)
+    return "\n".join(text for _, text in parts(body))
+
+
+def parts(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The request's parts in prompt order, each with what it is: the stable prefix (tool schemas, system
+    prompt), the task's first message, the model's replies, each tool's results (by tool)."""
+    out = [("prefix", json.dumps(body.get("tools") or [], separators=(",", ":"), ensure_ascii=False))]
+    called: dict[str, str] = {}
+    for n, m in enumerate(body["messages"]):
+        text = json.dumps(m, separators=(",", ":"), ensure_ascii=False)
+        if m["role"] == "system":
+            out.append(("prefix", text))
+        elif m["role"] == "assistant":
+            called.update({c["id"]: c["function"]["name"] for c in m.get("tool_calls") or []})
+            out.append(("model", text))
+        elif m["role"] == "tool":
+            out.append((called.get(m.get("tool_call_id", ""), "tool"), text))
+        elif m["role"] == "user" and n == 1:
+            out.append(("task", text))
+        else:  # a json-mode result, or a nudge: said by the tool it answers when the model's reply named one
+            out.append((_json_tool(body["messages"][n - 1]) or "user", text))
+    return out
+
+
+def _json_tool(reply: dict[str, Any]) -> str | None:
+    """The tool a json-mode reply called (the result that follows is that tool's), if it parses."""
+    try:
+        action = json.loads(reply.get("content") or "")
+    except (TypeError, ValueError):
+        return None
+    return str(action.get("tool")) if isinstance(action, dict) and action.get("tool") else None
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -82,6 +121,12 @@ async def measure(world, task, mode: str) -> dict[str, Any]:
     texts = [rendered(b) for b in bodies]
     total = sum(len(t) for t in texts)
     shared = sum(common_prefix(prev, cur) for prev, cur in itertools.pairwise(texts))
+    # what the unshared characters are: no request rewrites the one before, so they are the last request's
+    # (the first request's prefix aside, which `runs` counts as shared with the trial before)
+    unshared: dict[str, float] = {}
+    if texts and all(cur.startswith(prev) for prev, cur in itertools.pairwise(texts)):
+        for what, text in parts(bodies[-1]):
+            unshared[what] = unshared.get(what, 0) + (len(text) + 1) / CHARS_PER_TOKEN
     return {
         "task_id": task.id,
         "level": task.difficulty,
@@ -91,6 +136,7 @@ async def measure(world, task, mode: str) -> dict[str, Any]:
         "uncached_tokens": (total - shared) / CHARS_PER_TOKEN,
         "prefix_share": shared / total if total else 0.0,
         "first": texts[0] if texts else "",
+        "unshared": unshared,
     }
 
 
@@ -108,7 +154,27 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "prefix_share_ceiling": round(1 - mean_request / total, 4),
         "prefix_share_across_trials": round((episode + sum(r["across_tokens"] for r in rows)) / total, 4),
         "median_requests": statistics.median(r["requests"] for r in rows),
+        # across a run, by what it is: the tokens no cache can serve (the `runs` share's complement)
+        "unshared_by_part": _by_part(rows),
+        # the most a trial could leave uncached for `runs` to be 90%, and what it leaves (medians)
+        "median_uncached_for_90": round(statistics.median(r["input_tokens"] / 10 for r in rows)),
+        "median_uncached_across_trials": round(
+            statistics.median(r["uncached_tokens"] - r["across_tokens"] for r in rows)
+        ),
     }
+
+
+def _by_part(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The share of the run's unshared tokens each part holds (the prefix's part is what the first trial, or a
+    trial after a different prefix, sends anew)."""
+    sums: dict[str, float] = {}
+    for r in rows:
+        for what, tokens in r["unshared"].items():
+            sums[what] = sums.get(what, 0) + tokens
+        sums["prefix"] = sums.get("prefix", 0) - r["across_tokens"]
+    total = sum(sums.values())
+    ranked = sorted(sums.items(), key=lambda kv: -kv[1])
+    return {k: round(v / total, 4) for k, v in ranked if total and round(v / total, 4) > 0}
 
 
 def main() -> int:
@@ -150,11 +216,17 @@ def main() -> int:
             f"{s['median_uncached_tokens']:>9} {s['median_requests']:>8} {s['prefix_share']:>8.1%} "
             f"{s['prefix_share_ceiling']:>8.1%} {s['prefix_share_across_trials']:>6.1%}"
         )
+    print()
+    print(DEFINITIONS)
+    print()
+    print("what no cache serves across a run (runs' complement), by part, and how far a trial is from 90%:")
+    print(f"{'':8} {'uncached':>9} {'for 90%':>8}  largest parts of the unshared tokens")
+    for name, s in [*report["levels"].items(), ("all", report["all"])]:
+        top = ", ".join(f"{k} {v:.0%}" for k, v in list(s["unshared_by_part"].items())[:5])
+        print(f"{name:8} {s['median_uncached_across_trials']:>9} {s['median_uncached_for_90']:>8}  {top}")
     print(
-        "share of input tokens in a stable prefix — episode: shared with the request before in the same trial "
-        "(uncached = the rest); ceiling: the most `episode` can be with N requests a trial (1 - 1/N, history "
-        "appended, never rewritten); runs: also counting the first request's system prompt and tool schemas, "
-        "the same for every task, as shared with the trial run before it"
+        "uncached: median tokens a trial sends that its own earlier requests and the trial before do not; "
+        "for 90%: a tenth of its input tokens (median), the most it could leave uncached for a 90% share"
     )
     failed = report["all"]["trials"] - report["all"]["passed"]
     if failed:

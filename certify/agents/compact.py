@@ -137,6 +137,8 @@ def _wire(value: Any) -> str:
 def dumps(value: Any) -> str:
     """The compact wire form of a result: tables for lists of records, no whitespace."""
     return json.dumps(tabulate(value), ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def compact_schema(node: Any) -> Any:
     """A tool's argument schema in its shorter equivalent form: an optional value pydantic spells
     `{"anyOf": [{"type": T}, {"type": "null"}], "default": null}` becomes `{"type": [T, "null"]}` (the same
