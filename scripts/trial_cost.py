@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import itertools
 import json
 import statistics
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +112,65 @@ def play(task, mode: str) -> list[Any]:
     return [completion(json.dumps({"tool": t, "args": a})) for t, a in steps]
 
 
-async def measure(world, task, mode: str) -> dict[str, Any]:
+class Template:
+    """A llama.cpp server's own rendering of a request (its chat template, the tools included: /apply-template)
+    and its tokenizer (/tokenize): the prompt and the tokens its prefix cache compares, instead of compact JSON
+    at four characters a token."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/").removesuffix("/v1")
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        request = urllib.request.Request(
+            f"{self.url}{path}", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=600) as reply:
+            return json.loads(reply.read())
+
+    def render(self, body: dict[str, Any]) -> bytes:
+        request = {k: body[k] for k in ("messages", "tools") if body.get(k)}
+        return str(self.post("/apply-template", request)["prompt"]).encode()
+
+    def ends(self, prompt: bytes) -> list[int]:
+        """Where each token of `prompt` ends, in bytes (from the pieces the tokenizer returns)."""
+        reply = self.post(
+            "/tokenize", {"content": prompt.decode(), "add_special": False, "with_pieces": True}
+        )
+        ends, at = [], 0
+        for token in reply["tokens"]:
+            piece = token["piece"]
+            at += len(piece.encode()) if isinstance(piece, str) else len(piece)
+            ends.append(at)
+        if at != len(prompt):
+            raise SystemExit(f"{self.url}/tokenize: the pieces make {at} bytes, the prompt {len(prompt)}")
+        return ends
+
+
+def prefix_measure(texts: list[Any], template: Template | None) -> tuple[float, float, Any]:
+    """(input tokens, shared tokens, tokens(n): the tokens in the first n units of the last text) of one
+    trial's requests, each compared with the one before."""
+    if template is None:
+        return (
+            sum(len(t) for t in texts) / CHARS_PER_TOKEN,
+            sum(common_prefix(a, b) for a, b in itertools.pairwise(texts)) / CHARS_PER_TOKEN,
+            lambda n: n / CHARS_PER_TOKEN,
+        )
+    # one tokenisation per trial: every request is a prefix of the last (the history is only appended; checked)
+    if not all(b.startswith(a) for a, b in itertools.pairwise(texts)):
+        raise SystemExit("a request rewrote the one before it: its tokens cannot be read off the last one's")
+    ends = template.ends(texts[-1])
+
+    def tokens(n: int) -> float:
+        return float(bisect.bisect_right(ends, n))
+
+    return (
+        sum(tokens(len(t)) for t in texts),
+        sum(tokens(common_prefix(a, b)) for a, b in itertools.pairwise(texts)),
+        tokens,
+    )
+
+
+async def measure(world, task, mode: str, template: Template | None = None) -> dict[str, Any]:
     with ModelServer(play(task, mode)) as server:
         agent = OpenAIAgent(LLMConfig(model="stub-model", base_url=server.base_url, api_key="k", mode=mode))
         try:
@@ -118,13 +178,13 @@ async def measure(world, task, mode: str) -> dict[str, Any]:
         finally:
             await agent.aclose()
         bodies = list(server.requests)
-    texts = [rendered(b) for b in bodies]
-    total = sum(len(t) for t in texts)
-    shared = sum(common_prefix(prev, cur) for prev, cur in itertools.pairwise(texts))
-    # what the unshared characters are: no request rewrites the one before, so they are the last request's
-    # (the first request's prefix aside, which `runs` counts as shared with the trial before)
+    texts: list[Any] = [rendered(b) if template is None else template.render(b) for b in bodies]
+    total, shared, tokens = prefix_measure(texts, template)
+    # what the unshared characters are (in compact JSON): no request rewrites the one before, so they are the
+    # last request's (the first request's prefix aside, which `runs` counts as shared with the trial before)
     unshared: dict[str, float] = {}
-    if texts and all(cur.startswith(prev) for prev, cur in itertools.pairwise(texts)):
+    json_texts = [rendered(b) for b in bodies]
+    if json_texts and all(cur.startswith(prev) for prev, cur in itertools.pairwise(json_texts)):
         for what, text in parts(bodies[-1]):
             unshared[what] = unshared.get(what, 0) + (len(text) + 1) / CHARS_PER_TOKEN
     return {
@@ -132,10 +192,12 @@ async def measure(world, task, mode: str) -> dict[str, Any]:
         "level": task.difficulty,
         "passed": bool(trial.passed),
         "requests": len(bodies),
-        "input_tokens": total / CHARS_PER_TOKEN,
-        "uncached_tokens": (total - shared) / CHARS_PER_TOKEN,
+        "input_tokens": total,
+        "uncached_tokens": total - shared,
         "prefix_share": shared / total if total else 0.0,
         "first": texts[0] if texts else "",
+        "first_json": json_texts[0] if json_texts else "",
+        "tokens": tokens,
         "unshared": unshared,
     }
 
@@ -171,7 +233,7 @@ def _by_part(rows: list[dict[str, Any]]) -> dict[str, float]:
     for r in rows:
         for what, tokens in r["unshared"].items():
             sums[what] = sums.get(what, 0) + tokens
-        sums["prefix"] = sums.get("prefix", 0) - r["across_tokens"]
+        sums["prefix"] = sums.get("prefix", 0) - r["across_json"]
     total = sum(sums.values())
     ranked = sorted(sums.items(), key=lambda kv: -kv[1])
     return {k: round(v / total, 4) for k, v in ranked if total and round(v / total, 4) > 0}
@@ -183,18 +245,27 @@ def main() -> int:
     parser.add_argument("--mode", choices=("tools", "json"), default="tools")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--template",
+        metavar="URL",
+        help="a llama.cpp server (e.g. scripts/local-model start): measure each request as its chat template "
+        "renders it and its tokenizer counts it, instead of compact JSON at four characters a token",
+    )
     args = parser.parse_args()
+    template = Template(args.template) if args.template else None
     loaded = TaskSet.load(args.taskset)
     world = loaded.world(None)
     tasks = select_tasks(args.taskset)[: args.limit]
-    rows = [asyncio.run(measure(world, t, args.mode)) for t in tasks]
+    rows = [asyncio.run(measure(world, t, args.mode, template)) for t in tasks]
     # Within an episode no request rewrites the one before it: what is not shared is the first request and each
     # turn's new content. Trials run back to back share more: the first request's system prompt and tool schemas,
     # the same for every task, which a provider's cache keeps across trials. Said apart, as the `runs` figure.
-    previous = ""
+    previous: Any = rows[0]["first"][:0] if rows else ""
+    previous_json = ""
     for r in rows:
-        r["across_tokens"] = common_prefix(previous, r["first"]) / CHARS_PER_TOKEN
-        previous = r.pop("first")
+        r["across_tokens"] = r.pop("tokens")(common_prefix(previous, r["first"]))
+        r["across_json"] = common_prefix(previous_json, r["first_json"]) / CHARS_PER_TOKEN
+        previous, previous_json = r.pop("first"), r.pop("first_json")
     levels = sorted({r["level"] for r in rows})
     report = {
         "mode": args.mode,
@@ -208,7 +279,8 @@ def main() -> int:
         f"{'':8} {'trials':>6} {'median in':>10} {'max in':>9} {'uncached':>9} {'requests':>8} "
         f"{'episode':>8} {'ceiling':>8} {'runs':>6}"
     )
-    print(f"input tokens per perfect trial ({args.mode} mode, {args.taskset}, ~4 characters a token)")
+    unit = f"tokens of {args.template}'s template" if args.template else "~4 characters a token"
+    print(f"input tokens per perfect trial ({args.mode} mode, {args.taskset}, {unit})")
     print(head)
     for name, s in [*report["levels"].items(), ("all", report["all"])]:
         print(
