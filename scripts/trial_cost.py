@@ -155,18 +155,18 @@ def prefix_measure(texts: list[Any], template: Template | None) -> tuple[float, 
             sum(common_prefix(a, b) for a, b in itertools.pairwise(texts)) / CHARS_PER_TOKEN,
             lambda n: n / CHARS_PER_TOKEN,
         )
-    # one tokenisation per trial: every request is a prefix of the last (the history is only appended; checked)
-    if not all(b.startswith(a) for a, b in itertools.pairwise(texts)):
-        raise SystemExit("a request rewrote the one before it: its tokens cannot be read off the last one's")
-    ends = template.ends(texts[-1])
+    # one tokenisation per trial when every request is a prefix of the last (the history only appended), else
+    # one per request; a shared prefix is counted in the tokens of the request that repeats it
+    appended = all(b.startswith(a) for a, b in itertools.pairwise(texts))
+    ends = [template.ends(texts[-1])] * len(texts) if appended else [template.ends(t) for t in texts]
 
-    def tokens(n: int) -> float:
-        return float(bisect.bisect_right(ends, n))
+    def upto(n: int, of: int = -1) -> float:
+        return float(bisect.bisect_right(ends[of], n))
 
     return (
-        sum(tokens(len(t)) for t in texts),
-        sum(tokens(common_prefix(a, b)) for a, b in itertools.pairwise(texts)),
-        tokens,
+        sum(upto(len(t), i) for i, t in enumerate(texts)),
+        sum(upto(common_prefix(texts[i - 1], texts[i]), i) for i in range(1, len(texts))),
+        upto,
     )
 
 
