@@ -1,12 +1,17 @@
 """Tool results as the openai:<model> agent sends them: the same envelope, serialised compactly.
 
 Most of an episode's input tokens are tool results resent with every request (a listing of a world's widget
-catalog is tens of thousands of characters, most of it the same six keys repeated on every record). A list of
+catalog is tens of thousands of characters, most of it the same keys repeated on every record). A list of
 records that share their keys is sent as a table, `{"columns": [keys], "rows": [[values], ...]}`: every value is
-kept, in order, and only the repeated keys go; a column whose value is the same on every row is said once, in
-`"all": {key: value}`, and left out of the rows (a catalog listing's origin and backend, 15% of it). Nothing else
-changes: the workspace returns the same envelope,
-the trial records it whole and grading reads that; the system prompt tells the model how to read a table.
+kept, in order, and only the repeated keys go. Three more things are said once instead of on every row, each
+only when it is shorter:
+- `"all": {key: value}`: a column whose value is the same on every row (a catalog listing's origin and backend);
+- `"same": {key: other}`: a column equal to another column on every row (an option's label and its value);
+- `"groups": [{"all": {key: value}, "rows": [...]}, ...]` in place of `"rows"`: consecutive rows that share the
+  values of some columns (a listing's category, which the catalog keeps in runs), those values said once a run.
+Nothing else changes: the workspace returns the same envelope, the trial records it whole and grading reads that;
+the system prompt tells the model how to read a table (TABLE_NOTE), and `untabulate` is that reading, so a test
+can prove a result comes back exactly as the workspace returned it.
 """
 
 from __future__ import annotations
@@ -16,16 +21,21 @@ from typing import Any
 
 # A list of this many records or more becomes a table; shorter ones read better as they are.
 MIN_ROWS = 3
+# A column is grouped on only when its runs hold this many rows on average (fewer: the per-group keys cost more).
+MIN_GROUP_ROWS = 2
 TABLE_NOTE = (
     'A list of records in a result may come as a table, {"columns": [names], "rows": [[values], ...]}: each row '
-    "is one record, its values in the columns' order; a table's \"all\" holds the fields every record has "
-    "with the same value."
+    "is one record, its values in the columns' order. A table's \"all\" holds the fields every record has with "
+    'the same value; its "same" maps a field to the field it equals in every record; "groups" in place of '
+    '"rows" lists consecutive records in groups, {"all": {...}, "rows": [...]}, a group\'s "all" holding the '
+    "fields its records share."
 )
+TABLE_KEYS = ({"columns", "rows"}, {"columns", "groups"})
 
 
 def tabulate(value: Any) -> Any:
     """`value` with every list of at least MIN_ROWS records that share the same keys (in the same order) as a
-    table, the columns equal on every row said once under "all"; records whose keys differ stay as they are."""
+    table (see the module's docstring); records whose keys differ stay as they are."""
     if isinstance(value, dict):
         return {k: tabulate(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -33,17 +43,90 @@ def tabulate(value: Any) -> Any:
         if len(items) >= MIN_ROWS and all(isinstance(i, dict) and i for i in items):
             keys = list(items[0])
             if all(list(i) == keys for i in items[1:]):
-                first = {k: _wire(items[0][k]) for k in keys}
-                same = {k: items[0][k] for k in keys if all(_wire(i[k]) == first[k] for i in items[1:])}
-                cols = [k for k in keys if k not in same]
-                if not cols:  # every record alike: nothing to hoist without losing how many there are
-                    same, cols = {}, keys
-                table: dict[str, Any] = {"columns": cols, "rows": [[i[k] for k in cols] for i in items]}
-                if same:
-                    table["all"] = same
-                return table
+                return _table(items, keys)
         return items
     return value
+
+
+def _table(items: list[dict[str, Any]], keys: list[str]) -> dict[str, Any]:
+    wire = [{k: _wire(i[k]) for k in keys} for i in items]
+    same_value = {k: items[0][k] for k in keys if all(w[k] == wire[0][k] for w in wire[1:])}
+    if len(same_value) == len(keys):  # every record alike: nothing to hoist without losing how many there are
+        same_value = {}
+    cols = [k for k in keys if k not in same_value]
+    # a column equal on every row to one kept before it goes, named under "same"
+    copies: dict[str, str] = {}
+    for k in cols:
+        for kept in cols:
+            if kept == k:
+                break
+            if kept not in copies and all(w[k] == w[kept] for w in wire):
+                copies[k] = kept
+                break
+    cols = [k for k in cols if k not in copies]
+    by = _group_columns(wire, cols)
+    table: dict[str, Any] = {"columns": [k for k in cols if k not in by]}
+    if not by:
+        table["rows"] = [[i[k] for k in cols] for i in items]
+    else:
+        groups: list[dict[str, Any]] = []
+        for n, item in enumerate(items):
+            if n == 0 or any(wire[n][k] != wire[n - 1][k] for k in by):
+                groups.append({"all": {k: item[k] for k in by}, "rows": []})
+            groups[-1]["rows"].append([item[k] for k in table["columns"]])
+        table["groups"] = groups
+    if same_value:
+        table["all"] = same_value
+    if copies:
+        table["same"] = copies
+    return table
+
+
+def _group_columns(wire: list[dict[str, str]], cols: list[str]) -> list[str]:
+    """The columns whose runs of equal values save the most characters said once a run (chosen one at a time
+    while another saves more; none if none saves any); a table keeps at least one column in its rows."""
+    chosen: list[str] = []
+    saved = 0
+    while len(cols) - len(chosen) > 1:
+        gains = {k: _grouping_gain(wire, [*chosen, k]) for k in cols if k not in chosen}
+        best = max(gains, key=lambda k: gains[k])
+        if gains[best] <= saved:
+            break
+        chosen.append(best)
+        saved = gains[best]
+    return chosen
+
+
+def _grouping_gain(wire: list[dict[str, str]], by: list[str]) -> int:
+    """Characters saved by grouping on `by`: its values leave every row, and each run says them once with its
+    keys. Runs shorter than MIN_GROUP_ROWS on average gain nothing."""
+    runs = [w for n, w in enumerate(wire) if n == 0 or any(w[k] != wire[n - 1][k] for k in by)]
+    if len(runs) * MIN_GROUP_ROWS > len(wire):
+        return 0
+    per_value = sum(len(k) + 4 for k in by)  # "key": and a comma
+    rows = sum(len(w[k]) + 1 for w in wire for k in by)
+    return rows - sum(len('{"all":{},"rows":[]},') + per_value + sum(len(r[k]) for k in by) for r in runs)
+
+
+def untabulate(value: Any) -> Any:
+    """The reading TABLE_NOTE describes: every table back to its list of records (the inverse of `tabulate`,
+    up to the order of a record's keys)."""
+    if isinstance(value, list):
+        return [untabulate(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if {k for k in value if k not in ("all", "same")} in TABLE_KEYS:
+        groups = value.get("groups") or [{"all": {}, "rows": value["rows"]}]
+        records = []
+        for group in groups:
+            for row in group["rows"]:
+                record = dict(zip(value["columns"], row, strict=True))
+                record.update(group["all"])
+                record.update(value.get("all", {}))
+                record.update({k: record[other] for k, other in value.get("same", {}).items()})
+                records.append(untabulate(record))
+        return records
+    return {k: untabulate(v) for k, v in value.items()}
 
 
 def _wire(value: Any) -> str:

@@ -1,24 +1,13 @@
-"""Tool results sent compactly (issue 24): a list of records sharing their keys becomes a table, losslessly;
-the trial still records the envelope as the workspace returned it."""
+"""Tool results sent compactly (issue 24): a list of records sharing their keys becomes a table, losslessly
+(`untabulate`, the reading the system prompt describes, gives every result back); the trial still records the
+envelope as the workspace returned it."""
 
 from __future__ import annotations
 
 import json
 
 from certify.agents.compact import MIN_ROWS, dumps, tabulate
-
-
-def untable(value):
-    """The inverse of tabulate, to prove nothing is lost."""
-    if isinstance(value, dict):
-        if set(value) in ({"columns", "rows"}, {"columns", "rows", "all"}):
-            keys = [*value["columns"], *value.get("all", {})]
-            rows = [[*row, *value.get("all", {}).values()] for row in value["rows"]]
-            return [dict(zip(keys, row, strict=True)) for row in rows]
-        return {k: untable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [untable(v) for v in value]
-    return value
+from certify.agents.compact import untabulate as untable
 
 
 def test_a_list_of_records_becomes_a_table_and_nothing_is_lost():
@@ -72,3 +61,79 @@ def test_an_optional_argument_is_sent_in_the_short_form_of_the_same_schema():
     assert short["properties"]["w"] == schema["properties"]["w"]
     assert short["properties"]["spec"] == schema["properties"]["spec"]
     assert len(json.dumps(short)) < len(json.dumps(schema))
+
+
+def test_consecutive_rows_that_share_values_are_grouped_and_come_back_in_order():
+    risk, ops = "Risk Radar Dashboard", "Settlements & Breaks Hub"
+    cats = [risk] * 6 + [ops] * 6 + [risk] * 4  # a value may come back in a later run
+    rows = [
+        {"id": f"w{n}", "category": c, "grid": {"h": 12, "w": 20} if n not in (8, 9) else {"h": 5, "w": 40}}
+        for n, c in enumerate(cats)
+    ]
+    table = tabulate(rows)
+    assert table["columns"] == ["id"]
+    assert [g["all"] for g in table["groups"]] == [
+        {"category": risk, "grid": {"h": 12, "w": 20}},
+        {"category": ops, "grid": {"h": 12, "w": 20}},
+        {"category": ops, "grid": {"h": 5, "w": 40}},
+        {"category": ops, "grid": {"h": 12, "w": 20}},
+        {"category": risk, "grid": {"h": 12, "w": 20}},
+    ]
+    assert [len(g["rows"]) for g in table["groups"]] == [6, 2, 2, 2, 4]
+    assert untable(table) == rows
+    assert len(dumps(rows)) < len(json.dumps(rows, separators=(",", ":")))
+
+
+def test_rows_are_not_grouped_when_runs_are_too_short_to_save_anything():
+    rows = [{"id": f"w{n}", "side": ["buy", "sell"][n % 2]} for n in range(8)]
+    table = tabulate(rows)
+    assert "groups" not in table and table["rows"][1] == ["w1", "sell"]
+    assert untable(table) == rows
+
+
+def test_a_column_equal_to_another_on_every_row_is_said_once():
+    options = [{"label": v, "value": v} for v in ("1D", "MTD", "QTD", "YTD")]
+    table = tabulate({"options": options})["options"]
+    assert table == {
+        "columns": ["label"],
+        "rows": [["1D"], ["MTD"], ["QTD"], ["YTD"]],
+        "same": {"value": "label"},
+    }
+    assert untable(table) == options
+    differs = [*options[:3], {"label": "Year to date", "value": "YTD"}]
+    assert "same" not in tabulate(differs)
+    assert untable(tabulate(differs)) == differs
+
+
+def test_the_system_prompt_says_how_to_read_every_part_of_a_table():
+    from certify.agents.compact import TABLE_NOTE
+
+    for key in ('"columns"', '"rows"', '"all"', '"same"', '"groups"'):
+        assert key in TABLE_NOTE
+
+
+def test_every_result_of_a_reference_play_comes_back_exactly_and_shorter():
+    """Lossless on the real thing: each level's first shipped task played by its reference through the
+    workspace, every envelope read back from its wire form equal to the one the workspace returned."""
+    from pathlib import Path
+
+    from certify.episode import reference_calls
+    from certify.evaluate import select_tasks
+    from certify.task import TaskSet
+    from simulator.workspace import Workspace
+
+    root = Path(__file__).resolve().parents[2] / "tasksets" / "workspace_tasks"
+    world = TaskSet.load(root).world(None)
+    firsts = {}
+    for task in select_tasks(root):
+        firsts.setdefault(task.difficulty, task)
+    plain = sent = 0
+    for task in firsts.values():
+        workspace = Workspace.start(world, task.setup)
+        for tool, args in reference_calls(task):
+            envelope = workspace.call(tool, args).to_dict()
+            wire = dumps(envelope)
+            assert untable(json.loads(wire)) == envelope, (task.id, tool)
+            plain += len(json.dumps(envelope, ensure_ascii=False, separators=(",", ":")))
+            sent += len(wire)
+    assert len(firsts) == 5 and sent < 0.85 * plain
