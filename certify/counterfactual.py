@@ -131,9 +131,13 @@ def _cells(row: Any) -> list[tuple[Any, Any]]:
 
 def _copy_world(world: World, what: str, **changes: Any) -> World:
     """`world` with some of its parts replaced; a fingerprint of its own, so nothing cached on the original
-    world (certificates, listings) is taken for the copy's."""
+    world (certificates, listings) is taken for the copy's. The built baselines are the exception: a build is
+    keyed by the baseline and the catalogs it draws on (`Workspace.shared_builds`), so the copy reuses those it
+    did not replace instead of seeding every baseline dashboard again for each of its episodes."""
     digest = hashlib.sha256(f"{world.fingerprint}|{what}".encode()).hexdigest()[:16]
-    return dataclasses.replace(world, fingerprint=f"{world.fingerprint}~cf{digest}", cache={}, **changes)
+    return dataclasses.replace(
+        world, fingerprint=f"{world.fingerprint}~cf{digest}", cache=Workspace.shared_builds(world), **changes
+    )
 
 
 def _task_with(

@@ -60,6 +60,7 @@ INDEX_URI = "openbb://workspace/app-builder/index"
 SKILL_URI_PREFIX = "openbb://workspace/skills/"
 LAYOUT_KEYS = ("x", "y", "w", "h", "gridData", "tab_id")
 GENERATED_SIZES = {"chart": (24.0, 12.0)}
+_BASELINE_BUILD = "baseline"  # the first item of a baseline build's key in World.cache
 DEFAULT_GENERATED_SIZE = (20.0, 8.0)
 
 
@@ -249,6 +250,14 @@ class Workspace:
         ws.initial_current = ws.current
         return ws
 
+    @staticmethod
+    def shared_builds(world: World) -> dict[Any, Any]:
+        """The baseline builds cached on `world`, for a world derived from it (a counterfactual copy with other
+        documents or one catalog replaced). A build's key names the baseline object and every catalog object it
+        was seeded from, so in the derived world a build whose parts were replaced is never hit, and one whose
+        parts are shared holds exactly what seeding them again would give (seeding reads nothing else)."""
+        return {k: v for k, v in world.cache.items() if isinstance(k, tuple) and k[:1] == (_BASELINE_BUILD,)}
+
     def _baseline_active(self, baseline: Any, seeded: _Seeded) -> str:
         active = ""
         for seed, dash in zip(baseline.dashboards, seeded.dashboards, strict=True):
@@ -260,8 +269,9 @@ class Workspace:
         # Baselines only reference world fixtures, so the connected fixtures (not a task's custom backends,
         # which are new objects every episode) decide whether a cached build can be shared.
         key = (
-            "baseline",
+            _BASELINE_BUILD,
             baseline.slug,
+            id(baseline),
             tuple((c.name, id(c.catalog)) for c in self.connections if c.kind == "fixture"),
         )
         hit = self.world.cache.get(key)
