@@ -221,6 +221,18 @@ def grade_context(ctx: GradeContext, registry: dict[str, CheckFn] | None = None)
     return GradeResult(results)
 
 
+def passes(task: Task, episode: Episode, registry: dict[str, CheckFn] | None = None) -> bool:
+    """`grade(...).passed`, stopping at the first check that fails: for a caller that asks only whether an
+    episode passes (a counterfactual copy expects most of its episodes to fail, and which checks fail there is
+    not reported)."""
+    ctx = GradeContext(task, episode.workspace, episode.events, episode.final_answer)
+    for fn in applying(ctx.eval, registry):
+        for result in fn(ctx):
+            if not result.passed:
+                return False
+    return True
+
+
 def grade(task: Task, episode: Episode, registry: dict[str, CheckFn] | None = None) -> GradeResult:
     return grade_context(
         GradeContext(task, episode.workspace, episode.events, episode.final_answer), registry
