@@ -180,7 +180,7 @@ def bench_certify() -> dict[str, float]:
         return statistics.median(walls), statistics.median(cpus)
 
     if files:
-        own, own_cpu = wall(["--help"])
+        own, _ = wall(["--help"])
         one, one_cpu = wall(["certify", "--json", str(files[0])])
         every, every_cpu = wall(["certify", "--json", str(tasks)])
         scale = len(files) / max(1, len(files) - 1)
