@@ -177,7 +177,8 @@ class Request:
     def name(self, names: list[str]) -> None:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
         option value inside a name ("Working" in "Working Orders") is not a stated value."""
-        spans: dict[str, list[tuple[int, int]]] = {}  # a listing repeats its apps and origins: each looked for once
+        # a listing repeats its apps and origins: each is looked for once
+        spans: dict[str, list[tuple[int, int]]] = {}
         for n in names:
             if n not in spans:
                 spans[n] = [(p, p + len(n)) for p in find(self.prompt, n)]
