@@ -18,6 +18,7 @@ replaced, an eval rewritten as JSON), so a counterfactual costs a few replays.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import re
@@ -67,6 +68,7 @@ class NotApplicable:
 
 
 # ------------------------------------------------------------------------------------------------ helpers
+@functools.lru_cache(maxsize=2048)
 def _word(value: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])")
 
@@ -77,8 +79,13 @@ def swap_words(text: str, pairs: dict[str, str]) -> str:
     keys = sorted((k for k in pairs if k), key=len, reverse=True)
     if not keys:
         return text
-    pattern = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(k) for k in keys) + r")(?![\w-]|\.\d)")
-    return pattern.sub(lambda m: pairs[m.group(1)], text)
+    return _swap_pattern(tuple(keys)).sub(lambda m: pairs[m.group(1)], text)
+
+
+@functools.lru_cache(maxsize=2048)
+def _swap_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
+    # Compiled once per set of words (a copy swaps the same pairs in every text it rewrites).
+    return re.compile(r"(?<![\w.-])(" + "|".join(re.escape(k) for k in keys) + r")(?![\w-]|\.\d)")
 
 
 def _walk(obj: Any, fn: Callable[[Any, str | None], Any], key: str | None = None) -> Any:
@@ -131,9 +138,13 @@ def _cells(row: Any) -> list[tuple[Any, Any]]:
 
 def _copy_world(world: World, what: str, **changes: Any) -> World:
     """`world` with some of its parts replaced; a fingerprint of its own, so nothing cached on the original
-    world (certificates, listings) is taken for the copy's."""
+    world (certificates, listings) is taken for the copy's. The built baselines are the exception: a build is
+    keyed by the baseline and the catalogs it draws on (`Workspace.shared_builds`), so the copy reuses those it
+    did not replace instead of seeding every baseline dashboard again for each of its episodes."""
     digest = hashlib.sha256(f"{world.fingerprint}|{what}".encode()).hexdigest()[:16]
-    return dataclasses.replace(world, fingerprint=f"{world.fingerprint}~cf{digest}", cache={}, **changes)
+    return dataclasses.replace(
+        world, fingerprint=f"{world.fingerprint}~cf{digest}", cache=Workspace.shared_builds(world), **changes
+    )
 
 
 def _task_with(

@@ -26,7 +26,7 @@ from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validat
 from .counterfactual import Copy, copies, play, source_text
 from .episode import Episode, replay
 from .equivalence import Probe, probe, variants
-from .grader import CHECKS, CheckFn, GradeResult, grade
+from .grader import CHECKS, CheckFn, GradeResult, grade, passes
 from .judge.audit import JudgeAudit, standing_in
 from .judge.audit import standing as judge_standing
 from .prose import Fault, faults
@@ -505,7 +505,7 @@ def counterfactual_gate(s: Subject) -> GateResult:
         return GateResult(False, "not run: the reference does not pass")
     passed_here = {run.name for run in s.battery if run.passed}
     for name in PROBES:
-        if grade(s.task, run_shortcut(name, s.world, s.task), s.registry).passed:
+        if passes(s.task, run_shortcut(name, s.world, s.task), s.registry):
             passed_here.add(name)
     problems: list[str] = []
     held: list[str] = []
@@ -520,7 +520,7 @@ def counterfactual_gate(s: Subject) -> GateResult:
 
     def reads() -> bool:
         if not reads_memo:
-            reads_memo.append(grade(task, play(s.world, task, rung), s.registry).passed)
+            reads_memo.append(passes(task, play(s.world, task, rung), s.registry))
         return reads_memo[0]
 
     checked_by_reference = False
@@ -532,7 +532,7 @@ def counterfactual_gate(s: Subject) -> GateResult:
         episode = play(cf.world, cf.task, rung)
         reached = grade(cf.task, episode, s.registry)
         if not reached.passed and reads():
-            if grade(s.task, episode, s.registry).passed:
+            if passes(s.task, episode, s.registry):
                 problems.append(
                     f"{what}: {rung} reaches the original state in the copy — the value is recoverable "
                     "without the source (the prompt, a name or a position decides it)"
@@ -552,13 +552,13 @@ def counterfactual_gate(s: Subject) -> GateResult:
                 codes = ", ".join(f"{c.code}: {c.label}" for c in reached.failures[:2])
                 problems.append(f"{what}: the copy's own reference does not reach the other state ({codes})")
                 continue
-        if grade(cf.task, replay(cf.world, cf.task, reference), s.registry).passed:
+        if passes(cf.task, replay(cf.world, cf.task, reference), s.registry):
             problems.append(f"{what}: the original reference still passes — the source is not load-bearing")
             continue
         both = [
             name
             for name in sorted(passed_here)
-            if grade(cf.task, run_shortcut(name, cf.world, cf.task), s.registry).passed
+            if passes(cf.task, run_shortcut(name, cf.world, cf.task), s.registry)
         ]
         if both:
             problems.append(f"{what}: {', '.join(both)} pass(es) both copies")

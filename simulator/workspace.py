@@ -8,6 +8,10 @@ counted as an invalid call. Exceptions that do escape are bugs in the simulator.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +64,10 @@ INDEX_URI = "openbb://workspace/app-builder/index"
 SKILL_URI_PREFIX = "openbb://workspace/skills/"
 LAYOUT_KEYS = ("x", "y", "w", "h", "gridData", "tab_id")
 GENERATED_SIZES = {"chart": (24.0, 12.0)}
+_BASELINE_BUILD = "baseline"  # the first item of a baseline build's key in World.cache
+_STARTED = "started"  # World.cache's key for the started workspaces, by setup
+STARTED_SIZE = 512
+_STARTED_LOCK = threading.Lock()
 DEFAULT_GENERATED_SIZE = (20.0, 8.0)
 
 
@@ -137,6 +145,43 @@ class Workspace:
             except ValidationError as exc:
                 err = exc.errors()[0]
                 raise SetupError(".".join(str(p) for p in err["loc"]) or "(root)", err["msg"]) from exc
+        # Starting is a pure function of the world and the setup, and a certification starts hundreds of
+        # episodes of one setup (every replay, variant and agent): the started workspace is built once and each
+        # episode gets a fresh copy of it. Keyed by the setup's content, so a setup edited in place is a new key.
+        key = setup.model_dump_json()
+        with _STARTED_LOCK:
+            started = world.cache.setdefault(_STARTED, OrderedDict())
+            prototype = started.get(key)
+            if prototype is not None:
+                started.move_to_end(key)
+        if prototype is None or type(prototype) is not cls:
+            prototype = cls._build(world, setup)
+            with _STARTED_LOCK:
+                started[key] = prototype
+                if len(started) > STARTED_SIZE:
+                    started.popitem(last=False)
+        return prototype._episode()
+
+    def _episode(self) -> Workspace:
+        """A new episode in the state this started workspace holds. Its dashboards are frozen (the first write
+        clones one), so they are shared; what a call may change in place — a connection's catalog, the
+        counters, the dicts a call adds to — is the episode's own."""
+        ws = type(self)(self.world)
+        ws.connections = [copy.copy(c) for c in self.connections]
+        ws.custom = dict(self.custom)
+        ws.dashboards = dict(self.dashboards)
+        ws.current = self.current
+        ws.counters = dataclasses.replace(self.counters)
+        ws.skills = dict(self.skills)
+        ws.allowed_tools = self.allowed_tools
+        ws.initial_dashboards = dict(self.initial_dashboards)
+        ws.initial_custom = {k: v.to_dict() for k, v in self.custom.items()}
+        ws.initial_current = self.initial_current
+        return ws
+
+    @classmethod
+    def _build(cls, world: World, setup: Setup) -> Workspace:
+        """Baseline + the setup's initial state merged + default_selected_dashboard opened (`start` copies it)."""
         ws = cls(world)
         ws.allowed_tools = frozenset(setup.allowed_tools) if setup.allowed_tools else None
 
@@ -249,6 +294,14 @@ class Workspace:
         ws.initial_current = ws.current
         return ws
 
+    @staticmethod
+    def shared_builds(world: World) -> dict[Any, Any]:
+        """The baseline builds cached on `world`, for a world derived from it (a counterfactual copy with other
+        documents or one catalog replaced). A build's key names the baseline object and every catalog object it
+        was seeded from, so in the derived world a build whose parts were replaced is never hit, and one whose
+        parts are shared holds exactly what seeding them again would give (seeding reads nothing else)."""
+        return {k: v for k, v in world.cache.items() if isinstance(k, tuple) and k[:1] == (_BASELINE_BUILD,)}
+
     def _baseline_active(self, baseline: Any, seeded: _Seeded) -> str:
         active = ""
         for seed, dash in zip(baseline.dashboards, seeded.dashboards, strict=True):
@@ -260,8 +313,9 @@ class Workspace:
         # Baselines only reference world fixtures, so the connected fixtures (not a task's custom backends,
         # which are new objects every episode) decide whether a cached build can be shared.
         key = (
-            "baseline",
+            _BASELINE_BUILD,
             baseline.slug,
+            id(baseline),
             tuple((c.name, id(c.catalog)) for c in self.connections if c.kind == "fixture"),
         )
         hit = self.world.cache.get(key)

@@ -7,6 +7,7 @@ Only what tool results show is used: nothing here knows how the world is laid ou
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -154,8 +155,10 @@ def _stated(text: str, param: dict[str, Any]) -> list[Mention]:
     return option_mentions(text, param, as_written=True)
 
 
+@functools.lru_cache(maxsize=2048)
 def phrase_pattern(phrase: str) -> re.Pattern[str]:
-    """A phrase matched across case, hyphens and apostrophes ("pulled-orders rule" ≡ "Pulled orders rule")."""
+    """A phrase matched across case, hyphens and apostrophes ("pulled-orders rule" ≡ "Pulled orders rule").
+    Compiled once per phrase (remembered: `re`'s own cache is too small for a certification's patterns)."""
     tokens = [t for t in re.split(r"[^A-Za-z0-9]+", phrase) if t]
     if tokens and tokens[0].lower() == "the":
         tokens = tokens[1:]

@@ -8,6 +8,7 @@ Everything here is a pure function of text and of data the agent was shown (cata
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -72,11 +73,16 @@ def words(text: str, longer_than: int = 2, stop: frozenset[str] = STOP) -> set[s
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop and len(w) > longer_than}
 
 
+# Lower-casing remembered by text: an agent looks for every name of a listing in the same prompt, so the prompt
+# would otherwise be lowered once per name (the hottest line of a certification's agents).
+_lowered = functools.lru_cache(maxsize=4096)(str.lower)
+
+
 def find(text: str, needle: str) -> list[int]:
     """Positions where `needle` occurs in `text` as a whole phrase (case-insensitive)."""
     if not needle:
         return []
-    low, want = text.lower(), needle.lower()
+    low, want = _lowered(text), _lowered(needle)
     out, start = [], 0
     while (i := low.find(want, start)) >= 0:
         before = low[i - 1] if i > 0 else " "
@@ -115,11 +121,16 @@ def named_widgets(prompt: str, catalog: list[dict[str, Any]], limit: int = 3) ->
 def blank_names(prompt: str, names: Iterable[str]) -> str:
     """The prompt with the given names blanked, so a verb inside a widget's name ("Record Date Holdings") is
     not read as an instruction."""
-    ordered = sorted(set(names) - {""}, key=len, reverse=True)
+    ordered = sorted(set(names) - {""}, key=lambda n: (-len(n), n))
     if not ordered:
         return prompt
-    pattern = re.compile(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in ordered) + r")(?![\w])", re.I)
-    return pattern.sub(" ", prompt)
+    return _names_pattern(tuple(ordered)).sub(" ", prompt)
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_pattern(ordered: tuple[str, ...]) -> re.Pattern[str]:
+    # Compiled once per set of names (a listing's): `re`'s own cache is too small for a certification's patterns.
+    return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in ordered) + r")(?![\w])", re.I)
 
 
 @dataclass(frozen=True)

@@ -177,8 +177,12 @@ class Request:
     def name(self, names: list[str]) -> None:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
         option value inside a name ("Working" in "Working Orders") is not a stated value."""
+        # a listing repeats its apps and origins: each is looked for once
+        spans: dict[str, list[tuple[int, int]]] = {}
         for n in names:
-            self.names += [(p, p + len(n)) for p in find(self.prompt, n)]
+            if n not in spans:
+                spans[n] = [(p, p + len(n)) for p in find(self.prompt, n)]
+            self.names += spans[n]
 
     def sentence_of(self, position: int) -> tuple[int, int]:
         return next((s for s in self.spans if s[0] <= position < s[1]), (0, len(self.prompt)))

@@ -8,6 +8,7 @@ generic agent (the capability ladder, the shortcut agents of the certification g
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -26,6 +27,7 @@ STOPWORDS = frozenset(_STOP_TEXT.split())
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+@functools.lru_cache(maxsize=32768)
 def stem(word: str) -> str:
     """A deliberately small suffix stripper: plurals and the commonest verb endings, so that "flags" meets
     "flag" and "limits" meets "limit" without pulling unrelated words together."""
@@ -51,7 +53,13 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The stemmed content words of a text, in order (stop words dropped)."""
-    return [stem(w) for w in _WORD.findall(text.lower().replace("'s", "")) if w not in STOPWORDS]
+    return list(_terms(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _terms(text: str) -> tuple[str, ...]:
+    # Remembered by text: every agent of a certification indexes the same catalog descriptions and prompts.
+    return tuple(stem(w) for w in _WORD.findall(text.lower().replace("'s", "")) if w not in STOPWORDS)
 
 
 class BM25:

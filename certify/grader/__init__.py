@@ -20,6 +20,7 @@ from .core import (
     check_when,
     grade,
     grade_context,
+    passes,
 )
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "check_when",
     "grade",
     "grade_context",
+    "passes",
 ]

@@ -8,6 +8,7 @@ benchmark, the one active when the episode ended.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -192,12 +193,44 @@ def _valid_path(path: str) -> None:
             stack.extend(typing.get_args(ann))
 
 
+# The checks that apply to an eval, by the eval object: (a weak reference to it, the registry's functions,
+# those of them that apply). Which checks apply is a function of the eval's fields and the functions alone,
+# and a task is graded many times over in a certification (every replay, variant and shortcut of it).
+_APPLYING: dict[int, tuple[weakref.ref[Eval], tuple[CheckFn, ...], list[CheckFn]]] = {}
+_APPLYING_SIZE = 4096
+
+
+def applying(ev: Eval, registry: dict[str, CheckFn] | None = None) -> list[CheckFn]:
+    """The registry's checks that apply to `ev`, in registry order (`applies` for each, remembered per eval
+    object; evals are never edited in place — a changed task is a new model)."""
+    fns = tuple((registry or CHECKS).values())
+    held = _APPLYING.get(id(ev))
+    if held is not None and held[0]() is ev and held[1] == fns:
+        return held[2]
+    chosen = [fn for fn in fns if applies(fn, ev)]
+    if len(_APPLYING) >= _APPLYING_SIZE:
+        _APPLYING.clear()
+    _APPLYING[id(ev)] = (weakref.ref(ev), fns, chosen)
+    return chosen
+
+
 def grade_context(ctx: GradeContext, registry: dict[str, CheckFn] | None = None) -> GradeResult:
     results: list[CheckResult] = []
-    for fn in (registry or CHECKS).values():
-        if applies(fn, ctx.eval):
-            results.extend(fn(ctx))
+    for fn in applying(ctx.eval, registry):
+        results.extend(fn(ctx))
     return GradeResult(results)
+
+
+def passes(task: Task, episode: Episode, registry: dict[str, CheckFn] | None = None) -> bool:
+    """`grade(...).passed`, stopping at the first check that fails: for a caller that asks only whether an
+    episode passes (a counterfactual copy expects most of its episodes to fail, and which checks fail there is
+    not reported)."""
+    ctx = GradeContext(task, episode.workspace, episode.events, episode.final_answer)
+    for fn in applying(ctx.eval, registry):
+        for result in fn(ctx):
+            if not result.passed:
+                return False
+    return True
 
 
 def grade(task: Task, episode: Episode, registry: dict[str, CheckFn] | None = None) -> GradeResult:

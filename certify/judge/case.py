@@ -155,9 +155,7 @@ def build_case(
         key_points=spec.key_points,
         required_elements=spec.required_elements,
         reference_answer=task.eval.reference_answer or "",
-        reference_calls=[
-            f"{tool} {_args(args)}" for tool, args in reference_calls(task) if tool != FINAL_ANSWER
-        ],
+        reference_calls=list(_reference_lines(task)),
         available=reference_data(world, task) if available is None else available,
         agent_calls=[_call(e) for e in calls[:MAX_CALLS]],
         agent_calls_total=len(calls),
@@ -165,6 +163,25 @@ def build_case(
         answer=None if final_answer is None else final_answer[:MAX_ANSWER_CHARS],
         answer_chars=len(final_answer or ""),
     )
+
+
+_LINES: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+
+
+def _reference_lines(task: Task) -> tuple[str, ...]:
+    """The reference's calls as the case lists them: a pure function of the task, remembered by its content
+    (every answer graded on a judged task lists them again)."""
+    key = task.eval.model_dump_json(include={"required_tools", "reference_trace", "reference"})
+    with _LOCK:
+        if key in _LINES:
+            _LINES.move_to_end(key)
+            return _LINES[key]
+    lines = tuple(f"{tool} {_args(args)}" for tool, args in reference_calls(task) if tool != FINAL_ANSWER)
+    with _LOCK:
+        _LINES[key] = lines
+        if len(_LINES) > _AVAILABLE_SIZE:
+            _LINES.popitem(last=False)
+    return lines
 
 
 def case_of(world: World, task: Task, episode: Episode) -> JudgeCase:

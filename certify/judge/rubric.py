@@ -15,6 +15,7 @@ miscalibrated for that task (it needs a model judge, or key points with terms).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -83,15 +84,27 @@ class Figure:
 
 def written(text: str) -> list[tuple[str, Figure]]:
     """Each number of `text` as it is written there (with its % sign) and as a figure."""
-    return [(raw + ("%" if pct else ""), Figure(raw, bool(pct))) for raw, pct in _NUMBER.findall(text)]
+    return list(_written(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _written(text: str) -> tuple[tuple[str, Figure], ...]:
+    # Remembered by text: a judged task's ask, skill, reference answer and the rows its reference reads are
+    # read again for every answer graded on it (every replay, variant and shortcut of a certification).
+    return tuple((raw + ("%" if pct else ""), Figure(raw, bool(pct))) for raw, pct in _NUMBER.findall(text))
 
 
 def figures_in(text: str) -> list[Figure]:
-    return [f for _, f in written(text)]
+    return [f for _, f in _written(text)]
+
+
+@functools.lru_cache(maxsize=8192)
+def _text_values(text: str) -> tuple[float, ...]:
+    return tuple(f.value for _, f in _written(text))
 
 
 def _values(text: str) -> list[float]:
-    return [f.value for f in figures_in(text)]
+    return list(_text_values(text))
 
 
 def _expected(figure: str) -> float | None:
@@ -111,7 +124,7 @@ def _data_values(case: JudgeCase) -> list[float]:
             for value in row.values():
                 out.extend(_row_values(value))
     for text in texts:
-        out.extend(_values(text))
+        out.extend(_text_values(text))
     return out
 
 
@@ -120,7 +133,7 @@ def _row_values(value: Any) -> list[float]:
         return []
     if isinstance(value, (int, float)):
         return [float(value)]
-    return _values(value if isinstance(value, str) else json.dumps(value, default=str))
+    return list(_text_values(value if isinstance(value, str) else json.dumps(value, default=str)))
 
 
 def _term_used(answer: str, term: str | list[str]) -> bool:

@@ -37,7 +37,8 @@ WRITE_ONLY = Intent(add=True, repair=False, read=False, note=False, answer=False
 def intent(prompt: str, names: Iterable[str]) -> Intent:
     """The kinds of work the whole prompt's verbs ask for, read with catalog names blanked (a verb inside a
     widget's name, as in "Record Date Holdings", is not an instruction)."""
-    said = blank_names(prompt, [n for n in names if n and n.casefold() in prompt.casefold()])
+    folded = prompt.casefold()
+    said = blank_names(prompt, [n for n in names if n and n.casefold() in folded])
     return Intent(
         bool(ADD.search(said)),
         bool(REPAIR.search(said)),
