@@ -225,7 +225,9 @@ def _policy_errors(
     return errors
 
 
-def _first_row(world: World, backends: list[str], target: ResolvedTarget, args: dict[str, Any]) -> dict | None:
+def _first_row(
+    world: World, backends: list[str], target: ResolvedTarget, args: dict[str, Any]
+) -> dict | None:
     """The first row `target` serves for `args` (None when it serves none)."""
     ws = Workspace.start(world, {"workspace_backends": backends})
     envelope = ws.call(
@@ -236,7 +238,12 @@ def _first_row(world: World, backends: list[str], target: ResolvedTarget, args: 
 
 
 def _read_policy_errors(
-    world: World, story: Story, backends: list[str], target: ResolvedTarget, carried_key: str, carried_value: Any
+    world: World,
+    story: Story,
+    backends: list[str],
+    target: ResolvedTarget,
+    carried_key: str,
+    carried_value: Any,
 ) -> list[SourceError]:
     """A read story's Derive level is graded by the note: the first served row's recorded columns. When another
     option of the carried parameter serves the same values in those columns (rows that ignore the parameter,
@@ -1792,7 +1799,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     blocking += _dashboard_name_errors(story, targets[0])
     if kind == "read" and carried_target == 0:
         blocking += _read_policy_errors(world, story, backends, targets[0], carried_key, carried_value)
-    grounded = next((t.widget.param(governance.sets) for t in targets if governance.sets in t.params), None)
+    sets = governance.sets if governance is not None else None
+    grounded = next((t.widget.param(sets) for t in targets if sets and sets in t.params), None)
     hidden_params = [p for p in (carried_param, grounded) if p is not None]
     blocking += _hidden_option_errors(story, list({str(p["paramName"]): p for p in hidden_params}.values()))
     hint_words = _words(facts.find_hint)

@@ -496,7 +496,8 @@ def schema_mentions(text: str, schema: dict[str, Any]) -> dict[str, list[Mention
             m
             for m in ms
             if not any(
-                other != name and x <= m.start and m.end <= y and y - x > m.end - m.start for other, x, y in spans
+                other != name and x <= m.start and m.end <= y and y - x > m.end - m.start
+                for other, x, y in spans
             )
         ]
         for name, ms in said.items()
