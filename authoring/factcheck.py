@@ -25,9 +25,10 @@ from .locate import locate, offered
 from .sources import Facts, SourceError, Story
 from .suggest import did_you_mean, listing
 
+# (spaced by any whitespace: the storyline is wrapped prose, and "exactly as\nserved" asks the same)
 READ_PROSE = re.compile(
-    r"read-and-note|read and note|record(?:s|ing)? (?:the|its|their) (?:facts|figures|values)|"
-    r"\bnote with\b|exactly as served",
+    r"read-and-note|read\s+and\s+note|record(?:s|ing)?\s+(?:the|its|their)\s+(?:facts|figures|values)|"
+    r"\bnote\s+with\b|exactly\s+as\s+served",
     re.I,
 )
 NOTE_NEEDS_DISTRACTOR = "a policy defined in a note needs a distractor: {phrase, value} of a rival policy"
@@ -224,17 +225,64 @@ def _policy_errors(
     return errors
 
 
+def _first_row(
+    world: World, backends: list[str], target: ResolvedTarget, args: dict[str, Any]
+) -> dict | None:
+    """The first row `target` serves for `args` (None when it serves none)."""
+    ws = Workspace.start(world, {"workspace_backends": backends})
+    envelope = ws.call(
+        "get_widget_data", {"origin": target.origin, "widget_id": target.widget_id, "data_args": dict(args)}
+    )
+    rows = envelope.data.get("data") if envelope.ok and isinstance(envelope.data, dict) else None
+    return rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else None
+
+
+def _read_policy_errors(
+    world: World,
+    story: Story,
+    backends: list[str],
+    target: ResolvedTarget,
+    carried_key: str,
+    carried_value: Any,
+) -> list[SourceError]:
+    """A read story's Derive level is graded by the note: the first served row's recorded columns. When another
+    option of the carried parameter serves the same values in those columns (rows that ignore the parameter,
+    such as a reconstructed catalog's placeholders), an agent that reads any cut writes the right note — the
+    shortcuts' enumerator passes and the level cannot certify."""
+    first = _first_row(world, backends, target, target.params)
+    if first is None:
+        return []
+    record = story.facts.record or [k for k in first if k not in target.params][:5]
+    if not record or any(k not in first for k in record):
+        return []
+    same = []
+    for option in target.widget.options(carried_key):
+        if str(option) == str(carried_value):
+            continue
+        other = _first_row(world, backends, target, {**target.params, carried_key: option})
+        if other is not None and all(str(other.get(k)) == str(first[k]) for k in record):
+            same.append(option)
+    if not same:
+        return []
+    return [
+        SourceError(
+            story.file,
+            "facts.policy.carries",
+            f"'{target.name}' serves the same {', '.join(record)} for {carried_key} "
+            f"{value_text(carried_value)!r} as for {listing([value_text(o) for o in same])}: the read note, which "
+            "grades the Derive level, is right whatever cut an agent reads (the shortcuts' enumerator passes); "
+            f"carry a parameter whose options change the recorded row"
+            + ("" if story.facts.record else ", or name columns that differ in facts.record")
+            + ", or make the story an add",
+        )
+    ]
+
+
 def _record_errors(
     world: World, file: str, backends: list[str], target: ResolvedTarget, record: list[str]
 ) -> list[SourceError]:
     """The note of a read story records columns of the first row the target serves: each must be one."""
-    ws = Workspace.start(world, {"workspace_backends": backends})
-    envelope = ws.call(
-        "get_widget_data",
-        {"origin": target.origin, "widget_id": target.widget_id, "data_args": dict(target.params)},
-    )
-    rows = envelope.data.get("data") if envelope.ok and isinstance(envelope.data, dict) else None
-    first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else None
+    first = _first_row(world, backends, target, target.params)
     if first is None:
         return [
             SourceError(
@@ -1377,15 +1425,41 @@ def owned_sentences(resolved: Iterable[ResolvedStory]) -> list[str]:
     return [t for r in resolved for t in (purpose(r.story), r.story.facts.deadline) if t]
 
 
+def _hidden_option_errors(story: Story, hidden_params: list[dict[str, Any]]) -> list[SourceError]:
+    """The purpose and deadline are said at every level, so they must not say an option of a parameter a level
+    hides (`hidden_params`: the policy's at Derive, the fact's at Ground and Compose) as the catalog writes it:
+    the agents take such an option for the value to set ("Credit wants …" sets the asset class to Credit before
+    any policy is read), and the ladder fails the level. The storyline's first sentence, said when there is no
+    why, is left out by the rule author where it says one, so only a story's own why and deadline can."""
+    from certify import schema_mentions
+
+    errors = []
+    for key, text in (("why", story.facts.why), ("deadline", story.facts.deadline)):
+        said = schema_mentions(text or "", {"params": hidden_params})
+        option = next(((name, ms[0]) for name, ms in said.items() if ms), None)
+        if option is not None:
+            name, mention = option
+            errors.append(
+                SourceError(
+                    story.file,
+                    f"facts.{key}",
+                    f"'{text}' says '{mention.text}', an option of {name}, which a level leaves the agent to find "
+                    f"(every level says the {key}): an agent takes it for the {name} to set; say it without the "
+                    "option's name",
+                )
+            )
+    return errors
+
+
 def _purpose_errors(
     world: World, story: Story, carried_value: Any, governance: Governance
 ) -> list[SourceError]:
     """The purpose and deadline are said at every level, so they must not say what a level hides (the value
     Derive's policy stands for, the value or phrase Ground reads in its source)."""
+    errors = []
     hidden = [value_text(carried_value), governance.phrase]
     if governance.sets is not None and governance.value is not None:
         hidden.append(value_text(governance.value))
-    errors = []
     first = story.facts.targets[0].widget if story.facts.targets else ""
     if story.facts.why and first and states_value(story.facts.why, first, any_case=True):
         errors.append(
@@ -1723,6 +1797,12 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         )
     blocking += _giveaway_errors(world, story, carried_param, carried_value, coined)
     blocking += _dashboard_name_errors(story, targets[0])
+    if kind == "read" and carried_target == 0:
+        blocking += _read_policy_errors(world, story, backends, targets[0], carried_key, carried_value)
+    sets = governance.sets if governance is not None else None
+    grounded = next((t.widget.param(sets) for t in targets if sets and sets in t.params), None)
+    hidden_params = [p for p in (carried_param, grounded) if p is not None]
+    blocking += _hidden_option_errors(story, list({str(p["paramName"]): p for p in hidden_params}.values()))
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")

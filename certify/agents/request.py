@@ -394,6 +394,9 @@ def op_kind(request: Request, position: int, end: int | None = None) -> OpKind |
             if any(x <= m.start() - a < y for x, y in asides):
                 # a parenthesised aside ("(not the view of … that still need …)") gives no instruction
                 continue
+            if any(x <= m.start() and m.end() <= y for x, y in request.names):
+                # a verb inside a name ("Keel Release Check", "Compliance Pre-Check") asks nothing
+                continue
             if m.end() <= position and (best is None or m.start() > best[0]):
                 best = (m.start(), kind)
             elif m.start() >= (end or position) and (after is None or m.start() < after[0]):
@@ -472,24 +475,45 @@ def stated_values(request: Request, op: Op, schema: dict[str, Any], targets: lis
     then in the rest of the prompt; never inside a clause that fences off a twin or a policy phrase, and never
     a value said as what the widget currently shows."""
     scope = _scope(request, op, targets)
+    said = schema_mentions(request.prompt, schema)
     out: dict[str, Any] = {}
     for param in schema.get("params") or []:
         if not isinstance(param, dict) or not param.get("paramName"):
             continue
         for a, b in (scope, request.sentence_of(op.position), (0, len(request.prompt))):
-            pick = _pick(request, param, a, b)
+            pick = _pick(request, param, said[str(param["paramName"])], a, b)
             if pick is not None:
                 out[str(param["paramName"])] = pick.value
                 break
     return out
 
 
-def _pick(request: Request, param: dict[str, Any], a: int, b: int) -> Mention | None:
+def schema_mentions(text: str, schema: dict[str, Any]) -> dict[str, list[Mention]]:
+    """Per parameter of a widget's schema, where `text` states one of its options as the catalog writes it — but
+    not inside a longer statement of another parameter's option: "Credit" in "fund Breakwater Credit" is the
+    fund, not the asset class (`option_mentions` does the same within one parameter's options)."""
+    params = [p for p in schema.get("params") or [] if isinstance(p, dict) and p.get("paramName")]
+    said = {str(p["paramName"]): option_mentions(text, p, as_written=True) for p in params}
+    spans = [(name, m.start, m.end) for name, ms in said.items() for m in ms]
+    return {
+        name: [
+            m
+            for m in ms
+            if not any(
+                other != name and x <= m.start and m.end <= y and y - x > m.end - m.start
+                for other, x, y in spans
+            )
+        ]
+        for name, ms in said.items()
+    }
+
+
+def _pick(request: Request, param: dict[str, Any], said: list[Mention], a: int, b: int) -> Mention | None:
     text = request.prompt
     lowered = text.lower()
     names = {str(param.get("paramName") or "").lower(), str(param.get("label") or "").lower()} - {""}
     best: tuple[int, int, Mention] | None = None
-    for m in option_mentions(text, param, as_written=True):
+    for m in said:
         if not (a <= m.start < b) or request.in_twin(m.start):
             continue
         if any(p.start <= m.start < p.end for p in request.policies):
@@ -520,17 +544,15 @@ def twin_signatures(
     """For each fencing clause about the widget (one that names it, or names nothing), the values it states: the
     instance showing them is to be left alone. A clause that names another widget fences that one only."""
     out = []
+    mentions = schema_mentions(request.prompt, schema)
     for a, b in request.twins:
         if name and not find(request.prompt[a:b], name) and any(a <= x and y <= b for x, y in request.names):
             continue
         values = {}
-        for param in schema.get("params") or []:
-            if isinstance(param, dict) and param.get("paramName"):
-                said = [
-                    m for m in option_mentions(request.prompt, param, as_written=True) if a <= m.start < b
-                ]
-                if said:
-                    values[str(param["paramName"])] = said[0].value
+        for param_name, ms in mentions.items():
+            said = [m for m in ms if a <= m.start < b]
+            if said:
+                values[param_name] = said[0].value
         if values:
             out.append(values)
     return out
@@ -539,11 +561,10 @@ def twin_signatures(
 def stale_values(request: Request, op: Op, schema: dict[str, Any]) -> dict[str, Any]:
     """The values the operation's sentence says its widget currently shows (the instance to repair)."""
     a, b = request.sentence_of(op.position)
+    masked = _masked(request.prompt, request.names)
     out: dict[str, Any] = {}
-    for param in schema.get("params") or []:
-        if not isinstance(param, dict) or not param.get("paramName"):
-            continue
-        for m in option_mentions(request.prompt, param, as_written=True):
-            if a <= m.start < b and _is_stale(_masked(request.prompt, request.names), m.start, a):
-                out.setdefault(str(param["paramName"]), m.value)
+    for param_name, ms in schema_mentions(request.prompt, schema).items():
+        for m in ms:
+            if a <= m.start < b and _is_stale(masked, m.start, a):
+                out.setdefault(param_name, m.value)
     return out
