@@ -72,7 +72,10 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     # whose hint is the catalog's words has several descriptions by content to say), the first that leaves no
     # shortcut agent passing is kept (the gates would refuse the others). No exclusion is said: one quoting a
     # sibling's catalog description hands a description matcher the words to drop.
-    hints = (ctx.story.find_hints or [ctx.story.find_hint])[:FIND_HINTS]
+    pointer = ctx.story.find_pointer
+    hints = (
+        pointer.references() if pointer is not None else (ctx.story.find_hints or [ctx.story.find_hint])
+    )[:FIND_HINTS]
     trials = [(h, d) for h in hints for d in range(FIND_DRAWS)] if number == 1 else [(None, 0)]
     for hint, draw in trials:
         task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
