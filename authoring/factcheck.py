@@ -1055,11 +1055,41 @@ def find_pointer(
         # a name saying "from" would read, on the note, as where the widget comes from
         and not re.search(r"\bfrom\b", d.name, re.I)
         and (d.definition.get("category") or target.origin) == app
-        and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in target.params.items())
+        # every stated value taken, under the label the request says it by (so a reader of the rival entry
+        # sets it as the request says)
+        and all(
+            (p := d.param(k)) is not None
+            and value_allowed(p, v)
+            and param_label(p, k) == param_label(target.widget.param(k), k)
+            # a value the target lists among its options is listed by the rival too (not left to an endpoint)
+            and (
+                not option_values(target.widget.param(k) or {})
+                or str(v) in {str(o) for o in option_values(p)}
+            )
+            for k, v in target.params.items()
+        )
     )
     if not rivals:
         return None
+    from certify import word_stem
+
     digest = sum(map(ord, story.slug))
+    # the rival a word matcher would take first: the one whose catalog words share most with what every Find
+    # request says besides the pointer (the dashboard, the app, the stated values), so that matching those words
+    # picks the rival, not the target (ties drawn by the story)
+    said = f"{story.facts.dashboard} {app} " + " ".join(
+        f"{param_label(target.widget.param(k), k)} {value_text(v)}" for k, v in target.params.items()
+    )
+
+    def stems(text: str) -> set[str]:
+        return {word_stem(w, cut=None) for w in words(text)}
+
+    def shared(wid: str) -> int:
+        d = fixture.catalog.widgets[wid]
+        return len(stems(said) & stems(f"{d.name} {d.definition.get('description') or ''}"))
+
+    best = max(shared(w) for w in rivals)
+    rivals = [w for w in rivals if shared(w) == best]
     rival = rivals[digest % len(rivals)]
     pair = POINTER_LABELS[digest % len(POINTER_LABELS)]
     label, other = pair if (digest // len(POINTER_LABELS)) % 2 == 0 else pair[::-1]

@@ -343,18 +343,21 @@ def served_parts(schema: dict[str, Any]) -> list[str]:
 _ENTRY = re.compile(r"^\s*(?:[-*•]\s*)?([^:\n]{2,60}?)\s*:\s*(.+?)\s*\.?\s*$", re.M)
 
 
-def pointed(phrase: str, pool: list[dict[str, Any]], notes: Sequence[tuple[str, str]]) -> dict[str, Any] | None:
+def note_entries(text: str) -> list[tuple[str, str]]:
+    """(label, what it names) of each "<label>: <name>" line of a note."""
+    return [(m.group(1).strip(), m.group(2).strip()) for m in _ENTRY.finditer(text)]
+
+
+def pointed(
+    phrase: str, pool: list[dict[str, Any]], notes: Sequence[tuple[str, str]]
+) -> dict[str, Any] | None:
     """The widget a description points at through a note (`notes`: (name, text) of each note the agent was
     shown): the phrase names the note and one of its entries' labels ("the widget the Desk Shortlist lists for
     the first look"), and that entry names a widget of the pool. None when the phrase points at no entry."""
     for name, text in notes:
         if not name or not find(phrase, name):
             continue
-        hits = [
-            (len(m.group(1)), m.group(2))
-            for m in _ENTRY.finditer(text)
-            if find(phrase, m.group(1).strip())
-        ]
+        hits = [(len(label), said) for label, said in note_entries(text) if find(phrase, label)]
         for _, said in sorted(hits, reverse=True):
             widget = next((w for w in pool if str(w.get("name") or "").casefold() == said.casefold()), None)
             if widget is not None:

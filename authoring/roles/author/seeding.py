@@ -117,7 +117,9 @@ class Board:
     furniture: Furniture | None = None
     policy_note: SeededNote | None = None
     prior_note: SeededNote | None = None
-    pointer_note: SeededNote | None = None  # Find's planted pointer (`factcheck.FindPointer`), when it has one
+    pointer_note: SeededNote | None = (
+        None  # Find's planted pointer (`factcheck.FindPointer`), when it has one
+    )
     lookalikes: tuple[Seeded, ...] = ()  # Find's further decoys (each stays as seeded, like `decoy`)
 
 
