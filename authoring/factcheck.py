@@ -178,6 +178,9 @@ class ResolvedStory:
     find_hints: list[str] = field(default_factory=list)
     # a story whose target no description tells apart is found by a pointer planted on the Find board instead
     find_pointer: FindPointer | None = None
+    # the pointer the rule author falls back on when every wording of the story's description leaves a word
+    # matcher passing or the Find rung failing (None: no rival can stand in one)
+    spare_pointer: FindPointer | None = None
 
     @property
     def find_hint(self) -> str:
@@ -1879,4 +1882,5 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         analyze,
         find_hints,
         pointer,
+        pointer or find_pointer(world, story, targets, backends),
     )

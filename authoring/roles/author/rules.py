@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from certify import LEVEL_NAMES, LEVELS, Task, TaskMeta, parse_task, resolve_agent, run_battery, run_trial
@@ -85,7 +86,14 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
         # a draw it fails), and leave no shortcut agent passing
         if not any(r.passed for r in run_battery(ctx.world, parsed)) and _find_rung_passes(ctx, parsed):
-            break
+            return task
+    spare = ctx.story.spare_pointer
+    if number == 1 and pointer is None and spare is not None:
+        # no wording of the description leaves the word matchers failing and the Find rung passing: the target
+        # is found by a pointer planted on the board instead (the story's own description is not said)
+        return compile_level(
+            replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
+        )
     return task
 
 
