@@ -70,7 +70,7 @@ def test_a_pointer_found_find_level_certifies_and_only_the_find_rung_follows_it(
 def test_the_battery_word_matchers_do_not_pick_the_pointer_found_target(drafted):
     from certify import lexical_picks, run_battery
 
-    world, out = drafted
+    world, _ = drafted
     task = _task(drafted, 1)
     catalog = world.fixture_of("Bench Stark Enterprise", None).catalog
     app = "Portfolio Command Center"
