@@ -125,6 +125,36 @@ class PolicyDocument:
     phrase: str | None = None
 
 
+@dataclass(frozen=True)
+class FindPointer:
+    """Where a Find level points at its target when nothing the target serves tells it apart from its siblings
+    (no description by content exists that the Find rung ranks first while the word matchers do not): a note
+    planted on the Find board, `note`, lists the target by name under `label` beside a rival entry, `rival_label`,
+    naming another widget of the same app (`rival`, one that takes every stated value), and the request refers
+    to the target's entry only. The entries are coined, so the request says no word of the catalog's."""
+
+    note: str
+    label: str
+    rival_label: str
+    rival: str  # the rival's widget id (of the target's origin)
+    rival_name: str
+
+    def lines(self, target_name: str) -> list[str]:
+        """The note's entries, in the order of their labels (not of which is the target)."""
+        entries = sorted([(self.label, target_name), (self.rival_label, self.rival_name)])
+        return [f"{label[:1].upper()}{label[1:]}: {name}" for label, name in entries]
+
+    def text(self, target_name: str) -> str:
+        return "\n".join(self.lines(target_name))
+
+    def references(self) -> list[str]:
+        """How a request refers to the target's entry (each a noun phrase standing for the widget)."""
+        return [
+            f"the widget the {self.note} lists for the {self.label}",
+            f"the widget listed for the {self.label} on the {self.note}",
+        ]
+
+
 @dataclass
 class ResolvedStory:
     story: Story
@@ -147,10 +177,18 @@ class ResolvedStory:
     # a source-format story whose find hint is the catalog's words is described at Find by what its target
     # serves instead: the wordings the pipeline may say, best first (empty: the story's own hint)
     find_hints: list[str] = field(default_factory=list)
+    # a story whose target no description tells apart is found by a pointer planted on the Find board instead
+    find_pointer: FindPointer | None = None
+    # the pointer the rule author falls back on when every wording of the story's description leaves a word
+    # matcher passing or the Find rung failing (None: no rival can stand in one)
+    spare_pointer: FindPointer | None = None
 
     @property
     def find_hint(self) -> str:
-        """The description the Find level says first: a coined one (`find_hints`), else the story's."""
+        """The description the Find level says first: the pointer's reference, a coined one (`find_hints`), else
+        the story's."""
+        if self.find_pointer is not None:
+            return self.find_pointer.references()[0]
         return self.find_hints[0] if self.find_hints else self.story.facts.find_hint
 
     @property
@@ -1035,6 +1073,81 @@ def content_hints(world: World, story: Story, target: ResolvedTarget, backends: 
     return out
 
 
+# The entries a planted pointer lists its widgets under: pairs of coined labels (no catalog word, no verb the
+# agents read as an instruction, no period or status), one drawn per story, the target's entry drawn in it.
+POINTER_LABELS = (
+    ("first look", "second look"),
+    ("quick scan", "deep dive"),
+    ("desk pick", "backup pick"),
+    ("lead item", "spare item"),
+)
+
+
+def find_pointer(
+    world: World, story: Story, targets: list[ResolvedTarget], backends: list[str]
+) -> FindPointer | None:
+    """The pointer a Find level plants when no description tells its target apart: a note on the board naming
+    the target under one coined label and a rival — another widget of the target's app that takes every value
+    the request states (so the values alone do not single the target out), none of the story's targets —
+    under the other. None when the app has no such rival."""
+    target = targets[0]
+    fixture = world.fixture_of(target.origin, backends)
+    if fixture is None:
+        return None
+    # a widget listed under no app stands among everything its origin serves (as the request names it)
+    app = target.widget.definition.get("category") or target.origin
+    taken = {t.widget_id for t in targets}
+    names = {t.name.casefold() for t in targets}
+    rivals = sorted(
+        wid
+        for wid, d in fixture.catalog.widgets.items()
+        if wid not in taken
+        and d.name.casefold() not in names
+        # a name saying "from" would read, on the note, as where the widget comes from
+        and not re.search(r"\bfrom\b", d.name, re.I)
+        and (d.definition.get("category") or target.origin) == app
+        # every stated value taken, under the label the request says it by (so a reader of the rival entry
+        # sets it as the request says)
+        and all(
+            (p := d.param(k)) is not None
+            and value_allowed(p, v)
+            and param_label(p, k) == param_label(target.widget.param(k), k)
+            # a value the target lists among its options is listed by the rival too (not left to an endpoint)
+            and (
+                not option_values(target.widget.param(k) or {})
+                or str(v) in {str(o) for o in option_values(p)}
+            )
+            for k, v in target.params.items()
+        )
+    )
+    if not rivals:
+        return None
+    from certify import word_stem
+
+    digest = sum(map(ord, story.slug))
+    # the rival a word matcher would take first: the one whose catalog words share most with what every Find
+    # request says besides the pointer (the dashboard, the app, the stated values), so that matching those words
+    # picks the rival, not the target (ties drawn by the story)
+    said = f"{story.facts.dashboard} {app} " + " ".join(
+        f"{param_label(target.widget.param(k), k)} {value_text(v)}" for k, v in target.params.items()
+    )
+
+    def stems(text: str) -> set[str]:
+        return {word_stem(w, cut=None) for w in words(text)}
+
+    def shared(wid: str) -> int:
+        d = fixture.catalog.widgets[wid]
+        return len(stems(said) & stems(f"{d.name} {d.definition.get('description') or ''}"))
+
+    best = max(shared(w) for w in rivals)
+    rivals = [w for w in rivals if shared(w) == best]
+    rival = rivals[digest % len(rivals)]
+    pair = POINTER_LABELS[digest % len(POINTER_LABELS)]
+    label, other = pair if (digest // len(POINTER_LABELS)) % 2 == 0 else pair[::-1]
+    note = f"{story.facts.dashboard} Shortlist"
+    return FindPointer(note, label, other, rival, fixture.catalog.widgets[rival].name)
+
+
 def _served_parts(schema: dict[str, Any]) -> list[str]:
     """What a widget serves, part by part (`certify.served_parts`), each without a bracketed unit."""
     from certify import served_parts
@@ -1772,6 +1885,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             )
         )
     unfindable = _findability_errors(world, story, targets[0], backends) + _hint_verb_errors(story)
+    pointer: FindPointer | None = None
     # a source-format story's own hint may still be matched by the catalog's words in the whole request (the
     # bag of words the rule author's Find trials run): the descriptions by content follow it as alternatives
     find_hints = content_hints(world, story, targets[0], backends) if source_format(story) else []
@@ -1784,6 +1898,31 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             + f"): the pipeline describes '{targets[0].name}' by what it serves instead, as "
             f"'{find_hints[0]}'"
         )
+    elif unfindable and source_format(story):
+        # nothing the target serves tells it apart (its siblings serve the same): a pointer planted on the Find
+        # board names it instead, when another widget of its app can stand in the rival entry
+        pointer = find_pointer(world, story, targets, backends)
+        if pointer is None:
+            blocking += unfindable
+            blocking.append(
+                SourceError(
+                    file,
+                    "facts.find_hint",
+                    f"nothing '{targets[0].name}' serves tells it apart from the rest of its app, and no other "
+                    f"widget of its app takes {', '.join(map(value_text, targets[0].params.values())) or 'it'} "
+                    "to stand beside it in a planted pointer; give a first target that serves a column or "
+                    "filter of its own, or one with a sibling on the same parameters",
+                )
+            )
+        else:
+            warnings.append(
+                f"the find hint '{facts.find_hint}' is not a description by content ("
+                + "; ".join(e.message.split(":")[0] for e in unfindable)
+                + f") and nothing '{targets[0].name}' serves tells it apart: the pipeline plants a note "
+                f"'{pointer.note}' on the Find board listing it for the {pointer.label} beside "
+                f"'{pointer.rival_name}' for the {pointer.rival_label}, and the request says "
+                f"'{pointer.references()[0]}'"
+            )
     else:
         blocking += unfindable
     blocking += _signature_errors(world, story, targets[0], backends)
@@ -1822,4 +1961,6 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         blocking,
         analyze,
         find_hints,
+        pointer,
+        pointer or find_pointer(world, story, targets, backends),
     )

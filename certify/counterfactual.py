@@ -29,7 +29,7 @@ from typing import Any
 from simulator import Workspace, World, option_values
 
 from .agents.knowledge import defines, policy_value
-from .agents.request import read_request
+from .agents.request import note_entries, read_request
 from .episode import Episode, start_episode
 from .task import Task
 from .trial import drive
@@ -650,13 +650,107 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
     return Copy("target", name, db.name, f"{origin}: '{a}' ↔ '{b}'", cf_world, cf_task)
 
 
+def _note_of(setup: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The note named `name` that the setup seeds on its dashboard (as dumped)."""
+    board = (setup.get("initial_state") or {}).get("dashboard") or {}
+    return next((n for n in board.get("generated_widgets") or [] if n.get("name") == name), None)
+
+
+def _said(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotApplicable:
+    """A target found by a pointer (a note on the board that lists it under the entry the request points at,
+    beside a rival entry naming another widget): in the copy the two entries name each other's widget, the
+    world unchanged, so the widget the request's entry points at is the rival. The eval moves with it — the
+    rival must end as the target had to (added, repaired or read), the target is left as seeded — so a reader
+    of the pointer reaches the other state, and anything that picks by the request's words, by names or by
+    places picks the same widget in both copies."""
+    dumped = task.model_dump(mode="json", exclude_none=True)
+    seeded = _note_of(dumped["setup"], note)
+    if seeded is None:
+        return NotApplicable("target", name, f"the pointer '{note}' is not on the board")
+    entries = note_entries(str(seeded.get("data") or ""))
+    rival = next((said for _, said in entries if said.casefold() != name.casefold()), None)
+    found = _target_widget(world, task, name)
+    if rival is None or found is None or not any(s.casefold() == name.casefold() for _, s in entries):
+        return NotApplicable("target", name, f"'{note}' names no rival beside '{name}'")
+    origin, a = found
+    fixture = world.fixture_of(origin, task.setup.workspace_backends or None)
+    assert fixture is not None
+    category = fixture.catalog.widgets[a].definition.get("category")
+    named = [wid for wid, d in fixture.catalog.widgets.items() if d.name.casefold() == rival.casefold()]
+    named.sort(key=lambda wid: fixture.catalog.widgets[wid].definition.get("category") != category)
+    if not named:
+        return NotApplicable("target", name, f"the rival entry's '{rival}' is no widget of {origin}")
+    b = named[0]
+    pairs = {name: rival, rival: name}
+    setup = dumped["setup"]
+    board = (setup.get("initial_state") or {}).get("dashboard") or {}
+    for n in board.get("generated_widgets") or []:
+        if n.get("name") == note:
+            n["data"] = swap_words(str(n["data"]), pairs)
+    placed = board.get("widgets") or []
+    instances = {
+        wid: [w for w in placed if w.get("origin") == origin and w.get("widget_id") == wid] for wid in (a, b)
+    }
+    ids = {a: b, b: a}
+    uuids = {}
+    if len(instances[a]) == 1 and len(instances[b]) == 1:
+        ua, ub = instances[a][0].get("widget_uuid"), instances[b][0].get("widget_uuid")
+        uuids = {ua: ub, ub: ua}
+
+    def relabel(x: Any, k: str | None) -> Any:
+        if k == "widget_id" and isinstance(x, str):
+            return ids.get(x, x)
+        if k == "widget_uuid" and isinstance(x, str):
+            return uuids.get(x, x)
+        if k == "data_contains" and isinstance(x, str):
+            return swap_words(x, pairs)
+        return x
+
+    ev = _walk(dumped["eval"], relabel)
+    for holder in ev.get("required_widgets") or []:
+        # a widget kept as seeded (the rival, in the original) is now the target, kept as it was seeded
+        mine = instances.get(str(holder.get("widget_id")))
+        if holder.get("origin") == origin and holder.get("widget_id") == a and mine and len(mine) == 1:
+            holder["data_args"] = dict(mine[0].get("data_args") or {})
+    reads = [
+        dict(step.args.get("data_args") or {})
+        for step in task.eval.reference_steps()
+        if step.tool == "get_widget_data" and isinstance(step.args, dict) and step.args.get("widget_id") == a
+    ]
+    for entry in ev.get("required_generated_widgets") or []:
+        if not reads or entry.get("name_contains") == note or not entry.get("must_not_contain"):
+            continue
+        # a read's note: it must record what the rival serves on the same cut, not what the target does
+        other = _rows(world, task, origin, b, reads[0])
+        before = list(entry.get("data_contains") or [])
+        row = other[0] if other and isinstance(other[0], dict) else {}
+        now = [_said(v) for k, v in row.items() if k not in reads[0]][: len(before)]
+        if not now:
+            return NotApplicable("target", name, f"'{rival}' serves no row to record on {reads[0]}")
+        served = json.dumps(other, default=str)
+        entry["data_contains"] = now
+        entry["must_not_contain"] = [
+            m for m in [*before, *(entry.get("must_not_contain") or [])] if m not in served and m not in now
+        ]
+    ev.pop("judge_evaluation", None)
+    cf_world = _copy_world(world, f"pointer:{note}:{a}<->{b}")
+    cf_task = _task_with(task, eval_=ev, setup=setup)
+    return Copy("target", name, rival, f"the entries of '{note}'", cf_world, cf_task)
+
+
 def copies(world: World, task: Task) -> list[Copy | NotApplicable]:
     """One counterfactual per hidden value (a planted fact and the value it carries make one)."""
     hidden = task.meta.hidden if task.meta else []
     planted = next((h for h in hidden if h.kind == "planted"), None)
     out: list[Copy | NotApplicable] = []
     for h in hidden:
-        if h.kind == "target":
+        if h.kind == "target" and (h.source or "").startswith("note:"):
+            out.append(pointer_copy(world, task, h.value, str(h.source).removeprefix("note:")))
+        elif h.kind == "target":
             out.append(target_copy(world, task, h.value))
         elif h.kind == "carried":
             kind = "planted" if planted is not None else "carried"
@@ -683,4 +777,4 @@ def play(world: World, task: Task, agent_name: str) -> Episode:
     raise RuntimeError(f"{agent_name} suspended; the counterfactual check needs a scripted agent")
 
 
-__all__ = ["Copy", "NotApplicable", "copies", "play", "swap_words"]
+__all__ = ["Copy", "NotApplicable", "copies", "play", "pointer_copy", "swap_words"]

@@ -6,7 +6,8 @@ adding exactly one capability to the one below it:
 - `ladder-0` Execute: does what is literally stated — widgets named by their catalog name, values stated for
   their parameters, the note it is asked for; it reads what it is told to read, and leaves fenced-off twins be.
 - `ladder-1` Find: + finds a widget the request only describes (BM25 over what each candidate serves: its
-  schema's column headers and filter labels — never the catalog's description words).
+  schema's column headers and filter labels — never the catalog's description words), or the one a note on the
+  board lists under the entry the request points at.
 - `ladder-2` Derive: + resolves a policy phrase ("status per the pulled-orders rule") through the workspace's
   documents (notes on the dashboard, resources, skills, prompts) and takes the value it assigns.
 - `ladder-3` Ground: + reads the named (or the relevant) skill, resource or prompt and extracts the fact asked
@@ -43,6 +44,7 @@ from .request import (
     find_described,
     named_targets,
     operations,
+    pointed,
     read_request,
     sentence_targets,
     stale_values,
@@ -233,12 +235,17 @@ class LadderSession:
         """Find: read the schema of every widget a description may mean, and take the one whose columns and
         filters the description's words match best (what it serves, not what the catalog calls it)."""
         pools = described_pools(work.request, catalog, work.targets, set(work.placed))
-        for entry in {str(w["widget_id"]): w for _, _, _, pool in pools for w in pool}.values():
+        # a description may point at an entry of a note on the board instead (the note names the widget): its
+        # pool needs no schema read
+        notes = [(d.title, d.text or "") for d in knowledge.notes(work.snapshot)]
+        prompt = work.request.prompt
+        unpointed = [pool for begin, end, _, pool in pools if pointed(prompt[begin:end], pool, notes) is None]
+        for entry in {str(w["widget_id"]): w for pool in unpointed for w in pool}.values():
             wid = str(entry["widget_id"])
             if wid not in work.schemas:
                 envelope = yield Action("get_widget_schema", {"origin": entry["origin"], "widget_id": wid})
                 work.schemas[wid] = _data(envelope).get("schema") or {}
-        found = find_described(work.request, catalog, work.targets, set(work.placed), work.schemas)
+        found = find_described(work.request, catalog, work.targets, set(work.placed), work.schemas, notes)
         for t in found:
             self._note(f"found {t.widget_id} from the description '{t.described}'")
         work.targets = [*work.targets, *found]

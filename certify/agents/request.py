@@ -343,25 +343,55 @@ def served_parts(schema: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(p for p in parts if p))
 
 
+# An entry of a note that points at a widget: "<label>: <widget name>" on a line of its own.
+_ENTRY = re.compile(r"^\s*(?:[-*•]\s*)?([^:\n]{2,60}?)\s*:\s*(.+?)\s*\.?\s*$", re.M)
+
+
+def note_entries(text: str) -> list[tuple[str, str]]:
+    """(label, what it names) of each "<label>: <name>" line of a note."""
+    return [(m.group(1).strip(), m.group(2).strip()) for m in _ENTRY.finditer(text)]
+
+
+def pointed(
+    phrase: str, pool: list[dict[str, Any]], notes: Sequence[tuple[str, str]]
+) -> dict[str, Any] | None:
+    """The widget a description points at through a note (`notes`: (name, text) of each note the agent was
+    shown): the phrase names the note and one of its entries' labels ("the widget the Desk Shortlist lists for
+    the first look"), and that entry names a widget of the pool. None when the phrase points at no entry."""
+    for name, text in notes:
+        if not name or not find(phrase, name):
+            continue
+        hits = [(len(label), said) for label, said in note_entries(text) if find(phrase, label)]
+        for _, said in sorted(hits, reverse=True):
+            widget = next((w for w in pool if str(w.get("name") or "").casefold() == said.casefold()), None)
+            if widget is not None:
+                return widget
+    return None
+
+
 def find_described(
     request: Request,
     catalog: list[dict[str, Any]],
     named: list[Target],
     on_dashboard: set[str],
     schemas: dict[str, dict[str, Any]],
+    notes: Sequence[tuple[str, str]] = (),
 ) -> list[Target]:
-    """Widgets found from their description: BM25 of the phrase over what each candidate serves (its schema's
-    columns and filters, `served_text`), among the entries `described_pools` leaves. A candidate whose schema
-    was not read is matched on nothing."""
+    """Widgets found from their description: the widget a note's entry names when the description points at
+    that entry (`pointed`), else BM25 of the phrase over what each candidate serves (its schema's columns and
+    filters, `served_text`), among the entries `described_pools` leaves. A candidate whose schema was not read
+    is matched on nothing."""
     taken = {t.widget_id for t in named}
     out: list[Target] = []
-    for begin, _end, phrase, pool in described_pools(request, catalog, named, on_dashboard):
+    for begin, end, phrase, pool in described_pools(request, catalog, named, on_dashboard):
         pool = [w for w in pool if str(w["widget_id"]) not in taken]
         if not pool:
             continue
-        ranked = BM25([served_text(schemas.get(str(w["widget_id"])) or {}) for w in pool]).rank(phrase)
-        if ranked:
-            widget = pool[ranked[0][0]]
+        widget = pointed(request.prompt[begin:end], pool, notes)
+        if widget is None:
+            ranked = BM25([served_text(schemas.get(str(w["widget_id"])) or {}) for w in pool]).rank(phrase)
+            widget = pool[ranked[0][0]] if ranked else None
+        if widget is not None:
             taken.add(str(widget["widget_id"]))
             out.append(Target(widget, [begin], described=phrase))
     return out

@@ -27,15 +27,23 @@ PERSONAS = (
 # the prompt and the planted note; a find hint in the catalog's words is replaced by a description of what the
 # target serves (`content_hints`); the storyline's sentence is not said where it reads as more work (a catalog
 # name, a note nobody asked for) or, at such a Find, shares a word with the target's name; the ladder reads the
-# phrasebook's "Get … up on" as an add and "Time to read" as a read. What still blocks, with its cause:
-# - Find levels whose target serves nothing its siblings do not (the world's reconstructed widgets — every
-#   widget of the app has the same filters and no columns, its rows are "<name> 1..3" — and Live Grid, whose
-#   only filter three widgets share): no description by content exists, and the template's hint is the
-#   catalog's words (meeting_prep, alert_sweep, breach_repair, case_handoff, var_monitor, nav_close_repair,
-#   settlement_watch, morning_briefing, holdings_watch, price_watch level 1; `check` names each hint); Widget
-#   Examples' Financial Entry Form likewise (form_tooling_level1); document_room_level1: the stated parameter's
-#   label ("document type") is the target's own name word, so a bag of words finds it (and `check` refuses the
-#   target as the only widget taking those values);
+# phrasebook's "Get … up on" as an add and "Time to read" as a read: 17, 14, 16 and 18 (client_advisor,
+# compliance_risk, fund_operations, portfolio_manager). With Find by pointer (measured 2026-12-03) 18, 17, 16
+# and 19: a Find level whose target serves nothing its siblings do not — the world's reconstructed widgets,
+# every widget of the app with the same filters and no columns, rows "<name> 1..3" — plants a note on its board
+# listing the target under a coined entry beside a rival entry naming another widget of its app that takes the
+# stated values, and the request points at the entry (`factcheck.FindPointer`): meeting_prep, breach_repair,
+# case_handoff, var_monitor and morning_briefing level 1 certify that way (counterfactual: the entries swapped).
+# What still blocks, with its cause:
+# - Live Grid (holdings_watch, price_watch level 1): no other widget of its origin lists the stated symbol under
+#   a Symbol filter (the two that take one draw it from an endpoint), so no rival can stand in a pointer and no
+#   description tells it apart; `check` says so with the fix;
+# - Find levels whose request must say the target's own name words elsewhere, so a bag of words finds it with
+#   or without the pointer: alert_sweep_level1 (the why's "open … counted" and the dashboard "Alert Sweep" for
+#   "Open Alert Metrics"), nav_close_repair_level1 ("Close Room", "NAV, Fees & Close Dashboard" for "Close
+#   Exceptions"), settlement_watch_level1 ("Fails Watch" for "Failed Trades"), document_room_level1 (the stated
+#   label "document type"); form_tooling_level1: Widget Examples' Financial Entry Form, described by the
+#   template's own hint, which the ladder's Find rung misses in calibration;
 # - Derive levels a policy cannot make load-bearing: the carried value is the parameter's default
 #   (alert_sweep_level2, `check` names it), the world already shows the value on the same widget elsewhere (the
 #   neighbour copier: case_handoff_level2), a read whose rows do not depend on the carried parameter, graded by
@@ -43,23 +51,13 @@ PERSONAS = (
 # - and each persona's staircase item (a Find level failing more often than Derive), which follows from the
 #   blocked Find levels.
 DRAFTED = {
-    "client_advisor": (17, {"holdings_watch_level1", "meeting_prep_level1", "meeting_prep_level2"}),
-    "compliance_risk": (
-        14,
-        {
-            "alert_sweep_level1",
-            "alert_sweep_level2",
-            "breach_repair_level1",
-            "case_handoff_level1",
-            "case_handoff_level2",
-            "var_monitor_level1",
-        },
-    ),
+    "client_advisor": (18, {"holdings_watch_level1", "meeting_prep_level2"}),
+    "compliance_risk": (17, {"alert_sweep_level1", "alert_sweep_level2", "case_handoff_level2"}),
     "fund_operations": (
         16,
         {"document_room_level1", "form_tooling_level1", "nav_close_repair_level1", "settlement_watch_level1"},
     ),
-    "portfolio_manager": (18, {"morning_briefing_level1", "price_watch_level1"}),
+    "portfolio_manager": (19, {"price_watch_level1"}),
 }
 
 

@@ -220,3 +220,16 @@ def test_bm25_ranks_by_shared_stemmed_words():
         ]
     ).rank("toxic venue flags")
     assert [i for i, _ in ranking] == [0, 2]
+
+
+def test_a_description_that_points_at_a_notes_entry_is_the_widget_the_entry_names():
+    from certify.agents.request import pointed
+
+    pool = [{"widget_id": "a", "name": "Trade Ideas"}, {"widget_id": "b", "name": "Limit Utilization"}]
+    notes = [("Desk Shortlist", "Desk Shortlist\nFirst look: Limit Utilization\nSecond look: Trade Ideas")]
+    said = "the widget the Desk Shortlist lists for the second look"
+    assert pointed(said, pool, notes) == pool[0]
+    assert pointed("the widget listed for the first look on the Desk Shortlist", pool, notes) == pool[1]
+    # a phrase naming no note, or an entry naming no widget of the pool, points at nothing
+    assert pointed("the widget listed for the second look", pool, notes) is None
+    assert pointed(said, pool[1:], notes) is None

@@ -142,6 +142,10 @@ class Level:
             return record(HiddenValue, "meta.hidden entry", kind=kind, value=text, **source)
 
         if self.number == 1:
+            pointer = self.story.find_pointer
+            if pointer is not None:
+                # found by the planted pointer: the counterfactual copy swaps what the pointer names
+                return [value("target", self.first.name, source=f"note:{pointer.note}")]
             return [value("target", self.first.name)]
         if self.number == 2:
             return [value("carried", said_as_text(self.story.carried_value))]

@@ -376,6 +376,7 @@ class _Planner:
         for seeded, facts in (
             (board.prior_note, None),
             (board.policy_note, board.policy_note.text.splitlines() if board.policy_note else None),
+            (board.pointer_note, board.pointer_note.text.splitlines() if board.pointer_note else None),
         ):
             if seeded is not None:
                 self.eval.add(

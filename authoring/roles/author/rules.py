@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from certify import LEVEL_NAMES, LEVELS, Task, TaskMeta, parse_task, resolve_agent, run_battery, run_trial
@@ -72,7 +73,10 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     # whose hint is the catalog's words has several descriptions by content to say), the first that leaves no
     # shortcut agent passing is kept (the gates would refuse the others). No exclusion is said: one quoting a
     # sibling's catalog description hands a description matcher the words to drop.
-    hints = (ctx.story.find_hints or [ctx.story.find_hint])[:FIND_HINTS]
+    pointer = ctx.story.find_pointer
+    hints = (
+        pointer.references() if pointer is not None else (ctx.story.find_hints or [ctx.story.find_hint])
+    )[:FIND_HINTS]
     trials = [(h, d) for h in hints for d in range(FIND_DRAWS)] if number == 1 else [(None, 0)]
     for hint, draw in trials:
         task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
@@ -82,7 +86,14 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
         # a draw it fails), and leave no shortcut agent passing
         if not any(r.passed for r in run_battery(ctx.world, parsed)) and _find_rung_passes(ctx, parsed):
-            break
+            return task
+    spare = ctx.story.spare_pointer
+    if number == 1 and pointer is None and spare is not None:
+        # no wording of the description leaves the word matchers failing and the Find rung passing: the target
+        # is found by a pointer planted on the board instead (the story's own description is not said)
+        return compile_level(
+            replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
+        )
     return task
 
 

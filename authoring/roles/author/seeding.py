@@ -117,6 +117,9 @@ class Board:
     furniture: Furniture | None = None
     policy_note: SeededNote | None = None
     prior_note: SeededNote | None = None
+    pointer_note: SeededNote | None = (
+        None  # Find's planted pointer (`factcheck.FindPointer`), when it has one
+    )
     lookalikes: tuple[Seeded, ...] = ()  # Find's further decoys (each stays as seeded, like `decoy`)
 
 
@@ -160,12 +163,21 @@ def seed_board(level: Level) -> Board:
         # (when every candidate ties, the first is still seeded: without a decoy the stated values alone would
         # single the target out)
         first = _decoy(level)
+        pointer = s.find_pointer if level.number == 1 else None
+        if pointer is not None:
+            # the pointer's rival entry names a widget on the board: the decoy (the one a reader of the wrong
+            # entry would repair)
+            fixture = level.fixture(level.first.origin)
+            others = set(fixture.catalog.widgets) - {pointer.rival} if fixture is not None else set()
+            first = _decoy(level, frozenset(others))
         passed: set[str] = set()
-        while (found := _decoy(level, frozenset(passed))) is not None and not _still_found(
-            level, [s.targets[0].widget_id, found[0]]
+        while (
+            pointer is None
+            and (found := _decoy(level, frozenset(passed))) is not None
+            and not _still_found(level, [s.targets[0].widget_id, found[0]])
         ):
             passed.add(found[0])
-        found = found or first
+        found = first if pointer is not None else (found or first)
         if found is not None:
             decoy = placing.widget("decoy", *found)
             if level.number == 1:
@@ -185,6 +197,14 @@ def seed_board(level: Level) -> Board:
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
+    pointer_note = None
+    if level.number == 1 and s.find_pointer is not None:
+        pointer_note = placing.note(
+            "pointer-note",
+            s.find_pointer.note,
+            s.find_pointer.text(level.first.name),
+            Slot.at(len(placing.widgets), NOTE_H),
+        )
 
     def board(**lived: Any) -> Board:
         """What was placed, drawn into cells; a lived-in board adds its twin, furniture and prior note (look-alikes
@@ -197,6 +217,7 @@ def seed_board(level: Level) -> Board:
                 tuple(stale),
                 decoy,
                 policy_note=policy_note,
+                pointer_note=pointer_note,
                 lookalikes=tuple(lookalikes),
                 **lived,
             ),
@@ -307,7 +328,8 @@ def _still_found(level: Level, widget_ids: list[str]) -> bool:
     t0 = level.first
     fixture = level.fixture(t0.origin)
     hints = [h for h in (level.story.find_hints or [level.story.find_hint]) if h]
-    if fixture is None or not hints:
+    if fixture is None or not hints or level.story.find_pointer is not None:
+        # a level found by a planted pointer ranks nothing by what is served
         return True
     served = [served_text(fixture.catalog.widgets[w].schema()) for w in widget_ids]
     index = BM25(served)

@@ -1,0 +1,125 @@
+"""Find by pointer: a Find level whose target serves nothing its siblings do not (the compat world's reconstructed
+widgets: the same filters, no columns) is found through a note planted on its board that lists the target under
+one coined entry beside a rival entry naming another widget of its app; the request points at the entry only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from tests.conftest import COMPAT, COMPAT_WORLD, needs_compat
+
+TEMPLATES = COMPAT / "task_templates"
+PERSONA, STORY, TARGET = "portfolio_manager", "morning_briefing", "Trade Ideas"
+
+
+@pytest.fixture(scope="module")
+def drafted(tmp_path_factory):
+    from authoring.draft import draft_persona
+    from simulator import World
+
+    world = World.load(COMPAT_WORLD)
+    out = draft_persona(
+        TEMPLATES, PERSONA, world, tmp_path_factory.mktemp("t") / "tasksets", "workspace_tasks"
+    )
+    return world, out
+
+
+def _task(drafted, level: int, counterfactual: bool = False):
+    from authoring.taskset import STANDARD_DEFAULTS
+    from certify import parse_task
+
+    raw = json.loads(json.dumps(drafted[1].tasks[f"{STORY}_level{level}"].raw))
+    if counterfactual:
+        raw["eval"]["counterfactual"] = "required"
+    return parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS)
+
+
+def _passes(world, task, agent: str) -> bool:
+    from certify import resolve_agent, run_trial
+
+    return bool(asyncio.run(run_trial(world, task, resolve_agent(agent))).passed)
+
+
+@needs_compat
+def test_a_pointer_found_find_level_certifies_and_only_the_find_rung_follows_it(drafted):
+    world, out = drafted
+    authored = out.tasks[f"{STORY}_level1"]
+    assert authored.cert.certified
+    task = _task(drafted, 1)
+    (hidden,) = task.meta.hidden
+    assert hidden.kind == "target" and hidden.value == TARGET and hidden.source == f"note:{STORY_NOTE}"
+    (note,) = authored.raw["setup"]["initial_state"]["dashboard"]["generated_widgets"]
+    assert note["name"] == STORY_NOTE
+    entries = note["data"].splitlines()
+    assert len(entries) == 2 and any(e.endswith(f": {TARGET}") for e in entries)
+    # the request points at the target's entry: it names neither the widget nor the rival
+    rival = next(e.split(": ", 1)[1] for e in entries if not e.endswith(f": {TARGET}"))
+    label = next(e.split(": ", 1)[0] for e in entries if e.endswith(f": {TARGET}"))
+    assert TARGET not in task.prompt and rival not in task.prompt
+    assert f"for the {label.lower()}" in task.prompt and STORY_NOTE in task.prompt
+    # ladder-0 does not read notes for a widget, ladder-1 follows the pointer; ladder-1 still fails Derive
+    assert not _passes(world, task, "ladder-0")
+    assert _passes(world, task, "ladder-1")
+    assert not _passes(world, _task(drafted, 2), "ladder-1")
+
+
+@needs_compat
+def test_the_battery_word_matchers_do_not_pick_the_pointer_found_target(drafted):
+    from certify import lexical_picks, run_battery
+
+    world, _ = drafted
+    task = _task(drafted, 1)
+    catalog = world.fixture_of("Bench Stark Enterprise", None).catalog
+    app = "Portfolio Command Center"
+    pool = [d for d in catalog.widgets.values() if d.definition.get("category") == app]
+    entries = [{"name": d.name, "description": d.definition.get("description") or ""} for d in pool]
+    mine = next(i for i, d in enumerate(pool) if d.name == TARGET)
+    assert mine not in lexical_picks(task.prompt, entries).values()
+    assert not [r.name for r in run_battery(world, task) if r.passed]
+
+
+@needs_compat
+def test_the_counterfactual_copy_swaps_the_pointer_and_moves_the_reference(drafted):
+    from certify.counterfactual import Copy, copies, play
+    from certify.episode import replay
+    from certify.gates import GATES, Subject
+    from certify.grader.core import grade
+
+    world, _ = drafted
+    task = _task(drafted, 1, counterfactual=True)
+    (cf,) = copies(world, task)
+    assert isinstance(cf, Copy) and cf.kind == "target" and cf.value == TARGET and cf.other != TARGET
+    (note,) = cf.task.model_dump(mode="json")["setup"]["initial_state"]["dashboard"]["generated_widgets"]
+    (original,) = task.model_dump(mode="json")["setup"]["initial_state"]["dashboard"]["generated_widgets"]
+    # the same entries, each naming the other's widget; the world is the original's
+    assert note["data"] != original["data"] and sorted(note["data"].split()) == sorted(
+        original["data"].split()
+    )
+    assert cf.world.backends == world.backends
+    # the reader of the pointer reaches the other state; the original reference fails the copy
+    assert grade(cf.task, play(cf.world, cf.task, "ladder-1")).passed
+    steps = [(s.tool, s.args) for s in task.eval.reference_steps()]
+    assert not grade(cf.task, replay(cf.world, cf.task, steps, None)).passed
+    result = GATES["counterfactual"](Subject(f"{task.id}.json", world, task))
+    assert result.ok, result.detail
+
+
+@needs_compat
+def test_check_says_where_a_pointer_is_planted_and_refuses_a_target_no_pointer_can_name():
+    from authoring.checks import check_persona
+    from simulator import World
+
+    report = check_persona(TEMPLATES, PERSONA, World.load(COMPAT_WORLD))
+    warned = " ".join(w.message for w in report.warnings)
+    assert f"plants a note '{STORY_NOTE}' on the Find board" in warned
+    resolved = {r.story.slug: r for r in report.resolved}
+    assert resolved[STORY].find_pointer is not None and not resolved[STORY].ladder_errors
+    # Live Grid: no other widget of its origin lists TSLA under a Symbol filter, so nothing can stand beside it
+    errors = [e for e in [*report.errors, *report.ladder_errors] if "price_watch" in e.file]
+    assert any("planted pointer" in e.message and e.key == "facts.find_hint" for e in errors)
+
+
+STORY_NOTE = "PM Morning Briefing Shortlist"
