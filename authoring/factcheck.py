@@ -11,6 +11,7 @@ or that never certify.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -123,6 +124,13 @@ class PolicyDocument:
     # the phrase the Derive level says and the document defines, when the pipeline coined it because the
     # story's own gives the value away (None: the story's phrase)
     phrase: str | None = None
+    # a rival rule of the same document the Derive level also asks for, as (phrase, value): a second view of the
+    # target on the value that rule sets, so that the level hides two values of the parameter (an ordered pair
+    # of distinct options) instead of one a fixed guess wins about once in k tasks (None: no usable rival)
+    rival: tuple[str, Any] | None = None
+    # (name, text) of a note the Derive board holds when the rival rule is the pipeline's: the document's own
+    # rivals all give their value away ("the month-end window rule" for MTD), so a coined one is defined there
+    rival_note: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -565,15 +573,19 @@ def policy_note_text(story: Story, label: str, value: Any) -> str:
 RIVAL_QUALIFIERS = ("interim", "legacy", "fallback", "provisional", "superseded", "trial")
 
 
-def _rival_value(param: dict[str, Any], carried: Any, avoid: set[str]) -> Any | None:
+def _rival_value(param: dict[str, Any], carried: Any, avoid: set[str], draw: str = "") -> Any | None:
     """Another declared option of the carried parameter for the rival rule: not the carried value, not the
     parameter's default when another option exists (a rival set to the default would be right for an agent that
-    ignores both rules), and none of the story's other stated values."""
+    ignores both rules), and none of the story's other stated values. With `draw` (a story's slug) the option is
+    drawn among those by a hash of it, not the first: Derive's second view takes it, and a rival always first in
+    the option list would be a place a fixed guess learns."""
     options = [v for v in option_values(param) if str(v) != str(carried)]
     if not options:
         return None
-    preferred = [v for v in options if str(v) != str(param.get("value")) and str(v) not in avoid]
-    return (preferred or options)[0]
+    preferred = [v for v in options if str(v) != str(param.get("value")) and str(v) not in avoid] or options
+    if not draw:
+        return preferred[0]
+    return preferred[int(hashlib.sha256(draw.encode()).hexdigest()[:8], 16) % len(preferred)]
 
 
 # The names the pipeline coins for a source-format rule whose phrase names its value: qualifiers that say nothing
@@ -648,7 +660,7 @@ def _planted_policy_note(
     hidden = value_text(carried_value)
     others = {value_text(v) for t in story.facts.targets for v in (t.params or {}).values()}
     others |= {value_text(v) for v in story.facts.params.values()}
-    rival = _rival_value(param, carried_value, others)
+    rival = _rival_value(param, carried_value, others, draw=story.slug)
     if rival is None:
         return None, [
             SourceError(
@@ -668,7 +680,7 @@ def _planted_policy_note(
     )
     text = "\n".join(policy_line(p, label, v) for p, v in lines)
     coined = said if said != story.facts.policy.phrase else None
-    return PolicyDocument("note", name, name, text, phrase, coined), []
+    return PolicyDocument("note", name, name, text, phrase, coined, rival=(phrase, rival)), []
 
 
 def _line_of(text: str, start: int) -> tuple[int, int]:
@@ -718,12 +730,18 @@ def _resolve_policy_document(
                     "equals the value the policy carries; a distractor sets another value",
                 )
             )
-        text = policy_note_text(story, param_label(param, str(param.get("paramName") or "")), carried_value)
-        return (
-            (None, errors)
-            if errors
-            else (PolicyDocument("note", policy.note, policy.note, text, rival.phrase), [])
-        )
+        if errors:
+            return None, errors
+        label = param_label(param, str(param.get("paramName") or ""))
+        text = policy_note_text(story, label, carried_value)
+        second: tuple[str, Any] | None = (rival.phrase, rival.value)
+        if str(rival.value) == str(param.get("value")):
+            # the story's rival sits on the default, which a view added without that parameter shows unread:
+            # Derive's second view takes a rule the pipeline coins beside it, in the same note
+            second = _coined_rival(world, story, text, param, carried_value, {str(rival.value)})
+            if second is not None:
+                text += "\n" + policy_line(second[0], label, second[1])
+        return PolicyDocument("note", policy.note, policy.note, text, rival.phrase, rival=second), []
     if policy.resource is None:
         return _planted_policy_note(world, story, param, carried_value)
     key = "facts.policy.resource"
@@ -754,10 +772,12 @@ def _resolve_policy_document(
         ]
     own = _line_of(text, match.start())
     rivals = []
+    ruled: list[tuple[str, Any]] = []
     for mention in option_mentions(text, param, as_written=True):
         line = _line_of(text, mention.start)
         if line != own and str(mention.value) != str(carried_value):
             rivals.append(text[line[0] : line[1]].strip())
+            ruled.append((text[line[0] : line[1]], mention.value))
     if not rivals:
         return None, [
             SourceError(
@@ -768,7 +788,88 @@ def _resolve_policy_document(
                 "reading",
             )
         ]
-    return PolicyDocument("resource", resource.uri, resource.title or resource.uri, text, rivals[0]), []
+    return (
+        PolicyDocument(
+            "resource",
+            resource.uri,
+            resource.title or resource.uri,
+            text,
+            rivals[0],
+            **_rival_of_document(world, story, text, param, ruled, carried_value),
+        ),
+        [],
+    )
+
+
+def _rival_of_document(
+    world: World, story: Story, text: str, param: dict[str, Any], ruled: list[tuple[str, Any]], carried: Any
+) -> dict[str, Any]:
+    """The rival rule Derive's second view takes, for a policy a resource defines: one of the resource's own
+    rules when one names no option; else a rule the pipeline coins (a qualifier on the story phrase's noun,
+    set to another option, like a source-format policy's rival) and defines in a note on the Derive board."""
+    policy = story.facts.policy
+    found = _document_rival(world, text, param, ruled, policy.phrase)
+    if found is not None:
+        return {"rival": found}
+    coined = _coined_rival(world, story, text, param, carried, set())
+    if coined is None:
+        return {}
+    label = param_label(param, str(param.get("paramName") or ""))
+    note = (f"{story.facts.dashboard} Rulebook", policy_line(coined[0], label, coined[1]))
+    return {"rival": coined, "rival_note": note}
+
+
+def _coined_rival(
+    world: World, story: Story, text: str, param: dict[str, Any], carried: Any, avoid: set[str]
+) -> tuple[str, Any] | None:
+    """A rival rule the pipeline coins, as (phrase, value): another option than the carried one, the default,
+    the story's other values and `avoid`, under a qualifier on the story phrase's noun that `text` (where the
+    rules are defined) does not already use and that names no option."""
+    from certify import load_lexicon, phrase_pattern
+
+    others = {value_text(v) for t in story.facts.targets for v in (t.params or {}).values()}
+    others |= {value_text(v) for v in story.facts.params.values()} | avoid
+    value = _rival_value(param, carried, others, draw=story.slug)
+    if value is None or str(value) in avoid:
+        return None
+    phrase = _rival_phrase(story, value_text(carried), value)
+    if phrase_pattern(phrase).search(text) or _gives_away(phrase, param, load_lexicon(world.path)):
+        return None
+    return phrase, value
+
+
+def _document_rival(
+    world: World, text: str, param: dict[str, Any], ruled: list[tuple[str, Any]], own: str
+) -> tuple[str, Any] | None:
+    """The rival rule of a defining document the Derive level asks for too: a line that names a policy (its bold
+    phrase, else the words before "sets") which the document defines with that line's option — read the way
+    the agents read it — whose phrase gives no option of the parameter away; one not set to the parameter's
+    default first (a view left on its default would be right for an agent that read nothing)."""
+    from certify import load_lexicon, phrase_pattern, reads_as_policy
+
+    lexicon = load_lexicon(world.path)
+    named: list[tuple[str, Any]] = []
+    for line, value in ruled:
+        bold = re.search(r"\*\*([^*]+)\*\*", line)
+        head = bold.group(1) if bold else re.split(r"\s+sets\b", line.strip(" -*"), maxsplit=1)[0]
+        phrase = re.sub(r"^(?:the|a|an)\s+", "", head.strip(" .:"), flags=re.I)
+        phrase = f"the {phrase[:1].lower()}{phrase[1:]}" if phrase else ""
+        if phrase and reads_as_policy(phrase) and phrase_pattern(phrase).search(text) is not None:
+            named.append((phrase, value))
+    others = [own, *(p for p, _ in named)]
+    found: list[tuple[str, Any]] = []
+    for phrase, value in named:
+        read = policy_value(text, phrase, param, others)
+        if read is None or str(read.value) != str(value) or _gives_away(phrase, param, lexicon, only=value):
+            continue
+        if all(str(v) != str(value) for _, v in found):
+            found.append((phrase, value))
+    # never one set to the parameter's default: a second view added without that parameter would be right; among
+    # the others one drawn by the document's text and the carried option, so no place in the list is favoured
+    found = [r for r in found if str(r[1]) != str(param.get("value"))]
+    if not found:
+        return None
+    return found[int(hashlib.sha256(f"{own}|{text}".encode()).hexdigest()[:8], 16) % len(found)]
 
 
 def _source_of(world: World, kind: str, ref: str) -> tuple[str, str, str, tuple[Any, ...]] | None:

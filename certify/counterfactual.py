@@ -235,9 +235,11 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     used = _used_values(task, key)
     args = _target_args(task, origin, wid, key, value)
     # An option the task uses nowhere else first (a twin or decoy keeps its own value in both copies).
-    candidates = [o for o in option_values(param) if o != value and o not in used] or [
-        o for o in option_values(param) if o != value
-    ]
+    # Never an option on which the copy's target would be another view the eval already grades (Derive's second
+    # view on the rival rule's value): the copy would ask for one widget twice.
+    graded = _graded_args(task, origin, wid)
+    free = [o for o in option_values(param) if o != value and _frozen({**args, key: o}) not in graded]
+    candidates = [o for o in free if o not in used] or free
     if not candidates:
         return NotApplicable(kind, value, f"'{key}' declares no other option")
     read = _rows_for(world, task, origin, wid, [args, *({**args, key: o} for o in candidates)])
@@ -259,6 +261,12 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     label, other_label = _label(param, value), _label(param, other)
     if label and other_label and label != value and other_label != str(other):
         pairs |= {label: other_label, other_label: label}
+    # an option whose words hold a swapped one ("Partially Filled" beside Filled) stays itself: its longer match
+    # is taken first, so the swap does not turn it into an option nobody declared ("Partially Cancelled")
+    for option in option_values(param):
+        for text in {str(option), _label(param, option) or ""} - set(pairs) - {""}:
+            if any(_word(k).search(text) for k in list(pairs)):
+                pairs[text] = text
     parts, changed = _rewrite_docs(world, docs, pairs)
     if not changed:
         # The value is not spelt out where it is defined (the document says "quarter to date" for QTD): the
@@ -277,6 +285,10 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     ev = _walk(dumped["eval"], lambda x, k: _sentence_swap(x, pairs) if k == "data_contains" else x)
     cf_world = _copy_world(world, f"{kind}:{value}->{other}:{','.join(changed)}", **parts)
     probe_task = _task_with(task, setup=setup)
+    if not _read_by_reference(task, origin, wid, args):
+        # the view is placed, not read (Derive's second view beside a read): what the reference records comes
+        # from another cut, and stays as it was
+        base_rows, served[str(other)] = [], []
     cf_task = _retarget(probe_task, ev, key, value, other, base_rows, served[str(other)])
     return Copy(kind, value, str(other), ", ".join(changed), cf_world, cf_task)
 
@@ -349,6 +361,26 @@ def _shown_in_world(world: World, task: Task, widget_id: str, key: str) -> set[s
         for d in workspace.dashboards.values()
         for w in d.widgets
         if w.widget_id == widget_id and key in (w.data_args or {})
+    }
+
+
+def _read_by_reference(task: Task, origin: str, wid: str, args: dict[str, Any]) -> bool:
+    """Whether the reference reads the rows of `wid` on `args` (a read's recorded figures come from them), or
+    reads no rows at all (nothing recorded to keep apart)."""
+    reads = [
+        t.args.get("data_args") or {}
+        for t in task.eval.required_tools
+        if t.tool == "get_widget_data" and t.args.get("origin") == origin and t.args.get("widget_id") == wid
+    ]
+    return not reads or any(_frozen(r) == _frozen(args) for r in reads)
+
+
+def _graded_args(task: Task, origin: str, wid: str) -> set[str]:
+    """The data_args (frozen) of every widget `wid` of `origin` the eval requires."""
+    return {
+        _frozen(args)
+        for holder, args in _data_args(task.model_dump(mode="json")["eval"])
+        if holder.get("origin") == origin and holder.get("widget_id") == wid and "min_count" in holder
     }
 
 

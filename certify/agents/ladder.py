@@ -487,7 +487,12 @@ def _policy_in(docs: list[knowledge.Document], phrase: str, param: dict[str, Any
 
 
 def _ops_of(request: Request, ops: list[Op], sentence: tuple[int, int]) -> list[Op]:
-    """The operations a sentence is about (its widgets, or those of the sentence before it that names some)."""
+    """The operations a sentence is about: those it asks for itself (a sentence asking for a second view of a
+    widget decides that view, not the first), else those on its widgets, or on the widgets of the sentence
+    before it that names some."""
+    own = [op for op in ops if sentence[0] <= op.position < sentence[1]]
+    if own:
+        return own
     about = sentence_targets(request, [op.target for op in ops], sentence)
     return [op for op in ops if any(op.target is t for t in about)]
 

@@ -58,3 +58,29 @@ def test_ground_facts_are_distinct_and_vary_in_position_and_action(resolved):
     actions = Counter("tab" if r.governance.sets == "tab" else "parameter" for r in resolved)
     assert actions["tab"] >= 4 and actions["parameter"] >= 12, actions
     assert len({r.governance.sets for r in resolved}) >= 8
+
+
+def test_every_derive_has_a_rival_rule_its_second_view_takes(resolved):
+    """A Derive level hides two options of the carried parameter (the policy's and a rival rule's of the same
+    document, or of a note the board holds when the document's rivals give their value away): never the
+    carried value, never the parameter's default, and a rival the pipeline picks never names its own value."""
+    from authoring.factcheck import _gives_away
+    from certify import load_lexicon
+
+    lexicon = load_lexicon(DEFAULT_WORLD)
+    coined = 0
+    for r in resolved:
+        param = r.targets[r.carried_target].widget.param(r.carried_key) or {}
+        assert r.policy_doc.rival is not None, r.story.slug
+        phrase, value = r.policy_doc.rival
+        assert str(value) not in (str(r.carried_value), str(param.get("value"))), r.story.slug
+        if r.policy_doc.kind == "resource":
+            # (a story's own note names its rival, held by `check` to the rule its own phrase is)
+            assert not _gives_away(phrase, param, lexicon, only=value), (r.story.slug, phrase)
+        if r.policy_doc.rival_note is not None:
+            coined += 1
+            assert r.policy_doc.kind == "resource" and phrase[4:] in r.policy_doc.rival_note[1].lower()
+    # a resource's own rules are taken where they fit; the rest are coined (their phrase names their value, or
+    # they sit on the default: "the monthly-mailing rule" for Monthly Factsheet)
+    own = sum(1 for r in resolved if r.policy_doc.kind == "resource") - coined
+    assert own >= 6 and coined >= 1, (own, coined)

@@ -134,6 +134,27 @@ class Level:
             for t in self.story.targets
         ]
 
+    @property
+    def compare(self) -> tuple[str, Any] | None:
+        """At Derive, the rival rule the request also asks for, as (phrase, value): a second view of the carried
+        target on the value that rule sets. One hidden option among the 3-8 a parameter declares is won by a
+        fixed guess ("always the third option") about once in k tasks; two distinct options read from the same
+        document make k·(k-1) equally plausible outcomes, and a guess that puts both views on one value never
+        passes. None at other levels, where the document offers no rival rule the agents can read, and where the
+        parameter declares fewer than three options."""
+        doc = self.story.policy_doc
+        if self.number != 2 or doc is None or doc.rival is None:
+            return None
+        phrase, value = doc.rival
+        s = self.story
+        if (
+            str(value) == str(s.carried_value)
+            or len(s.targets[s.carried_target].widget.options(s.carried_key)) < 3
+        ):
+            # with two options the two views take them both: an agent that places one of each passes unread
+            return None
+        return phrase, value
+
     # -- what it hides ------------------------------------------------------------------------------------
     def hidden(self) -> list[dict[str, Any]]:
         """meta.hidden: what the level withholds from its prompt."""
@@ -148,7 +169,10 @@ class Level:
                 return [value("target", self.first.name, source=f"note:{pointer.note}")]
             return [value("target", self.first.name)]
         if self.number == 2:
-            return [value("carried", said_as_text(self.story.carried_value))]
+            out = [value("carried", said_as_text(self.story.carried_value))]
+            if self.compare is not None:
+                out.append(value("carried", said_as_text(self.compare[1])))
+            return out
         if self.lived:
             gov = self.story.governance
             out = [value("planted", gov.phrase, source=gov.source)]

@@ -116,6 +116,7 @@ class _Planner:
                     optional=True,
                 )
         rows = self._main_actions()
+        self._compare()
         if level.lived:
             self._retitle()
         note_name = self._notes(rows)
@@ -138,6 +139,10 @@ class _Planner:
         # Find's further look-alikes each cost a careful reader one schema read: the budget grows with them
         # (without it, a reader that runs out before it meets the decoy is left with the target alone)
         slack = (LIVED_SLACK_TURNS if level.lived else SLACK_TURNS) + len(self.board.lookalikes)
+        if level.lived and Level(level.ctx, 2).compare is not None:
+            # Derive adds a second view on the rival rule's value: one call Ground does not make, and Ground's
+            # budget must still not fall below Derive's
+            slack += 1
         self.eval.set("max_turns", self.eval.count("required_tools") + slack)
         return Planned(self.eval.wire(), note_name, built, self.fields)
 
@@ -293,6 +298,28 @@ class _Planner:
             if furniture is not None:
                 self._placed(furniture.seed.origin, furniture.seed.widget_id, furniture.params)
         return rows
+
+    def _compare(self) -> None:
+        """At Derive, the second view the request asks for: the carried target again, on the value the rival rule
+        of the same document sets (its other values as the target's). Graded by the widget it leaves, like any
+        addition."""
+        compare = self.level.compare
+        if compare is None:
+            return
+        s = self.s
+        t = s.targets[s.carried_target]
+        args = {**t.params, s.carried_key: compare[1]}
+        self.step(
+            "create_widget", {"origin": t.origin, "widget_id": t.widget_id, "data_args": args}, outcome=True
+        )
+        self.eval.add(
+            "required_widgets",
+            origin=t.origin,
+            widget_id=t.widget_id,
+            data_args=dict(args),
+            tab_id=self.tab_id,
+            max_count=1,
+        )
 
     def _derived_default(self, i: int, tool: str, t: ResolvedTarget) -> None:
         """At Derive, a policy that carries the parameter's default leaves the same state whether or not the

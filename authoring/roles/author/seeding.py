@@ -152,9 +152,11 @@ def seed_board(level: Level) -> Board:
         for i, t in enumerate(s.targets):
             wrong = {**t.params, **(s.seeded_wrong if i == 0 else {})}
             key = s.carried_key
-            if level.number == 2 and i == s.carried_target and str(wrong.get(key)) == str(t.params.get(key)):
-                # Derive hides the carried value: the widget left wrong must not already show it.
-                other = _other_value(t, key, {str(t.params.get(key))})
+            shown = {str(t.params.get(key))} | ({str(level.compare[1])} if level.compare else set())
+            if level.number == 2 and i == s.carried_target and str(wrong.get(key)) in shown:
+                # Derive hides the carried value (and the rival rule's, which its second view takes): the
+                # widget left wrong must show neither.
+                other = _other_value(t, key, shown)
                 if other is not None:
                     wrong[key] = other
             stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, wrong))
@@ -197,6 +199,10 @@ def seed_board(level: Level) -> Board:
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
+    elif level.compare is not None and doc is not None and doc.rival_note is not None:
+        # the rival rule Derive's second view takes, coined by the pipeline, is defined where an agent reads it
+        name, text = doc.rival_note
+        policy_note = placing.note("policy-note", name, text, Slot.at(len(placing.widgets), NOTE_H))
     pointer_note = None
     if level.number == 1 and s.find_pointer is not None:
         pointer_note = placing.note(

@@ -34,6 +34,7 @@ from .phrasebook import (
     Shown,
     ValuesFor,
     VoiceSlots,
+    listing,
 )
 from .plan import Planned
 from .seeding import Board
@@ -177,8 +178,10 @@ class Wording:
             if voice.every_phrase
             else VoiceSlots.drawn(voice, phrasing.aside, own)
         )
-        # the asks that close the work (a note of what the source plants, the judged analysis) come before the
-        # persona's deadline and sign-off, which end the request
+        # the asks that close the work (Derive's second view, a note of what the source plants, the judged
+        # analysis) come before the persona's deadline and sign-off, which end the request
+        if level.compare is not None:
+            ask.closing.append(self._compare(phrasing, *level.compare))
         if level.lived and s.governance.sets is None:
             ask.closing.append(self._legacy_ground(phrasing))
         if s.analyze is not None:
@@ -346,6 +349,22 @@ class Wording:
             tab=built.tab,
             keyed=keyed,
             tab_like_board=built.tab_like,
+        )
+
+    def _compare(self, phrasing: Phrasing, phrase: str, value: Any) -> str:
+        """Derive's second view: the carried target again with its other values stated, the carried parameter
+        through the rival rule's phrase (a sentence of its own, so the rule decides that view only)."""
+        s = self.level.story
+        t = s.targets[s.carried_target]
+        key = s.carried_key
+        pairs = [f"{label(t.widget.param(k), k)} {said_as_text(v)}" for k, v in t.params.items() if k != key]
+        return phrasing.pick(
+            "compare",
+            verb=phrasing.verb("add"),
+            name=t.name,
+            pairs=f"for {listing(pairs)}" if pairs else "",
+            k=label(t.widget.param(key), key),
+            phrase=phrase,
         )
 
     def _legacy_ground(self, phrasing: Phrasing) -> str:

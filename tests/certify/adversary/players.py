@@ -19,6 +19,11 @@ they pick the widget and the values:
 - label_guesser: unstated parameters take the option whose label shares most characters with a prompt word
 - title_copier: tabs and notes titled with the whole text of the document or sentence the prompt points to
 - lower_level_copier: the values and names the same story's lower-level prompts state (a player that saw them)
+- option_0, option_1, option_2, option_last, option_first_changed: every unstated parameter takes a fixed option
+  of its list (the first, second, third, last, or the first that differs from the parameter's default) — a
+  player that knows a Derive level hides one categorical value and guesses it the same way every time (added
+  after the first audit, frozen before the rule author changed: a Derive that hides one of k options is won by
+  such a guess about 1/k of the time)
 """
 
 from __future__ import annotations
@@ -215,6 +220,23 @@ def lexical_guess(prompt: str, params: list[dict[str, Any]], given: dict[str, An
     return out
 
 
+def fixed_guess(params: list[dict[str, Any]], given: dict[str, Any], pick: str) -> dict[str, Any]:
+    """Unstated parameters: a fixed place in the option list, whatever the prompt says."""
+    out = dict(given)
+    for p in params:
+        opts = [o.get("value") for o in p.get("options") or []]
+        if p["paramName"] in out or not opts:
+            continue
+        if pick == "last":
+            out[p["paramName"]] = opts[-1]
+        elif pick == "first_changed":
+            changed = [v for v in opts if str(v) != str(p.get("value"))]
+            out[p["paramName"]] = (changed or opts)[0]
+        else:
+            out[p["paramName"]] = opts[min(int(pick), len(opts) - 1)]
+    return out
+
+
 def note_name(prompt: str) -> str:
     for pat in (
         r"(?:titled|named|called)\s+((?:[A-Z0-9&][\w&'’$%()-]*\s?)+)",
@@ -278,6 +300,7 @@ class Player:
     stuff: bool = False  # every candidate, every value
     titles_from_source: bool = False
     lower_levels: bool = False
+    fixed: str | None = None  # unstated params take this place of their options ("0", "1", "2", "last", ...)
 
     def play(self, env: Any, obs: Any, lower_prompts: list[str]) -> None:
         budget = 8
@@ -301,6 +324,8 @@ class Player:
                     vals.setdefault(k, v)
         if self.guess:
             vals = lexical_guess(ctx.prompt, params, vals)
+        if self.fixed is not None:
+            vals = fixed_guess(params, vals, self.fixed)
         return vals
 
     def _named(self, ctx: Ctx, cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -426,4 +451,9 @@ PLAYERS: tuple[Player, ...] = (
     Player("label_guesser", by_trigrams, guess=True),
     Player("title_copier", by_order, titles_from_source=True, guess=True),
     Player("lower_level_copier", by_order, lower_levels=True),
+    Player("option_0", by_order, fixed="0"),
+    Player("option_1", by_order, fixed="1"),
+    Player("option_2", by_order, fixed="2"),
+    Player("option_last", by_order, fixed="last"),
+    Player("option_first_changed", by_order, fixed="first_changed"),
 )
