@@ -162,7 +162,9 @@ def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path,
                 ev = dict(task["eval"])
                 ev["required_tools"] = [s for s in ev.get("required_tools", []) if not s.get("optional")]
                 ev.pop("max_turns", None)  # the turn budget follows the plan
-                kept = [w for w in ev.pop("required_generated_widgets", []) if w.get("name_contains") not in notes]
+                kept = [
+                    w for w in ev.pop("required_generated_widgets", []) if w.get("name_contains") not in notes
+                ]
                 if kept:
                     ev["required_generated_widgets"] = kept
                 setup = json.loads(json.dumps(task["setup"]))
@@ -176,7 +178,11 @@ def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path,
                 meta = {
                     **task["meta"],
                     "hidden": [
-                        {k: v for k, v in h.items() if not (k == "source" and v.removeprefix("note:") in notes)}
+                        {
+                            k: v
+                            for k, v in h.items()
+                            if not (k == "source" and v.removeprefix("note:") in notes)
+                        }
                         for h in task["meta"].get("hidden", [])
                     ],
                 }
@@ -188,11 +194,17 @@ def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path,
                 # what is set aside is the pointer's only: its note is on the fresh board and not on the kept one
                 planted = {
                     w.get("name")
-                    for w in theirs["setup"].get("initial_state", {}).get("dashboard", {}).get("generated_widgets", [])
+                    for w in theirs["setup"]
+                    .get("initial_state", {})
+                    .get("dashboard", {})
+                    .get("generated_widgets", [])
                 }
                 assert notes <= planted and not notes & {
                     w.get("name")
-                    for w in ours["setup"].get("initial_state", {}).get("dashboard", {}).get("generated_widgets", [])
+                    for w in ours["setup"]
+                    .get("initial_state", {})
+                    .get("dashboard", {})
+                    .get("generated_widgets", [])
                 }, name
             assert a == b, (
                 name,

@@ -226,7 +226,10 @@ def test_author_shows_the_same_warnings_as_check(sources, repo, mini_world_path,
     # two stories is found by at Find (their hints are not descriptions by content: the pipeline plants a note)
     assert len(expected) == 5, expected
     pointed = [w for w in expected if "the pipeline plants a note" in w]
-    assert {w.split(": ")[1].rsplit("/", 1)[-1] for w in pointed} == {"morning_positions.md", "risk_repair.md"}
+    assert {w.split(": ")[1].rsplit("/", 1)[-1] for w in pointed} == {
+        "morning_positions.md",
+        "risk_repair.md",
+    }
     assert any("draft.txt" in w for w in expected) and any("default" in w for w in expected)
     messages: list[str] = []
     run_persona(

@@ -177,7 +177,9 @@ def test_review_fix_proposes_the_story_edit_when_the_defect_is_in_the_facts(tmp_
     # of its hint lets the Find rung solve, is pointed at through a planted note (the rung passes), and blocks on
     # the shortcuts gate instead (its dashboard lends the catalog's words); the cause is in its facts all the same
     printed: dict[str, str] = {}
-    for item, kind, task in re.findall(r"review ([0-9a-f]{10}) (ladder|gate_failure) (\w+):", flat(authored.stdout)):
+    for item, kind, task in re.findall(
+        r"review ([0-9a-f]{10}) (ladder|gate_failure) (\w+):", flat(authored.stdout)
+    ):
         if kind == "ladder" or task not in printed:
             printed[task] = item
     story = REVISED / "stories" / "treasury_analyst" / "lantern_hedge_rolls.md"
