@@ -2062,8 +2062,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     if rival is not None and said_by is not None:
         warnings.append(
             f"{said_by} says '{value_text(rival[1])}', the value of the rival rule '{rival[0]}': the Derive level "
-            "asks for no second view on it (a request saying the value would state what it hides); say "
-            f"{said_by.removeprefix('facts.')} without it for Derive to ask for one"
+            "asks for no second view on it (a request saying the value would state what it hides); for Derive "
+            f"to ask for one, say {said_by} without it or give facts.policy.distractor another value"
         )
     blocking += _giveaway_errors(world, story, carried_param, carried_value, coined)
     blocking += _dashboard_name_errors(story, targets[0])
