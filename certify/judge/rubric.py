@@ -24,7 +24,7 @@ from typing import Any
 from ..grader.match import phrase_matches
 from .case import JudgeCase
 from .template import TEMPLATE_SHA256
-from .verdict import Judgment, PointLabel
+from .verdict import Judgment, PointLabel, Verdict
 
 RUBRIC_VERSION = "1"
 NAME = "rubric"
@@ -170,6 +170,22 @@ class RubricJudge:
         return self.judge_now(case)
 
     def judge_now(self, case: JudgeCase) -> Judgment:
+        verdict, labels, summary = self.assess(case)
+        return Judgment(
+            judge=self.identity,
+            deterministic=True,
+            template_sha256=TEMPLATE_SHA256,
+            case_sha256=case.sha256(),
+            verdict=verdict,
+            labels=labels,
+            votes=[verdict],
+            summary=summary,
+        )
+
+    def assess(self, case: JudgeCase) -> tuple[Verdict, list[PointLabel], str]:
+        """The verdict, the points' labels and the summary of `judge_now`, without the case's digest: the grader
+        asks the verdict of every answer it grades and reports the summary; only a recorded judgment names its
+        case."""
         answer = case.answer or ""
         labels: list[PointLabel] = []
         stated = figures_in(answer)
@@ -228,23 +244,14 @@ class RubricJudge:
                     reason=f"{shown} appear(s) in none of them",
                 )
             )
-        verdict = "PASS" if all(p.label == "ADDRESSED" for p in labels) else "FAIL"
+        verdict: Verdict = "PASS" if all(p.label == "ADDRESSED" for p in labels) else "FAIL"
         addressed = sum(p.label == "ADDRESSED" for p in labels)
         summary = f"{LABEL}: {addressed} of {len(labels)} addressed" + (
             ""
             if verdict == "PASS"
             else "; " + "; ".join(f"{p.label}: {p.reason}" for p in labels if p.label != "ADDRESSED")
         )
-        return Judgment(
-            judge=self.identity,
-            deterministic=True,
-            template_sha256=TEMPLATE_SHA256,
-            case_sha256=case.sha256(),
-            verdict=verdict,
-            labels=labels,
-            votes=[verdict],
-            summary=summary[:600],
-        )
+        return verdict, labels, summary[:600]
 
     @staticmethod
     def _stated(stated: list[Figure], answer: str, figure: str) -> bool:
