@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from simulator import World
 
 from ..episode import FINAL_ANSWER, Episode, TraceEvent, reference_calls, replay
-from ..task import KeyPoint, Task
+from ..task import Eval, KeyPoint, Task
 from .template import ANSWER_BEGIN, ANSWER_END, TRACE_BEGIN, TRACE_END, USER, deface
 
 MAX_ROWS = 20
@@ -166,12 +167,25 @@ def build_case(
 
 
 _LINES: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+# The content key of an eval, by the eval object (evals are never edited in place — a changed task is a new
+# model): serialising the reference for the key cost as much as listing it.
+_LINE_KEYS: dict[int, tuple[weakref.ref[Eval], str]] = {}
 
 
 def _reference_lines(task: Task) -> tuple[str, ...]:
     """The reference's calls as the case lists them: a pure function of the task, remembered by its content
     (every answer graded on a judged task lists them again)."""
-    key = task.eval.model_dump_json(include={"required_tools", "reference_trace", "reference"})
+    ev = task.eval
+    with _LOCK:
+        held = _LINE_KEYS.get(id(ev))
+    if held is not None and held[0]() is ev:
+        key = held[1]
+    else:
+        key = ev.model_dump_json(include={"required_tools", "reference_trace", "reference"})
+        with _LOCK:
+            if len(_LINE_KEYS) >= _AVAILABLE_SIZE:
+                _LINE_KEYS.clear()
+            _LINE_KEYS[id(ev)] = (weakref.ref(ev), key)
     with _LOCK:
         if key in _LINES:
             _LINES.move_to_end(key)
