@@ -543,6 +543,7 @@ def _pick(request: Request, param: dict[str, Any], said: list[Mention], a: int, 
     lowered = text.lower()
     names = {str(param.get("paramName") or "").lower(), str(param.get("label") or "").lower()} - {""}
     best: tuple[int, int, Mention] | None = None
+    unnamed: str | None = None  # the prompt with the names blanked: the same for every mention, made once
     for m in said:
         if not (a <= m.start < b) or request.in_twin(m.start):
             continue
@@ -550,7 +551,9 @@ def _pick(request: Request, param: dict[str, Any], said: list[Mention], a: int, 
             continue
         if any(x <= m.start and m.end <= y and y - x > m.end - m.start for x, y in request.names):
             continue
-        if _is_stale(_masked(text, request.names), m.start, a):
+        if unnamed is None:
+            unnamed = _masked(text, request.names)
+        if _is_stale(unnamed, m.start, a):
             continue
         before = lowered[max(a, m.start - 28) : m.start]
         named = 1 if any(n in before for n in names) or re.search(r"\bto\s+$", before) else 0
