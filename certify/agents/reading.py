@@ -94,13 +94,25 @@ def find(text: str, needle: str) -> list[int]:
     return out
 
 
+def finds(text: str, needles: Iterable[str]) -> dict[str, list[int]]:
+    """`find(text, n)` for each distinct needle. A listing's names are looked for in one prompt, and most of them
+    are not in it at all: those are answered by a plain substring test, without the phrase search."""
+    low = _lowered(text)
+    out: dict[str, list[int]] = {}
+    for n in needles:
+        if n not in out:
+            out[n] = find(text, n) if n and _lowered(n) in low else []
+    return out
+
+
 def named_widgets(prompt: str, catalog: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:
     """Catalog entries whose name the prompt states, in prompt order: the longest name wins an overlap, an entry
     of an app (category) the prompt names wins over a namesake elsewhere, and each name counts once."""
-    apps = {str(w.get("category")) for w in catalog if w.get("category") and find(prompt, str(w["category"]))}
+    said = finds(prompt, [str(w.get(k) or "") for w in catalog for k in ("category", "name")])
+    apps = {str(w.get("category")) for w in catalog if w.get("category") and said[str(w["category"])]}
     hits: list[tuple[int, int, dict[str, Any]]] = []
     for w in catalog:
-        positions = find(prompt, str(w.get("name") or ""))
+        positions = said[str(w.get("name") or "")]
         if positions:
             in_app = 0 if not apps or w.get("category") in apps else 1
             hits.append((in_app, positions[0], w))

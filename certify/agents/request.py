@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .reading import Mention, find, named_widgets, option_mentions
+from .reading import Mention, find, finds, named_widgets, option_mentions
 from .retrieval import BM25, terms
 
 OpKind = Literal["create", "update", "read"]
@@ -178,11 +178,9 @@ class Request:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
         option value inside a name ("Working" in "Working Orders") is not a stated value."""
         # a listing repeats its apps and origins: each is looked for once
-        spans: dict[str, list[tuple[int, int]]] = {}
+        found = finds(self.prompt, names)
         for n in names:
-            if n not in spans:
-                spans[n] = [(p, p + len(n)) for p in find(self.prompt, n)]
-            self.names += spans[n]
+            self.names += [(p, p + len(n)) for p in found[n]]
 
     def sentence_of(self, position: int) -> tuple[int, int]:
         return next((s for s in self.spans if s[0] <= position < s[1]), (0, len(self.prompt)))
