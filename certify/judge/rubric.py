@@ -145,8 +145,10 @@ def _term_text(term: str | list[str]) -> str:
     return repr(term) if isinstance(term, str) else " or ".join(repr(t) for t in term)
 
 
+@functools.lru_cache(maxsize=4096)
 def grader_talk(answer: str) -> str | None:
-    """The passage of an answer that addresses its grader rather than the ask, if any."""
+    """The passage of an answer that addresses its grader rather than the ask, if any (remembered: every grade
+    of a judged task reads its answer, and the same answer is graded many times over in a certification)."""
     for pattern in _GRADER_TALK:
         m = pattern.search(answer)
         if m is not None:

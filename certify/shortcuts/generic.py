@@ -38,6 +38,8 @@ _READINGS_MAX = 4096
 _LISTINGS: dict[tuple[str, ...], int] = {}
 _LISTINGS_MAX = 1024
 _TOKENS = itertools.count()
+# The same token by the ids of the entry objects served (with the entries, which keeps the ids theirs).
+_LISTED: dict[tuple[int, ...], tuple[list[Any], int]] = {}
 # The text of a served object (a listing entry, a schema's parameters). The simulator serves the same objects
 # to every episode of a world, so each one's text is worked out once; the object is held beside its text, so its
 # id stays its own while the entry lives.
@@ -226,12 +228,22 @@ class Generic:
     def catalog_key(self) -> int:
         """The token of what the listing served (every entry's content, in order)."""
         if self._catalog_key is None:
+            # The agents of a battery are served the very same entry objects: known by their ids, the entries
+            # (held, so no id is another object's meanwhile) need not be read again.
+            ids = tuple(map(id, self.catalog))
+            held = _LISTED.get(ids)
+            if held is not None:
+                self._catalog_key = held[1]
+                return held[1]
             content = tuple(map(served_text, self.catalog))
             token = _LISTINGS.get(content)
             if token is None:
                 if len(_LISTINGS) >= _LISTINGS_MAX:
                     _LISTINGS.clear()
                 token = _LISTINGS[content] = next(_TOKENS)
+            if len(_LISTED) >= _LISTINGS_MAX:
+                _LISTED.clear()
+            _LISTED[ids] = (list(self.catalog), token)
             self._catalog_key = token
         return self._catalog_key
 
