@@ -180,7 +180,7 @@ class Request:
         # a listing repeats its apps and origins: each is looked for once
         found = finds(self.prompt, names)
         for n in names:
-            self.names += [(p, p + len(n)) for p in found[n]]
+            self.names += [(p, p + len(n)) for p in found.get(n, ())]
 
     def sentence_of(self, position: int) -> tuple[int, int]:
         return next((s for s in self.spans if s[0] <= position < s[1]), (0, len(self.prompt)))
