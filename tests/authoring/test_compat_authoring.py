@@ -34,25 +34,21 @@ PERSONAS = (
 # listing the target under a coined entry beside a rival entry naming another widget of its app that takes the
 # stated values, and the request points at the entry (`factcheck.FindPointer`): meeting_prep, breach_repair,
 # case_handoff, var_monitor and morning_briefing level 1 certify that way (counterfactual: the entries swapped).
-# What still blocks, with its cause:
+# With Derive's second view on a rival rule's value and Find by pointer merged (measured 2026-12-03 on
+# compat4's start): 19, 19, 16 and 19. What still blocks, with its cause:
 # - Live Grid (holdings_watch, price_watch level 1): no other widget of its origin lists the stated symbol under
 #   a Symbol filter (the two that take one draw it from an endpoint), so no rival can stand in a pointer and no
-#   description tells it apart; `check` says so with the fix;
+#   description tells it apart; the shortcuts that enumerate or copy the seeded widget pass;
 # - Find levels whose request must say the target's own name words elsewhere, so a bag of words finds it with
-#   or without the pointer: alert_sweep_level1 (the why's "open … counted" and the dashboard "Alert Sweep" for
-#   "Open Alert Metrics"), nav_close_repair_level1 ("Close Room", "NAV, Fees & Close Dashboard" for "Close
-#   Exceptions"), settlement_watch_level1 ("Fails Watch" for "Failed Trades"), document_room_level1 (the stated
-#   label "document type"); form_tooling_level1: Widget Examples' Financial Entry Form, described by the
-#   template's own hint, which the ladder's Find rung misses in calibration;
-# - Derive levels a policy cannot make load-bearing: the carried value is the parameter's default
-#   (alert_sweep_level2, `check` names it), the world already shows the value on the same widget elsewhere (the
-#   neighbour copier: case_handoff_level2), a read whose rows do not depend on the carried parameter, graded by
-#   the read call, which an enumerator of every option also makes (meeting_prep_level2);
-# - and each persona's staircase item (a Find level failing more often than Derive), which follows from the
-#   blocked Find levels.
+#   or without the pointer: alert_sweep_level1 (bag of words, description matcher), nav_close_repair_level1
+#   (enumerator, bag of words, note stuffer, neighbour copier …; the Find rung fails it as well),
+#   settlement_watch_level1 and document_room_level1 (bag of words); form_tooling_level1: Widget Examples'
+#   Financial Entry Form, which the ladder's Find rung misses in calibration;
+# - and fund_operations' staircase item (Find failing more often than Derive), which follows from the blocked
+#   Find levels.
 DRAFTED = {
-    "client_advisor": (18, {"holdings_watch_level1", "meeting_prep_level2"}),
-    "compliance_risk": (17, {"alert_sweep_level1", "alert_sweep_level2", "case_handoff_level2"}),
+    "client_advisor": (19, {"holdings_watch_level1"}),
+    "compliance_risk": (19, {"alert_sweep_level1"}),
     "fund_operations": (
         16,
         {"document_room_level1", "form_tooling_level1", "nav_close_repair_level1", "settlement_watch_level1"},
