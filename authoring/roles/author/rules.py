@@ -41,6 +41,12 @@ class RuleAuthor:
 
 def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     """The task file of level `number` of the context's story."""
+    return _compiled(ctx, number)[0]
+
+
+def _compiled(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], bool]:
+    """The task file of level `number`, and whether (at Find) a wording was found that leaves no shortcut agent
+    passing and the Find rung passing (always True at the other levels)."""
     level = Level(ctx, number)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
@@ -81,20 +87,26 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     for hint, draw in trials:
         task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
         if number != 1:
-            break
+            return task, True
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
         # a draw it fails), and leave no shortcut agent passing
         if not any(r.passed for r in run_battery(ctx.world, parsed)) and _find_rung_passes(ctx, parsed):
-            return task
-    spare = ctx.story.spare_pointer
-    if number == 1 and pointer is None and spare is not None:
-        # no wording of the description leaves the word matchers failing and the Find rung passing: the target
-        # is found by a pointer planted on the board instead (the story's own description is not said)
-        return compile_level(
-            replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
-        )
-    return task
+            return task, True
+    # no wording of the description (or of the pointer planted) leaves the word matchers failing and the Find
+    # rung passing: the target is found by a pointer planted on the board instead (the story's own description
+    # is not said), the further ones tried in turn (`factcheck.find_pointers`); none passing, the gates see the
+    # first pointer's level (the description's, when the story plants its pointer from the start)
+    fallback = None
+    for spare in ctx.story.spare_pointers or ((ctx.story.spare_pointer,) if ctx.story.spare_pointer else ()):
+        if number != 1 or spare == pointer:
+            continue
+        story = replace(ctx.story, find_pointer=spare, find_hints=[], spare_pointers=(), spare_pointer=None)
+        tried, ok = _compiled(replace(ctx, story=story), number)
+        if ok:
+            return tried, True
+        fallback = fallback or (tried if pointer is None else None)
+    return fallback or task, False
 
 
 def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
