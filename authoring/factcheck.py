@@ -1691,6 +1691,50 @@ def _signature_errors(
     ]
 
 
+def _listed_errors(
+    world: World, story: Story, target: ResolvedTarget, backends: list[str]
+) -> list[SourceError]:
+    """A Find repair whose target is the one widget of its app that lists the values to set among its declared
+    options (the others that take them draw their options from an endpoint): the signature matcher, which reads
+    the options a schema declares, repairs the one placed widget listing them without reading the request —
+    whether a description or a planted pointer says which. Nothing the pipeline words tells it apart then."""
+    repair = story.facts.kind == "repair" or (story.facts.kind is None and bool(story.facts.seeded_wrong))
+    values = {k: v for k, v in target.params.items() if k in (story.facts.seeded_wrong or {})}
+    fixture = world.fixture_of(target.origin, backends)
+    if not repair or not values or fixture is None:
+        return []
+    # among what the request says the target comes from: the story's app, else its origin
+    app = target.app or target.origin
+    in_app = set(fixture.catalog.app_widgets(target.app)) if target.app else set()
+    siblings = [
+        w
+        for wid, w in fixture.catalog.widgets.items()
+        if not target.app or wid in in_app or w.definition.get("category") == target.app
+    ]
+
+    def lists(w: WidgetDef) -> bool:
+        return all(
+            (p := w.param(k)) is not None and str(v) in {str(o) for o in option_values(p)}
+            for k, v in values.items()
+        )
+
+    if [w.widget_id for w in siblings if lists(w)] != [target.widget_id]:
+        return []
+    drawn = [w.name for w in siblings if w.widget_id != target.widget_id and all(w.param(k) for k in values)]
+    return [
+        SourceError(
+            story.file,
+            "facts.targets[0]",
+            f"'{target.name}' is the only widget of {app} whose options list "
+            f"{', '.join(f'{k} {value_text(v)}' for k, v in values.items())}"
+            + (f" ({', '.join(drawn[:3])} take it only from an options endpoint)" if drawn else "")
+            + ": an agent repairing the placed widget whose schema lists the value finds it without reading the "
+            "request, so its Find level cannot certify; pick a first target whose values to set another widget "
+            "of its app also lists, or set a parameter whose value its siblings list too",
+        )
+    ]
+
+
 def purpose(story: Story) -> str:
     """Why the story's work is wanted, as every level says it: `facts.why`, else the storyline's first
     sentence."""
@@ -2097,6 +2141,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     else:
         blocking += unfindable
     blocking += _signature_errors(world, story, targets[0], backends)
+    blocking += _listed_errors(world, story, targets[0], backends)
     blocking += _policy_phrase_errors(story)
     coined = policy_doc.phrase if policy_doc is not None else None
     if policy_doc is not None and coined is not None:

@@ -106,7 +106,47 @@ def _compiled(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], bool]:
         if ok:
             return tried, True
         fallback = fallback or (tried if pointer is None else None)
+    for other in _described_otherwise(ctx) if number == 1 else []:
+        # nothing said of the first target gets past the word matchers (the request's own words name it): Find
+        # describes another target of the story instead, by a pointer, and names the first
+        tried, ok = _compiled(replace(ctx, story=other), number)
+        if ok:
+            return tried, True
     return fallback or task, False
+
+
+def _described_otherwise(ctx: AuthorContext) -> list[Any]:
+    """The story with each other target first, found by a planted pointer (`factcheck.find_pointers`), for a
+    Find level whose first target no wording finds past the word matchers: an add of several targets with no
+    record (nothing else hangs on which goes first), each other catalog widget once."""
+    from ...factcheck import find_pointers
+
+    s = ctx.story
+    if s.kind != "add" or s.seeded_wrong or s.story.facts.record or len(s.targets) < 2:
+        return []
+    out = []
+    firsts = {(s.targets[0].origin, s.targets[0].widget_id)}
+    for i, t in enumerate(s.targets[1:], start=1):
+        if (t.origin, t.widget_id) in firsts:
+            continue
+        firsts.add((t.origin, t.widget_id))
+        targets = [t, *(o for j, o in enumerate(s.targets) if j != i)]
+        pointers = find_pointers(ctx.world, s.story, targets, ctx.backends)
+        if not pointers:
+            continue
+        carried = next((j for j, o in enumerate(targets) if s.carried_key in o.params), s.carried_target)
+        out.append(
+            replace(
+                s,
+                targets=targets,
+                carried_target=carried,
+                find_pointer=pointers[0],
+                find_hints=[],
+                spare_pointer=None,
+                spare_pointers=tuple(pointers[1:]),
+            )
+        )
+    return out
 
 
 def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
