@@ -215,6 +215,14 @@ def rule_drafts(world: Any, checked: Any) -> list[Task]:
 
 def first_prompt(world: Any, checked: Any, resolved: Any, level: int, backends: list[str]) -> str:
     """The request the rule author's first round writes for one level of a resolved story."""
+    return str(first_task(world, checked, resolved, level, backends)[0]["prompt"])
+
+
+def first_task(
+    world: Any, checked: Any, resolved: Any, level: int, backends: list[str]
+) -> tuple[dict[str, Any], bool]:
+    """The task file the rule author's first round writes for one level of a resolved story, and whether (at
+    Find) one of its wordings left every shortcut agent failing and the Find rung passing."""
     siblings = tuple(r.story.slug for r in checked.resolved)
     ctx = draft_context(world, checked.source, resolved, siblings, backends, own_deadlines(checked.resolved))
-    return str(RuleAuthor().draft(ctx, level, [], []).task["prompt"])
+    return _compiled(ctx, level)
