@@ -188,11 +188,10 @@ class _Planner:
         # the request names where the target comes from as the story does: its app ("<origin>'s <app>"), else
         # the origin alone, whose every widget the description may then mean (a category that is no app of the
         # origin narrows nothing: Widget Examples' "forms")
-        in_app = fixture.catalog.app_widgets(t0.app) if t0.app else set()
         pool = [
             wid
             for wid, d in fixture.catalog.widgets.items()
-            if (not t0.app or wid in in_app or d.definition.get("category") == t0.app)
+            if (not t0.app or d.definition.get("category") == app)
             and wid not in named
             and wid != t0.widget_id
         ]
