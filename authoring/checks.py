@@ -186,15 +186,14 @@ def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str])
         hidden = [
             h.get("value") for h in (task.get("meta") or {}).get("hidden") or [] if h.get("kind") == "target"
         ]
-        if found:
-            # the rule author's own Find trials (the shortcut battery the gate runs, and the Find rung) pass on the
-            # request it writes: what the hint alone predicted against it does not block; nor, where it describes
-            # another target of the story, what was found against finding the first one
-            moot = {"facts.find_hint"} | (
-                {"facts.targets[0]"} if hidden and hidden[0] != resolved.targets[0].name else set()
-            )
+        if found and hidden and hidden[0] != resolved.targets[0].name:
+            # the rule author describes another target of the story at Find (`rules._described_otherwise`), and
+            # its wordings get past the shortcuts and the Find rung: what was found against finding the first
+            # target does not block
             report.ladder_errors[:] = [
-                e for e in report.ladder_errors if e.file != resolved.story.file or e.key not in moot
+                e
+                for e in report.ladder_errors
+                if e.file != resolved.story.file or e.key not in ("facts.targets[0]", "facts.find_hint")
             ]
             continue
         prompt = str(task["prompt"])

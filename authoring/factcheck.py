@@ -2077,17 +2077,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         for w in d.widgets
         if w.widget_id == carried_widget and str((w.data_args or {}).get(carried_key)) == str(carried_value)
     ]
-    # Derive's second view on the rival rule's value (`Level.compare`) is what an agent ignoring the policy gets
-    # wrong then: the default, or a cut the rows ignore, no longer passes the level alone
-    compared = (
-        policy_doc is not None
-        and policy_doc.rival is not None
-        and str(policy_doc.rival[1]) != str(carried_value)
-        and len(targets[carried_target].widget.options(carried_key)) >= 3
-    )
     if (
         carried_param is not None
-        and not compared
         and str(carried_param.get("value")) == str(carried_value)
         and (kind == "read" or (kind == "add" and placed_on_it))
     ):
@@ -2161,7 +2152,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         )
     blocking += _giveaway_errors(world, story, carried_param, carried_value, coined)
     blocking += _dashboard_name_errors(story, targets[0])
-    if kind == "read" and carried_target == 0 and not compared:
+    if kind == "read" and carried_target == 0:
         blocking += _read_policy_errors(world, story, backends, targets[0], carried_key, carried_value)
     sets = governance.sets if governance is not None else None
     grounded = next((t.widget.param(sets) for t in targets if sets and sets in t.params), None)

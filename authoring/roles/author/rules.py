@@ -15,6 +15,7 @@ from typing import Any
 from certify import LEVEL_NAMES, LEVELS, Task, TaskMeta, parse_task, resolve_agent, run_battery, run_trial
 from simulator import TOOL_NAMES
 
+from ...factcheck import find_pointers, source_format
 from .context import AuthorContext, Draft, own_deadlines, story_setup
 from .evalblock import record
 from .level import Level
@@ -98,7 +99,10 @@ def _compiled(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], bool]:
     # is not said), the further ones tried in turn (`factcheck.find_pointers`); none passing, the gates see the
     # first pointer's level (the description's, when the story plants its pointer from the start)
     fallback = None
-    for spare in ctx.story.spare_pointers or ((ctx.story.spare_pointer,) if ctx.story.spare_pointer else ()):
+    # (the further pointers, and another target described, only where the pipeline words the story's Find
+    # itself: a story in the source's format; a writer's own hint that fails is `check`'s to name)
+    spares = ctx.story.spare_pointers if source_format(ctx.story.story) else ctx.story.spare_pointers[:1]
+    for spare in spares or ((ctx.story.spare_pointer,) if ctx.story.spare_pointer else ()):
         if number != 1 or spare == pointer:
             continue
         story = replace(ctx.story, find_pointer=spare, find_hints=[], spare_pointers=(), spare_pointer=None)
@@ -119,10 +123,9 @@ def _described_otherwise(ctx: AuthorContext) -> list[Any]:
     """The story with each other target first, found by a planted pointer (`factcheck.find_pointers`), for a
     Find level whose first target no wording finds past the word matchers: an add of several targets with no
     record (nothing else hangs on which goes first), each other catalog widget once."""
-    from ...factcheck import find_pointers
 
     s = ctx.story
-    if s.kind != "add" or s.seeded_wrong or s.story.facts.record or len(s.targets) < 2:
+    if not source_format(s.story) or s.kind != "add" or s.seeded_wrong or s.story.facts.record:
         return []
     out = []
     firsts = {(s.targets[0].origin, s.targets[0].widget_id)}
