@@ -395,6 +395,13 @@ def find_described(
     return out
 
 
+def reads_as_twin(text: str) -> bool:
+    """Whether the agents read `text`, said in a request, as fencing off a twin ("the second …", "the other …",
+    "leave it alone"): every widget its sentence names or describes is then one to leave be. A coined phrase the
+    pipeline says for a target (a pointer's entry) must not read so."""
+    return TWIN.search(text) is not None
+
+
 def verb_kind(verb: str) -> OpKind | None:
     """What a verb, said on its own ("put right", "bring up"), asks the agents to do: the kind whose verb pattern
     matches earliest in it (update first at a tie, as in `op_kind`), or None when none does. A persona's

@@ -15,6 +15,7 @@ from typing import Any
 from certify import LEVEL_NAMES, LEVELS, Task, TaskMeta, parse_task, resolve_agent, run_battery, run_trial
 from simulator import TOOL_NAMES
 
+from ...factcheck import find_pointers, source_format
 from .context import AuthorContext, Draft, own_deadlines, story_setup
 from .evalblock import record
 from .level import Level
@@ -41,6 +42,12 @@ class RuleAuthor:
 
 def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     """The task file of level `number` of the context's story."""
+    return _compiled(ctx, number)[0]
+
+
+def _compiled(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], bool]:
+    """The task file of level `number`, and whether (at Find) a wording was found that leaves no shortcut agent
+    passing and the Find rung passing (always True at the other levels)."""
     level = Level(ctx, number)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
@@ -81,20 +88,68 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     for hint, draw in trials:
         task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
         if number != 1:
-            break
+            return task, True
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
         # a draw it fails), and leave no shortcut agent passing
         if not any(r.passed for r in run_battery(ctx.world, parsed)) and _find_rung_passes(ctx, parsed):
-            return task
-    spare = ctx.story.spare_pointer
-    if number == 1 and pointer is None and spare is not None:
-        # no wording of the description leaves the word matchers failing and the Find rung passing: the target
-        # is found by a pointer planted on the board instead (the story's own description is not said)
-        return compile_level(
-            replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
+            return task, True
+    # no wording of the description (or of the pointer planted) leaves the word matchers failing and the Find
+    # rung passing: the target is found by a pointer planted on the board instead (the story's own description
+    # is not said), the further ones tried in turn (`factcheck.find_pointers`); none passing, the gates see the
+    # first pointer's level (the description's, when the story plants its pointer from the start)
+    fallback = None
+    # (the further pointers, and another target described, only where the pipeline words the story's Find
+    # itself: a story in the source's format; a writer's own hint that fails is `check`'s to name)
+    spares = ctx.story.spare_pointers if source_format(ctx.story.story) else ctx.story.spare_pointers[:1]
+    for spare in spares or ((ctx.story.spare_pointer,) if ctx.story.spare_pointer else ()):
+        if number != 1 or spare == pointer:
+            continue
+        story = replace(ctx.story, find_pointer=spare, find_hints=[], spare_pointers=(), spare_pointer=None)
+        tried, ok = _compiled(replace(ctx, story=story), number)
+        if ok:
+            return tried, True
+        fallback = fallback or (tried if pointer is None else None)
+    for other in _described_otherwise(ctx) if number == 1 else []:
+        # nothing said of the first target gets past the word matchers (the request's own words name it): Find
+        # describes another target of the story instead, by a pointer, and names the first
+        tried, ok = _compiled(replace(ctx, story=other), number)
+        if ok:
+            return tried, True
+    return fallback or task, False
+
+
+def _described_otherwise(ctx: AuthorContext) -> list[Any]:
+    """The story with each other target first, found by a planted pointer (`factcheck.find_pointers`), for a
+    Find level whose first target no wording finds past the word matchers: an add of several targets with no
+    record (nothing else hangs on which goes first), each other catalog widget once."""
+
+    s = ctx.story
+    if not source_format(s.story) or s.kind != "add" or s.seeded_wrong or s.story.facts.record:
+        return []
+    out = []
+    firsts = {(s.targets[0].origin, s.targets[0].widget_id)}
+    for i, t in enumerate(s.targets[1:], start=1):
+        if (t.origin, t.widget_id) in firsts:
+            continue
+        firsts.add((t.origin, t.widget_id))
+        targets = [t, *(o for j, o in enumerate(s.targets) if j != i)]
+        pointers = find_pointers(ctx.world, s.story, targets, ctx.backends)
+        if not pointers:
+            continue
+        carried = next((j for j, o in enumerate(targets) if s.carried_key in o.params), s.carried_target)
+        out.append(
+            replace(
+                s,
+                targets=targets,
+                carried_target=carried,
+                find_pointer=pointers[0],
+                find_hints=[],
+                spare_pointer=None,
+                spare_pointers=tuple(pointers[1:]),
+            )
         )
-    return task
+    return out
 
 
 def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
@@ -163,6 +218,14 @@ def rule_drafts(world: Any, checked: Any) -> list[Task]:
 
 def first_prompt(world: Any, checked: Any, resolved: Any, level: int, backends: list[str]) -> str:
     """The request the rule author's first round writes for one level of a resolved story."""
+    return str(first_task(world, checked, resolved, level, backends)[0]["prompt"])
+
+
+def first_task(
+    world: Any, checked: Any, resolved: Any, level: int, backends: list[str]
+) -> tuple[dict[str, Any], bool]:
+    """The task file the rule author's first round writes for one level of a resolved story, and whether (at
+    Find) one of its wordings left every shortcut agent failing and the Find rung passing."""
     siblings = tuple(r.story.slug for r in checked.resolved)
     ctx = draft_context(world, checked.source, resolved, siblings, backends, own_deadlines(checked.resolved))
-    return str(RuleAuthor().draft(ctx, level, [], []).task["prompt"])
+    return _compiled(ctx, level)
