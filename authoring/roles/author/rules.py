@@ -12,7 +12,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from certify import LEVEL_NAMES, LEVELS, Task, TaskMeta, parse_task, resolve_agent, run_battery, run_trial
+from certify import (
+    LEVEL_NAMES,
+    LEVELS,
+    Task,
+    TaskMeta,
+    lexical_exposure,
+    parse_task,
+    resolve_agent,
+    run_battery,
+    run_trial,
+)
 from simulator import TOOL_NAMES
 
 from .context import AuthorContext, Draft, own_deadlines, story_setup
@@ -70,31 +80,69 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
         ),
     }
     # At Find, of a few wordings (the words around the description move a word matcher; a source-format story
-    # whose hint is the catalog's words has several descriptions by content to say), the first that leaves no
-    # shortcut agent passing is kept (the gates would refuse the others). No exclusion is said: one quoting a
+    # whose hint is the catalog's words has several descriptions by content to say), the one fewest word and
+    # character similarity measures find (`certify.lexical_exposure`: a player nobody here wrote picks the
+    # target from names and descriptions by one of them) among those that leave no shortcut agent passing and
+    # the Find rung passing is kept (the gates would refuse the others). No exclusion is said: one quoting a
     # sibling's catalog description hands a description matcher the words to drop.
     pointer = ctx.story.find_pointer
     hints = (
         pointer.references() if pointer is not None else (ctx.story.find_hints or [ctx.story.find_hint])
     )[:FIND_HINTS]
-    trials = [(h, d) for h in hints for d in range(FIND_DRAWS)] if number == 1 else [(None, 0)]
-    for hint, draw in trials:
+    if number != 1:
+        task["prompt"] = Wording(level, board, planned, None).phrase(task, "", 0)
+        return task
+    worded = []
+    for order, (hint, draw) in enumerate((h, d) for h in hints for d in range(FIND_DRAWS)):
         task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
-        if number != 1:
-            break
+        worded.append((find_exposure(level, task), order, task["prompt"]))
+    kept: tuple[int, dict[str, Any]] | None = None
+    for exposed, _, prompt in sorted(worded, key=lambda w: (len(w[0]), w[1])):
+        task["prompt"] = prompt
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
         # a draw it fails), and leave no shortcut agent passing
         if not any(r.passed for r in run_battery(ctx.world, parsed)) and _find_rung_passes(ctx, parsed):
-            return task
+            kept = (len(exposed), dict(task))
+            break
     spare = ctx.story.spare_pointer
-    if number == 1 and pointer is None and spare is not None:
-        # no wording of the description leaves the word matchers failing and the Find rung passing: the target
-        # is found by a pointer planted on the board instead (the story's own description is not said)
-        return compile_level(
+    if (kept is None or kept[0] > 0) and pointer is None and spare is not None:
+        # no wording of the description leaves the word matchers failing and the Find rung passing, or every
+        # one leaves some similarity measure finding the target: the target is found by a pointer planted on
+        # the board instead (the story's own description is not said), when that is found by fewer
+        pointed = compile_level(
             replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
         )
-    return task
+        if kept is None or len(find_exposure(Level(ctx, number), pointed)) < kept[0]:
+            return pointed
+    return kept[1] if kept is not None else task
+
+
+def find_exposure(level: Level, task: dict[str, Any]) -> list[str]:
+    """The similarity measures under which a Find task's target is a top pick for its prompt
+    (`certify.lexical_exposure`): among the catalog entries of its app (where an add or a read looks), and among
+    the widgets placed on its board (where a repair looks), each named by its pool."""
+    t0 = level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return []
+    widgets = fixture.catalog.widgets
+    app = t0.widget.definition.get("category") or t0.origin
+    pools = {"app": [w for w, d in widgets.items() if (d.definition.get("category") or t0.origin) == app]}
+    seeded = ((task["setup"].get("initial_state") or {}).get("dashboard") or {}).get("widgets") or []
+    placed = [
+        w["widget_id"] for w in seeded if w.get("origin") == t0.origin and w.get("widget_id") in widgets
+    ]
+    if t0.widget_id in placed:
+        pools["board"] = list(dict.fromkeys(placed))
+    out: list[str] = []
+    for name, pool in pools.items():
+        entries = [
+            {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""}
+            for w in pool
+        ]
+        out += [f"{name} {m}" for m in lexical_exposure(task["prompt"], entries, pool.index(t0.widget_id))]
+    return out
 
 
 def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
