@@ -1182,6 +1182,9 @@ POINTER_LABELS = (
     ("desk pick", "backup pick"),
     ("lead item", "spare item"),
 )
+# The names a planted pointer note may take, the first that shares no word with the app's catalog or the
+# request's other words (the dashboard's name would repeat words a matcher already reads there).
+POINTER_NOTES = ("Shortlist", "Pick List", "Watch List")
 
 
 def find_pointer(
@@ -1226,27 +1229,54 @@ def find_pointer(
     from certify import word_stem
 
     digest = sum(map(ord, story.slug))
-    # the rival a word matcher would take first: the one whose catalog words share most with what every Find
-    # request says besides the pointer (the dashboard, the app, the stated values), so that matching those words
-    # picks the rival, not the target (ties drawn by the story)
-    said = f"{story.facts.dashboard} {app} " + " ".join(
+    # the rival a word matcher would take first: the one that, beside the target, leaves the fewest word and
+    # character similarity measures preferring the target for what every Find request says besides the pointer
+    # (`find_said`), so that matching those words picks the rival, not the target (ties drawn by the story)
+    said = find_said(story, target)
+    pull = {w: lexical_pull(said, target.widget, fixture.catalog.widgets[w]) for w in rivals}
+    best = min(pull.values())
+    rivals = [w for w in rivals if pull[w] == best]
+    rival = rivals[digest % len(rivals)]
+    # the note and its labels are coined: a word of the app's catalog (or of the dashboard, the story's why)
+    # in them would be one more word a matcher finds the target by, so those sharing none come first
+    catalog = " ".join(
+        f"{d.name} {d.definition.get('description') or ''}"
+        for d in fixture.catalog.widgets.values()
+        if (d.definition.get("category") or target.origin) == app
+    )
+    taken_words = {word_stem(w, cut=None) for w in words(f"{catalog} {said}")}
+
+    def clean(text: str) -> bool:
+        return not {word_stem(w, cut=None) for w in words(text)} & taken_words
+
+    pairs = [p for p in POINTER_LABELS if clean(" ".join(p))] or list(POINTER_LABELS)
+    pair = pairs[digest % len(pairs)]
+    label, other = pair if (digest // len(pairs)) % 2 == 0 else pair[::-1]
+    note = next((n for n in POINTER_NOTES if clean(n)), POINTER_NOTES[0])
+    return FindPointer(note, label, other, rival, fixture.catalog.widgets[rival].name)
+
+
+def find_said(story: Story, target: ResolvedTarget) -> str:
+    """What every Find request of the story says besides its description of the target: the dashboard, the
+    target's app, the why, the deadline and each stated value with its parameter's label — the words a word
+    matcher reads there whatever the description."""
+    app = target.widget.definition.get("category") or target.origin
+    stated = " ".join(
         f"{param_label(target.widget.param(k), k)} {value_text(v)}" for k, v in target.params.items()
     )
+    return " ".join([story.facts.dashboard, app, purpose(story), story.facts.deadline or "", stated])
 
-    def stems(text: str) -> set[str]:
-        return {word_stem(w, cut=None) for w in words(text)}
 
-    def shared(wid: str) -> int:
-        d = fixture.catalog.widgets[wid]
-        return len(stems(said) & stems(f"{d.name} {d.definition.get('description') or ''}"))
+def lexical_pull(said: str, target: WidgetDef, other: WidgetDef) -> int:
+    """How many word and character similarity measures (`certify.lexical_exposure`) still prefer `target`, or
+    tie it, over `other` for the words `said`: the fewer, the more a word matcher reading them is drawn to the
+    other widget instead (a rival or look-alike that pulls the matchers away from the target)."""
+    from certify import lexical_exposure
 
-    best = max(shared(w) for w in rivals)
-    rivals = [w for w in rivals if shared(w) == best]
-    rival = rivals[digest % len(rivals)]
-    pair = POINTER_LABELS[digest % len(POINTER_LABELS)]
-    label, other = pair if (digest // len(POINTER_LABELS)) % 2 == 0 else pair[::-1]
-    note = f"{story.facts.dashboard} Shortlist"
-    return FindPointer(note, label, other, rival, fixture.catalog.widgets[rival].name)
+    entries = [
+        {"name": d.name, "description": d.definition.get("description") or ""} for d in (target, other)
+    ]
+    return len(lexical_exposure(said, entries, 0))
 
 
 def _served_parts(schema: dict[str, Any]) -> list[str]:

@@ -51,6 +51,12 @@ class RuleAuthor:
 
 def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     """The task file of level `number` of the context's story."""
+    return _compiled(ctx, number)[0]
+
+
+def _compiled(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], int | None]:
+    """The task file of level `number` and, at Find, how many similarity measures find its target in the kept
+    wording (None: no wording left the shortcut agents failing and the Find rung passing; 0 elsewhere)."""
     level = Level(ctx, number)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
@@ -91,7 +97,7 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     )[:FIND_HINTS]
     if number != 1:
         task["prompt"] = Wording(level, board, planned, None).phrase(task, "", 0)
-        return task
+        return task, 0
     worded = []
     for order, (hint, draw) in enumerate((h, d) for h in hints for d in range(FIND_DRAWS)):
         task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
@@ -110,12 +116,12 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
         # no wording of the description leaves the word matchers failing and the Find rung passing, or every
         # one leaves some similarity measure finding the target: the target is found by a pointer planted on
         # the board instead (the story's own description is not said), when that is found by fewer
-        pointed = compile_level(
+        pointed, found = _compiled(
             replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
         )
-        if kept is None or len(find_exposure(Level(ctx, number), pointed)) < kept[0]:
-            return pointed
-    return kept[1] if kept is not None else task
+        if kept is None or (found is not None and found < kept[0]):
+            return pointed, found
+    return (kept[1], kept[0]) if kept is not None else (task, None)
 
 
 def find_exposure(level: Level, task: dict[str, Any]) -> list[str]:
