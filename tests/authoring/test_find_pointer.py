@@ -122,4 +122,33 @@ def test_check_says_where_a_pointer_is_planted_and_refuses_a_target_no_pointer_c
     assert any("planted pointer" in e.message and e.key == "facts.find_hint" for e in errors)
 
 
-STORY_NOTE = "PM Morning Briefing Shortlist"
+# coined: the dashboard's name ("PM Morning Briefing") would repeat, on the note and in the request, words a
+# word matcher already reads there
+STORY_NOTE = "Shortlist"
+
+
+@needs_compat
+def test_the_pointer_note_and_its_labels_say_no_word_of_the_app_catalog_or_the_dashboard():
+    from authoring.checks import check_persona
+    from authoring.factcheck import find_said
+    from certify import word_stem, words
+    from simulator import World
+
+    world = World.load(COMPAT_WORLD)
+    report = check_persona(TEMPLATES, PERSONA, world)
+    resolved = {r.story.slug: r for r in report.resolved}[STORY]
+    pointer, target = resolved.find_pointer, resolved.targets[0]
+    assert pointer is not None
+    app = target.widget.definition.get("category")
+    catalog = world.fixture_of(target.origin, None).catalog.widgets.values()
+    taken = " ".join(
+        f"{d.name} {d.definition.get('description') or ''}"
+        for d in catalog
+        if d.definition.get("category") == app
+    )
+
+    def stems(text: str) -> set[str]:
+        return {word_stem(w, cut=None) for w in words(text)}
+
+    coined = f"{pointer.note} {pointer.label} {pointer.rival_label}"
+    assert not stems(coined) & stems(f"{taken} {find_said(resolved.story, target)}")
