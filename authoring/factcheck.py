@@ -1175,9 +1175,10 @@ def content_hints(world: World, story: Story, target: ResolvedTarget, backends: 
 
 
 # The entries a planted pointer lists its widgets under: pairs of coined labels (no catalog word, no verb the
-# agents read as an instruction, no period or status), one drawn per story, the target's entry drawn in it.
+# agents read as an instruction, no period or status, none that said after "the" reads as a twin the request
+# fences off — "the second …", "the other …"), one drawn per story, the target's entry drawn in it.
 POINTER_LABELS = (
-    ("first look", "second look"),
+    ("first look", "closer look"),
     ("quick scan", "deep dive"),
     ("desk pick", "backup pick"),
     ("lead item", "spare item"),
@@ -1257,14 +1258,70 @@ def find_pointer(
 
 
 def find_said(story: Story, target: ResolvedTarget) -> str:
-    """What every Find request of the story says besides its description of the target: the dashboard, the
-    target's app, the why, the deadline and each stated value with its parameter's label — the words a word
-    matcher reads there whatever the description."""
-    app = target.widget.definition.get("category") or target.origin
+    """What every Find request of the story says besides its description of the target (`find_said_parts`),
+    as one text — the words a word matcher reads there whatever the description."""
+    return " ".join(find_said_parts(story, target).values())
+
+
+def find_said_parts(story: Story, target: ResolvedTarget) -> dict[str, str]:
+    """What every Find request of the story says besides its description, by the field that lends it: the
+    dashboard, the target's app, the why, the deadline and each stated value with its parameter's label."""
     stated = " ".join(
         f"{param_label(target.widget.param(k), k)} {value_text(v)}" for k, v in target.params.items()
     )
-    return " ".join([story.facts.dashboard, app, purpose(story), story.facts.deadline or "", stated])
+    return {
+        "facts.dashboard": story.facts.dashboard,
+        "the app": target.widget.definition.get("category") or target.origin,
+        "facts.why": purpose(story),
+        "facts.deadline": story.facts.deadline or "",
+        "the stated values": stated,
+    }
+
+
+# A story whose fixed Find words (`find_said`) make its target the top pick of more than this share of the
+# lexical ensemble's measures is warned about: no wording of the description, and no pointer, takes those words
+# out of the request, so a player matching words finds the target there whatever the rule author says.
+SAID_EXPOSURE_SHARE = 0.10
+
+
+def said_exposure_warnings(world: World, resolved: ResolvedStory, backends: list[str]) -> list[str]:
+    """Which of the words every Find request says besides its description and the story words (the dashboard,
+    the why, the deadline: `find_said_parts`) make the first target the top pick, or tied at
+    the top, of word and character similarity measures over its app's catalog names and descriptions
+    (`certify.lexical_exposure`): each field that alone does so for more than SAID_EXPOSURE_SHARE of them, with
+    the words it shares with the target's name and description, so the writer knows what to reword."""
+    from certify import lexical_exposure
+    from certify.shortcuts.lexical import measures
+
+    story, target = resolved.story, resolved.targets[0]
+    fixture = world.fixture_of(target.origin, backends)
+    if fixture is None or resolved.analyze is not None:
+        return []
+    app = target.widget.definition.get("category") or target.origin
+    pool = [
+        d for d in fixture.catalog.widgets.values() if (d.definition.get("category") or target.origin) == app
+    ]
+    entries = [{"name": d.name, "description": d.definition.get("description") or ""} for d in pool]
+    mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
+    bar = SAID_EXPOSURE_SHARE * len(measures())
+    # the app and the stated values are the request's by right (its views share the app's words, a parameter's
+    # label its description's): only what the story words can be reworded
+    fields = {k: v for k, v in find_said_parts(story, target).items() if k.startswith("facts.")}
+    own = set(words(f"{target.name} {entries[mine]['description']}"))
+    out: list[str] = []
+    for key, text in fields.items():
+        found = lexical_exposure(text, entries, mine) if text else []
+        if len(found) > bar:
+            shared = sorted(own & set(words(text)))
+            out.append(
+                f"{key} ('{text}') alone makes '{target.name}' the top pick of {len(found)} of "
+                f"{len(measures())} word and character similarity measures over {app}'s names and descriptions"
+                + (f" (it shares {', '.join(repr(w) for w in shared)})" if shared else " (by parts of words)")
+                + ": every Find request says it whatever the description, so a player matching words finds the "
+                "target there without reading what it serves; reword it away from the target's name and "
+                "description"
+            )
+    return out
 
 
 def lexical_pull(said: str, target: WidgetDef, other: WidgetDef) -> int:

@@ -152,3 +152,16 @@ def test_the_pointer_note_and_its_labels_say_no_word_of_the_app_catalog_or_the_d
 
     coined = f"{pointer.note} {pointer.label} {pointer.rival_label}"
     assert not stems(coined) & stems(f"{taken} {find_said(resolved.story, target)}")
+
+
+def test_no_pointer_label_reads_as_a_twin_fenced_off_or_as_an_instruction():
+    # "the widget listed for the second look" read as "the second …", a twin the request fences off: the Find
+    # rung then found no description at all
+    from authoring.factcheck import POINTER_LABELS, POINTER_NOTES
+    from certify.agents.request import read_request, verb_kind
+
+    for label in [label for pair in POINTER_LABELS for label in pair]:
+        assert not [w for w in label.split() if verb_kind(w) is not None], label
+        for note in POINTER_NOTES:
+            prompt = f"Read the widget listed for the {label} on the {note} from Acme's Desk."
+            assert not read_request(prompt).in_twin(prompt.index(" from ")), (label, note)
