@@ -32,7 +32,7 @@ from .plan import plan
 from .seeding import seed_board
 from .wording import Wording
 
-FIND_DRAWS = 3
+FIND_DRAWS = 6
 FIND_HINTS = 9
 FIND_RUNG = "ladder-1"
 
