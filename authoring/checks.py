@@ -168,8 +168,6 @@ def check_persona(
         report.ladder_errors += _note_word_errors(report)
         report.ladder_errors += _find_prompt_errors(world, report, backends)
     report.warnings = persona_warnings(root, persona, report.resolved)
-    if ladder:
-        report.warnings += _said_exposure_warnings(world, report, backends)
     if report.source is not None and not report.errors:
         report.warnings += voice_warnings(world, report.source, report.resolved)
     return report
@@ -190,20 +188,6 @@ def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str])
             e for e in find_prompt_errors(world, resolved, prompt, backends) if (e.file, e.key) not in said
         ]
     return errors
-
-
-def _said_exposure_warnings(world: World, report: PersonaCheck, backends: list[str]) -> list[SourceWarning]:
-    """The story fields every Find request says that hand a word matcher the target
-    (`factcheck.said_exposure_warnings`): a warning, since the rule author still words the description (or
-    plants a pointer) so that as few similarity measures as it can find the target; these are what it cannot
-    reword."""
-    from .factcheck import said_exposure_warnings
-
-    return [
-        SourceWarning(r.story.file, w)
-        for r in report.resolved
-        for w in said_exposure_warnings(world, r, backends)
-    ]
 
 
 def _note_word_errors(report: PersonaCheck) -> list[SourceError]:

@@ -5,7 +5,11 @@ a tie at the top counted as the share a random tie-break wins. A player that pic
 executor that gets the rest right, passes about that many tasks; the worst measures and the mean are printed
 per level, analyze asks (whose judged answer a matcher does not write) counted apart.
 
-    .venv/bin/python scripts/lexical_shares.py [TASKSET_DIR] [--top N]
+    .venv/bin/python scripts/lexical_shares.py [TASKSET_DIR] [--top N] [--stories]
+
+With --stories it also lists, per shipped story, the fields every Find request says whatever the description
+(the dashboard, the why, the deadline) that alone hand those measures the target (`factcheck.
+said_exposure_warnings`): what no wording the rule author picks can take out, only a rewording of the story.
 """
 
 from __future__ import annotations
@@ -33,13 +37,17 @@ def pool_of(world: World, task: Task, name: str) -> tuple[list[dict[str, str]], 
     widgets = fixture.catalog.widgets
     app = widgets[wid].definition.get("category") or origin
     board = task.setup.initial_state.dashboard if task.setup.initial_state else None
-    placed = [w.widget_id for w in (board.widgets if board else []) if w.origin == origin and w.widget_id in widgets]
+    placed = [
+        w.widget_id for w in (board.widgets if board else []) if w.origin == origin and w.widget_id in widgets
+    ]
     pool = (
         list(dict.fromkeys(placed))
         if wid in placed
         else [w for w, d in widgets.items() if (d.definition.get("category") or origin) == app]
     )
-    entries = [{"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""} for w in pool]
+    entries = [
+        {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""} for w in pool
+    ]
     return entries, pool.index(wid)
 
 
@@ -58,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("taskset", nargs="?", default="tasksets/workspace_tasks")
     parser.add_argument("--top", type=int, default=3)
+    parser.add_argument("--stories", action="store_true")
     args = parser.parse_args()
     taskset = TaskSet.load(Path(args.taskset))
     world = taskset.world(None)
@@ -82,8 +91,23 @@ def main() -> None:
         mean = sum(got.values()) / len(every)
         over = sum(1 for m in every if got[m] > 0.1 * n)
         worst = ", ".join(f"{m} {got[m]:.1f}" for m, _ in got.most_common(args.top))
-        print(f"{level} {group}: {n} tasks; mean {mean:.2f}/{n} per measure; {over}/{len(every)} measures over 10%")
+        print(
+            f"{level} {group}: {n} tasks; mean {mean:.2f}/{n} per measure; {over}/{len(every)} measures over 10%"
+        )
         print(f"    worst: {worst or 'none'}")
+    if args.stories:
+        stories(world)
+
+
+def stories(world: World, root: Path = Path(".")) -> None:
+    from authoring.checks import check_persona
+    from authoring.factcheck import said_exposure_warnings
+
+    backends = list(world.default_backends)
+    for persona in sorted(p.stem for p in (root / "personas").glob("*.md")):
+        for resolved in check_persona(root, persona, world, backends, ladder=False).resolved:
+            for warning in said_exposure_warnings(world, resolved, backends):
+                print(f"{resolved.story.file}: {warning}")
 
 
 if __name__ == "__main__":
