@@ -34,6 +34,9 @@ PERSONAS = (
 # listing the target under a coined entry beside a rival entry naming another widget of its app that takes the
 # stated values, and the request points at the entry (`factcheck.FindPointer`): meeting_prep, breach_repair,
 # case_handoff, var_monitor and morning_briefing level 1 certify that way (counterfactual: the entries swapped).
+# Measured again 2026-12-03: 19, 19, 16 and 19 — meeting_prep_level2, alert_sweep_level2 and
+# case_handoff_level2 already certified on the integration branch after the last session's merges (the pins
+# above them were stale), and the least-exposed Find wording (`certify.lexical_exposure`) moved no count.
 # What still blocks, with its cause:
 # - Live Grid (holdings_watch, price_watch level 1): no other widget of its origin lists the stated symbol under
 #   a Symbol filter (the two that take one draw it from an endpoint), so no rival can stand in a pointer and no
@@ -51,8 +54,8 @@ PERSONAS = (
 # - and each persona's staircase item (a Find level failing more often than Derive), which follows from the
 #   blocked Find levels.
 DRAFTED = {
-    "client_advisor": (18, {"holdings_watch_level1", "meeting_prep_level2"}),
-    "compliance_risk": (17, {"alert_sweep_level1", "alert_sweep_level2", "case_handoff_level2"}),
+    "client_advisor": (19, {"holdings_watch_level1"}),
+    "compliance_risk": (19, {"alert_sweep_level1"}),
     "fund_operations": (
         16,
         {"document_room_level1", "form_tooling_level1", "nav_close_repair_level1", "settlement_watch_level1"},
