@@ -1291,7 +1291,7 @@ def said_exposure_warnings(world: World, resolved: ResolvedStory, backends: list
     (`certify.lexical_exposure`): each field that alone does so for more than SAID_EXPOSURE_SHARE of them, with
     the words it shares with the target's name and description, so the writer knows what to reword."""
     from certify import lexical_exposure
-    from certify.shortcuts.lexical import measures
+    from certify import lexical_measures as measures
 
     story, target = resolved.story, resolved.targets[0]
     fixture = world.fixture_of(target.origin, backends)

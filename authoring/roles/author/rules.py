@@ -115,13 +115,19 @@ def _compiled(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], int | No
     if (kept is None or kept[0] > 0) and pointer is None and spare is not None:
         # no wording of the description leaves the word matchers failing and the Find rung passing, or every
         # one leaves some similarity measure finding the target: the target is found by a pointer planted on
-        # the board instead (the story's own description is not said), when that is found by fewer
+        # the board instead (the story's own description is not said), when a wording of it passes and is
+        # found by fewer
         pointed, found = _compiled(
             replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
         )
-        if kept is None or (found is not None and found < kept[0]):
+        if found is not None and (kept is None or found < kept[0]):
             return pointed, found
-    return (kept[1], kept[0]) if kept is not None else (task, None)
+    if kept is None:
+        # nothing passes, the pointer neither: the story's own description is said (its least exposed wording),
+        # so that what blocks is what the story wrote, and `review fix` proposes the edit to its facts
+        task["prompt"] = min(worded, key=lambda w: (len(w[0]), w[1]))[2]
+        return task, None
+    return kept[1], kept[0]
 
 
 def find_exposure(level: Level, task: dict[str, Any]) -> list[str]:
