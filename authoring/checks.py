@@ -186,7 +186,7 @@ def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str])
         hidden = [
             h.get("value") for h in (task.get("meta") or {}).get("hidden") or [] if h.get("kind") == "target"
         ]
-        if found and hidden and hidden[0] != resolved.targets[0].name:
+        if found is not None and hidden and hidden[0] != resolved.targets[0].name:
             # the rule author describes another target of the story at Find (`rules._described_otherwise`), and
             # its wordings get past the shortcuts and the Find rung: what was found against finding the first
             # target does not block

@@ -1177,14 +1177,17 @@ def content_hints(world: World, story: Story, target: ResolvedTarget, backends: 
 
 
 # The entries a planted pointer lists its widgets under: pairs of coined labels (no catalog word, no verb the
-# agents read as an instruction, no period or status, nothing they read as fencing off a twin: "the second …"
-# would make the whole sentence one to leave alone), one drawn per story, the target's entry drawn in it.
+# agents read as an instruction, no period or status, none that said after "the" reads as a twin the request
+# fences off — "the second …", "the other …"), one drawn per story, the target's entry drawn in it.
 POINTER_LABELS = (
-    ("first look", "fresh look"),
+    ("first look", "closer look"),
     ("quick scan", "deep dive"),
     ("desk pick", "backup pick"),
     ("lead item", "spare item"),
 )
+# The names the first pointer note may take, the first that shares no word with the app's catalog or the
+# request's other words (the dashboard's name would repeat words a matcher already reads there).
+POINTER_NOTES = ("Shortlist", "Pick List", "Watch List")
 # How many pointers a Find level may try (`find_pointers`): the first, then ones whose note's name lends the
 # word matchers a rival's words.
 POINTER_CHOICES = 4
@@ -1206,10 +1209,11 @@ def find_pointers(
     takes every value the request states (so the values alone do not single the target out), none of the
     story's targets — under the other. Empty when the app has no such rival.
 
-    The first is named after the dashboard. Every Find request also says the dashboard, the app, the stated
-    values, the other targets' names and the story's why; where those share words with the target's catalog
-    name ("Alert Sweep", status Open and "Alert Trend" for "Open Alert Metrics"), a word matcher picks the target
-    whatever the note says. The further pointers name the note with words of their rival's name instead ("Cash
+    The first takes the rival that leaves the fewest similarity measures preferring the target for the
+    request's fixed words (`lexical_pull`) and a note name and labels sharing no word with the app's catalog.
+    Every Find request also says the dashboard, the app, the stated values, the other targets' names and the
+    story's why; where those share words with the target's catalog name ("Alert Sweep", status Open and "Alert
+    Trend" for "Open Alert Metrics"), a word matcher picks the target whatever the note says. The further pointers name the note with words of their rival's name instead ("Cash
     Break Shortlist"), chosen where the battery's word readers (`certify.lexical_picks`) then take another widget
     than the target from the request's words: the request pulls a matcher off the target, and the counterfactual
     copy (the entries swapped, the note's name kept) leaves such a matcher failing one of the two copies."""
@@ -1249,49 +1253,50 @@ def find_pointers(
     )
     if not rivals:
         return []
-    from certify import BM25, lexical_picks, reads_as_twin, verb_kind, word_stem
+    from certify import BM25, lexical_picks, terms, verb_kind, word_stem
 
     digest = sum(map(ord, story.slug))
-    # the rival a word matcher would take first: the one whose catalog words share most with what every Find
-    # request says besides the pointer (the dashboard, the app, the stated values), so that matching those words
-    # picks the rival, not the target (ties drawn by the story)
-    said = f"{story.facts.dashboard} {app} " + " ".join(
-        f"{param_label(target.widget.param(k), k)} {value_text(v)}" for k, v in target.params.items()
-    )
+    # the rival a word matcher would take first: the one that, beside the target, leaves the fewest word and
+    # character similarity measures preferring the target for what every Find request says besides the pointer
+    # (`find_said`), so that matching those words picks the rival, not the target (ties drawn by the story)
+    said = find_said(story, target)
+    pull = {w: lexical_pull(said, target.widget, fixture.catalog.widgets[w]) for w in rivals}
+    best = min(pull.values())
+    closest = [w for w in rivals if pull[w] == best]
+    rival = closest[digest % len(closest)]
+    # the note and its labels are coined: a word of the app's catalog (or of the dashboard, the story's why)
+    # in them would be one more word a matcher finds the target by, so those sharing none come first
+    pool = [
+        d for d in fixture.catalog.widgets.values() if (d.definition.get("category") or target.origin) == app
+    ]
+    catalog = " ".join(f"{d.name} {d.definition.get('description') or ''}" for d in pool)
+    taken_words = {word_stem(w, cut=None) for w in words(f"{catalog} {said}")}
 
     def stems(text: str) -> set[str]:
         return {word_stem(w, cut=None) for w in words(text)}
 
-    def shared(wid: str) -> int:
-        d = fixture.catalog.widgets[wid]
-        return len(stems(said) & stems(f"{d.name} {d.definition.get('description') or ''}"))
+    def clean(text: str) -> bool:
+        return not stems(text) & taken_words
 
-    best = max(shared(w) for w in rivals)
-    tops = [w for w in rivals if shared(w) == best]
-    rival = tops[digest % len(tops)]
-    pair = POINTER_LABELS[digest % len(POINTER_LABELS)]
-    label, other = pair if (digest // len(POINTER_LABELS)) % 2 == 0 else pair[::-1]
-    assert not any(reads_as_twin(f"the {x}") for x in pair), pair
-    first = FindPointer(
-        f"{story.facts.dashboard} Shortlist", label, other, rival, fixture.catalog.widgets[rival].name
-    )
-    out = [first]
+    pairs = [p for p in POINTER_LABELS if clean(" ".join(p))] or list(POINTER_LABELS)
+    pair = pairs[digest % len(pairs)]
+    label, other = pair if (digest // len(pairs)) % 2 == 0 else pair[::-1]
+    note = next((n for n in POINTER_NOTES if clean(n)), POINTER_NOTES[0])
+    out = [FindPointer(note, label, other, rival, fixture.catalog.widgets[rival].name)]
     # the further pointers: the note named with words of the rival's own name (never all of them: the request
     # would name the rival), where the request's words then take the word matchers elsewhere than the target;
     # those whose words pull a bag of words furthest from the target first
-    pool = [
-        d for d in fixture.catalog.widgets.values() if (d.definition.get("category") or target.origin) == app
-    ]
     entries = [{"name": d.name, "description": d.definition.get("description") or ""} for d in pool]
     index = BM25([f"{e['name']} {e['description']}" for e in entries])
     mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
     avoid = stems(f"{target.name} {app} {story.facts.dashboard} note notes")
     # (the story's why is not said at such a Find where it shares a term with the target's name: `Wording`)
     why = purpose(story)
-    from certify import terms
-
     said_why = "" if set(terms(why)) & set(terms(target.name)) else why
-    context = " ".join([said, *(t.name for t in targets[1:]), said_why])
+    stated = " ".join(
+        f"{param_label(target.widget.param(k), k)} {value_text(v)}" for k, v in target.params.items()
+    )
+    context = " ".join([story.facts.dashboard, app, stated, *(t.name for t in targets[1:]), said_why])
     lenders: list[tuple[float, FindPointer]] = []
     for wid in rivals:
         d = fixture.catalog.widgets[wid]
@@ -1302,13 +1307,13 @@ def find_pointers(
             if len(w) > 2 and terms(w) and word_stem(w, cut=None) not in avoid and verb_kind(w) is None
         ]
         lent = lent[: min(2, len(own) - 1)]
-        note = " ".join(w[:1].upper() + w[1:] for w in lent) + " Shortlist"
+        lent_note = " ".join(w[:1].upper() + w[1:] for w in lent) + " Shortlist"
         # nor the name of any widget of the origin ("Table Widget Shortlist" names Table Widget)
         if not lent or any(
-            states_value(note, x.name, any_case=True) for x in fixture.catalog.widgets.values()
+            states_value(lent_note, x.name, any_case=True) for x in fixture.catalog.widgets.values()
         ):
             continue
-        pointer = FindPointer(note, label, other, wid, d.name)
+        pointer = FindPointer(lent_note, label, other, wid, d.name)
         probe = f"{context} {pointer.references()[0]}"
         if mine in lexical_picks(probe, entries).values():
             continue
@@ -1317,6 +1322,85 @@ def find_pointers(
     lenders.sort(key=lambda m: -m[0])
     out += [p for _, p in lenders[: POINTER_CHOICES - 1]]
     return out
+
+
+def find_said(story: Story, target: ResolvedTarget) -> str:
+    """What every Find request of the story says besides its description of the target (`find_said_parts`),
+    as one text — the words a word matcher reads there whatever the description."""
+    return " ".join(find_said_parts(story, target).values())
+
+
+def find_said_parts(story: Story, target: ResolvedTarget) -> dict[str, str]:
+    """What every Find request of the story says besides its description, by the field that lends it: the
+    dashboard, the target's app, the why, the deadline and each stated value with its parameter's label."""
+    stated = " ".join(
+        f"{param_label(target.widget.param(k), k)} {value_text(v)}" for k, v in target.params.items()
+    )
+    return {
+        "facts.dashboard": story.facts.dashboard,
+        "the app": target.widget.definition.get("category") or target.origin,
+        "facts.why": purpose(story),
+        "facts.deadline": story.facts.deadline or "",
+        "the stated values": stated,
+    }
+
+
+# A story whose fixed Find words (`find_said`) make its target the top pick of more than this share of the
+# lexical ensemble's measures is warned about: no wording of the description, and no pointer, takes those words
+# out of the request, so a player matching words finds the target there whatever the rule author says.
+SAID_EXPOSURE_SHARE = 0.10
+
+
+def said_exposure_warnings(world: World, resolved: ResolvedStory, backends: list[str]) -> list[str]:
+    """Which of the words every Find request says besides its description and the story words (the dashboard,
+    the why, the deadline: `find_said_parts`) make the first target the top pick, or tied at
+    the top, of word and character similarity measures over its app's catalog names and descriptions
+    (`certify.lexical_exposure`): each field that alone does so for more than SAID_EXPOSURE_SHARE of them, with
+    the words it shares with the target's name and description, so the writer knows what to reword."""
+    from certify import lexical_exposure
+    from certify import lexical_measures as measures
+
+    story, target = resolved.story, resolved.targets[0]
+    fixture = world.fixture_of(target.origin, backends)
+    if fixture is None or resolved.analyze is not None:
+        return []
+    app = target.widget.definition.get("category") or target.origin
+    pool = [
+        d for d in fixture.catalog.widgets.values() if (d.definition.get("category") or target.origin) == app
+    ]
+    entries = [{"name": d.name, "description": d.definition.get("description") or ""} for d in pool]
+    mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
+    bar = SAID_EXPOSURE_SHARE * len(measures())
+    # the app and the stated values are the request's by right (its views share the app's words, a parameter's
+    # label its description's): only what the story words can be reworded
+    fields = {k: v for k, v in find_said_parts(story, target).items() if k.startswith("facts.")}
+    own = set(words(f"{target.name} {entries[mine]['description']}"))
+    out: list[str] = []
+    for key, text in fields.items():
+        found = lexical_exposure(text, entries, mine) if text else []
+        if len(found) > bar:
+            shared = sorted(own & set(words(text)))
+            out.append(
+                f"{key} ('{text}') alone makes '{target.name}' the top pick of {len(found)} of "
+                f"{len(measures())} word and character similarity measures over {app}'s names and descriptions"
+                + (f" (it shares {', '.join(repr(w) for w in shared)})" if shared else " (by parts of words)")
+                + ": every Find request says it whatever the description, so a player matching words finds the "
+                "target there without reading what it serves; reword it away from the target's name and "
+                "description"
+            )
+    return out
+
+
+def lexical_pull(said: str, target: WidgetDef, other: WidgetDef) -> int:
+    """How many word and character similarity measures (`certify.lexical_exposure`) still prefer `target`, or
+    tie it, over `other` for the words `said`: the fewer, the more a word matcher reading them is drawn to the
+    other widget instead (a rival or look-alike that pulls the matchers away from the target)."""
+    from certify import lexical_exposure
+
+    entries = [
+        {"name": d.name, "description": d.definition.get("description") or ""} for d in (target, other)
+    ]
+    return len(lexical_exposure(said, entries, 0))
 
 
 def _served_parts(schema: dict[str, Any]) -> list[str]:

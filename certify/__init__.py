@@ -136,6 +136,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "serialise": ("certify.rollouts", "serialise"),
     "run_battery": ("certify.shortcuts", "run_battery"),
     "lexical_picks": ("certify.shortcuts.battery", "lexical_picks"),
+    "lexical_exposure": ("certify.shortcuts.lexical", "exposure"),
+    "lexical_measures": ("certify.shortcuts.lexical", "measures"),
     "SmokeError": ("certify.smoke", "SmokeError"),
     "TASKSET_ID": ("certify.smoke", "TASKSET_ID"),
     "write": ("certify.smoke", "write"),
@@ -288,6 +290,8 @@ __all__ = [
     "invalid_reasons",
     "judged_tasks",
     "leaked_values",
+    "lexical_exposure",
+    "lexical_measures",
     "lexical_picks",
     "load_calibration",
     "load_lexicon",
@@ -498,6 +502,8 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .rollouts import rollouts as run_rollouts
     from .shortcuts import run_battery
     from .shortcuts.battery import lexical_picks
+    from .shortcuts.lexical import exposure as lexical_exposure
+    from .shortcuts.lexical import measures as lexical_measures
     from .smoke import TASKSET_ID, SmokeError, write
     from .surface import (
         MODES,

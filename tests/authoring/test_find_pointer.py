@@ -142,4 +142,46 @@ def test_no_pointer_is_planted_where_no_other_widget_takes_the_stated_values():
     assert find_pointers(world, story.story, story.targets, list(world.default_backends)) == []
 
 
-STORY_NOTE = "PM Morning Briefing Shortlist"
+# coined: the dashboard's name ("PM Morning Briefing") would repeat, on the note and in the request, words a
+# word matcher already reads there
+STORY_NOTE = "Shortlist"
+
+
+@needs_compat
+def test_the_pointer_note_and_its_labels_say_no_word_of_the_app_catalog_or_the_dashboard():
+    from authoring.checks import check_persona
+    from authoring.factcheck import find_said
+    from certify import word_stem, words
+    from simulator import World
+
+    world = World.load(COMPAT_WORLD)
+    report = check_persona(TEMPLATES, PERSONA, world)
+    resolved = {r.story.slug: r for r in report.resolved}[STORY]
+    pointer, target = resolved.find_pointer, resolved.targets[0]
+    assert pointer is not None
+    app = target.widget.definition.get("category")
+    catalog = world.fixture_of(target.origin, None).catalog.widgets.values()
+    taken = " ".join(
+        f"{d.name} {d.definition.get('description') or ''}"
+        for d in catalog
+        if d.definition.get("category") == app
+    )
+
+    def stems(text: str) -> set[str]:
+        return {word_stem(w, cut=None) for w in words(text)}
+
+    coined = f"{pointer.note} {pointer.label} {pointer.rival_label}"
+    assert not stems(coined) & stems(f"{taken} {find_said(resolved.story, target)}")
+
+
+def test_no_pointer_label_reads_as_a_twin_fenced_off_or_as_an_instruction():
+    # "the widget listed for the second look" read as "the second …", a twin the request fences off: the Find
+    # rung then found no description at all
+    from authoring.factcheck import POINTER_LABELS, POINTER_NOTES
+    from certify.agents.request import read_request, verb_kind
+
+    for label in [label for pair in POINTER_LABELS for label in pair]:
+        assert not [w for w in label.split() if verb_kind(w) is not None], label
+        for note in POINTER_NOTES:
+            prompt = f"Read the widget listed for the {label} on the {note} from Acme's Desk."
+            assert not read_request(prompt).in_twin(prompt.index(" from ")), (label, note)

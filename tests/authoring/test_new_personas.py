@@ -425,11 +425,19 @@ def test_a_find_board_holds_no_widget_that_serves_the_description_as_well_as_the
     placed = [w.widget_id for w in task.setup.initial_state.dashboard.widgets]
     target = "thematic_research_lab_themes_theme_baskets"
     assert target in placed and len(placed) > 2
-    ranked = BM25([served_text(fixture.catalog.widgets[w].schema()) for w in placed]).rank(
-        "each ticker's purity score for an investment idea over the period"
-    )
-    assert placed[ranked[0][0]] == target and ranked[1][1] < ranked[0][1]
-    assert "thematic_research_lab_screens_valuation_outliers" not in placed
+    notes = task.setup.initial_state.dashboard.generated_widgets
+    if notes:
+        # the rule author found fewer similarity measures picking the target with a planted pointer than with
+        # any wording of the hint (`certify.lexical_exposure`): the request then says no description, nothing
+        # is found by what it serves, and the pointer names the target
+        (note,) = notes
+        assert note.name in task.prompt and "Theme Baskets" in note.data
+    else:
+        ranked = BM25([served_text(fixture.catalog.widgets[w].schema()) for w in placed]).rank(
+            "each ticker's purity score for an investment idea over the period"
+        )
+        assert placed[ranked[0][0]] == target and ranked[1][1] < ranked[0][1]
+        assert "thematic_research_lab_screens_valuation_outliers" not in placed
     assert grade(task, play(world, task, "ladder-1")).passed
 
 

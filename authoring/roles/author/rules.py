@@ -12,7 +12,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from certify import LEVEL_NAMES, LEVELS, Task, TaskMeta, parse_task, resolve_agent, run_battery, run_trial
+from certify import (
+    LEVEL_NAMES,
+    LEVELS,
+    Task,
+    TaskMeta,
+    lexical_exposure,
+    parse_task,
+    resolve_agent,
+    run_battery,
+    run_trial,
+)
 from simulator import TOOL_NAMES
 
 from ...factcheck import find_pointers, source_format
@@ -23,7 +33,7 @@ from .plan import plan
 from .seeding import seed_board
 from .wording import Wording
 
-FIND_DRAWS = 3
+FIND_DRAWS = 6
 FIND_HINTS = 9
 FIND_RUNG = "ladder-1"
 
@@ -45,9 +55,10 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     return _compiled(ctx, number)[0]
 
 
-def _compiled(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], bool]:
-    """The task file of level `number`, and whether (at Find) a wording was found that leaves no shortcut agent
-    passing and the Find rung passing (always True at the other levels)."""
+def _compiled(ctx: AuthorContext, number: int, others: bool = True) -> tuple[dict[str, Any], int | None]:
+    """The task file of level `number` and, at Find, how many similarity measures find its target in the kept
+    wording (None: no wording left the shortcut agents failing and the Find rung passing; 0 elsewhere).
+    `others`: whether another target of the story may be described instead (not again inside such a try)."""
     level = Level(ctx, number)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
@@ -77,46 +88,67 @@ def _compiled(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], bool]:
         ),
     }
     # At Find, of a few wordings (the words around the description move a word matcher; a source-format story
-    # whose hint is the catalog's words has several descriptions by content to say), the first that leaves no
-    # shortcut agent passing is kept (the gates would refuse the others). No exclusion is said: one quoting a
+    # whose hint is the catalog's words has several descriptions by content to say), the one fewest word and
+    # character similarity measures find (`certify.lexical_exposure`: a player nobody here wrote picks the
+    # target from names and descriptions by one of them) among those that leave no shortcut agent passing and
+    # the Find rung passing is kept (the gates would refuse the others). No exclusion is said: one quoting a
     # sibling's catalog description hands a description matcher the words to drop.
     pointer = ctx.story.find_pointer
     hints = (
         pointer.references() if pointer is not None else (ctx.story.find_hints or [ctx.story.find_hint])
     )[:FIND_HINTS]
-    trials = [(h, d) for h in hints for d in range(FIND_DRAWS)] if number == 1 else [(None, 0)]
-    for hint, draw in trials:
+    if number != 1:
+        task["prompt"] = Wording(level, board, planned, None).phrase(task, "", 0)
+        return task, 0
+    worded = []
+    for order, (hint, draw) in enumerate((h, d) for h in hints for d in range(FIND_DRAWS)):
         task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
-        if number != 1:
-            return task, True
+        worded.append((find_exposure(level, task), order, task["prompt"]))
+    kept: tuple[int, dict[str, Any]] | None = None
+    for exposed, _, prompt in sorted(worded, key=lambda w: (len(w[0]), w[1])):
+        task["prompt"] = prompt
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
         # a draw it fails), and leave no shortcut agent passing
         if not any(r.passed for r in run_battery(ctx.world, parsed)) and _find_rung_passes(ctx, parsed):
-            return task, True
-    # no wording of the description (or of the pointer planted) leaves the word matchers failing and the Find
-    # rung passing: the target is found by a pointer planted on the board instead (the story's own description
-    # is not said), the further ones tried in turn (`factcheck.find_pointers`); none passing, the gates see the
-    # first pointer's level (the description's, when the story plants its pointer from the start)
+            kept = (len(exposed), dict(task))
+            break
+    # no wording of the description leaves the word matchers failing and the Find rung passing, or every one
+    # leaves some similarity measure finding the target: the target is found by a pointer planted on the board
+    # instead (the story's own description is not said), when a wording of it passes and is found by fewer; the
+    # further pointers are tried in turn (`factcheck.find_pointers`)
     fallback = None
     # (the further pointers, and another target described, only where the pipeline words the story's Find
     # itself: a story in the source's format; a writer's own hint that fails is `check`'s to name)
-    spares = ctx.story.spare_pointers if source_format(ctx.story.story) else ctx.story.spare_pointers[:1]
-    for spare in spares or ((ctx.story.spare_pointer,) if ctx.story.spare_pointer else ()):
-        if number != 1 or spare == pointer:
-            continue
-        story = replace(ctx.story, find_pointer=spare, find_hints=[], spare_pointers=(), spare_pointer=None)
-        tried, ok = _compiled(replace(ctx, story=story), number)
-        if ok:
-            return tried, True
-        fallback = fallback or (tried if pointer is None else None)
-    for other in _described_otherwise(ctx) if number == 1 else []:
-        # nothing said of the first target gets past the word matchers (the request's own words name it): Find
-        # describes another target of the story instead, by a pointer, and names the first
-        tried, ok = _compiled(replace(ctx, story=other), number)
-        if ok:
-            return tried, True
-    return fallback or task, False
+    pipeline_worded = source_format(ctx.story.story)
+    spares = ctx.story.spare_pointers if pipeline_worded else ctx.story.spare_pointers[:1]
+    if kept is None or kept[0] > 0:
+        for spare in spares or ((ctx.story.spare_pointer,) if ctx.story.spare_pointer else ()):
+            if spare == pointer:
+                continue
+            story = replace(
+                ctx.story, find_pointer=spare, find_hints=[], spare_pointers=(), spare_pointer=None
+            )
+            pointed, found = _compiled(replace(ctx, story=story), number, others=False)
+            if found is not None and (kept is None or found < kept[0]):
+                return pointed, found
+            fallback = fallback or (pointed if pointer is None else None)
+    if kept is None and others:
+        for other in _described_otherwise(ctx):
+            # nothing said of the first target gets past the word matchers (the request's own words name it):
+            # Find describes another target of the story instead, by a pointer, and names the first
+            tried, found = _compiled(replace(ctx, story=other), number, others=False)
+            if found is not None:
+                return tried, found
+    if kept is None:
+        if pipeline_worded and fallback is not None:
+            # the pipeline worded this Find itself: the gates see its first pointer's level
+            return fallback, None
+        # nothing passes, the pointer neither: the story's own description is said (its least exposed wording),
+        # so that what blocks is what the story wrote, and `review fix` proposes the edit to its facts
+        task["prompt"] = min(worded, key=lambda w: (len(w[0]), w[1]))[2]
+        return task, None
+    return kept[1], kept[0]
 
 
 def _described_otherwise(ctx: AuthorContext) -> list[Any]:
@@ -149,6 +181,33 @@ def _described_otherwise(ctx: AuthorContext) -> list[Any]:
                 spare_pointers=tuple(pointers[1:]),
             )
         )
+    return out
+
+
+def find_exposure(level: Level, task: dict[str, Any]) -> list[str]:
+    """The similarity measures under which a Find task's target is a top pick for its prompt
+    (`certify.lexical_exposure`): among the catalog entries of its app (where an add or a read looks), and among
+    the widgets placed on its board (where a repair looks), each named by its pool."""
+    t0 = level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return []
+    widgets = fixture.catalog.widgets
+    app = t0.widget.definition.get("category") or t0.origin
+    pools = {"app": [w for w, d in widgets.items() if (d.definition.get("category") or t0.origin) == app]}
+    seeded = ((task["setup"].get("initial_state") or {}).get("dashboard") or {}).get("widgets") or []
+    placed = [
+        w["widget_id"] for w in seeded if w.get("origin") == t0.origin and w.get("widget_id") in widgets
+    ]
+    if t0.widget_id in placed:
+        pools["board"] = list(dict.fromkeys(placed))
+    out: list[str] = []
+    for name, pool in pools.items():
+        entries = [
+            {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""}
+            for w in pool
+        ]
+        out += [f"{name} {m}" for m in lexical_exposure(task["prompt"], entries, pool.index(t0.widget_id))]
     return out
 
 
@@ -223,9 +282,10 @@ def first_prompt(world: Any, checked: Any, resolved: Any, level: int, backends: 
 
 def first_task(
     world: Any, checked: Any, resolved: Any, level: int, backends: list[str]
-) -> tuple[dict[str, Any], bool]:
-    """The task file the rule author's first round writes for one level of a resolved story, and whether (at
-    Find) one of its wordings left every shortcut agent failing and the Find rung passing."""
+) -> tuple[dict[str, Any], int | None]:
+    """The task file the rule author's first round writes for one level of a resolved story and, at Find, how
+    many similarity measures find its target in the kept wording (None: no wording left every shortcut agent
+    failing and the Find rung passing)."""
     siblings = tuple(r.story.slug for r in checked.resolved)
     ctx = draft_context(world, checked.source, resolved, siblings, backends, own_deadlines(checked.resolved))
     return _compiled(ctx, level)

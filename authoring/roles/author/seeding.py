@@ -17,7 +17,7 @@ from typing import Any
 from certify import BM25, served_text
 from simulator import WidgetDef, option_values, value_allowed
 
-from ...factcheck import ResolvedTarget
+from ...factcheck import ResolvedTarget, find_said, lexical_pull
 from ...factcheck import value_text as said_as_text
 from .level import Level, pick
 
@@ -361,7 +361,12 @@ def _decoy(
         return None
     taken = {t.widget_id for t in s.targets} | set(exclude)
     app = t0.widget.definition.get("category")
-    best: tuple[int, bool, str] | None = None
+    # Find's look-alikes are drawn to the request's words: of those that fit as well, the one that leaves the
+    # fewest word and character similarity measures preferring the target for what the Find request says
+    # (`factcheck.lexical_pull`), so that a player matching the board's names and descriptions against the
+    # request picks a look-alike (the decoy, on the board at every level, is chosen as before)
+    said = f"{find_said(s.story, t0)} {s.find_hint}" if own_app else ""
+    best: tuple[int, bool, int, str] | None = None
     for wid, definition in fixture.catalog.widgets.items():
         if wid in taken or (own_app and definition.definition.get("category") != app):
             continue
@@ -370,12 +375,15 @@ def _decoy(
             for k, v in level.said(t0, level=1).items()
             if (p := definition.param(k)) is not None and value_allowed(p, v)
         )
-        candidate = (fit, definition.definition.get("category") == app, wid)
-        if fit and (best is None or candidate > best):
+        if not fit or (best is not None and fit < best[0]):
+            continue
+        pull = -lexical_pull(said, t0.widget, definition) if own_app else 0
+        candidate = (fit, definition.definition.get("category") == app, pull, wid)
+        if best is None or candidate > best:
             best = candidate
     if best is None:
         return None
-    definition = fixture.catalog.widgets[best[2]]
+    definition = fixture.catalog.widgets[best[3]]
     params: dict[str, Any] = {}
     for p in definition.option_params:
         name = str(p.get("paramName"))

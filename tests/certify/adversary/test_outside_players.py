@@ -18,12 +18,6 @@ BAR = 0.10
 LEVELS = ("level1", "level2", "level3", "level4")
 
 KNOWN: dict[tuple[str, str], str] = {
-    (
-        "trigram_matcher",
-        "level1",
-    ): "find hints by columns share stems with catalog descriptions that paraphrase "
-    "those columns ('preparer and reviewer' ~ 'who prepares and reviews'); the stem-word check misses them",
-    ("label_guesser", "level1"): "the same description-trigram ranking as trigram_matcher",
     ("lower_level_copier", "level1"): "a player that met the story's level 0 reads the target's name there",
 }
 

@@ -1,0 +1,184 @@
+"""An ensemble of the word and character similarity measures a player that does not understand a request may rank
+catalog entries by, to find the widget a request only describes.
+
+The battery's own word readers (bag of words, description matcher) are two points of a wide space: a player
+written by someone else may count character trigrams instead of stems, weigh by IDF, normalise by the length of
+the description, compare with the name alone, or drop the request's asides first. Each such choice picks the
+described widget differently, and whichever one an outside player made, a Find task it wins is one where the
+target is its top pick. So a Find request is measured against the whole product of choices — tokens (words,
+stems, character 3- and 4-grams, padded trigrams) × fields (name, description, both) × scores (shared count,
+Jaccard, coverage of the entry, set cosine, count cosine, TF-IDF cosine, IDF sum, BM25) × query (the prompt,
+the prompt less its asides) — and `exposure` names every measure under which the target is the top pick, or
+tied at the top (an outside player's tie-break is unknown). No single measure is privileged, so a wording that
+leaves all of them picking something else holds against players nobody here wrote; the rule author prefers,
+among the wordings it may say, the one fewest measures find (`authoring.roles.author.rules`).
+
+Pure functions of text, cheap: a catalog of a dozen entries is scored under every measure in about a
+millisecond."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
+from typing import Any
+
+from ..agents.retrieval import STOPWORDS, stem
+
+_RUN = re.compile(r"[a-z0-9]+")
+# words a request says of any widget ("add", "show", "set"), besides the usual stop words
+_STOP = STOPWORDS | frozenset({"every", "set", "fix", "add", "put", "show", "view", "widget", "dashboard"})
+
+Tokens = tuple[str, ...]
+
+
+def _words(text: str) -> Tokens:
+    return tuple(w for w in _RUN.findall(text.lower()) if w not in _STOP and len(w) > 1)
+
+
+def _stems(text: str) -> Tokens:
+    return tuple(stem(w) for w in _words(text))
+
+
+def _grams(text: str, n: int, pad: bool) -> Tokens:
+    out: list[str] = []
+    for w in _RUN.findall(text.lower()):
+        s = f" {w} " if pad else w
+        out += [s[i : i + n] for i in range(len(s) - n + 1)]
+    return tuple(out)
+
+
+TOKENIZERS: dict[str, Callable[[str], Tokens]] = {
+    "words": _words,
+    "stems": _stems,
+    "trigrams": lambda t: _grams(t, 3, False),
+    "padded_trigrams": lambda t: _grams(t, 3, True),
+    "quadgrams": lambda t: _grams(t, 4, False),
+}
+
+FIELDS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "name": lambda e: str(e.get("name") or ""),
+    "description": lambda e: str(e.get("description") or ""),
+    "name+description": lambda e: f"{e.get('name') or ''} {e.get('description') or ''}",
+}
+
+Score = Callable[[Tokens, Tokens, dict[str, float]], float]
+
+
+def _shared(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
+    return float(len(set(q) & set(d)))
+
+
+def _jaccard(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
+    union = set(q) | set(d)
+    return len(set(q) & set(d)) / len(union) if union else 0.0
+
+
+def _coverage(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
+    return len(set(q) & set(d)) / len(set(d)) if d else 0.0
+
+
+def _set_cosine(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
+    return len(set(q) & set(d)) / math.sqrt(1 + len(set(d)))
+
+
+def _count_cosine(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
+    qc, dc = Counter(q), Counter(d)
+    num = sum(v * dc[t] for t, v in qc.items())
+    den = math.sqrt(sum(v * v for v in qc.values()) * sum(v * v for v in dc.values()))
+    return num / den if den else 0.0
+
+
+def _tfidf_cosine(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
+    qc, dc = Counter(q), Counter(d)
+    num = sum(v * dc[t] * idf.get(t, 0.0) ** 2 for t, v in qc.items())
+    den = math.sqrt(
+        sum((v * idf.get(t, 0.0)) ** 2 for t, v in qc.items())
+        * sum((v * idf.get(t, 0.0)) ** 2 for t, v in dc.items())
+    )
+    return num / den if den else 0.0
+
+
+def _idf_sum(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
+    return sum(idf.get(t, 0.0) for t in set(q) & set(d))
+
+
+SCORES: dict[str, Score] = {
+    "shared": _shared,
+    "jaccard": _jaccard,
+    "coverage": _coverage,
+    "set_cosine": _set_cosine,
+    "count_cosine": _count_cosine,
+    "tfidf_cosine": _tfidf_cosine,
+    "idf_sum": _idf_sum,
+}
+
+
+def _bm25(q: Tokens, docs: Sequence[Tokens], k1: float = 1.2, b: float = 0.75) -> list[float]:
+    n = len(docs)
+    avg = sum(map(len, docs)) / n if n else 0.0
+    df = Counter(t for d in docs for t in set(d))
+    idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+    out = []
+    for d in docs:
+        counts = Counter(d)
+        norm = k1 * (1 - b + b * (len(d) / avg if avg else 0.0))
+        out.append(
+            sum(idf[t] * counts[t] * (k1 + 1) / (counts[t] + norm) for t in dict.fromkeys(q) if t in counts)
+        )
+    return out
+
+
+def strip_asides(text: str) -> str:
+    """The text less its parenthesised asides (nested ones too): a player may read an exclusion as noise."""
+    while (cut := re.sub(r"\([^()]*\)", " ", text)) != text:
+        text = cut
+    return text
+
+
+QUERIES: dict[str, Callable[[str], str]] = {"prompt": lambda p: p, "prompt less asides": strip_asides}
+
+
+def rankings(query: str, entries: list[dict[str, Any]]) -> Iterator[tuple[str, list[float]]]:
+    """(measure, one score per entry) for every measure of the ensemble on one query."""
+    texts = {f: tuple(get(e) for e in entries) for f, get in FIELDS.items()}
+    for field_name, docs_text in texts.items():
+        for token_name, tokenize in TOKENIZERS.items():
+            q = _tokens(tokenize, query)
+            docs = [_tokens(tokenize, t) for t in docs_text]
+            n = len(docs)
+            df = Counter(t for d in docs for t in set(d))
+            idf = {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
+            for score_name, score in SCORES.items():
+                yield f"{score_name}/{token_name}/{field_name}", [score(q, d, idf) for d in docs]
+            yield f"bm25/{token_name}/{field_name}", _bm25(q, docs)
+
+
+@lru_cache(maxsize=8192)
+def _tokens(tokenize: Callable[[str], Tokens], text: str) -> Tokens:
+    # the same catalog descriptions are tokenized for every wording the rule author tries
+    return tokenize(text)
+
+
+def exposure(prompt: str, entries: list[dict[str, Any]], target: int) -> list[str]:
+    """The measures (`query: score/tokens/field`) under which `entries[target]` — catalog entries as listed,
+    `{name, description}` — is the top pick for `prompt`, alone or tied at the top. Empty: no word or character
+    matcher of the ensemble takes the target from the names and descriptions."""
+    if not 0 <= target < len(entries) or len(entries) < 2:
+        return []
+    out: list[str] = []
+    for query_name, reword in QUERIES.items():
+        for measure, scores in rankings(reword(prompt), entries):
+            top = max(scores)
+            if top > 0 and math.isclose(scores[target], top, rel_tol=1e-9, abs_tol=1e-12):
+                out.append(f"{query_name}: {measure}")
+    return out
+
+
+def measures() -> list[str]:
+    """Every measure of the ensemble, as `exposure` names them."""
+    return [
+        f"{q}: {s}/{t}/{f}" for q in QUERIES for f in FIELDS for t in TOKENIZERS for s in [*SCORES, "bm25"]
+    ]

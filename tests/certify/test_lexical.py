@@ -1,0 +1,65 @@
+"""The lexical ensemble (certify/shortcuts/lexical.py): the word and character similarity measures an outside
+player may pick a described widget by, and `exposure`, the ones under which a Find target is a top pick."""
+
+from __future__ import annotations
+
+from certify import lexical_exposure, lexical_picks
+from certify.shortcuts.lexical import measures
+
+CATALOG = [
+    {"name": "Commentary Drafts", "description": "Draft commentary by section with author and length."},
+    {
+        "name": "Factsheet Builds",
+        "description": "Reports being built for each fund, their stage and who prepares and reviews them.",
+    },
+    {"name": "Chart Pack Status", "description": "Charts used in reports and when each was last refreshed."},
+    {"name": "Holdings Disclosure", "description": "Which holdings may be shown and which are withheld."},
+]
+BUILDS = 1
+
+
+def test_a_paraphrase_of_the_description_is_found_by_characters_though_no_word_is_shared():
+    # "preparer and reviewer" shares no word with "who prepares and reviews them": the battery's own word
+    # readers miss the target, character n-grams do not
+    prompt = "Fix the preparer and the reviewer, with the as-of date."
+    assert BUILDS not in lexical_picks(prompt, CATALOG).values()
+    found = lexical_exposure(prompt, CATALOG, BUILDS)
+    assert any("/trigrams/" in m for m in found)
+    assert not any("/words/" in m for m in found)
+
+
+def test_a_request_sharing_nothing_with_the_catalog_exposes_nothing():
+    assert lexical_exposure("Zebu quokka?", CATALOG, BUILDS) == []
+
+
+def test_a_tie_at_the_top_counts_an_outside_player_may_break_it_either_way():
+    tied = [{"name": "Alpha Ledger", "description": ""}, {"name": "Alpha Ledger", "description": ""}]
+    found = lexical_exposure("the alpha ledger", tied, 1)
+    assert found and found == lexical_exposure("the alpha ledger", tied, 0)
+
+
+def test_an_aside_is_read_both_ways():
+    # an exclusion quoting the rival's description pulls the whole-prompt matchers to the rival; a player
+    # that drops asides matches what is left
+    prompt = "the stage it is at (not the charts used in reports and when each was last refreshed)"
+    target = lexical_exposure(prompt, CATALOG, BUILDS)
+    rival = lexical_exposure(prompt, CATALOG, 2)
+    assert target and all(m.startswith("prompt less asides: ") for m in target)
+    assert any(m.startswith("prompt: ") for m in rival)
+
+
+def test_every_measure_named_is_one_of_the_ensemble_and_the_ensemble_spans_tokens_fields_and_scores():
+    every = measures()
+    assert len(every) == len(set(every))
+    prompt = "who prepares and reviews each fund's factsheet builds"
+    found = lexical_exposure(prompt, CATALOG, BUILDS)
+    assert found and set(found) <= set(every)
+    parts = [m.split(": ", 1)[1].split("/") for m in every]
+    assert {p[1] for p in parts} >= {"words", "stems", "trigrams"}
+    assert {p[2] for p in parts} == {"name", "description", "name+description"}
+    assert {p[0] for p in parts} >= {"shared", "jaccard", "tfidf_cosine", "bm25"}
+
+
+def test_a_pool_of_one_or_an_index_outside_it_exposes_nothing():
+    assert lexical_exposure("factsheet builds", CATALOG[1:2], 0) == []
+    assert lexical_exposure("factsheet builds", CATALOG, 9) == []
