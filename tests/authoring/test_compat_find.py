@@ -45,6 +45,7 @@ def test_further_pointers_lend_a_rivals_words_never_a_widgets_whole_name(compat)
     for Open Alert Metrics), the further pointers name their note with words of their rival's name: never all of
     them, never any widget's whole name; the rule author plants one of them, and its Find trials (the gate's
     battery, the Find rung) pass."""
+    from authoring.factcheck import POINTER_NOTES
     from authoring.roles.author import first_task
     from certify import states_value
 
@@ -53,7 +54,9 @@ def test_further_pointers_lend_a_rivals_words_never_a_widgets_whole_name(compat)
         story = _story(reports, persona, slug)
         target = story.targets[0]
         first, *further = story.spare_pointers
-        assert first.note == f"{story.facts.dashboard} Shortlist" and further
+        # the first pointer's note takes a coined name sharing no word with the dashboard or the app's catalog
+        assert first.note in POINTER_NOTES and not set(first.note.split()) & set(story.facts.dashboard.split())
+        assert further
         fixture = world.fixture_of(target.origin, list(world.default_backends))
         for pointer in further:
             lent = pointer.note.removesuffix(" Shortlist")
@@ -65,7 +68,8 @@ def test_further_pointers_lend_a_rivals_words_never_a_widgets_whole_name(compat)
         notes = {
             n["name"] for n in task["setup"]["initial_state"]["dashboard"].get("generated_widgets") or []
         }
-        assert found and notes & {p.note for p in further} and first.note not in task["prompt"]
+        # one of the pointers is planted, and its Find trials pass
+        assert found is not None and notes & {p.note for p in [first, *further]}, (notes, task["prompt"])
 
 
 @needs_compat
@@ -82,7 +86,7 @@ def test_find_budget_counts_the_schema_reads_of_the_origin_when_the_story_names_
     read = {
         s["args"]["widget_id"] for s in task["eval"]["required_tools"] if s["tool"] == "get_widget_schema"
     }
-    assert read == set(fixture.catalog.widgets) and found
+    assert read == set(fixture.catalog.widgets) and found is not None
     assert task["eval"]["max_turns"] > len(read)
 
 
@@ -96,7 +100,7 @@ def test_find_describes_another_target_when_nothing_finds_the_first_past_the_wor
     story = _story(reports, "fund_operations", "document_room")
     task, found = first_task(world, reports["fund_operations"], story, 1, list(world.default_backends))
     (hidden,) = [h for h in task["meta"]["hidden"] if h["kind"] == "target"]
-    assert found and hidden["value"] == story.targets[1].name and hidden["source"].startswith("note:")
+    assert found is not None and hidden["value"] == story.targets[1].name and hidden["source"].startswith("note:")
     assert story.targets[0].name in task["prompt"] and story.targets[1].name not in task["prompt"]
     graded = {w["widget_id"] for w in task["eval"]["required_widgets"]}
     assert graded == {t.widget_id for t in story.targets}
