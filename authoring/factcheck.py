@@ -568,6 +568,53 @@ def policy_note_text(story: Story, label: str, value: Any) -> str:
     return "\n".join(policy_line(p, label, v) for p, v in lines)
 
 
+# The rules a policy note the pipeline writes defines (every option of the parameter when it declares fewer).
+# Derive asks for two of them (the story's rule and the rival's view): with only those two in the note, an
+# agent that takes the note's first option for the first view and its second for the other is right whenever
+# the order happens to match, half the time; among k drawn-order rules an ordered pair is right once in k(k-1).
+NOTE_RULES = 4
+
+
+def ruled_note(world: World, story: Story, param: dict[str, Any], rules: list[tuple[str, Any]]) -> str:
+    """A policy note defining `rules` (phrase, value) and, up to NOTE_RULES, further rules setting the
+    parameter's other options (coined under a qualifier on the story phrase's noun that names no option and
+    shares no word with the rules already there), in an order drawn by the story — so that where a rule stands
+    in the note says nothing of which one the request asks for. The agents read a rule by its phrase; the
+    further ones are never graded."""
+    from certify import load_lexicon, phrase_pattern, reads_as_policy
+
+    label = param_label(param, str(param.get("paramName") or ""))
+    out = list(rules)
+    noun = rules[0][0].split()[-1]
+    lexicon = load_lexicon(world.path)
+    taken = {w for p, v in rules for w in words(p) | words(value_text(v))}
+    values = [v for v in option_values(param) if all(str(v) != str(r) for _, r in rules)]
+    qualifiers = [*RIVAL_QUALIFIERS, *OWN_QUALIFIERS]
+    start = sum(map(ord, story.slug))
+    for i in range(len(values)):
+        if len(out) >= NOTE_RULES:
+            break
+        value = values[(start + i) % len(values)]
+        for j in range(len(qualifiers)):
+            qualifier = qualifiers[(start + j) % len(qualifiers)]
+            phrase = f"the {qualifier} {noun}"
+            if (
+                set(words(qualifier)) & taken
+                or any(phrase_pattern(phrase).search(p) or phrase_pattern(p).search(phrase) for p, _ in out)
+                or not reads_as_policy(phrase)
+                or _gives_away(phrase, param, lexicon)
+            ):
+                continue
+            out.append((phrase, value))
+            taken |= set(words(qualifier))
+            break
+
+    def drawn(rule: tuple[str, Any]) -> str:
+        return hashlib.sha256(f"{story.slug}|{rule[0]}".encode()).hexdigest()
+
+    return "\n".join(policy_line(p, label, v) for p, v in sorted(out, key=drawn))
+
+
 # How a rival rule is told apart from the story's own when the story names none (the source benchmark's format
 # gives a policy as {phrase, carries, meaning} only): a qualifier on the same policy noun.
 RIVAL_QUALIFIERS = ("interim", "legacy", "fallback", "provisional", "superseded", "trial")
@@ -671,14 +718,9 @@ def _planted_policy_note(
             )
         ]
     name = f"{story.facts.dashboard} Rulebook"
-    label = param_label(param, str(param.get("paramName") or ""))
     said = value_free_phrase(world, story, param, carried_value)
     phrase = _rival_phrase(story, hidden, rival, said)
-    lines = sorted(
-        [(said, carried_value), (phrase, rival)],
-        key=lambda p: p[0].casefold().removeprefix("the "),
-    )
-    text = "\n".join(policy_line(p, label, v) for p, v in lines)
+    text = ruled_note(world, story, param, [(said, carried_value), (phrase, rival)])
     coined = said if said != story.facts.policy.phrase else None
     return PolicyDocument("note", name, name, text, phrase, coined, rival=(phrase, rival)), []
 
@@ -734,13 +776,15 @@ def _resolve_policy_document(
             return None, errors
         label = param_label(param, str(param.get("paramName") or ""))
         text = policy_note_text(story, label, carried_value)
+        rules = [(policy.phrase, carried_value), (rival.phrase, rival.value)]
         second: tuple[str, Any] | None = (rival.phrase, rival.value)
         if str(rival.value) == str(param.get("value")):
             # the story's rival sits on the default, which a view added without that parameter shows unread:
             # Derive's second view takes a rule the pipeline coins beside it, in the same note
             second = _coined_rival(world, story, text, param, carried_value, {str(rival.value)})
             if second is not None:
-                text += "\n" + policy_line(second[0], label, second[1])
+                rules.append(second)
+        text = ruled_note(world, story, param, rules)
         return PolicyDocument("note", policy.note, policy.note, text, rival.phrase, rival=second), []
     if policy.resource is None:
         return _planted_policy_note(world, story, param, carried_value)
