@@ -1025,7 +1025,7 @@ def _ground_fact(
         if title.casefold() == (facts.tab or "").casefold():
             return [SourceError(file, "facts.governance.sets", f"the tab is already called '{title}'")]
         gov.value = title
-        return []
+        return _skimmed_errors(file, gov, [named[2], text], title, None)
     carrying = [t for t in targets if sets in t.params]
     if not carrying:
         graded = sorted({k for t in targets for k in t.params})
@@ -1070,7 +1070,43 @@ def _ground_fact(
             )
         ]
     gov.value = value
-    return []
+    return _skimmed_errors(file, gov, [named[2], text], value, param)
+
+
+def _skimmed_errors(
+    file: str, gov: Governance, texts: list[str], value: Any, param: dict[str, Any] | None
+) -> list[SourceError]:
+    """A Ground fact must need its passage, not only its document: an agent that reads the named source (and
+    the document it sends to) but not the piece the request points at — the battery's source skimmer, taking
+    the option the text mentions most (the first of a tie) or the first tab title it quotes — must get it
+    wrong. One whose document names no rival of the value elsewhere, or names the value most, is refused."""
+    from certify import skimmed_options, skimmed_title
+
+    read = list(dict.fromkeys(texts))
+    if param is None:
+        if skimmed_title(read) != value:
+            return []
+        what = f"the first tab title {gov.source} quotes is '{value}'"
+        fix = "let an earlier passage of it quote another tab's title"
+    else:
+        order = skimmed_options("\n".join(read), param)
+        if not order or str(order[0]) != str(value):
+            return []
+        alone = len(order) == 1
+        what = (
+            f"{gov.source} names no option of '{gov.sets}' but {value_text(value)!r}"
+            if alone
+            else f"{value_text(value)!r} is the option of '{gov.sets}' {gov.source} names most (or first)"
+        )
+        fix = "let another passage of it, before this one, name another option of the parameter, more often"
+    return [
+        SourceError(
+            file,
+            "facts.governance.fact",
+            f"{what}, so an agent that reads the document but not {gov.position or 'the passage'} gets the "
+            f"Ground level right (the shortcuts' source skimmer passes it); {fix}",
+        )
+    ]
 
 
 def resolve_governance(world: World, story: Story) -> Governance:
