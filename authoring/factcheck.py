@@ -1555,8 +1555,8 @@ def _option_label(param: dict[str, Any] | None, value: Any) -> str | None:
     from simulator import param_options
 
     for option in param_options(param or {}):
-        if isinstance(option, dict) and str(option.get("value")) == str(value):
-            shown = str(option.get("label") or "")
+        if str(option.value) == str(value):
+            shown = option.label or ""
             return shown if shown and shown != str(value) else None
     return None
 

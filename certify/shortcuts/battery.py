@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Generator
 from typing import Any
 
-from simulator import option_values
+from simulator import option_values, param_options
 
 from ..agents.knowledge import quoted
 from ..agents.ladder import TAB_TITLE
@@ -322,7 +322,8 @@ class PhraseGuesser(Generic):
             name = str(param["paramName"])
             if name in stated:
                 continue
-            picked = guess(said, list(option_values(param)), lexicon)
+            shown = param_options(param)
+            picked = guess(said, [o.value for o in shown], lexicon, [o.label for o in shown])
             if picked is not None:
                 stated[name] = picked
         return [stated]
