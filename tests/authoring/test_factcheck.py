@@ -289,7 +289,8 @@ def test_a_ground_fact_sets_a_parameter_from_the_passage_that_holds_it(mini_worl
 def test_a_ground_fact_is_followed_through_the_document_the_source_refers_to(mini_world_path, tmp_path):
     world = _world(
         mini_world_path,
-        skill_steps="1. Read the book over its window (see openbb://workspace/desk/calendar).\n2. Sign." + RIVAL,
+        skill_steps="1. Read the book over its window (see openbb://workspace/desk/calendar).\n2. Sign."
+        + RIVAL,
         calendar="| Desk | Window |\n|---|---|\n| Gamma | the Gamma book is read on QTD |\n",
     )
     gov = resolve(
@@ -374,7 +375,9 @@ def test_a_ground_fact_that_would_not_need_reading_is_refused(
         ),
     ],
 )
-def test_a_ground_fact_its_document_gives_away_is_refused(mini_world_path, tmp_path, steps, fact, sets, message):
+def test_a_ground_fact_its_document_gives_away_is_refused(
+    mini_world_path, tmp_path, steps, fact, sets, message
+):
     """An agent that reads the named document but never the passage the request points to (the battery's
     source skimmer: the option the text names most, the first tab title it quotes) must get the fact wrong."""
     world = _world(mini_world_path, skill_steps=steps)

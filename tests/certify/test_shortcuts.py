@@ -395,7 +395,10 @@ def test_skimmed_picks():
     assert skimmed_options("Reviews read QTD. Packs read MTD, MTD again.", period) == ["MTD", "QTD"]
     assert skimmed_options("Reviews read QTD. Packs read MTD.", period) == ["QTD", "MTD"]
     assert skimmed_options("Nothing here.", period) == []
-    assert skimmed_title(['The "Desk" view.\nPulled orders go on a tab titled "Pulled Clips".']) == "Pulled Clips"
+    assert (
+        skimmed_title(['The "Desk" view.\nPulled orders go on a tab titled "Pulled Clips".'])
+        == "Pulled Clips"
+    )
     assert skimmed_title(["No tab is named here."]) is None
 
 

@@ -25,6 +25,7 @@ from .wording import Wording
 FIND_DRAWS = 3
 FIND_HINTS = 9
 FIND_RUNG = "ladder-1"
+NOTE_DRAWS = 4
 
 
 class RuleAuthor:
@@ -40,8 +41,23 @@ class RuleAuthor:
 
 
 def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
-    """The task file of level `number` of the context's story."""
-    level = Level(ctx, number)
+    """The task file of level `number` of the context's story. At Derive, of the orders a seeded policy note's
+    rules can take (its drawn order, then rotations), the first that leaves no shortcut agent passing is kept:
+    an agent that reads the note but not which rule the request names (the source skimmer) is right when the
+    asked-for rules happen to come first, and the gates would refuse that draw."""
+    if number != 2:
+        return _compile(ctx, number, 0)
+    task: dict[str, Any] = {}
+    for draw in range(NOTE_DRAWS):
+        task = _compile(ctx, number, draw)
+        parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
+        if not any(r.passed for r in run_battery(ctx.world, parsed)):
+            break
+    return task
+
+
+def _compile(ctx: AuthorContext, number: int, draw: int) -> dict[str, Any]:
+    level = Level(ctx, number, draw)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
     setup = story_setup(
@@ -91,8 +107,8 @@ def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     if number == 1 and pointer is None and spare is not None:
         # no wording of the description leaves the word matchers failing and the Find rung passing: the target
         # is found by a pointer planted on the board instead (the story's own description is not said)
-        return compile_level(
-            replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
+        return _compile(
+            replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number, draw
         )
     return task
 

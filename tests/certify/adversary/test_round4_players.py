@@ -33,7 +33,9 @@ def test_every_task_is_played_by_a_working_executor():
     per = results()
     assert set(per) == {p.name for p in PLAYERS}
     for name, levels in per.items():
-        assert {lv: len(tasks) for lv, tasks in levels.items()} == dict.fromkeys(("level0", *LEVELS), 24), name
+        assert {lv: len(tasks) for lv, tasks in levels.items()} == dict.fromkeys(("level0", *LEVELS), 24), (
+            name
+        )
         # with everything stated the executor passes most of Execute (it writes no judged analysis)
         assert sum(levels["level0"].values()) >= 15, name
 
