@@ -255,15 +255,16 @@ def test_a_policy_defined_in_a_note_carries_its_distractor(mini_world, tmp_path)
     extra = "note: Desk Shorthand, distractor: {phrase: the annual desk policy, value: YTD}"
     doc = resolve(mini_world, story(tmp_path, _policy(ADD_STORY, extra)), BACKENDS).policy_doc
     assert (doc.kind, doc.ref) == ("note", "Desk Shorthand")
-    # the story's rule and its distractor, and a coined rule on the parameter's last option (a note holding only
-    # the two the request asks for would give them away by their order), in an order the story draws
+    # the story's distractor sets the period's default (YTD), which a second view added without the period shows
+    # unread: Derive's second view takes a rule the pipeline coins beside it, in the same note; the three rules
+    # stand in an order the story draws (a note whose order follows the rules' names would tell them apart)
     lines = doc.text.splitlines()
     assert sorted(lines) == [
         "The Thursday desk policy sets the period to QTD.",
         "The annual desk policy sets the period to YTD.",
         "The interim policy sets the period to MTD.",
     ]
-    assert lines != sorted(lines, key=str.casefold)
+    assert doc.rival == ("the interim policy", "MTD")
     errors = errors_of(
         mini_world, tmp_path, _policy(ADD_STORY, extra.replace("Desk Shorthand", "QTD Shorthand"))
     )
