@@ -17,9 +17,9 @@ import pytest
 
 from .players_round4 import PLAYERS
 from .run import SHIPPED, play_all
+from .test_outside_players import LEVELS, cells
 
 BAR = 0.10
-LEVELS = ("level1", "level2", "level3", "level4")
 
 KNOWN: dict[tuple[str, str], str] = {}
 
@@ -40,16 +40,7 @@ def test_every_task_is_played_by_a_working_executor():
         assert sum(levels["level0"].values()) >= 15, name
 
 
-CELLS = [
-    pytest.param(
-        p.name,
-        lv,
-        marks=[pytest.mark.xfail(strict=True, reason=KNOWN[(p.name, lv)])] if (p.name, lv) in KNOWN else [],
-        id=f"{p.name}-{lv}",
-    )
-    for p in PLAYERS
-    for lv in LEVELS
-]
+CELLS = cells(PLAYERS, KNOWN)
 
 
 @pytest.mark.parametrize(("player", "level"), CELLS)
