@@ -1025,7 +1025,7 @@ def _ground_fact(
         if title.casefold() == (facts.tab or "").casefold():
             return [SourceError(file, "facts.governance.sets", f"the tab is already called '{title}'")]
         gov.value = title
-        return _skimmed_errors(file, gov, [named[2], text], title, None)
+        return []
     carrying = [t for t in targets if sets in t.params]
     if not carrying:
         graded = sorted({k for t in targets for k in t.params})
@@ -1070,19 +1070,28 @@ def _ground_fact(
             )
         ]
     gov.value = value
-    return _skimmed_errors(file, gov, [named[2], text], value, param)
+    return []
 
 
 def _skimmed_errors(
-    file: str, gov: Governance, texts: list[str], value: Any, param: dict[str, Any] | None
+    world: World, file: str, gov: Governance, targets: list[ResolvedTarget]
 ) -> list[SourceError]:
     """A Ground fact must need its passage, not only its document: an agent that reads the named source (and
     the document it sends to) but not the piece the request points at — the battery's source skimmer, taking
     the option the text mentions most (the first of a tie) or the first tab title it quotes — must get it
-    wrong. One whose document names no rival of the value elsewhere, or names the value most, is refused."""
+    wrong. One whose document names no rival of the value elsewhere, or names the value most, blocks the level
+    at the shortcuts gate; check says so first, and why."""
     from certify import skimmed_options, skimmed_title
 
-    read = list(dict.fromkeys(texts))
+    value = gov.value
+    read: list[str] = []
+    for source in (f"{gov.kind}:{gov.ref}", gov.holder):
+        found = _source_of(world, *source.split(":", 1)) if source else None
+        if found is not None and found[2] not in read:
+            read.append(found[2])
+    param = next((t.widget.param(gov.sets) for t in targets if gov.sets and gov.sets in t.params), None)
+    if value is None or not read or (param is None and gov.sets != "tab"):
+        return []
     if param is None:
         if skimmed_title(read) != value:
             return []
@@ -2116,6 +2125,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             f"rival rule ('{policy_doc.distractor}')"
         )
     blocking += _giveaway_errors(world, story, carried_param, carried_value, coined)
+    if governance is not None and facts.governance.fact is not None:
+        blocking += _skimmed_errors(world, story.file, governance, targets)
     blocking += _dashboard_name_errors(story, targets[0])
     if kind == "read" and carried_target == 0:
         blocking += _read_policy_errors(world, story, backends, targets[0], carried_key, carried_value)

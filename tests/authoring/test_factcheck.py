@@ -380,9 +380,12 @@ def test_a_ground_fact_its_document_gives_away_is_refused(
     mini_world_path, tmp_path, steps, fact, sets, message
 ):
     """An agent that reads the named document but never the passage the request points to (the battery's
-    source skimmer: the option the text names most, the first tab title it quotes) must get the fact wrong."""
+    source skimmer: the option the text names most, the first tab title it quotes) must get the fact wrong.
+    `check` says so as an error; authoring goes on, and its shortcuts gate refuses the level the skimmer
+    passes."""
     world = _world(mini_world_path, skill_steps=steps)
-    errors = errors_of(world, tmp_path, _grounded(ADD_STORY, fact, sets))
+    resolved = resolve(world, story(tmp_path, _grounded(ADD_STORY, fact, sets)), BACKENDS)
+    errors = {e.key: e.message for e in resolved.ladder_errors}
     assert message in errors["facts.governance.fact"], errors
     assert "source skimmer passes it" in errors["facts.governance.fact"]
 
