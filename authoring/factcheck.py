@@ -1722,6 +1722,28 @@ def purpose(story: Story) -> str:
     return match.group(1) if match else ""
 
 
+def rival_said(story: Story, value: Any, carried_key: str) -> str | None:
+    """The facts field that says a Derive rival rule's value where every request says it (`facts.why`, the
+    deadline, the dashboard, a value another parameter is stated on: "The credit PM wants …", the fund
+    "Breakwater Credit" beside the asset class Credit), or None. A second view on that value would be a hidden
+    value the request states anyway: the leak gate refuses it and a reader that takes an option word from the
+    request sets it unread, so Derive asks for no second view then (`Level.compare`)."""
+    text = value_text(value)
+    stated = {
+        f"facts.params.{k}": value_text(v)
+        for t in story.facts.targets
+        for k, v in {**story.facts.params, **(t.params or {})}.items()
+        if k != carried_key
+    }
+    fields = {
+        "facts.why": purpose(story),
+        "facts.deadline": story.facts.deadline or "",
+        "facts.dashboard": story.facts.dashboard or "",
+        **stated,
+    }
+    return next((k for k, said in fields.items() if said and states_value(said, text, any_case=True)), None)
+
+
 def owned_sentences(resolved: Iterable[ResolvedStory]) -> list[str]:
     """The stories' own sentences, said at each of their levels by design — each story's purpose and its own
     deadline: the rotation-aware variety measure leaves them out of the skeletons (`variety.Masks.owned`)."""
@@ -2123,6 +2145,14 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             f"the policy phrase '{facts.policy.phrase}' gives the {carried_key} away, and no document of the "
             f"world defines it: the pipeline says '{coined}' instead, defined by the note it plants beside a "
             f"rival rule ('{policy_doc.distractor}')"
+        )
+    rival = policy_doc.rival if policy_doc is not None else None
+    said_by = rival_said(story, rival[1], carried_key) if rival is not None else None
+    if rival is not None and said_by is not None:
+        warnings.append(
+            f"{said_by} says '{value_text(rival[1])}', the value of the rival rule '{rival[0]}': the Derive level "
+            "asks for no second view on it (a request saying the value would state what it hides); for Derive "
+            f"to ask for one, say {said_by} without it or give facts.policy.distractor another value"
         )
     blocking += _giveaway_errors(world, story, carried_param, carried_value, coined)
     if governance is not None and facts.governance.fact is not None:

@@ -103,10 +103,15 @@ class Wording:
         if shared is not None:
             params = [ValuesFor(None, self._pairs(t0, shared))]
         else:
+            # a pointer's entry names one widget: its cuts are not "the first/second <entry>"
+            pointed = describe and s.find_pointer is not None and self.hint in s.find_pointer.references()
             params = [
                 ValuesFor(
-                    name if names.count(name) == 1 else _nth(name, names[:i].count(name)),
+                    name
+                    if names.count(name) == 1 or (pointed and name == self.hint)
+                    else _nth(name, names[:i].count(name)),
                     self._pairs(t, level.said(t)),
+                    again=pointed and name == self.hint and names.count(name) > 1,
                 )
                 for i, (t, name) in enumerate(zip(s.targets, names, strict=True))
                 if t.params
