@@ -570,6 +570,53 @@ def policy_note_text(story: Story, label: str, value: Any) -> str:
     return "\n".join(policy_line(p, label, v) for p, v in lines)
 
 
+# The rules a policy note the pipeline writes defines (every option of the parameter when it declares fewer).
+# Derive asks for two of them (the story's rule and the rival's view): with only those two in the note, an
+# agent that takes the note's first option for the first view and its second for the other is right whenever
+# the order happens to match, half the time; among k drawn-order rules an ordered pair is right once in k(k-1).
+NOTE_RULES = 4
+
+
+def ruled_note(world: World, story: Story, param: dict[str, Any], rules: list[tuple[str, Any]]) -> str:
+    """A policy note defining `rules` (phrase, value) and, up to NOTE_RULES, further rules setting the
+    parameter's other options (coined under a qualifier on the story phrase's noun that names no option and
+    shares no word with the rules already there), in an order drawn by the story — so that where a rule stands
+    in the note says nothing of which one the request asks for. The agents read a rule by its phrase; the
+    further ones are never graded."""
+    from certify import load_lexicon, phrase_pattern, reads_as_policy
+
+    label = param_label(param, str(param.get("paramName") or ""))
+    out = list(rules)
+    noun = rules[0][0].split()[-1]
+    lexicon = load_lexicon(world.path)
+    taken = {w for p, v in rules for w in words(p) | words(value_text(v))}
+    values = [v for v in option_values(param) if all(str(v) != str(r) for _, r in rules)]
+    qualifiers = [*RIVAL_QUALIFIERS, *OWN_QUALIFIERS]
+    start = sum(map(ord, story.slug))
+    for i in range(len(values)):
+        if len(out) >= NOTE_RULES:
+            break
+        value = values[(start + i) % len(values)]
+        for j in range(len(qualifiers)):
+            qualifier = qualifiers[(start + j) % len(qualifiers)]
+            phrase = f"the {qualifier} {noun}"
+            if (
+                set(words(qualifier)) & taken
+                or any(phrase_pattern(phrase).search(p) or phrase_pattern(p).search(phrase) for p, _ in out)
+                or not reads_as_policy(phrase)
+                or _gives_away(phrase, param, lexicon)
+            ):
+                continue
+            out.append((phrase, value))
+            taken |= set(words(qualifier))
+            break
+
+    def drawn(rule: tuple[str, Any]) -> str:
+        return hashlib.sha256(f"{story.slug}|{rule[0]}".encode()).hexdigest()
+
+    return "\n".join(policy_line(p, label, v) for p, v in sorted(out, key=drawn))
+
+
 # How a rival rule is told apart from the story's own when the story names none (the source benchmark's format
 # gives a policy as {phrase, carries, meaning} only): a qualifier on the same policy noun.
 RIVAL_QUALIFIERS = ("interim", "legacy", "fallback", "provisional", "superseded", "trial")
@@ -673,14 +720,9 @@ def _planted_policy_note(
             )
         ]
     name = f"{story.facts.dashboard} Rulebook"
-    label = param_label(param, str(param.get("paramName") or ""))
     said = value_free_phrase(world, story, param, carried_value)
     phrase = _rival_phrase(story, hidden, rival, said)
-    lines = sorted(
-        [(said, carried_value), (phrase, rival)],
-        key=lambda p: p[0].casefold().removeprefix("the "),
-    )
-    text = "\n".join(policy_line(p, label, v) for p, v in lines)
+    text = ruled_note(world, story, param, [(said, carried_value), (phrase, rival)])
     coined = said if said != story.facts.policy.phrase else None
     return PolicyDocument("note", name, name, text, phrase, coined, rival=(phrase, rival)), []
 
@@ -736,13 +778,15 @@ def _resolve_policy_document(
             return None, errors
         label = param_label(param, str(param.get("paramName") or ""))
         text = policy_note_text(story, label, carried_value)
+        rules = [(policy.phrase, carried_value), (rival.phrase, rival.value)]
         second: tuple[str, Any] | None = (rival.phrase, rival.value)
         if str(rival.value) == str(param.get("value")):
             # the story's rival sits on the default, which a view added without that parameter shows unread:
             # Derive's second view takes a rule the pipeline coins beside it, in the same note
             second = _coined_rival(world, story, text, param, carried_value, {str(rival.value)})
             if second is not None:
-                text += "\n" + policy_line(second[0], label, second[1])
+                rules.append(second)
+        text = ruled_note(world, story, param, rules)
         return PolicyDocument("note", policy.note, policy.note, text, rival.phrase, rival=second), []
     if policy.resource is None:
         return _planted_policy_note(world, story, param, carried_value)
@@ -1029,6 +1073,51 @@ def _ground_fact(
         ]
     gov.value = value
     return []
+
+
+def _skimmed_errors(
+    world: World, file: str, gov: Governance, targets: list[ResolvedTarget]
+) -> list[SourceError]:
+    """A Ground fact must need its passage, not only its document: an agent that reads the named source (and
+    the document it sends to) but not the piece the request points at — the battery's source skimmer, taking
+    the option the text mentions most (the first of a tie) or the first tab title it quotes — must get it
+    wrong. One whose document names no rival of the value elsewhere, or names the value most, blocks the level
+    at the shortcuts gate; check says so first, and why."""
+    from certify import skimmed_options, skimmed_title
+
+    value = gov.value
+    read: list[str] = []
+    for source in (f"{gov.kind}:{gov.ref}", gov.holder):
+        found = _source_of(world, *source.split(":", 1)) if source else None
+        if found is not None and found[2] not in read:
+            read.append(found[2])
+    param = next((t.widget.param(gov.sets) for t in targets if gov.sets and gov.sets in t.params), None)
+    if value is None or not read or (param is None and gov.sets != "tab"):
+        return []
+    if param is None:
+        if skimmed_title(read) != value:
+            return []
+        what = f"the first tab title {gov.source} quotes is '{value}'"
+        fix = "let an earlier passage of it quote another tab's title"
+    else:
+        order = skimmed_options("\n".join(read), param)
+        if not order or str(order[0]) != str(value):
+            return []
+        alone = len(order) == 1
+        what = (
+            f"{gov.source} names no option of '{gov.sets}' but {value_text(value)!r}"
+            if alone
+            else f"{value_text(value)!r} is the option of '{gov.sets}' {gov.source} names most (or first)"
+        )
+        fix = "let another passage of it, before this one, name another option of the parameter, more often"
+    return [
+        SourceError(
+            file,
+            "facts.governance.fact",
+            f"{what}, so an agent that reads the document but not {gov.position or 'the passage'} gets the "
+            f"Ground level right (the shortcuts' source skimmer passes it); {fix}",
+        )
+    ]
 
 
 def resolve_governance(world: World, story: Story) -> Governance:
@@ -1629,8 +1718,8 @@ def _option_label(param: dict[str, Any] | None, value: Any) -> str | None:
     from simulator import param_options
 
     for option in param_options(param or {}):
-        if isinstance(option, dict) and str(option.get("value")) == str(value):
-            shown = str(option.get("label") or "")
+        if str(option.value) == str(value):
+            shown = option.label or ""
             return shown if shown and shown != str(value) else None
     return None
 
@@ -2265,6 +2354,8 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             f"to ask for one, say {said_by} without it or give facts.policy.distractor another value"
         )
     blocking += _giveaway_errors(world, story, carried_param, carried_value, coined)
+    if governance is not None and facts.governance.fact is not None:
+        blocking += _skimmed_errors(world, story.file, governance, targets)
     blocking += _dashboard_name_errors(story, targets[0])
     if kind == "read" and carried_target == 0:
         blocking += _read_policy_errors(world, story, backends, targets[0], carried_key, carried_value)

@@ -138,6 +138,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "lexical_picks": ("certify.shortcuts.battery", "lexical_picks"),
     "lexical_exposure": ("certify.shortcuts.lexical", "exposure"),
     "lexical_measures": ("certify.shortcuts.lexical", "measures"),
+    "skimmed_options": ("certify.shortcuts.battery", "skimmed_options"),
+    "skimmed_title": ("certify.shortcuts.battery", "skimmed_title"),
     "SmokeError": ("certify.smoke", "SmokeError"),
     "TASKSET_ID": ("certify.smoke", "TASKSET_ID"),
     "write": ("certify.smoke", "write"),
@@ -354,6 +356,8 @@ __all__ = [
     "served_text",
     "sha256_text",
     "simulator_surface",
+    "skimmed_options",
+    "skimmed_title",
     "states_value",
     "summarise_gates",
     "summarise_parity",
@@ -501,7 +505,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .rollouts import RolloutFilter, RolloutFormat, RolloutSourceError, resolve_source, serialise
     from .rollouts import rollouts as run_rollouts
     from .shortcuts import run_battery
-    from .shortcuts.battery import lexical_picks
+    from .shortcuts.battery import lexical_picks, skimmed_options, skimmed_title
     from .shortcuts.lexical import exposure as lexical_exposure
     from .shortcuts.lexical import measures as lexical_measures
     from .smoke import TASKSET_ID, SmokeError, write

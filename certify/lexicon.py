@@ -145,12 +145,15 @@ def giveaways(text: str, value: object, label: str | None, lexicon: Lexicon) -> 
     return out
 
 
-def guess(text: str, options: list[object], lexicon: Lexicon) -> object | None:
-    """The option `text` gives away most (lexicon synonyms first, then shared words and stems), or None when it
-    gives none away — what a reader who knows the jargon but not the policy would pick."""
+def guess(
+    text: str, options: list[object], lexicon: Lexicon, labels: list[str | None] | None = None
+) -> object | None:
+    """The option `text` gives away most (lexicon synonyms first, then shared words and stems, of the value or
+    of the label its option shows, `labels[i]`), or None when it gives none away — what a reader who knows the
+    jargon but not the policy would pick."""
     best: tuple[int, int, object] | None = None
     for i, option in enumerate(options):
-        reasons = giveaways(text, option, None, lexicon)
+        reasons = giveaways(text, option, labels[i] if labels else None, lexicon)
         if not reasons:
             continue
         score = sum(2 if r.startswith("says") else 1 for r in reasons)

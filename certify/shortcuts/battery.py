@@ -7,13 +7,17 @@ import re
 from collections.abc import Callable, Generator
 from typing import Any
 
-from simulator import option_values
+from simulator import option_values, param_options
 
-from ..agents.reading import blank_names, note_name, words
-from ..agents.request import policies
+from ..agents.knowledge import quoted
+from ..agents.ladder import TAB_TITLE
+from ..agents.reading import blank_names, note_name, option_mentions, words
+from ..agents.request import _STALE as STALE
+from ..agents.request import _TARGET as TARGET
+from ..agents.request import policies, read_request
 from ..lexicon import Lexicon, guess, load_lexicon
 from .generic import Call, Generic, Plan
-from .reading import Intent, option_params, ranked, stated_values
+from .reading import Intent, option_params, ranked, says, stated_values
 
 SHORTCUTS: dict[str, type[Generic]] = {}
 # Agents measured over a taskset rather than gated per task: a fixed rule whose pass share is a property of how
@@ -318,10 +322,120 @@ class PhraseGuesser(Generic):
             name = str(param["paramName"])
             if name in stated:
                 continue
-            picked = guess(said, list(option_values(param)), lexicon)
+            shown = param_options(param)
+            picked = guess(said, [o.value for o in shown], lexicon, [o.label for o in shown])
             if picked is not None:
                 stated[name] = picked
         return [stated]
+
+
+@shortcut("source_skimmer")
+class SourceSkimmer(NoteStuffer):
+    """Reads every source the prompt points at — the skills and workspace prompts it names, the resource its
+    words rank first, the notes on the open board — but never the passage it points to (the step, the row, the
+    point): each parameter the prompt leaves unsaid takes the option those texts mention most (the first
+    mentioned of a tie; the two best when the prompt says two policies, one view each), and a tab the prompt
+    asks to title gets the first quoted name of a sentence of theirs that speaks of a tab. A source that names
+    no rival of its value in another passage (a handbook with one quoted tab title, a prompt whose two
+    conventions carry the same severity) passes it without the pointer being followed."""
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        yield from self.skim()
+        plans = yield from Generic.choose(self)
+        return plans
+
+    def skim(self) -> Generator[Call, dict[str, Any], None]:
+        comp = self.snapshot.get("dashboard_composition") or {}
+        self.texts += [
+            str(w.get("generated_data") or "") for w in comp.get("widgets") or [] if w.get("generated")
+        ]
+        yield from NoteStuffer.read_sources(self)
+        for name in ("workspace_tool_usage", "workspace_session_context"):
+            if says(self.prompt, name.removeprefix("workspace_").replace("_", " ")):
+                data = yield from self.call("get_workspace_prompt", {"name": name})
+                if data is not None:
+                    self.texts.append(str(data.get("text") or ""))
+
+    def read_sources(self) -> Generator[Call, dict[str, Any], None]:
+        return  # read before choosing
+        yield  # pragma: no cover - makes this a generator
+
+    def live_prompt(self) -> str:
+        """The prompt less what it says of other instances: the sentences fencing a twin off and the values
+        said as what a widget currently shows ("left at …", up to the next "so that it reads …")."""
+
+        def compute() -> str:
+            request = read_request(self.prompt)
+            cut = [*request.twins, *request.contrasts]
+            for a, b in request.spans:
+                sentence = self.prompt[a:b]
+                for m in STALE.finditer(sentence):
+                    nxt = TARGET.search(sentence, m.end())
+                    cut.append((a + m.start(), a + (nxt.start() if nxt else len(sentence))))
+            chars = list(self.prompt)
+            for a, b in cut:
+                chars[a:b] = " " * (b - a)
+            return "".join(chars)
+
+        return str(self.recall("live prompt", compute=compute))
+
+    def values(self, schema: dict[str, Any]) -> list[dict[str, Any]]:
+        stated = stated_values(self.live_prompt(), schema)
+        text = "\n".join(self.texts)
+        views = 2 if len(policies(self.prompt)) >= 2 else 1
+        picks = {
+            str(param["paramName"]): order[:views]
+            for param in option_params(schema)
+            if str(param["paramName"]) not in stated and (order := skimmed_options(text, param))
+        }
+        out = [{**stated, **{k: v[0] for k, v in picks.items()}}]
+        if views == 2 and any(len(v) > 1 for v in picks.values()):
+            out.append({**stated, **{k: v[-1] for k, v in picks.items()}})
+        return out
+
+    def act(self, plans: list[Plan], how: Intent) -> Generator[Call, dict[str, Any], None]:
+        yield from Generic.act(self, plans, how)
+        yield from self.retitle()
+
+    def retitle(self) -> Generator[Call, dict[str, Any], None]:
+        ask = TAB_TITLE.search(self.prompt)
+        comp = self.snapshot.get("dashboard_composition") or {}
+        tabs = [t for t in comp.get("tabs") or [] if isinstance(t, dict) and t.get("id")]
+        if ask is None or not tabs or "manage_navigation_bar" not in self.tools:
+            return
+        title = skimmed_title(self.texts)
+        if title is None:
+            return
+        tab = next((t for t in tabs if t.get("name") and says(self.prompt, f"{t['name']} tab")), tabs[0])
+        yield from self.call(
+            "manage_navigation_bar", {"operation": "rename_tabs", "rename_map": {str(tab["id"]): title}}
+        )
+
+    def note_text(self, plans: list[Plan]) -> str:
+        return Generic.note_text(self, plans)
+
+
+def skimmed_options(text: str, param: dict[str, Any]) -> list[Any]:
+    """The options of `param` a text names, as the source skimmer ranks them: most mentioned first, the first
+    mentioned of a tie first. One home: `taskforge check` asks it of the document a Ground fact is in."""
+    counts: dict[str, list[Any]] = {}
+    for m in option_mentions(text, param):
+        counts.setdefault(str(m.value), [0, m.start, m.value])[0] += 1
+    return [c[2] for c in sorted(counts.values(), key=lambda c: (-c[0], c[1]))]
+
+
+def skimmed_title(texts: list[str]) -> str | None:
+    """The tab title the source skimmer takes from texts: the first name quoted in a sentence (or table row)
+    that speaks of a tab."""
+    return next(
+        (
+            q
+            for text in texts
+            for piece in re.split(r"(?<=[.!?|])\s+|\n", text)
+            if re.search(r"\btabs?\b", piece, re.I) and (q := quoted(piece))
+        ),
+        None,
+    )
 
 
 @shortcut("positional", PROBES)

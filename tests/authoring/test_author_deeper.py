@@ -69,10 +69,13 @@ def tools(task: Task, name: str):
 def test_derive_seeds_the_note_that_defines_the_policy_next_to_its_rival():
     task = draft("trading_desk", "flow_credit_liquidity_limit", 2)
     (note,) = task.setup.initial_state.dashboard.generated_widgets
-    assert note.name == "Desk Shorthand" and note.data.splitlines() == [
+    lines = note.data.splitlines()
+    assert note.name == "Desk Shorthand" and {
         "The exit-horizon limit sets the limit type to Liquidity.",
         "The gross-book limit sets the limit type to Leverage.",
-    ]
+    } < set(lines)
+    # two further coined rules on other options of the limit type (NOTE_RULES), none of them asked for
+    assert len(lines) == 4 and all(" limit sets the limit type to " in line for line in lines)
     assert "exit-horizon limit" in task.prompt and "Liquidity" not in task.prompt
     assert failed_gates(task) == {}
 

@@ -55,7 +55,9 @@ def test_further_pointers_lend_a_rivals_words_never_a_widgets_whole_name(compat)
         target = story.targets[0]
         first, *further = story.spare_pointers
         # the first pointer's note takes a coined name sharing no word with the dashboard or the app's catalog
-        assert first.note in POINTER_NOTES and not set(first.note.split()) & set(story.facts.dashboard.split())
+        assert first.note in POINTER_NOTES and not set(first.note.split()) & set(
+            story.facts.dashboard.split()
+        )
         assert further
         fixture = world.fixture_of(target.origin, list(world.default_backends))
         for pointer in further:
@@ -100,7 +102,11 @@ def test_find_describes_another_target_when_nothing_finds_the_first_past_the_wor
     story = _story(reports, "fund_operations", "document_room")
     task, found = first_task(world, reports["fund_operations"], story, 1, list(world.default_backends))
     (hidden,) = [h for h in task["meta"]["hidden"] if h["kind"] == "target"]
-    assert found is not None and hidden["value"] == story.targets[1].name and hidden["source"].startswith("note:")
+    assert (
+        found is not None
+        and hidden["value"] == story.targets[1].name
+        and hidden["source"].startswith("note:")
+    )
     assert story.targets[0].name in task["prompt"] and story.targets[1].name not in task["prompt"]
     graded = {w["widget_id"] for w in task["eval"]["required_widgets"]}
     assert graded == {t.widget_id for t in story.targets}

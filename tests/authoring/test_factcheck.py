@@ -207,6 +207,11 @@ def _world(path, *, rules=RULES, skill_steps=None, calendar=None):
     return World.load(path)
 
 
+# Another passage of the skill naming another option of the period, more often than the fact names its own: a
+# Ground fact needs its passage, not only its document (an agent skimming the document must get it wrong).
+RIVAL = "; the archive copy is read over MTD, and MTD copies go to audit."
+
+
 def _policy(text, extra):
     return text.replace("meaning: quarter-to-date}", f"meaning: quarter-to-date, {extra}}}")
 
@@ -251,11 +256,14 @@ def test_a_policy_defined_in_a_note_carries_its_distractor(mini_world, tmp_path)
     doc = resolve(mini_world, story(tmp_path, _policy(ADD_STORY, extra)), BACKENDS).policy_doc
     assert (doc.kind, doc.ref) == ("note", "Desk Shorthand")
     # the story's distractor sets the period's default (YTD), which a second view added without the period shows
-    # unread: Derive's second view takes a rule the pipeline coins beside it, in the same note
-    assert doc.text == (
-        "The annual desk policy sets the period to YTD.\nThe Thursday desk policy sets the period to QTD."
-        "\nThe interim policy sets the period to MTD."
-    )
+    # unread: Derive's second view takes a rule the pipeline coins beside it, in the same note; the three rules
+    # stand in an order the story draws (a note whose order follows the rules' names would tell them apart)
+    lines = doc.text.splitlines()
+    assert sorted(lines) == [
+        "The Thursday desk policy sets the period to QTD.",
+        "The annual desk policy sets the period to YTD.",
+        "The interim policy sets the period to MTD.",
+    ]
     assert doc.rival == ("the interim policy", "MTD")
     errors = errors_of(
         mini_world, tmp_path, _policy(ADD_STORY, extra.replace("Desk Shorthand", "QTD Shorthand"))
@@ -270,7 +278,7 @@ def test_a_policy_defined_in_a_note_carries_its_distractor(mini_world, tmp_path)
 
 def test_a_ground_fact_sets_a_parameter_from_the_passage_that_holds_it(mini_world_path, tmp_path):
     world = _world(
-        mini_world_path, skill_steps="1. Open the book; the desk reads the book over QTD.\n2. Sign."
+        mini_world_path, skill_steps="1. Open the book; the desk reads the book over QTD.\n2. Sign." + RIVAL
     )
     gov = resolve(
         world, story(tmp_path, _grounded(ADD_STORY, "the desk reads the book over QTD")), BACKENDS
@@ -282,7 +290,8 @@ def test_a_ground_fact_sets_a_parameter_from_the_passage_that_holds_it(mini_worl
 def test_a_ground_fact_is_followed_through_the_document_the_source_refers_to(mini_world_path, tmp_path):
     world = _world(
         mini_world_path,
-        skill_steps="1. Read the book over its window (see openbb://workspace/desk/calendar).\n2. Sign.",
+        skill_steps="1. Read the book over its window (see openbb://workspace/desk/calendar).\n2. Sign."
+        + RIVAL,
         calendar="| Desk | Window |\n|---|---|\n| Gamma | the Gamma book is read on QTD |\n",
     )
     gov = resolve(
@@ -344,6 +353,43 @@ def test_a_ground_fact_that_would_not_need_reading_is_refused(
     assert message in errors[key], errors
 
 
+@pytest.mark.parametrize(
+    "steps, fact, sets, message",
+    [
+        (
+            "1. Open the book; the desk reads the book over QTD.\n2. Sign.",
+            "the desk reads the book over QTD",
+            "period",
+            "names no option of 'period' but 'QTD'",
+        ),
+        (
+            "1. Open the book; the desk reads the book over QTD.\n2. Sign; the archive reads QTD too, and MTD.",
+            "the desk reads the book over QTD",
+            "period",
+            "'QTD' is the option of 'period' skill:morning-brief names most",
+        ),
+        (
+            '1. Open the book; the board keeps a tab titled "Book Check".\n2. Go; the archive tab is "Archive".',
+            'the board keeps a tab titled "Book Check"',
+            "tab",
+            "the first tab title skill:morning-brief quotes is 'Book Check'",
+        ),
+    ],
+)
+def test_a_ground_fact_its_document_gives_away_is_refused(
+    mini_world_path, tmp_path, steps, fact, sets, message
+):
+    """An agent that reads the named document but never the passage the request points to (the battery's
+    source skimmer: the option the text names most, the first tab title it quotes) must get the fact wrong.
+    `check` says so as an error; authoring goes on, and its shortcuts gate refuses the level the skimmer
+    passes."""
+    world = _world(mini_world_path, skill_steps=steps)
+    resolved = resolve(world, story(tmp_path, _grounded(ADD_STORY, fact, sets)), BACKENDS)
+    errors = {e.key: e.message for e in resolved.ladder_errors}
+    assert message in errors["facts.governance.fact"], errors
+    assert "source skimmer passes it" in errors["facts.governance.fact"]
+
+
 def test_a_ground_fact_found_elsewhere_in_the_world_is_refused(mini_world_path, tmp_path):
     world = _world(
         mini_world_path,
@@ -357,7 +403,11 @@ def test_a_ground_fact_found_elsewhere_in_the_world_is_refused(mini_world_path, 
 def test_a_repair_grounds_only_a_parameter_it_seeds_wrong(mini_world_path, tmp_path):
     from tests.authoring.conftest import REPAIR_STORY
 
-    world = _world(mini_world_path, skill_steps="1. Triage alerts; the desk only works Low alerts.\n2. Sign.")
+    world = _world(
+        mini_world_path,
+        skill_steps="1. Triage alerts; the desk only works Low alerts.\n2. Sign; High alerts go to the head, "
+        "and each High one is logged.",
+    )
     text = REPAIR_STORY.replace(
         "governance: {skill: morning-brief}",
         "governance: {skill: morning-brief, fact: 'the desk only works Low alerts', sets: severity}",
@@ -370,7 +420,9 @@ def test_a_repair_grounds_only_a_parameter_it_seeds_wrong(mini_world_path, tmp_p
 
 def test_a_ground_fact_can_name_the_tab(mini_world_path, tmp_path):
     world = _world(
-        mini_world_path, skill_steps='1. Open the book; the board keeps a tab titled "Book Check".\n2. Go.'
+        mini_world_path,
+        skill_steps='The archive keeps a tab titled "Archive".\n'
+        '1. Open the book; the board keeps a tab titled "Book Check".\n2. Go.',
     )
     gov = resolve(
         world,

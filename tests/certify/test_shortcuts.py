@@ -71,6 +71,7 @@ def test_the_battery():
         "title_stuffer",
         "description_matcher",
         "phrase_guesser",
+        "source_skimmer",
     ]
 
 
@@ -332,6 +333,73 @@ def test_title_stuffer(mini_world):
     gate, run = outcome(mini_world, title_task("exact"), "title_stuffer")
     assert not run.passed and "missing_tab_name" in run.result.failure_codes
     assert gate.ok, gate.detail
+
+
+def skimmer_task(note: str):
+    board = {
+        **EMPTY_BOARD,
+        "generated_widgets": [
+            {
+                "widget_type": "note",
+                "widget_uuid": "w_rules",
+                "name": "Desk Rulebook",
+                "data": note,
+                "tab_id": "review",
+                "layout": {"x": 0, "y": 0, "w": 20, "h": 6},
+            }
+        ],
+    }
+    return level_task(
+        2,
+        "On the open Task Board, add Positions from Acme Data's Desk App with fund Gamma and the period the "
+        "standing convention sets.",
+        {"kind": "carried", "value": "MTD"},
+        [
+            SNAPSHOT,
+            LISTING,
+            {
+                "tool": "create_widget",
+                "outcome": True,
+                "args": {**POSITIONS, "data_args": {"fund": "Gamma", "period": "MTD"}},
+            },
+        ],
+        [{**POSITIONS, "data_args": {"fund": "Gamma", "period": "MTD"}}],
+        True,
+        **{
+            "setup.initial_state.dashboard": board,
+            # the seeded note stays: it is accounted for, not an unrequested widget
+            "eval.required_generated_widgets": [
+                {"widget_type": "note", "name_contains": "Desk Rulebook", "data_contains": []}
+            ],
+        },
+    )
+
+
+def test_source_skimmer(mini_world):
+    """The skimmer reads the board's note but not which rule the request names: it takes the option the note
+    mentions first (of a tie), right when the asked-for rule happens to come first, wrong when a rival does."""
+    given = "The standing convention sets the period to MTD.\nThe interim convention sets the period to QTD."
+    gate, run = outcome(mini_world, skimmer_task(given), "source_skimmer")
+    assert run.passed and "source_skimmer" in gate.detail and not gate.ok
+    held = "The interim convention sets the period to QTD.\nThe standing convention sets the period to MTD."
+    gate, run = outcome(mini_world, skimmer_task(held), "source_skimmer")
+    assert not run.passed and gate.ok, gate.detail
+
+
+def test_skimmed_picks():
+    """What the skimmer takes from a text: the most-mentioned option (the first of a tie), the first quoted name
+    of a piece that speaks of a tab."""
+    from certify import skimmed_options, skimmed_title
+
+    period = {"paramName": "period", "options": [{"label": v, "value": v} for v in ("MTD", "QTD", "YTD")]}
+    assert skimmed_options("Reviews read QTD. Packs read MTD, MTD again.", period) == ["MTD", "QTD"]
+    assert skimmed_options("Reviews read QTD. Packs read MTD.", period) == ["QTD", "MTD"]
+    assert skimmed_options("Nothing here.", period) == []
+    assert (
+        skimmed_title(['The "Desk" view.\nPulled orders go on a tab titled "Pulled Clips".'])
+        == "Pulled Clips"
+    )
+    assert skimmed_title(["No tab is named here."]) is None
 
 
 def test_positional_probe(mini_world):

@@ -33,6 +33,8 @@ class Level:
 
     ctx: AuthorContext
     number: int
+    # which order of its rules a policy note the level seeds takes (0: the story's drawn order; k: rotated by k)
+    draw: int = 0
 
     @property
     def story(self) -> ResolvedStory:

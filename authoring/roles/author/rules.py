@@ -36,6 +36,7 @@ from .wording import Wording
 FIND_DRAWS = 6
 FIND_HINTS = 9
 FIND_RUNG = "ladder-1"
+NOTE_DRAWS = 4
 
 
 class RuleAuthor:
@@ -51,15 +52,29 @@ class RuleAuthor:
 
 
 def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
-    """The task file of level `number` of the context's story."""
-    return _compiled(ctx, number)[0]
+    """The task file of level `number` of the context's story. At Derive, of the orders a seeded policy note's
+    rules can take (its drawn order, then rotations), the first that leaves no shortcut agent passing is kept:
+    an agent that reads the note but not which rule the request names (the source skimmer) is right when the
+    asked-for rules happen to come first, and the gates would refuse that draw."""
+    if number != 2:
+        return _compiled(ctx, number)[0]
+    task: dict[str, Any] = {}
+    for note_draw in range(NOTE_DRAWS):
+        task = _compiled(ctx, number, note_draw=note_draw)[0]
+        parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
+        if not any(r.passed for r in run_battery(ctx.world, parsed)):
+            break
+    return task
 
 
-def _compiled(ctx: AuthorContext, number: int, others: bool = True) -> tuple[dict[str, Any], int | None]:
+def _compiled(
+    ctx: AuthorContext, number: int, others: bool = True, note_draw: int = 0
+) -> tuple[dict[str, Any], int | None]:
     """The task file of level `number` and, at Find, how many similarity measures find its target in the kept
     wording (None: no wording left the shortcut agents failing and the Find rung passing; 0 elsewhere).
-    `others`: whether another target of the story may be described instead (not again inside such a try)."""
-    level = Level(ctx, number)
+    `others`: whether another target of the story may be described instead (not again inside such a try);
+    `note_draw`: the order of a seeded policy note's rules (`Level`)."""
+    level = Level(ctx, number, note_draw)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
     setup = story_setup(
@@ -288,4 +303,5 @@ def first_task(
     failing and the Find rung passing)."""
     siblings = tuple(r.story.slug for r in checked.resolved)
     ctx = draft_context(world, checked.source, resolved, siblings, backends, own_deadlines(checked.resolved))
-    return _compiled(ctx, level)
+    # (Derive keeps the first order of its note's rules that no shortcut agent passes: `compile_level`)
+    return (compile_level(ctx, level), 0) if level == 2 else _compiled(ctx, level)

@@ -198,7 +198,10 @@ def seed_board(level: Level) -> Board:
                         lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
-        policy_note = placing.note("policy-note", doc.ref, doc.text, Slot.at(len(placing.widgets), NOTE_H))
+        lines = doc.text.splitlines()
+        turn = level.draw % max(1, len(lines))
+        text = "\n".join(lines[turn:] + lines[:turn])
+        policy_note = placing.note("policy-note", doc.ref, text, Slot.at(len(placing.widgets), NOTE_H))
     elif level.compare is not None and doc is not None and doc.rival_note is not None:
         # the rival rule Derive's second view takes, coined by the pipeline, is defined where an agent reads it
         name, text = doc.rival_note

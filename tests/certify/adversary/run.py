@@ -1,6 +1,7 @@
 """Play the frozen outside-auditor players over a taskset in process (the EpisodeHost `serve` and OpenEnv use).
 
-`python -m tests.certify.adversary.run [TASKSET]` prints each player's passes per level."""
+`python -m tests.certify.adversary.run [TASKSET] [--round4]` prints each player's passes per level (the first
+rounds' players, or with --round4 those of players_round4.py)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,9 @@ def play_all(
         env = WorkspaceEnvironment(host)
         out: dict[str, dict[str, dict[str, bool]]] = defaultdict(lambda: defaultdict(dict))
         for player in players:
+            remember = getattr(player, "remember", None)
+            if remember is not None:  # a player that has seen the published taskset's prompts
+                remember([t.prompt for t in host.tasks.values()])
             for task_id, task in host.tasks.items():
                 obs = env.reset(task_id=task_id)
                 player.play(env, obs, lower_prompts(host.tasks, task_id))
@@ -56,8 +60,14 @@ def play_all(
 
 
 def main(argv: list[str]) -> int:
-    taskset = Path(argv[0]) if argv else SHIPPED
-    results = play_all(taskset)
+    args = [a for a in argv if a != "--round4"]
+    taskset = Path(args[0]) if args else SHIPPED
+    if "--round4" in argv:
+        from .players_round4 import PLAYERS as ROUND4
+
+        results = play_all(taskset, ROUND4)
+    else:
+        results = play_all(taskset)
     levels = sorted({lv for per in results.values() for lv in per})
     print("player".ljust(20) + "".join(lv.rjust(10) for lv in levels))
     for name, per in results.items():
