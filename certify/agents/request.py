@@ -62,6 +62,10 @@ RECORD_SERVED = re.compile(
     r"|as shown|as displayed)\b",
     re.I,
 )
+# One more instance of a widget the request names, asked in a clause of the sentence that names it ("…, plus a
+# copy beside it per the interim rule"): the same widget on the same stated values, but for the parameter the
+# clause's own policy decides.
+COPY = re.compile(r"\b(?:a|one more) copy\b", re.I)
 _THEN_READ = re.compile(r"\bthen read (?:it|them)\b", re.I)
 QUESTION = re.compile(r"\?|\b(tell me|report back|let me know|reply with|answer with)\b", re.I)
 
@@ -160,6 +164,9 @@ class Op:
     target: Target
     position: int
     args: dict[str, Any] = field(default_factory=dict)
+    # a copy the request asks for beside the widget (`COPY`): the clause that asks it, whose policy decides the
+    # copy alone; None for an operation on a widget the request names
+    clause: tuple[int, int] | None = None
 
 
 @dataclass
@@ -440,8 +447,12 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
     there is one to repair and adds one otherwise. A read follows when the served values are to be recorded."""
     ops: list[Op] = []
     seen: set[tuple[str, tuple[int, int], OpKind]] = set()
+    clauses = copy_clauses(request)
     for target in targets:
         for pos in target.positions:
+            if any(a <= pos < b for a, b in clauses):
+                # the name said inside a copy clause says what is copied; the clause's own operation follows
+                continue
             kind = op_kind(request, pos, pos + len(str(target.widget.get("name") or "")))
             if kind is None:
                 kind = "update" if placed.get(target.widget_id) else "create"
@@ -460,12 +471,44 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
             if not any(o.kind == "read" and o.target is target for o in ops):
                 first = min(target.positions)
                 ops.append(Op("read", target, first))
+    for clause in clauses:
+        copied = copied_target(request, targets, clause)
+        if copied is not None:
+            ops.append(Op("create", copied, clause[0], clause=clause))
     for m in _THEN_READ.finditer(request.prompt):
         before = [o for o in ops if o.position < m.start() and o.kind == "create"]
         if before and not any(o.kind == "read" and o.target is before[-1].target for o in ops):
             ops.append(Op("read", before[-1].target, before[-1].position))
     order = {"update": 0, "create": 1, "read": 2}
     return sorted(ops, key=lambda o: (o.position, order[o.kind]))
+
+
+def copy_clauses(request: Request) -> list[tuple[int, int]]:
+    """(start, end) of each clause asking for a copy (`COPY`) outside the clauses that fence off twins: from its
+    words to the next semicolon or the end of its sentence."""
+    out = []
+    for m in COPY.finditer(request.prompt):
+        if request.in_twin(m.start()):
+            continue
+        _, b = request.sentence_of(m.start())
+        stop = request.prompt.find(";", m.end(), b)
+        out.append((m.start(), stop if stop >= 0 else b))
+    return out
+
+
+def copied_target(request: Request, targets: list[Target], clause: tuple[int, int]) -> Target | None:
+    """What a copy clause copies: the widget it names itself, else the one its sentence names last before it,
+    else that of the sentence before it."""
+    a, b = clause
+    named = [(p, t) for t in targets for p in t.positions if a <= p < b]
+    if named:
+        return min(named, key=lambda x: x[0])[1]
+    start = request.sentence_of(a)[0]
+    before = [(p, t) for t in targets for p in request.live(t.positions) if start <= p < a]
+    if before:
+        return max(before, key=lambda x: x[0])[1]
+    earlier = sentence_targets(request, targets, (start, a))
+    return earlier[-1] if earlier else None
 
 
 def sentence_targets(request: Request, targets: list[Target], sentence: tuple[int, int]) -> list[Target]:
