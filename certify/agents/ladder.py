@@ -306,7 +306,8 @@ class LadderSession:
             copies = [op for op in work.ops if op.clause and op.clause[0] <= policy.start < op.clause[1]]
             if copies:
                 affected = copies
-                param = _param_before(self.prompt, policy.start, copies[0].clause[0], affected, work)
+                floor = min(op.position for op in copies)  # a copy's position is where its clause starts
+                param = _param_before(self.prompt, policy.start, floor, affected, work)
                 param = param or decided.get(copies[0].target.widget_id)
             else:
                 affected = _ops_of(request, work.ops, sentence)
