@@ -180,6 +180,8 @@ class Request:
     names: list[tuple[int, int]] = field(default_factory=list)
     # parenthesised contrasts ("(not the view of …)"): fenced like twins, but they fence off no placed instance
     contrasts: list[tuple[int, int]] = field(default_factory=list)
+    # clauses asking for a copy of a named widget (`copy_clauses`): what they say is about the copy only
+    copies: list[tuple[int, int]] = field(default_factory=list)
 
     def name(self, names: list[str]) -> None:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
@@ -208,7 +210,9 @@ def read_request(prompt: str) -> Request:
     spans = sentences(prompt)
     twins = [s for s in spans if TWIN.search(prompt[s[0] : s[1]])]
     contrasts = [(m.start(), m.end()) for m in CONTRAST.finditer(prompt)]
-    return Request(prompt, spans, twins, policies(prompt), contrasts=contrasts)
+    request = Request(prompt, spans, twins, policies(prompt), contrasts=contrasts)
+    request.copies = copy_clauses(request)
+    return request
 
 
 def named_targets(
@@ -432,6 +436,9 @@ def op_kind(request: Request, position: int, end: int | None = None) -> OpKind |
             if any(x <= m.start() and m.end() <= y for x, y in request.names):
                 # a verb inside a name ("Keel Release Check", "Compliance Pre-Check") asks nothing
                 continue
+            if any(x <= m.start() < y for x, y in request.copies):
+                # nor does one that asks for a copy ("…, and add a copy per the interim rule"): the copy is added
+                continue
             if m.end() <= position and (best is None or m.start() > best[0]):
                 best = (m.start(), kind)
             elif m.start() >= (end or position) and (after is None or m.start() < after[0]):
@@ -447,7 +454,7 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
     there is one to repair and adds one otherwise. A read follows when the served values are to be recorded."""
     ops: list[Op] = []
     seen: set[tuple[str, tuple[int, int], OpKind]] = set()
-    clauses = copy_clauses(request)
+    clauses = request.copies
     for target in targets:
         for pos in target.positions:
             if any(a <= pos < b for a, b in clauses):
@@ -485,14 +492,24 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
 
 def copy_clauses(request: Request) -> list[tuple[int, int]]:
     """(start, end) of each clause asking for a copy (`COPY`) outside the clauses that fence off twins: from its
-    words to the next semicolon or the end of its sentence."""
+    words (and the verb right before them) to the next semicolon or colon, else the end of its sentence."""
     out = []
-    for m in COPY.finditer(request.prompt):
+    text = request.prompt
+    for m in COPY.finditer(text):
         if request.in_twin(m.start()):
             continue
-        _, b = request.sentence_of(m.start())
-        stop = request.prompt.find(";", m.end(), b)
-        out.append((m.start(), stop if stop >= 0 else b))
+        a, b = request.sentence_of(m.start())
+        # it ends where the sentence goes on to ask something else ("…; for Risk Rating Changes …", "…: read it")
+        stop = min(
+            (i for i in (text.find(";", m.end(), b), text.find(":", m.end(), b)) if i >= 0), default=-1
+        )
+        # the verb that asks for it ("and bring up a copy …") belongs to the clause: it asks nothing of the
+        # widget the sentence names
+        verb = re.search(
+            rf"(?:{_VERBS['create'].pattern})\s+$", text[max(a, m.start() - 16) : m.start()], re.I
+        )
+        start = m.start() - (len(verb.group(0)) if verb else 0)
+        out.append((start, stop if stop >= 0 else b))
     return out
 
 

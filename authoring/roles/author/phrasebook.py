@@ -248,16 +248,18 @@ class Phrasing:
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         # clauses added after the rest was drawn draw from their own generator, so adding one moves no other
         self.aside = random.Random(int.from_bytes(digest[8:16], "big"))
+        # and Derive's copy clause from one of its own: asking for it moves no draw of the rest of the request
+        self.copying = random.Random(int.from_bytes(digest[16:24], "big"))
 
-    def pick(self, family: str, **variables: Any) -> str:
+    def pick(self, family: str, rng: random.Random | None = None, **variables: Any) -> str:
         options: Any = phrasebook()
         for part in family.split("."):
             options = options[part]
-        return render(self.rng.choice(options), **variables)
+        return render((rng or self.rng).choice(options), **variables)
 
-    def verb(self, kind: str) -> str:
+    def verb(self, kind: str, rng: random.Random | None = None) -> str:
         verbs = getattr(self.voice, f"{kind}_verbs") or DEFAULT_VERBS[kind]
-        return self.rng.choice(verbs)
+        return (rng or self.rng).choice(verbs)
 
     def said(self, value: str, hidden: set[str]) -> str:
         """A stated value (one the agent sets), in full; a period glossed with the persona's name for it at its
@@ -361,7 +363,11 @@ class Phrasing:
         if ask.copy is None:
             return ""
         what = f"a copy of the {ask.copy.name}" if named else "a copy"
-        return self.pick("copy", copy=what, phrase=ask.copy.phrase)
+        rng = self.copying
+        if ask.kind == "add":
+            return self.pick("copy", rng, copy=what, phrase=ask.copy.phrase)
+        # beside a read or a repair, the copy is asked with the persona's verb for adding: it is one more view
+        return self.pick("copy_added", rng, copy=what, phrase=ask.copy.phrase, verb=self.verb("add", rng))
 
     def compose(self, ask: Ask) -> str:
         """The request: its sentences in an order drawn for it."""
