@@ -271,6 +271,17 @@ def test_a_copy_clause_asks_one_more_instance_of_the_widget_it_copies():
     read.name([w["name"] for w in CATALOG])
     ops = operations(read, named_targets(read, CATALOG), {})
     assert [(o.kind, o.clause is not None) for o in ops] == [("read", False), ("create", True)]
+    # beside a read, a sentence of its own asks for the copy by name
+    apart = read_request(
+        "Read Working Orders with desk Credit Flow and status per the tidy-up rule and record the first row as "
+        "returned in Desk Note. Also add a copy of the Working Orders per the interim rule."
+    )
+    apart.name([w["name"] for w in CATALOG])
+    ops = operations(apart, named_targets(apart, CATALOG), {})
+    assert [(o.kind, o.target.widget_id, o.clause is not None) for o in ops] == [
+        ("read", "orders", False),
+        ("create", "orders", True),
+    ]
     # a copy a twin's clause mentions is already on the board: nothing to add
     fenced = read_request(
         "Add Working Orders with desk Credit Flow. There is also a copy of Working Orders on desk Cash Equities "

@@ -360,14 +360,24 @@ class Phrasing:
         """Derive's second view as a clause of the values it copies ("…, plus a copy beside it per the interim
         rule"): the stated values and the widget are not said again (one ask for both views, as short as the
         source's requests), the widget's name only where the clause is about several."""
-        if ask.copy is None:
+        if ask.copy is None or ask.kind == "read":
             return ""
         what = f"a copy of the {ask.copy.name}" if named else "a copy"
         rng = self.copying
         if ask.kind == "add":
             return self.pick("copy", rng, copy=what, phrase=ask.copy.phrase)
-        # beside a read or a repair, the copy is asked with the persona's verb for adding: it is one more view
+        # beside a repair, the copy is asked with the persona's verb for adding: it is one more view
         return self.pick("copy_added", rng, copy=what, phrase=ask.copy.phrase, verb=self.verb("add", rng))
+
+    def copy_sentence(self, ask: Ask) -> str:
+        """Beside a read, the copy is a sentence of its own that names the widget: said inside the read's clause,
+        the "it" the read and the note go on to (": read it, then …") would be the copy, whose rows differ."""
+        if ask.copy is None or ask.kind != "read":
+            return ""
+        rng = self.copying
+        return self.pick(
+            "copy_read", rng, name=ask.copy.name, phrase=ask.copy.phrase, verb=self.verb("add", rng)
+        )
 
     def compose(self, ask: Ask) -> str:
         """The request: its sentences in an order drawn for it."""
@@ -451,10 +461,9 @@ class Phrasing:
         if ask.why:
             sentences.insert(0 if self.aside.random() < 0.5 else 1, ask.why)
         slots = ask.slots
+        closing = [self.copy_sentence(ask), *ask.closing]
         text = " ".join(
-            s
-            for s in (slots.opener, *sentences, *ask.closing, as_sentence(slots.deadline), slots.signoff)
-            if s
+            s for s in (slots.opener, *sentences, *closing, as_sentence(slots.deadline), slots.signoff) if s
         )
         return tidy(named_once(self.second_mentions(text), ask.dash))
 
