@@ -42,6 +42,7 @@ from .request import (
     Target,
     described_pools,
     find_described,
+    masked,
     named_targets,
     operations,
     pointed,
@@ -307,7 +308,10 @@ class LadderSession:
             if copies:
                 affected = copies
                 floor = min(op.position for op in copies)  # a copy's position is where its clause starts
-                param = _param_before(self.prompt, policy.start, floor, affected, work)
+                # a copy clause names its widget ("a copy of the Client Returns per …"): a label inside that name
+                # is not the parameter the clause's rule decides
+                unnamed = masked(self.prompt, request.names)
+                param = _param_before(unnamed, policy.start, floor, affected, work)
                 param = param or decided.get(copies[0].target.widget_id)
             else:
                 affected = _ops_of(request, work.ops, sentence)

@@ -229,6 +229,11 @@ def named_targets(
     return out
 
 
+def masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the spans blanked (the names a request says, the clauses it fences off), positions kept."""
+    return _masked(text, spans)
+
+
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:
     chars = list(text)
     for a, b in spans:
