@@ -42,6 +42,7 @@ from .request import (
     Target,
     described_pools,
     find_described,
+    masked,
     named_targets,
     operations,
     pointed,
@@ -298,10 +299,26 @@ class LadderSession:
         is about; its value is what the document defining the phrase assigns to that parameter."""
         request = work.request
         pending = []
+        # the parameter each widget's policy decided: a copy clause that says no parameter before its own policy
+        # ("plus a copy beside it per the interim rule") decides the same one on the copy
+        decided: dict[str, dict[str, Any]] = {}
         for policy in request.policies:
             sentence = request.sentence_of(policy.start)
-            affected = _ops_of(request, work.ops, sentence)
-            param = _param_before(self.prompt, policy.start, sentence[0], affected, work)
+            copies = [op for op in work.ops if op.clause and op.clause[0] <= policy.start < op.clause[1]]
+            if copies:
+                affected = copies
+                floor = min(op.position for op in copies)  # a copy's position is where its clause starts
+                # a copy clause names its widget ("a copy of the Client Returns per …"): a label inside that name
+                # is not the parameter the clause's rule decides
+                unnamed = masked(self.prompt, request.names)
+                param = _param_before(unnamed, policy.start, floor, affected, work)
+                param = param or decided.get(copies[0].target.widget_id)
+            else:
+                affected = _ops_of(request, work.ops, sentence)
+                param = _param_before(self.prompt, policy.start, sentence[0], affected, work)
+                for op in affected:
+                    if param is not None:
+                        decided.setdefault(op.target.widget_id, param)
             if param is not None and not all(param["paramName"] in op.args for op in affected):
                 pending.append((policy, param, affected))
         if not pending:
@@ -490,6 +507,7 @@ def _ops_of(request: Request, ops: list[Op], sentence: tuple[int, int]) -> list[
     """The operations a sentence is about: those it asks for itself (a sentence asking for a second view of a
     widget decides that view, not the first), else those on its widgets, or on the widgets of the sentence
     before it that names some."""
+    ops = [op for op in ops if op.clause is None]  # a copy is decided by its own clause's policy only
     own = [op for op in ops if sentence[0] <= op.position < sentence[1]]
     if own:
         return own

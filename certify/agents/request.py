@@ -62,6 +62,10 @@ RECORD_SERVED = re.compile(
     r"|as shown|as displayed)\b",
     re.I,
 )
+# One more instance of a widget the request names, asked in a clause of the sentence that names it ("…, plus a
+# copy beside it per the interim rule"): the same widget on the same stated values, but for the parameter the
+# clause's own policy decides.
+COPY = re.compile(r"\b(?:a|one more) copy\b", re.I)
 _THEN_READ = re.compile(r"\bthen read (?:it|them)\b", re.I)
 QUESTION = re.compile(r"\?|\b(tell me|report back|let me know|reply with|answer with)\b", re.I)
 
@@ -160,6 +164,9 @@ class Op:
     target: Target
     position: int
     args: dict[str, Any] = field(default_factory=dict)
+    # a copy the request asks for beside the widget (`COPY`): the clause that asks it, whose policy decides the
+    # copy alone; None for an operation on a widget the request names
+    clause: tuple[int, int] | None = None
 
 
 @dataclass
@@ -173,6 +180,8 @@ class Request:
     names: list[tuple[int, int]] = field(default_factory=list)
     # parenthesised contrasts ("(not the view of …)"): fenced like twins, but they fence off no placed instance
     contrasts: list[tuple[int, int]] = field(default_factory=list)
+    # clauses asking for a copy of a named widget (`copy_clauses`): what they say is about the copy only
+    copies: list[tuple[int, int]] = field(default_factory=list)
 
     def name(self, names: list[str]) -> None:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
@@ -201,7 +210,9 @@ def read_request(prompt: str) -> Request:
     spans = sentences(prompt)
     twins = [s for s in spans if TWIN.search(prompt[s[0] : s[1]])]
     contrasts = [(m.start(), m.end()) for m in CONTRAST.finditer(prompt)]
-    return Request(prompt, spans, twins, policies(prompt), contrasts=contrasts)
+    request = Request(prompt, spans, twins, policies(prompt), contrasts=contrasts)
+    request.copies = copy_clauses(request)
+    return request
 
 
 def named_targets(
@@ -216,6 +227,11 @@ def named_targets(
         if positions:
             out.append(Target(w, positions))
     return out
+
+
+def masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the spans blanked (the names a request says, the clauses it fences off), positions kept."""
+    return _masked(text, spans)
 
 
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:
@@ -432,6 +448,9 @@ def op_kind(request: Request, position: int, end: int | None = None) -> OpKind |
             if any(x <= m.start() and m.end() <= y for x, y in request.names):
                 # a verb inside a name ("Keel Release Check", "Compliance Pre-Check") asks nothing
                 continue
+            if any(x <= m.start() < y for x, y in request.copies):
+                # nor does one that asks for a copy ("…, and add a copy per the interim rule"): the copy is added
+                continue
             if m.end() <= position and (best is None or m.start() > best[0]):
                 best = (m.start(), kind)
             elif m.start() >= (end or position) and (after is None or m.start() < after[0]):
@@ -447,8 +466,12 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
     there is one to repair and adds one otherwise. A read follows when the served values are to be recorded."""
     ops: list[Op] = []
     seen: set[tuple[str, tuple[int, int], OpKind]] = set()
+    clauses = request.copies
     for target in targets:
         for pos in target.positions:
+            if any(a <= pos < b for a, b in clauses):
+                # the name said inside a copy clause says what is copied; the clause's own operation follows
+                continue
             kind = op_kind(request, pos, pos + len(str(target.widget.get("name") or "")))
             if kind is None:
                 kind = "update" if placed.get(target.widget_id) else "create"
@@ -467,12 +490,54 @@ def operations(request: Request, targets: list[Target], placed: dict[str, list[d
             if not any(o.kind == "read" and o.target is target for o in ops):
                 first = min(target.positions)
                 ops.append(Op("read", target, first))
+    for clause in clauses:
+        copied = copied_target(request, targets, clause)
+        if copied is not None:
+            ops.append(Op("create", copied, clause[0], clause=clause))
     for m in _THEN_READ.finditer(request.prompt):
         before = [o for o in ops if o.position < m.start() and o.kind == "create"]
         if before and not any(o.kind == "read" and o.target is before[-1].target for o in ops):
             ops.append(Op("read", before[-1].target, before[-1].position))
     order = {"update": 0, "create": 1, "read": 2}
     return sorted(ops, key=lambda o: (o.position, order[o.kind]))
+
+
+def copy_clauses(request: Request) -> list[tuple[int, int]]:
+    """(start, end) of each clause asking for a copy (`COPY`) outside the clauses that fence off twins: from its
+    words (and the verb right before them) to the next semicolon or colon, else the end of its sentence."""
+    out = []
+    text = request.prompt
+    for m in COPY.finditer(text):
+        if request.in_twin(m.start()):
+            continue
+        a, b = request.sentence_of(m.start())
+        # it ends where the sentence goes on to ask something else ("…; for Risk Rating Changes …", "…: read it")
+        stop = min(
+            (i for i in (text.find(";", m.end(), b), text.find(":", m.end(), b)) if i >= 0), default=-1
+        )
+        # the verb that asks for it ("and bring up a copy …") belongs to the clause: it asks nothing of the
+        # widget the sentence names
+        verb = re.search(
+            rf"(?:{_VERBS['create'].pattern})\s+$", text[max(a, m.start() - 16) : m.start()], re.I
+        )
+        start = m.start() - (len(verb.group(0)) if verb else 0)
+        out.append((start, stop if stop >= 0 else b))
+    return out
+
+
+def copied_target(request: Request, targets: list[Target], clause: tuple[int, int]) -> Target | None:
+    """What a copy clause copies: the widget it names itself, else the one its sentence names last before it,
+    else that of the sentence before it."""
+    a, b = clause
+    named = [(p, t) for t in targets for p in t.positions if a <= p < b]
+    if named:
+        return min(named, key=lambda x: x[0])[1]
+    start = request.sentence_of(a)[0]
+    before = [(p, t) for t in targets for p in request.live(t.positions) if start <= p < a]
+    if before:
+        return max(before, key=lambda x: x[0])[1]
+    earlier = sentence_targets(request, targets, (start, a))
+    return earlier[-1] if earlier else None
 
 
 def sentence_targets(request: Request, targets: list[Target], sentence: tuple[int, int]) -> list[Target]:

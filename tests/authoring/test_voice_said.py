@@ -105,3 +105,17 @@ def test_a_twin_from_an_aliased_app_is_said_by_the_alias_and_reads_well():
         task = tasks[f"escalated_surveillance_cases_level{level}"]
         assert "Surveillance Watchtower" in task.prompt and "Case Files from the watchtower" in task.prompt
         assert prompt_faults(world, task) == []
+
+
+def test_a_deadline_whose_slot_is_a_derive_request_is_said_at_the_storys_execute_instead():
+    # Derive names two rules and is held to the source's length: the persona's deadline moves two requests back,
+    # to the same story's Execute (which says none of its own), and every deadline is still said once
+    for count in range(1, 9):
+        voice = Voice(deadlines=[f"D{i}." for i in range(count)], openers=["O1."], signoffs=["S1."])
+        slots = [VoiceSlots.rotation(voice, p) for p in range(4 * LEVELS_PER_STORY)]
+        said = [s.deadline for s in slots if s.deadline]
+        assert sorted(said) == sorted(voice.deadlines), count
+        # (only where the Execute request already says one: seven deadlines or more over twenty requests)
+        derive = [p for p, s in enumerate(slots) if p % LEVELS_PER_STORY == 2 and s.deadline]
+        assert all(slots[p - 2].deadline for p in derive), count
+        assert derive == [] or count >= 7, count

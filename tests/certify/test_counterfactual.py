@@ -120,10 +120,18 @@ def test_the_positional_probe_passes_a_task_but_not_both_copies(world, shipped):
     assert not grade(cf.task, run_shortcut("positional", cf.world, cf.task)).passed
 
 
+# Derive's policy pair and its copy's rule, whatever the phrasebook drew for them ("period following the trustee
+# look-back convention", "the period the … convention calls for"; "…, plus a copy per the desk look-back convention")
+POLICY_PAIR = (
+    r"(?:whatever |the )?period (?:\w+ ){0,3}?the [\w\s-]*?convention(?: calls for| requires| sets it)?"
+)
+RIVAL = r"(?:per|following|according to|in line with|under) the [\w\s-]*?convention"
+
+
 def test_a_derive_value_stated_in_the_prompt_is_rejected(world, shipped):
     # both of Derive's values said outright: the rung needs no document, and in each copy it keeps the original
-    task = reworded(shipped[f"{STORY}_level2"], r"period according to the [\w\s-]*?convention", "period 1Y")
-    task = reworded(task, r"whose period follows the [\w\s-]*?convention", "with period YTD")
+    task = reworded(shipped[f"{STORY}_level2"], POLICY_PAIR, "period 1Y")
+    task = reworded(task, RIVAL, "with period YTD")
     result = gate(world, task)
     assert not result.ok
     assert "recoverable without the source" in result.detail
@@ -133,7 +141,7 @@ def test_a_derive_value_stated_in_the_prompt_is_rejected(world, shipped):
 def test_one_of_derives_values_stated_is_rejected_by_the_leak_gate(world, shipped):
     """With one of the two values said, the other still needs the document (no shortcut passes both copies),
     but the task no longer tests reading for the one said: the leak gate refuses it."""
-    task = reworded(shipped[f"{STORY}_level2"], r"period according to the [\w\s-]*?convention", "period 1Y")
+    task = reworded(shipped[f"{STORY}_level2"], POLICY_PAIR, "period 1Y")
     result = GATES["leak"](Subject(f"{task.id}.json", world, task))
     assert not result.ok and "1Y" in result.detail
 

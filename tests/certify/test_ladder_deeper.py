@@ -203,3 +203,29 @@ def test_reading_ignores_asides_names_and_a_from_that_belongs_to_a_named_widget(
     )
     trial = run(world, named, 1)
     assert trial.passed and not any("found" in str(x.get("reasoning")) for x in trial.transcript)
+
+
+def test_derive_adds_the_copy_a_clause_asks_for_on_the_value_its_own_rule_sets(world):
+    # Derive's second view, asked in the clause of the carried values: the copy keeps the stated fund and takes
+    # the period of the rule said in its clause; the first view keeps the period of its own rule
+    prompt = (
+        "Positions on the open Task Board answers the wrong question. Fix it by setting fund Beta and the "
+        "period the quarter-end book rule calls for, plus a copy beside it per the year-end book rule."
+    )
+    t = task(prompt, {"fund": "Beta", "period": "QTD"}, level=2)
+    raw = t.model_dump(mode="json", exclude_none=True)
+    raw["eval"]["required_widgets"].append(
+        {
+            "origin": "Acme Data",
+            "widget_id": "desk_overview_positions",
+            "data_args": {"fund": "Beta", "period": "YTD"},
+            "tab_id": "review",
+            "max_count": 1,
+        }
+    )
+    both = Task.model_validate(raw)
+    trial = run(world, both, 2)
+    assert trial.passed, trial.fingerprint
+    created = [e["args"] for e in trial.events if e["tool"] == "create_widget"]
+    assert [c["data_args"] for c in created] == [{"fund": "Beta", "period": "YTD"}]
+    assert run(world, both, 1).passed is False

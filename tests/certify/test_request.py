@@ -10,6 +10,7 @@ from certify.agents.request import (
     Target,
     find_described,
     named_targets,
+    operations,
     policies,
     read_request,
     sentences,
@@ -233,3 +234,57 @@ def test_a_description_that_points_at_a_notes_entry_is_the_widget_the_entry_name
     # a phrase naming no note, or an entry naming no widget of the pool, points at nothing
     assert pointed("the widget listed for the second look", pool, notes) is None
     assert pointed(said, pool[1:], notes) is None
+
+
+def test_a_copy_clause_asks_one_more_instance_of_the_widget_it_copies():
+    schema = {"params": [DESK, STATUS]}
+    prompt = (
+        "On the blotter, fix Working Orders by setting desk Credit Flow and status per the tidy-up rule, plus a "
+        "copy beside it per the interim rule."
+    )
+    request = read_request(prompt)
+    request.name([w["name"] for w in CATALOG])
+    targets = named_targets(request, CATALOG)
+    ops = operations(request, targets, {"orders": [{"widget_uuid": "w1"}]})
+    assert [(o.kind, o.target.widget_id, o.clause is not None) for o in ops] == [
+        ("update", "orders", False),
+        ("create", "orders", True),
+    ]
+    # the copy stands on the same stated values (its own rule decides the rest)
+    assert stated_values(request, ops[1], schema, targets) == {"desk": "Credit Flow"}
+    # a clause about several widgets names the one it copies; the name said there asks nothing of its own
+    several = read_request(
+        "Add Fill Log and Working Orders with desk Credit Flow and status per the tidy-up rule, and a copy of "
+        "the Working Orders under the interim rule."
+    )
+    ops = operations(several, named_targets(several, CATALOG), {})
+    assert [(o.kind, o.target.widget_id, o.clause is not None) for o in ops] == [
+        ("create", "fills", False),
+        ("create", "orders", False),
+        ("create", "orders", True),
+    ]
+    # the verb that asks for the copy is the copy's: the named widget is still read (the clause ends at a colon)
+    read = read_request(
+        "My question sits in Working Orders with desk Credit Flow and status per the tidy-up rule, and add a copy "
+        "per the interim rule: read it, then record the first row as returned in Desk Note."
+    )
+    read.name([w["name"] for w in CATALOG])
+    ops = operations(read, named_targets(read, CATALOG), {})
+    assert [(o.kind, o.clause is not None) for o in ops] == [("read", False), ("create", True)]
+    # beside a read, a sentence of its own asks for the copy by name
+    apart = read_request(
+        "Read Working Orders with desk Credit Flow and status per the tidy-up rule and record the first row as "
+        "returned in Desk Note. Also add a copy of the Working Orders per the interim rule."
+    )
+    apart.name([w["name"] for w in CATALOG])
+    ops = operations(apart, named_targets(apart, CATALOG), {})
+    assert [(o.kind, o.target.widget_id, o.clause is not None) for o in ops] == [
+        ("read", "orders", False),
+        ("create", "orders", True),
+    ]
+    # a copy a twin's clause mentions is already on the board: nothing to add
+    fenced = read_request(
+        "Add Working Orders with desk Credit Flow. There is also a copy of Working Orders on desk Cash Equities "
+        "that must stay."
+    )
+    assert [o.clause for o in operations(fenced, named_targets(fenced, CATALOG), {})] == [None]

@@ -42,6 +42,7 @@ PERIOD_NAME_CHANCE = 0.5
 # a persona opted out of the rotation (voice.every_phrase false) says an opener, deadline or sign-off this often
 PHRASE_CHANCE = 0.3
 LEVELS_PER_STORY = 5
+DERIVE_LEVEL = 2
 # the requests of a persona the rotation spreads its phrases over (four stories of five levels)
 PERSONA_REQUESTS = 4 * LEVELS_PER_STORY
 # A description said later in a request ("the other X on fund Keel Core Equity") names a counterpart already
@@ -127,6 +128,16 @@ class Repair(NamedTuple):
     right: list[tuple[str, str]]
 
 
+class Copy(NamedTuple):
+    """Derive's second view, asked in the clause that gives the carried target its policy: a copy of it (the same
+    widget on the same stated values) on the value a rival rule sets. `who` is the target's "for <name>" segment
+    (None when every target shares the values); `name` is said when the clause is about several targets."""
+
+    who: str | None
+    name: str
+    phrase: str
+
+
 class NoteAsk(NamedTuple):
     """The note a read writes: its name and the columns it records."""
 
@@ -179,6 +190,15 @@ class VoiceSlots:
         opener, signoff = (chosen, "") if kind == "o" else ("", chosen)
         at, total = deadline_slot or (position, requests)
         deadline = own_deadline or spread(voice.deadlines, 1, at, total)
+        if not own_deadline and voice.deadlines:
+            # a deadline whose slot is a Derive request (which names two rules) is said at the same story's
+            # Execute request instead, where that one says none: still each said once, Derive as short as the
+            # source's requests
+            level = at % LEVELS_PER_STORY
+            if level == DERIVE_LEVEL and at >= DERIVE_LEVEL:
+                deadline = deadline if spread(voice.deadlines, 1, at - DERIVE_LEVEL, total) else ""
+            elif level == 0 and not deadline and at + DERIVE_LEVEL < total:
+                deadline = spread(voice.deadlines, 1, at + DERIVE_LEVEL, total)
         return cls(opener, deadline, signoff)
 
     @classmethod
@@ -210,6 +230,7 @@ class Ask:
     contrast: str = ""  # at Find, what the described widget is not, said after where it comes from
     described: str = ""  # the description the contrast belongs to
     why: str = ""  # why the work is wanted (the story's purpose), said as a sentence of its own
+    copy: Copy | None = None  # Derive's second view, asked beside the carried target's values
     slots: VoiceSlots = field(default_factory=VoiceSlots)
     closing: list[str] = field(default_factory=list)  # asks said last, before the deadline and sign-off
 
@@ -227,16 +248,18 @@ class Phrasing:
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         # clauses added after the rest was drawn draw from their own generator, so adding one moves no other
         self.aside = random.Random(int.from_bytes(digest[8:16], "big"))
+        # and Derive's copy clause from one of its own: asking for it moves no draw of the rest of the request
+        self.copying = random.Random(int.from_bytes(digest[16:24], "big"))
 
-    def pick(self, family: str, **variables: Any) -> str:
+    def pick(self, family: str, rng: random.Random | None = None, **variables: Any) -> str:
         options: Any = phrasebook()
         for part in family.split("."):
             options = options[part]
-        return render(self.rng.choice(options), **variables)
+        return render((rng or self.rng).choice(options), **variables)
 
-    def verb(self, kind: str) -> str:
+    def verb(self, kind: str, rng: random.Random | None = None) -> str:
         verbs = getattr(self.voice, f"{kind}_verbs") or DEFAULT_VERBS[kind]
-        return self.rng.choice(verbs)
+        return (rng or self.rng).choice(verbs)
 
     def said(self, value: str, hidden: set[str]) -> str:
         """A stated value (one the agent sets), in full; a period glossed with the persona's name for it at its
@@ -282,7 +305,10 @@ class Phrasing:
                 for n in seen
             ]
             contrast = f" ({ask.contrast})" if ask.contrast and ask.described in names else ""
-            if ask.described:
+            if not where:
+                # a name the catalog holds once, said without where it comes from (Derive)
+                parts.append(" and ".join(named))
+            elif ask.described:
                 # Find: a description is read up to the "from <origin>" that says where it comes from
                 parts.append(f"{' and '.join(named)} from {where}{contrast}")
             else:
@@ -312,11 +338,14 @@ class Phrasing:
 
     def params(self, ask: Ask, repair: bool) -> str:
         if len(ask.params) == 1 and ask.params[0][0] is None:
-            return self.values(ask, ask.params[0][1], repair)
+            several = sum(len(names) for names, _ in ask.groups) > 1
+            return self.values(ask, ask.params[0][1], repair) + self.copy(ask, named=several)
         parts = []
         cuts, nth = sum(1 for v in ask.params if v.again), 0
         for who, pairs, again in ask.params:
             clause = self.values(ask, pairs, repair).strip(" ,—:;")
+            if clause and ask.copy is not None and ask.copy.who == who:
+                clause += self.copy(ask, named=False)
             if again:
                 # the one widget the reference names, placed once per cut: "for one of them …; for the other …"
                 who = ("one of them", "the other" if cuts == 2 else "another", "the last")[
@@ -326,6 +355,29 @@ class Phrasing:
             if clause:
                 parts.append(f"for {who} {clause}")
         return (" — " + "; ".join(parts)) if parts else ""
+
+    def copy(self, ask: Ask, named: bool) -> str:
+        """Derive's second view as a clause of the values it copies ("…, plus a copy beside it per the interim
+        rule"): the stated values and the widget are not said again (one ask for both views, as short as the
+        source's requests), the widget's name only where the clause is about several."""
+        if ask.copy is None or ask.kind == "read":
+            return ""
+        what = f"a copy of the {ask.copy.name}" if named else "a copy"
+        rng = self.copying
+        if ask.kind == "add":
+            return self.pick("copy", rng, copy=what, phrase=ask.copy.phrase)
+        # beside a repair, the copy is asked with the persona's verb for adding: it is one more view
+        return self.pick("copy_added", rng, copy=what, phrase=ask.copy.phrase, verb=self.verb("add", rng))
+
+    def copy_sentence(self, ask: Ask) -> str:
+        """Beside a read, the copy is a sentence of its own that names the widget: said inside the read's clause,
+        the "it" the read and the note go on to (": read it, then …") would be the copy, whose rows differ."""
+        if ask.copy is None or ask.kind != "read":
+            return ""
+        rng = self.copying
+        return self.pick(
+            "copy_read", rng, name=ask.copy.name, phrase=ask.copy.phrase, verb=self.verb("add", rng)
+        )
 
     def compose(self, ask: Ask) -> str:
         """The request: its sentences in an order drawn for it."""
@@ -409,10 +461,9 @@ class Phrasing:
         if ask.why:
             sentences.insert(0 if self.aside.random() < 0.5 else 1, ask.why)
         slots = ask.slots
+        closing = [self.copy_sentence(ask), *ask.closing]
         text = " ".join(
-            s
-            for s in (slots.opener, *sentences, *ask.closing, as_sentence(slots.deadline), slots.signoff)
-            if s
+            s for s in (slots.opener, *sentences, *closing, as_sentence(slots.deadline), slots.signoff) if s
         )
         return tidy(named_once(self.second_mentions(text), ask.dash))
 

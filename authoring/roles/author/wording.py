@@ -25,6 +25,7 @@ from .phrasebook import (
     LEVELS_PER_STORY,
     Ask,
     Build,
+    Copy,
     Ground,
     Group,
     NoteAsk,
@@ -34,7 +35,6 @@ from .phrasebook import (
     Shown,
     ValuesFor,
     VoiceSlots,
-    listing,
 )
 from .plan import Planned
 from .seeding import Board
@@ -95,11 +95,21 @@ class Wording:
         groups: list[Group] = []
         for t, name in zip(s.targets, names, strict=True):
             where = f"{t.origin}'s {t.app}" if t.app else t.origin
+            if level.number == 2 and self._unique(name):
+                # Derive asks for two views and names two rules: it leaves out where a widget comes from when
+                # its name alone says which catalog widget it is (Execute states everything, Find reads a
+                # description up to its origin, Ground and Compose say the app again by the persona's alias)
+                where = ""
             if groups and groups[-1].where == where:
                 groups[-1].names.append(name)
             else:
                 groups.append(Group([name], where))
         shared = level.shared_params()
+        # whom a segment of values is for: the name, or its place among instances of the same name
+        who = [
+            name if names.count(name) == 1 else _nth(name, names[:i].count(name))
+            for i, name in enumerate(names)
+        ]
         if shared is not None:
             params = [ValuesFor(None, self._pairs(t0, shared))]
         else:
@@ -107,9 +117,7 @@ class Wording:
             pointed = describe and s.find_pointer is not None and self.hint in s.find_pointer.references()
             params = [
                 ValuesFor(
-                    name
-                    if names.count(name) == 1 or (pointed and name == self.hint)
-                    else _nth(name, names[:i].count(name)),
+                    name if pointed and name == self.hint else who[i],
                     self._pairs(t, level.said(t)),
                     again=pointed and name == self.hint and names.count(name) > 1,
                 )
@@ -165,6 +173,7 @@ class Wording:
             contrast=contrast if describe else "",
             described=self.hint if describe else "",
             why=self._purpose(),
+            copy=self._copy(None if shared is not None else who[s.carried_target], names),
         )
         # a rephrasing (after a draw that happened to say a hidden value) draws again from another seed
         redraw = [attempt, draw] if attempt or draw else []
@@ -183,10 +192,8 @@ class Wording:
             if voice.every_phrase
             else VoiceSlots.drawn(voice, phrasing.aside, own)
         )
-        # the asks that close the work (Derive's second view, a note of what the source plants, the judged
-        # analysis) come before the persona's deadline and sign-off, which end the request
-        if level.compare is not None:
-            ask.closing.append(self._compare(phrasing, *level.compare))
+        # the asks that close the work (a note of what the source plants, the judged analysis) come before the
+        # persona's deadline and sign-off, which end the request
         if level.lived and s.governance.sets is None:
             ask.closing.append(self._legacy_ground(phrasing))
         if s.analyze is not None:
@@ -364,21 +371,24 @@ class Wording:
             tab_like_board=built.tab_like,
         )
 
-    def _compare(self, phrasing: Phrasing, phrase: str, value: Any) -> str:
-        """Derive's second view: the carried target again with its other values stated, the carried parameter
-        through the rival rule's phrase (a sentence of its own, so the rule decides that view only)."""
-        s = self.level.story
-        t = s.targets[s.carried_target]
-        key = s.carried_key
-        pairs = [f"{label(t.widget.param(k), k)} {said_as_text(v)}" for k, v in t.params.items() if k != key]
-        return phrasing.pick(
-            "compare",
-            verb=phrasing.verb("add"),
-            name=t.name,
-            pairs=f"for {listing(pairs)}" if pairs else "",
-            k=label(t.widget.param(key), key),
-            phrase=phrase,
-        )
+    def _copy(self, who: str | None, names: list[str]) -> Copy | None:
+        """Derive's second view (`Level.compare`): a copy of the carried target on the value the rival rule sets,
+        asked in the clause that gives the target its values (`who`: its segment; None when the values are said
+        once for every target), so that only the rule is said again."""
+        compare = self.level.compare
+        if compare is None:
+            return None
+        return Copy(who, names[self.level.story.carried_target], compare[0])
+
+    def _unique(self, name: str) -> bool:
+        """Whether exactly one widget of the setup's backends (the catalog the agents list) goes by `name`."""
+        world = self.level.ctx.world
+        return [
+            d.name
+            for slug in self.level.ctx.backends
+            if (fixture := world.backends.get(slug)) is not None
+            for d in fixture.catalog.widgets.values()
+        ].count(name) == 1
 
     def _legacy_ground(self, phrasing: Phrasing) -> str:
         """A story whose governance names no fact: the level reads the source and writes what it plants into a
