@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -58,3 +59,98 @@ def test_a_draft_never_imports_the_model_sdk_or_the_plotting_library():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+# -- the rule author's memo: keyed by content -------------------------------------------------------------------
+def _contexts(world, sources):
+    from authoring.checks import check_persona
+    from authoring.roles.author import own_deadlines
+    from authoring.roles.author.rules import draft_context
+
+    report = check_persona(sources, "desk_head", world, ladder=False)
+    assert report.resolved and not report.errors, report.errors
+    siblings = tuple(r.story.slug for r in report.resolved)
+    deadlines = own_deadlines(report.resolved)
+    return {
+        r.story.slug: draft_context(
+            world, report.source, r, siblings, list(world.default_backends), deadlines
+        )
+        for r in report.resolved
+    }
+
+
+def test_a_level_compiled_again_from_the_same_content_is_the_memo_s_and_equal_to_a_fresh_compile(
+    mini_world, sources
+):
+    from authoring.roles.author import rules
+
+    ctx = _contexts(mini_world, sources)["morning_positions"]
+    first = rules.compile_level(ctx, 1)
+    misses = rules._COMPILED.misses
+    first["prompt"] = "changed by a caller"  # what a caller does to its copy is not what the next one gets
+    again = rules.compile_level(
+        _contexts(mini_world, sources)["morning_positions"], 1
+    )  # rebuilt, equal content
+    assert rules._COMPILED.misses == misses and rules._COMPILED.hits >= 1
+    assert again == rules._compile_level(ctx, 1) and again["prompt"] != "changed by a caller"
+
+
+def test_a_changed_fact_default_or_world_is_another_key_and_is_compiled_anew(mini_world, sources, tmp_path):
+    import dataclasses
+    import shutil
+
+    from authoring.memo import content_key
+    from authoring.roles.author import rules
+    from certify import load_lexicon
+    from simulator import World
+
+    ctx = _contexts(mini_world, sources)["morning_positions"]
+    before = rules.compile_level(ctx, 0)
+
+    def key(c):
+        return content_key(c, 0, load_lexicon(c.world.path), world=c.world)
+
+    # a story's fact: the dashboard the level's setup and request name
+    facts = ctx.story.story.facts.model_copy(update={"dashboard": "Desk Evening"})
+    story = dataclasses.replace(ctx.story, story=ctx.story.story.model_copy(update={"facts": facts}))
+    moved = dataclasses.replace(ctx, story=story)
+    assert key(moved) != key(ctx)
+    misses = rules._COMPILED.misses
+    after = rules.compile_level(moved, 0)
+    assert rules._COMPILED.misses == misses + 1
+    assert after["setup"] != before["setup"] and "Desk Evening" in str(after["setup"])
+    # a target's parameter value, a default, the level
+    target = dataclasses.replace(ctx.story.targets[0], params={**ctx.story.targets[0].params, "fund": "Beta"})
+    assert key(dataclasses.replace(ctx, story=dataclasses.replace(ctx.story, targets=[target]))) != key(ctx)
+    assert key(dataclasses.replace(ctx, defaults={**(ctx.defaults or {}), "max_turns": 99})) != key(ctx)
+    assert content_key(ctx, 1, world=ctx.world) != content_key(ctx, 0, world=ctx.world)
+    # the world: another directory, or one file changed (another fingerprint, so every widget it owns is named
+    # anew)
+    copy = Path(shutil.copytree(mini_world.path, tmp_path / "world-copy"))
+    copied = _contexts(World.load(copy), sources)["morning_positions"]
+    assert key(copied) != key(ctx)
+    skill = sorted(copy.rglob("*.md"))[0]
+    skill.write_text(skill.read_text() + "\nOne more line.\n")
+    rebound = _contexts(World.load(copy), sources)["morning_positions"]
+    assert rebound.world.fingerprint != copied.world.fingerprint and key(rebound) != key(copied)
+    # the lexicon beside the world, which its fingerprint does not cover
+    without = key(rebound)
+    (copy / "lexicon.yaml").write_text("entries:\n  - {value: Gamma, kind: fund, synonyms: [third book]}\n")
+    assert World.load(copy).fingerprint == rebound.world.fingerprint
+    assert key(_contexts(World.load(copy), sources)["morning_positions"]) != without
+
+
+def test_what_cannot_be_pickled_is_not_memoised():
+    from authoring.memo import Memo, content_key
+
+    assert content_key(lambda: None) is None
+    memo: Memo[int] = Memo(2)
+    calls = []
+    assert [memo.get(None, lambda: calls.append(1) or len(calls)) for _ in range(2)] == [1, 2]
+    assert [memo.get(k, lambda: calls.append(1) or len(calls)) for k in ("a", "b", "a", "c", "b")] == [
+        3,
+        4,
+        3,
+        5,
+        6,
+    ]

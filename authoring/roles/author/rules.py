@@ -12,9 +12,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from certify import LEVEL_NAMES, LEVELS, Task, TaskMeta, parse_task, resolve_agent, run_battery, run_trial
+from certify import (
+    LEVEL_NAMES,
+    LEVELS,
+    Task,
+    TaskMeta,
+    load_lexicon,
+    parse_task,
+    resolve_agent,
+    run_battery,
+    run_trial,
+)
 from simulator import TOOL_NAMES
 
+from ...memo import Memo, content_key
 from .context import AuthorContext, Draft, own_deadlines, story_setup
 from .evalblock import record
 from .level import Level
@@ -39,8 +50,23 @@ class RuleAuthor:
         return Draft(compile_level(ctx, level))
 
 
+# Compiled levels by content: the rule author is a pure function of its context (the world, the persona, the
+# resolved story, the baseline, backends, skills, siblings, defaults and deadlines) and the level, and of the
+# lexicon the wording reads beside the world — which the world's fingerprint does not cover, so it is keyed too.
+_COMPILED: Memo[dict[str, Any]] = Memo(512)
+
+
 def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
-    """The task file of level `number` of the context's story."""
+    """The task file of level `number` of the context's story. Compiled once per content per process: `check`
+    drafts each Find level to read its request, `check --draft` then drafts every level again in the authoring
+    run, and each round the gates send a level back drafts it once more with the same facts (the rule author's
+    answer does not depend on the feedback) — at Find, each draft runs the shortcut battery and the Find rung over
+    up to 27 wordings, most of a draft's CPU."""
+    key = content_key(ctx, number, load_lexicon(ctx.world.path), world=ctx.world)
+    return _COMPILED.get(key, lambda: _compile_level(ctx, number))
+
+
+def _compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     level = Level(ctx, number)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
