@@ -154,3 +154,21 @@ def test_what_cannot_be_pickled_is_not_memoised():
         5,
         6,
     ]
+
+
+def test_a_targets_signature_is_answered_per_values_not_per_widget(mini_world, sources):
+    """`Level.said` asks whether another widget takes every value of the Find target, once per widget of the
+    catalog a decoy is drawn from: the answer is kept in the world's cache per widget and values, so other values
+    of the same widget are asked anew."""
+    import dataclasses
+
+    from authoring.roles.author.level import Level
+
+    level = Level(_contexts(mini_world, sources)["risk_repair"], 1)
+    bare = dataclasses.replace(level.first, params={})  # no value at all: every other widget takes them
+    # a value no widget declares: no other widget takes it
+    odd = dataclasses.replace(level.first, params={**level.first.params, "severity": "Nowhere"})
+    asked = (level.first, bare, odd, bare, odd, level.first)
+    answers = [level._signature_unique(t) for t in asked]
+    assert answers == [level._signature_unique_now(t) for t in asked]
+    assert answers[1] is False and answers[2] is True

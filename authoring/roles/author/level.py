@@ -7,6 +7,7 @@ target, which parameter does the Ground fact set, what must the prompt never say
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,6 +108,27 @@ class Level:
         return t.params
 
     def _signature_unique(self, t: ResolvedTarget) -> bool:
+        """Whether no other widget of the target's app takes every value of the target. Asked for every value the
+        wording says, so answered once per world, backends, widget and values (a world is immutable: the answer
+        lives in its cache, keyed by its fingerprint too, as a world derived with parts replaced has its own)."""
+        try:
+            values = json.dumps(t.params, sort_keys=True)
+        except (TypeError, ValueError):
+            return self._signature_unique_now(t)
+        world = self.ctx.world
+        key = (
+            "authoring:signature_unique",
+            world.fingerprint,
+            tuple(self.ctx.backends),
+            t.origin,
+            t.widget_id,
+            values,
+        )
+        if key not in world.cache:
+            world.cache[key] = self._signature_unique_now(t)
+        return bool(world.cache[key])
+
+    def _signature_unique_now(self, t: ResolvedTarget) -> bool:
         fixture = self.fixture(t.origin)
         return fixture is not None and not any(
             wid != t.widget_id

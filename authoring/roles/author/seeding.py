@@ -362,13 +362,13 @@ def _decoy(
     taken = {t.widget_id for t in s.targets} | set(exclude)
     app = t0.widget.definition.get("category")
     best: tuple[int, bool, str] | None = None
+    # asked once, not once per widget of the catalog (each asking of every widget)
+    said = level.said(t0, level=1)
     for wid, definition in fixture.catalog.widgets.items():
         if wid in taken or (own_app and definition.definition.get("category") != app):
             continue
         fit = sum(
-            1
-            for k, v in level.said(t0, level=1).items()
-            if (p := definition.param(k)) is not None and value_allowed(p, v)
+            1 for k, v in said.items() if (p := definition.param(k)) is not None and value_allowed(p, v)
         )
         candidate = (fit, definition.definition.get("category") == app, wid)
         if fit and (best is None or candidate > best):
