@@ -48,14 +48,15 @@ def test_an_sdk_error_is_retried_without_the_sdk_being_imported_for_it():
     assert "openai" in sys.modules  # the premise: the SDK's errors exist only where the SDK was imported
 
 
-def test_a_draft_never_imports_the_model_sdk_or_the_plotting_library():
+def test_a_draft_never_imports_the_model_sdk_the_plotting_library_or_gitpython():
     """What `check --draft` imports for nothing was a third of its CPU: in a fresh interpreter, the draft's
-    modules load neither the model SDK nor matplotlib (a model driver and a commit import them themselves)."""
+    modules load neither the model SDK, matplotlib nor gitpython (a model driver, a commit's picture and a
+    repository opened import them themselves)."""
     import subprocess
 
     code = (
         "import sys, authoring.cli.stories, authoring.checks, authoring.draft; "
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'openai', 'matplotlib'}))"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'openai', 'matplotlib', 'git'}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout
