@@ -173,3 +173,21 @@ def test_a_targets_signature_is_answered_per_values_not_per_widget(mini_world, s
     answers = [level._signature_unique(t) for t in asked]
     assert answers == [level._signature_unique_now(t) for t in asked]
     assert answers[1] is False and answers[2] is True
+
+
+def test_a_check_hands_the_collector_back_as_it_found_it(sources, mini_world_path):
+    """`check` keeps the cyclic collector off while its modules and world load and freezes them out of its
+    reach; whatever way the command ends (here: errors, exit 2, and a clean check), the collector is on again
+    and nothing stays frozen, so a process running many checks collects their garbage."""
+    import gc
+
+    from typer.testing import CliRunner
+
+    from authoring.cli import app
+
+    frozen = gc.get_freeze_count()  # the interpreter's own start-up objects, when something froze them
+    assert gc.isenabled()
+    for args, status in ((["check", "nobody"], 2), (["check", "desk_head"], 0)):
+        done = CliRunner().invoke(app, [*args, "--sources", str(sources), "--world", str(mini_world_path)])
+        assert done.exit_code == status, done.output
+        assert gc.isenabled() and gc.get_freeze_count() <= frozen
