@@ -191,3 +191,16 @@ def test_a_check_hands_the_collector_back_as_it_found_it(sources, mini_world_pat
         done = CliRunner().invoke(app, [*args, "--sources", str(sources), "--world", str(mini_world_path)])
         assert done.exit_code == status, done.output
         assert gc.isenabled() and gc.get_freeze_count() <= frozen
+
+
+def test_a_value_is_stated_as_a_word_whatever_pattern_was_compiled_before():
+    """`states_value` compiles each value's pattern once (an author asks it of every catalog name for every
+    draft); the answer is the word test it always was, per case setting, for values that look alike."""
+    from certify import states_value
+
+    for _ in range(2):  # the second round answers from the compiled patterns
+        assert states_value("set status Open", "Open") and not states_value("the open-items policy", "Open")
+        assert not states_value("the open dashboard", "Open")
+        assert states_value("the open dashboard", "Open", any_case=True)
+        assert not states_value("Open-Items", "Open", any_case=True) and not states_value("anything", "  ")
+        assert states_value("ratio (1.5x) here", "1.5x") and not states_value("ratio 1.5xx", "1.5x")
