@@ -204,3 +204,34 @@ def test_a_value_is_stated_as_a_word_whatever_pattern_was_compiled_before():
         assert states_value("the open dashboard", "Open", any_case=True)
         assert not states_value("Open-Items", "Open", any_case=True) and not states_value("anything", "  ")
         assert states_value("ratio (1.5x) here", "1.5x") and not states_value("ratio 1.5xx", "1.5x")
+
+
+def test_a_find_wordings_verdict_is_keyed_by_the_parsed_task_so_defaults_that_parse_it_alike_share_it(
+    mini_world, sources
+):
+    """`check` tries the Find wordings under the standard defaults, the run under its taskset's: a draft both
+    parse alike (it states what the taskset adds) gets one verdict; defaults that change the parsed task, or
+    another prompt, are asked anew — and every answer is the battery's and the Find rung's own."""
+    from authoring.roles.author import rules
+    from authoring.taskset import STANDARD_DEFAULTS
+    from certify import parse_task, run_battery
+
+    ctx = _contexts(mini_world, sources)["morning_positions"]
+    raw = rules.compile_level(ctx, 1)
+    assert raw["setup"]["workspace_baseline"] == ctx.baseline
+    run_defaults = {**STANDARD_DEFAULTS, "setup": {"workspace_baseline": ctx.baseline}}
+    required = {**STANDARD_DEFAULTS, "eval": {**STANDARD_DEFAULTS["eval"], "counterfactual": "required"}}
+    other = {**raw, "prompt": raw["prompt"] + " Thanks again."}
+    parsed = {
+        "standard": parse_task(raw, f"{raw['id']}.json", STANDARD_DEFAULTS),
+        "run": parse_task(raw, f"{raw['id']}.json", run_defaults),
+        "required": parse_task(raw, f"{raw['id']}.json", required),
+        "other prompt": parse_task(other, f"{raw['id']}.json", STANDARD_DEFAULTS),
+    }
+    rules._VERDICTS.clear()
+    for name, task in parsed.items():
+        misses = rules._VERDICTS.misses
+        verdict = rules._unshortcut_and_found(ctx, task)
+        own = not any(r.passed for r in run_battery(ctx.world, task)) and rules._find_rung_passes(ctx, task)
+        assert verdict == own, name
+        assert rules._VERDICTS.misses == misses + (0 if name == "run" else 1), name

@@ -111,7 +111,7 @@ def _compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
         # a draw it fails), and leave no shortcut agent passing
-        if not any(r.passed for r in run_battery(ctx.world, parsed)) and _find_rung_passes(ctx, parsed):
+        if _unshortcut_and_found(ctx, parsed):
             return task
     spare = ctx.story.spare_pointer
     if number == 1 and pointer is None and spare is not None:
@@ -121,6 +121,22 @@ def _compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
             replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
         )
     return task
+
+
+# The Find wordings' verdicts by content: the shortcut battery and the Find rung read the parsed task, the world
+# and the lexicon beside it, nothing else. `check` tries the wordings under the standard defaults and the run
+# under its taskset's; where those parse a draft alike (the draft states what the taskset adds), the run's
+# search is answered from check's.
+_VERDICTS: Memo[bool] = Memo(4096)
+
+
+def _unshortcut_and_found(ctx: AuthorContext, task: Task) -> bool:
+    """Whether no shortcut agent passes `task` and the ladder's Find rung does."""
+    key = content_key(task, load_lexicon(ctx.world.path), world=ctx.world)
+    return _VERDICTS.get(
+        key,
+        lambda: not any(r.passed for r in run_battery(ctx.world, task)) and _find_rung_passes(ctx, task),
+    )
 
 
 def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
