@@ -44,15 +44,15 @@ PERSONAS = (
 #   Exceptions"), settlement_watch_level1 ("Fails Watch" for "Failed Trades"), document_room_level1 (the stated
 #   label "document type"); form_tooling_level1: Widget Examples' Financial Entry Form, described by the
 #   template's own hint, which the ladder's Find rung misses in calibration;
-# - Derive levels a policy cannot make load-bearing: the carried value is the parameter's default
-#   (alert_sweep_level2, `check` names it), the world already shows the value on the same widget elsewhere (the
-#   neighbour copier: case_handoff_level2), a read whose rows do not depend on the carried parameter, graded by
-#   the read call, which an enumerator of every option also makes (meeting_prep_level2);
+# - (the Derive levels a single policy could not make load-bearing — a carried value that is the parameter's
+#   default, alert_sweep_level2; a value the world shows on the same widget elsewhere, case_handoff_level2; a
+#   read whose rows ignore the carried parameter, meeting_prep_level2 — certify since Derive also asks for a
+#   second view on a rival rule's value, measured 2026-12-03: 19, 19, 16 and 19);
 # - and each persona's staircase item (a Find level failing more often than Derive), which follows from the
 #   blocked Find levels.
 DRAFTED = {
-    "client_advisor": (18, {"holdings_watch_level1", "meeting_prep_level2"}),
-    "compliance_risk": (17, {"alert_sweep_level1", "alert_sweep_level2", "case_handoff_level2"}),
+    "client_advisor": (19, {"holdings_watch_level1"}),
+    "compliance_risk": (19, {"alert_sweep_level1"}),
     "fund_operations": (
         16,
         {"document_room_level1", "form_tooling_level1", "nav_close_repair_level1", "settlement_watch_level1"},

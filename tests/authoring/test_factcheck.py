@@ -250,9 +250,13 @@ def test_a_policy_defined_in_a_note_carries_its_distractor(mini_world, tmp_path)
     extra = "note: Desk Shorthand, distractor: {phrase: the annual desk policy, value: YTD}"
     doc = resolve(mini_world, story(tmp_path, _policy(ADD_STORY, extra)), BACKENDS).policy_doc
     assert (doc.kind, doc.ref) == ("note", "Desk Shorthand")
+    # the story's distractor sets the period's default (YTD), which a second view added without the period shows
+    # unread: Derive's second view takes a rule the pipeline coins beside it, in the same note
     assert doc.text == (
         "The annual desk policy sets the period to YTD.\nThe Thursday desk policy sets the period to QTD."
+        "\nThe interim policy sets the period to MTD."
     )
+    assert doc.rival == ("the interim policy", "MTD")
     errors = errors_of(
         mini_world, tmp_path, _policy(ADD_STORY, extra.replace("Desk Shorthand", "QTD Shorthand"))
     )

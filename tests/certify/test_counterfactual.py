@@ -62,25 +62,37 @@ def test_a_task_whose_source_is_load_bearing_certifies_at_every_level(world, shi
     result = gate(world, task)
     assert result.ok, result.detail
     assert f"{kind} '" in result.detail and varied in result.detail
-    [cf] = copies(world, task)
-    assert isinstance(cf, Copy) and cf.other != cf.value
-    # What the gate claims, checked here from the outside: the rung passes the copy, the original reference
-    # fails it, and the rung's episode in the copy fails the original task (the two right answers differ).
-    episode = play(cf.world, cf.task, f"ladder-{level}")
-    assert grade(cf.task, episode).passed
-    assert not grade(task, episode).passed
+    made = copies(world, task)
+    # Derive hides two values (the view the policy sets and the second view on the rival rule's value): one copy
+    # each; every other level hides one
+    assert len(made) == (2 if level == 2 else 1)
+    for cf in made:
+        assert isinstance(cf, Copy) and cf.other != cf.value
+        # What the gate claims, checked here from the outside: the rung passes the copy, and the rung's episode
+        # in the copy fails the original task (the two right answers differ).
+        episode = play(cf.world, cf.task, f"ladder-{level}")
+        assert grade(cf.task, episode).passed
+        assert not grade(task, episode).passed
 
 
 def test_the_carried_value_changes_in_the_document_and_in_what_is_graded(world, shipped):
     task = shipped[f"{STORY}_level2"]
-    [cf] = copies(world, task)
-    assert isinstance(cf, Copy) and (cf.value, cf.other) == ("1Y", "1D")
+    policy, rival = copies(world, task)
+    assert isinstance(policy, Copy) and isinstance(rival, Copy)
+    assert (policy.value, policy.other) == ("1Y", "1D") and (rival.value, rival.other) == ("YTD", "1D")
     uri = "openbb://workspace/conventions/client-reporting"
-    before, after = world.resources[uri].text, cf.world.resources[uri].text
-    assert before != after and swap_words(after, {"1Y": "1D", "1D": "1Y"}) == before
-    [required] = cf.task.eval.required_widgets
-    assert required.data_args == {"client": "St. Brennan Endowment", "period": "1D"}
-    assert cf.world.fingerprint != world.fingerprint
+    before = world.resources[uri].text
+    for cf in (policy, rival):
+        after = cf.world.resources[uri].text
+        assert before != after and swap_words(after, {cf.value: "1D", "1D": cf.value}) == before
+        assert cf.world.fingerprint != world.fingerprint
+    # each copy moves the view its rule decides and keeps the other one
+    periods = [[r.data_args for r in cf.task.eval.required_widgets] for cf in (policy, rival)]
+    client = {"client": "St. Brennan Endowment"}
+    assert periods == [
+        [{**client, "period": "1D"}, {**client, "period": "YTD"}],
+        [{**client, "period": "1Y"}, {**client, "period": "1D"}],
+    ]
     assert world.resources[uri].text == before  # the world itself is never edited
 
 
@@ -109,10 +121,21 @@ def test_the_positional_probe_passes_a_task_but_not_both_copies(world, shipped):
 
 
 def test_a_derive_value_stated_in_the_prompt_is_rejected(world, shipped):
-    task = reworded(shipped[f"{STORY}_level2"], r"period [\w\s-]*?convention", "period 1Y")
+    # both of Derive's values said outright: the rung needs no document, and in each copy it keeps the original
+    task = reworded(shipped[f"{STORY}_level2"], r"period according to the [\w\s-]*?convention", "period 1Y")
+    task = reworded(task, r"whose period follows the [\w\s-]*?convention", "with period YTD")
     result = gate(world, task)
     assert not result.ok
-    assert "recoverable without the source" in result.detail and "carried '1Y'" in result.detail
+    assert "recoverable without the source" in result.detail
+    assert "carried '1Y'" in result.detail and "carried 'YTD'" in result.detail
+
+
+def test_one_of_derives_values_stated_is_rejected_by_the_leak_gate(world, shipped):
+    """With one of the two values said, the other still needs the document (no shortcut passes both copies),
+    but the task no longer tests reading for the one said: the leak gate refuses it."""
+    task = reworded(shipped[f"{STORY}_level2"], r"period according to the [\w\s-]*?convention", "period 1Y")
+    result = GATES["leak"](Subject(f"{task.id}.json", world, task))
+    assert not result.ok and "1Y" in result.detail
 
 
 def test_a_ground_value_stated_in_the_prompt_is_rejected(world, shipped):
@@ -151,8 +174,10 @@ def test_a_source_that_does_not_state_the_value_is_not_load_bearing(world, shipp
     muted = dataclasses.replace(
         world, resources={**world.resources, uri: dataclasses.replace(world.resources[uri], text=silent)}
     )
-    [cf] = copies(muted, task)
-    assert isinstance(cf, NotApplicable) or not gate(muted, task).ok
+    policy, _rival = copies(muted, task)  # the rival rule still states its value
+    result = gate(muted, task)
+    assert not result.ok and "carried '1Y'" in result.detail, result.detail
+    assert isinstance(policy, NotApplicable) and "states '1Y'" in policy.why
 
 
 def test_level_0_and_tasks_without_hidden_values_say_why(world, shipped):
