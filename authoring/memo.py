@@ -53,7 +53,7 @@ def content_key(*parts: Any, world: World | None = None) -> str | None:
     out = io.BytesIO()
     try:
         _ContentPickler(out, world).dump(parts)
-    except (pickle.PicklingError, TypeError, AttributeError):
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
         return None
     return hashlib.sha256(out.getvalue()).hexdigest()
 
