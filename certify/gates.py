@@ -17,7 +17,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -399,14 +399,8 @@ def _spaced(text: str) -> str:
 def states_value(text: str, value: str, *, any_case: bool = False) -> bool:
     """Whether `text` states `value` as a word, by default with its own case: "status Open" states Open, "the
     open-items policy" does not (and, with its own case, neither does "the open dashboard")."""
-    return bool(value.strip()) and _word(value, re.I if any_case else 0).search(text) is not None
-
-
-@lru_cache(maxsize=8192)
-def _word(value: str, flags: int) -> re.Pattern[str]:
-    """`value` as a word, compiled once: an author asks it of every catalog name for every draft, thousands of
-    patterns that would flush the `re` module's own cache (512) and every constant pattern with them."""
-    return re.compile(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", flags)
+    pattern = r"(?<![\w-])" + re.escape(value) + r"(?![\w-])"
+    return bool(value.strip()) and re.search(pattern, text, re.I if any_case else 0) is not None
 
 
 def _mask_names(world: World, task: Task) -> str:

@@ -193,17 +193,31 @@ def test_a_check_hands_the_collector_back_as_it_found_it(sources, mini_world_pat
         assert gc.isenabled() and gc.get_freeze_count() <= frozen
 
 
-def test_a_value_is_stated_as_a_word_whatever_pattern_was_compiled_before():
-    """`states_value` compiles each value's pattern once (an author asks it of every catalog name for every
-    draft); the answer is the word test it always was, per case setting, for values that look alike."""
+def test_the_rule_authors_compiled_name_patterns_read_as_certify_reads_a_stated_value():
+    """The rule author asks whether a sentence states a catalog name for every name and every level, so it
+    compiles each name's pattern once (`level.word_pattern`, `level.states_name`) instead of flushing the `re`
+    module's cache with thousands of them: the answers are `certify.states_value`'s, case by case."""
+    import re
+
+    from authoring.roles.author.level import states_name, word_pattern
     from certify import states_value
 
+    texts = [
+        "set status Open",
+        "the open-items policy",
+        "the open dashboard",
+        "Open-Items",
+        "ratio (1.5x) here",
+    ]
+    names = ["Open", "open", "1.5x", "Open-Items", "  ", "Items"]
     for _ in range(2):  # the second round answers from the compiled patterns
-        assert states_value("set status Open", "Open") and not states_value("the open-items policy", "Open")
-        assert not states_value("the open dashboard", "Open")
-        assert states_value("the open dashboard", "Open", any_case=True)
-        assert not states_value("Open-Items", "Open", any_case=True) and not states_value("anything", "  ")
-        assert states_value("ratio (1.5x) here", "1.5x") and not states_value("ratio 1.5xx", "1.5x")
+        for text in texts:
+            for name in names:
+                assert states_name(text, name) == states_value(text, name, any_case=True), (text, name)
+                if name.strip():
+                    own_case = word_pattern(name).search(text) is not None
+                    assert own_case == states_value(text, name), (text, name)
+    assert word_pattern("Open", re.I) is word_pattern("Open", re.I)
 
 
 def test_a_find_wordings_verdict_is_keyed_by_the_parsed_task_so_defaults_that_parse_it_alike_share_it(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 from certify import BM25, served_text
@@ -20,7 +19,7 @@ from simulator import WidgetDef, option_values, value_allowed
 
 from ...factcheck import ResolvedTarget
 from ...factcheck import value_text as said_as_text
-from .level import Level, pick
+from .level import Level, pick, word_pattern
 
 SEED_W, SEED_H, NOTE_H = 20, 14, 8
 FIND_BOARD = 6  # widgets on a Find repair's board: the target, the decoy and look-alikes up to this many
@@ -397,13 +396,6 @@ def _decoy(
     return definition.widget_id, t0.origin, params
 
 
-@lru_cache(maxsize=4096)
-def _named(name: str) -> re.Pattern[str]:
-    """A catalog name as a word of the story's prose, compiled once: asked of every name of the catalog for every
-    level, the patterns would flush the `re` module's own cache (512) and every constant pattern with it."""
-    return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
-
-
 def story_widgets(level: Level) -> list[str]:
     """The catalog widgets of the first target's backend the story itself puts on its board: `facts.board`, in
     its order, then those its prose names (longest name first, so "Cash Ladder by Currency" wins over "Cash
@@ -418,7 +410,7 @@ def story_widgets(level: Level) -> list[str]:
     prose = " ".join(s.story.prose.split())
     named, rest = [], prose
     for name in sorted(names - targets, key=len, reverse=True):
-        if _named(name).search(rest):
+        if word_pattern(name).search(rest):
             named.append(name)
             rest = rest.replace(name, " ")
     return list(dict.fromkeys([*listed, *sorted(named, key=prose.find)]))
