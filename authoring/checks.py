@@ -177,12 +177,26 @@ def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str])
     """What the shortcuts gate of `author` would block a Find level on, read off the request the rule author's
     first round writes for it (the hint alone is not what the battery reads: `factcheck.find_prompt_errors`)."""
     from .factcheck import find_prompt_errors
-    from .roles.author import first_prompt
+    from .roles.author import first_task
 
     errors: list[SourceError] = []
     said = {(e.file, e.key) for e in [*report.errors, *report.ladder_errors]}
     for resolved in report.resolved:
-        prompt = first_prompt(world, report, resolved, 1, backends)
+        task, found = first_task(world, report, resolved, 1, backends)
+        hidden = [
+            h.get("value") for h in (task.get("meta") or {}).get("hidden") or [] if h.get("kind") == "target"
+        ]
+        if found and hidden and hidden[0] != resolved.targets[0].name:
+            # the rule author describes another target of the story at Find (`rules._described_otherwise`), and
+            # its wordings get past the shortcuts and the Find rung: what was found against finding the first
+            # target does not block
+            report.ladder_errors[:] = [
+                e
+                for e in report.ladder_errors
+                if e.file != resolved.story.file or e.key not in ("facts.targets[0]", "facts.find_hint")
+            ]
+            continue
+        prompt = str(task["prompt"])
         # every error at once, but one per field: a hint already refused is not refused twice
         errors += [
             e for e in find_prompt_errors(world, resolved, prompt, backends) if (e.file, e.key) not in said

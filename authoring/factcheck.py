@@ -190,6 +190,8 @@ class ResolvedStory:
     # the pointer the rule author falls back on when every wording of the story's description leaves a word
     # matcher passing or the Find rung failing (None: no rival can stand in one)
     spare_pointer: FindPointer | None = None
+    # every pointer the rule author may try in turn, best first (`find_pointers`; the first is `spare_pointer`)
+    spare_pointers: tuple[FindPointer, ...] = ()
 
     @property
     def find_hint(self) -> str:
@@ -1175,30 +1177,64 @@ def content_hints(world: World, story: Story, target: ResolvedTarget, backends: 
 
 
 # The entries a planted pointer lists its widgets under: pairs of coined labels (no catalog word, no verb the
-# agents read as an instruction, no period or status), one drawn per story, the target's entry drawn in it.
+# agents read as an instruction, no period or status, nothing they read as fencing off a twin: "the second …"
+# would make the whole sentence one to leave alone), one drawn per story, the target's entry drawn in it.
 POINTER_LABELS = (
-    ("first look", "second look"),
+    ("first look", "fresh look"),
     ("quick scan", "deep dive"),
     ("desk pick", "backup pick"),
     ("lead item", "spare item"),
 )
+# How many pointers a Find level may try (`find_pointers`): the first, then ones whose note's name lends the
+# word matchers a rival's words.
+POINTER_CHOICES = 4
 
 
 def find_pointer(
     world: World, story: Story, targets: list[ResolvedTarget], backends: list[str]
 ) -> FindPointer | None:
-    """The pointer a Find level plants when no description tells its target apart: a note on the board naming
-    the target under one coined label and a rival — another widget of the target's app that takes every value
-    the request states (so the values alone do not single the target out), none of the story's targets —
-    under the other. None when the app has no such rival."""
+    """The pointer a Find level plants first when no description tells its target apart (`find_pointers`)."""
+    found = find_pointers(world, story, targets, backends)
+    return found[0] if found else None
+
+
+def find_pointers(
+    world: World, story: Story, targets: list[ResolvedTarget], backends: list[str]
+) -> list[FindPointer]:
+    """The pointers a Find level may plant when no description tells its target apart, best first: a note on
+    the board naming the target under one coined label and a rival — another widget of the target's app that
+    takes every value the request states (so the values alone do not single the target out), none of the
+    story's targets — under the other. Empty when the app has no such rival.
+
+    The first is named after the dashboard. Every Find request also says the dashboard, the app, the stated
+    values, the other targets' names and the story's why; where those share words with the target's catalog
+    name ("Alert Sweep", status Open and "Alert Trend" for "Open Alert Metrics"), a word matcher picks the target
+    whatever the note says. The further pointers name the note with words of their rival's name instead ("Cash
+    Break Shortlist"), chosen where the battery's word readers (`certify.lexical_picks`) then take another widget
+    than the target from the request's words: the request pulls a matcher off the target, and the counterfactual
+    copy (the entries swapped, the note's name kept) leaves such a matcher failing one of the two copies."""
     target = targets[0]
     fixture = world.fixture_of(target.origin, backends)
     if fixture is None:
-        return None
+        return []
     # a widget listed under no app stands among everything its origin serves (as the request names it)
     app = target.widget.definition.get("category") or target.origin
     taken = {t.widget_id for t in targets}
     names = {t.name.casefold() for t in targets}
+
+    def takes(p: dict[str, Any] | None, k: str, v: Any) -> bool:
+        if (
+            p is None
+            or not value_allowed(p, v)
+            or param_label(p, k) != param_label(target.widget.param(k), k)
+        ):
+            return False
+        # a value the target lists among its options is listed by the rival too, or left to an endpoint the
+        # rival draws its options from (the simulator takes any value there, as the product does)
+        listed = option_values(target.widget.param(k) or {})
+        own = option_values(p)
+        return not listed or str(v) in {str(o) for o in own} or (not own and bool(p.get("optionsEndpoint")))
+
     rivals = sorted(
         wid
         for wid, d in fixture.catalog.widgets.items()
@@ -1209,21 +1245,11 @@ def find_pointer(
         and (d.definition.get("category") or target.origin) == app
         # every stated value taken, under the label the request says it by (so a reader of the rival entry
         # sets it as the request says)
-        and all(
-            (p := d.param(k)) is not None
-            and value_allowed(p, v)
-            and param_label(p, k) == param_label(target.widget.param(k), k)
-            # a value the target lists among its options is listed by the rival too (not left to an endpoint)
-            and (
-                not option_values(target.widget.param(k) or {})
-                or str(v) in {str(o) for o in option_values(p)}
-            )
-            for k, v in target.params.items()
-        )
+        and all(takes(d.param(k), k, v) for k, v in target.params.items())
     )
     if not rivals:
-        return None
-    from certify import word_stem
+        return []
+    from certify import BM25, lexical_picks, reads_as_twin, verb_kind, word_stem
 
     digest = sum(map(ord, story.slug))
     # the rival a word matcher would take first: the one whose catalog words share most with what every Find
@@ -1241,12 +1267,56 @@ def find_pointer(
         return len(stems(said) & stems(f"{d.name} {d.definition.get('description') or ''}"))
 
     best = max(shared(w) for w in rivals)
-    rivals = [w for w in rivals if shared(w) == best]
-    rival = rivals[digest % len(rivals)]
+    tops = [w for w in rivals if shared(w) == best]
+    rival = tops[digest % len(tops)]
     pair = POINTER_LABELS[digest % len(POINTER_LABELS)]
     label, other = pair if (digest // len(POINTER_LABELS)) % 2 == 0 else pair[::-1]
-    note = f"{story.facts.dashboard} Shortlist"
-    return FindPointer(note, label, other, rival, fixture.catalog.widgets[rival].name)
+    assert not any(reads_as_twin(f"the {x}") for x in pair), pair
+    first = FindPointer(
+        f"{story.facts.dashboard} Shortlist", label, other, rival, fixture.catalog.widgets[rival].name
+    )
+    out = [first]
+    # the further pointers: the note named with words of the rival's own name (never all of them: the request
+    # would name the rival), where the request's words then take the word matchers elsewhere than the target;
+    # those whose words pull a bag of words furthest from the target first
+    pool = [
+        d for d in fixture.catalog.widgets.values() if (d.definition.get("category") or target.origin) == app
+    ]
+    entries = [{"name": d.name, "description": d.definition.get("description") or ""} for d in pool]
+    index = BM25([f"{e['name']} {e['description']}" for e in entries])
+    mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
+    avoid = stems(f"{target.name} {app} {story.facts.dashboard} note notes")
+    # (the story's why is not said at such a Find where it shares a term with the target's name: `Wording`)
+    why = purpose(story)
+    from certify import terms
+
+    said_why = "" if set(terms(why)) & set(terms(target.name)) else why
+    context = " ".join([said, *(t.name for t in targets[1:]), said_why])
+    lenders: list[tuple[float, FindPointer]] = []
+    for wid in rivals:
+        d = fixture.catalog.widgets[wid]
+        own = re.findall(r"[A-Za-z][A-Za-z'-]*", d.name)
+        lent = [
+            w
+            for w in own
+            if len(w) > 2 and terms(w) and word_stem(w, cut=None) not in avoid and verb_kind(w) is None
+        ]
+        lent = lent[: min(2, len(own) - 1)]
+        note = " ".join(w[:1].upper() + w[1:] for w in lent) + " Shortlist"
+        # nor the name of any widget of the origin ("Table Widget Shortlist" names Table Widget)
+        if not lent or any(
+            states_value(note, x.name, any_case=True) for x in fixture.catalog.widgets.values()
+        ):
+            continue
+        pointer = FindPointer(note, label, other, wid, d.name)
+        probe = f"{context} {pointer.references()[0]}"
+        if mine in lexical_picks(probe, entries).values():
+            continue
+        scores = index.scores(probe)
+        lenders.append((max(x for i, x in enumerate(scores) if i != mine) - scores[mine], pointer))
+    lenders.sort(key=lambda m: -m[0])
+    out += [p for _, p in lenders[: POINTER_CHOICES - 1]]
+    return out
 
 
 def _served_parts(schema: dict[str, Any]) -> list[str]:
@@ -1621,6 +1691,50 @@ def _signature_errors(
     ]
 
 
+def _listed_errors(
+    world: World, story: Story, target: ResolvedTarget, backends: list[str]
+) -> list[SourceError]:
+    """A Find repair whose target is the one widget of its app that lists the values to set among its declared
+    options (the others that take them draw their options from an endpoint): the signature matcher, which reads
+    the options a schema declares, repairs the one placed widget listing them without reading the request —
+    whether a description or a planted pointer says which. Nothing the pipeline words tells it apart then."""
+    repair = story.facts.kind == "repair" or (story.facts.kind is None and bool(story.facts.seeded_wrong))
+    values = {k: v for k, v in target.params.items() if k in (story.facts.seeded_wrong or {})}
+    fixture = world.fixture_of(target.origin, backends)
+    if not repair or not values or fixture is None:
+        return []
+    # among what the request says the target comes from: the story's app, else its origin
+    app = target.app or target.origin
+    in_app = set(fixture.catalog.app_widgets(target.app)) if target.app else set()
+    siblings = [
+        w
+        for wid, w in fixture.catalog.widgets.items()
+        if not target.app or wid in in_app or w.definition.get("category") == target.app
+    ]
+
+    def lists(w: WidgetDef) -> bool:
+        return all(
+            (p := w.param(k)) is not None and str(v) in {str(o) for o in option_values(p)}
+            for k, v in values.items()
+        )
+
+    if [w.widget_id for w in siblings if lists(w)] != [target.widget_id]:
+        return []
+    drawn = [w.name for w in siblings if w.widget_id != target.widget_id and all(w.param(k) for k in values)]
+    return [
+        SourceError(
+            story.file,
+            "facts.targets[0]",
+            f"'{target.name}' is the only widget of {app} whose options list "
+            f"{', '.join(f'{k} {value_text(v)}' for k, v in values.items())}"
+            + (f" ({', '.join(drawn[:3])} take it only from an options endpoint)" if drawn else "")
+            + ": an agent repairing the placed widget whose schema lists the value finds it without reading the "
+            "request, so its Find level cannot certify; pick a first target whose values to set another widget "
+            "of its app also lists, or set a parameter whose value its siblings list too",
+        )
+    ]
+
+
 def purpose(story: Story) -> str:
     """Why the story's work is wanted, as every level says it: `facts.why`, else the storyline's first
     sentence."""
@@ -1631,6 +1745,28 @@ def purpose(story: Story) -> str:
     )
     match = re.match(r"(.+?[.!?])(?:\s|$)", prose)
     return match.group(1) if match else ""
+
+
+def rival_said(story: Story, value: Any, carried_key: str) -> str | None:
+    """The facts field that says a Derive rival rule's value where every request says it (`facts.why`, the
+    deadline, the dashboard, a value another parameter is stated on: "The credit PM wants …", the fund
+    "Breakwater Credit" beside the asset class Credit), or None. A second view on that value would be a hidden
+    value the request states anyway: the leak gate refuses it and a reader that takes an option word from the
+    request sets it unread, so Derive asks for no second view then (`Level.compare`)."""
+    text = value_text(value)
+    stated = {
+        f"facts.params.{k}": value_text(v)
+        for t in story.facts.targets
+        for k, v in {**story.facts.params, **(t.params or {})}.items()
+        if k != carried_key
+    }
+    fields = {
+        "facts.why": purpose(story),
+        "facts.deadline": story.facts.deadline or "",
+        "facts.dashboard": story.facts.dashboard or "",
+        **stated,
+    }
+    return next((k for k, said in fields.items() if said and states_value(said, text, any_case=True)), None)
 
 
 def owned_sentences(resolved: Iterable[ResolvedStory]) -> list[str]:
@@ -2002,7 +2138,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     elif unfindable and source_format(story):
         # nothing the target serves tells it apart (its siblings serve the same): a pointer planted on the Find
         # board names it instead, when another widget of its app can stand in the rival entry
-        pointer = find_pointer(world, story, targets, backends)
+        pointer = pointers[0] if (pointers := find_pointers(world, story, targets, backends)) else None
         if pointer is None:
             blocking += unfindable
             blocking.append(
@@ -2027,6 +2163,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     else:
         blocking += unfindable
     blocking += _signature_errors(world, story, targets[0], backends)
+    blocking += _listed_errors(world, story, targets[0], backends)
     blocking += _policy_phrase_errors(story)
     coined = policy_doc.phrase if policy_doc is not None else None
     if policy_doc is not None and coined is not None:
@@ -2034,6 +2171,14 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
             f"the policy phrase '{facts.policy.phrase}' gives the {carried_key} away, and no document of the "
             f"world defines it: the pipeline says '{coined}' instead, defined by the note it plants beside a "
             f"rival rule ('{policy_doc.distractor}')"
+        )
+    rival = policy_doc.rival if policy_doc is not None else None
+    said_by = rival_said(story, rival[1], carried_key) if rival is not None else None
+    if rival is not None and said_by is not None:
+        warnings.append(
+            f"{said_by} says '{value_text(rival[1])}', the value of the rival rule '{rival[0]}': the Derive level "
+            "asks for no second view on it (a request saying the value would state what it hides); for Derive "
+            f"to ask for one, say {said_by} without it or give facts.policy.distractor another value"
         )
     blocking += _giveaway_errors(world, story, carried_param, carried_value, coined)
     blocking += _dashboard_name_errors(story, targets[0])
@@ -2063,5 +2208,6 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         analyze,
         find_hints,
         pointer,
-        pointer or find_pointer(world, story, targets, backends),
+        spares[0] if (spares := find_pointers(world, story, targets, backends)) else None,
+        tuple(spares),
     )

@@ -10,7 +10,6 @@ that are in progress or waiting for review.
 
 from __future__ import annotations
 
-import gc
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +37,7 @@ from .gitops import (
     head_sha,
 )
 from .graph import CheckpointFormatError, Drivers, RunContext, build_graph, serializer
+from .heap import settled_heap
 from .identity import RunInputs, run_inputs, thread_id, thread_prefix
 from .journal import foreign, settle, write_files
 from .options import RunOptions
@@ -235,19 +235,6 @@ def _run(
             prune(saver, tid)
         outcome.open_items = _open_count(options)
         return outcome
-
-
-@contextmanager
-def settled_heap() -> Iterator[None]:
-    """For the length of a run, what is alive when it starts (modules, the world and its indexes, the compiled
-    graph) is out of reach of the cyclic garbage collector: each full collection walked all of it again, and a
-    few of them cost a persona run as much CPU as its gates. What the run allocates is collected as usual; at
-    the end everything goes back under the collector, so a long-lived process keeps nothing it would free."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _open_count(options: RunOptions) -> int:

@@ -86,8 +86,74 @@ def story_fix(item: dict[str, Any]) -> tuple[str, str] | None:
             "`taskforge check --draft` reproduces it in seconds",
         )
     if kind == "staircase":
-        return ("facts", "an inverted staircase follows from the level items above: fix those first")
+        return (
+            "facts",
+            "the staircase is inverted: the stories whose lower-level tasks the reference fails change",
+        )
     return None
+
+
+# An inverted staircase's evidence, one part per inversion: "level1 60% > level2 40%" (the lower level fails
+# more often than the one above it). Written by the review node, read back here for the fix line.
+_INVERSION = re.compile(r"\b(level\d) (\d+)% > (level\d) (\d+)%")
+
+
+def inversion_evidence(inversions: list[Any]) -> str:
+    """The staircase item's evidence: each inversion as `_INVERSION` reads it."""
+    return "; ".join(f"{i.lower} {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}" for i in inversions)
+
+
+def fix_line(item: dict[str, Any], items: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """(what to change, how) printed under a review item: its story's file and facts field; for an item about the
+    whole persona (the staircase, a dead rung), the persona's stories at the levels it is about — the stories of
+    this run's items at those levels, when there are any — never a file name with no story in it."""
+    fix = story_fix(item)
+    if fix is None:
+        return None
+    story = _story_of(item)
+    if story:
+        return f"{story}.md", f"{fix[0]}: {fix[1]}"
+    persona = str(item.get("persona") or "the persona")
+    if str(item.get("kind")) != "staircase":
+        level = _level(item)
+        named = "" if level is None else f" at {_level_name(level)}"
+        return f"{persona}'s stories{named}", f"{fix[0]}: {fix[1]}"
+    inverted = [m.groups() for m in _INVERSION.finditer(str(item.get("evidence") or ""))]
+    lower = list(dict.fromkeys(_number(low) for low, *_ in inverted))
+    stories = sorted(
+        {
+            _story_of(other)
+            for other in items
+            if other is not item
+            and _story_of(other)
+            and _level(other) in lower
+            and story_fix(other) is not None
+        }
+    )
+    why = "; ".join(
+        f"{_level_name(_number(low))} tasks fail {fl}% of the time, {_level_name(_number(up))} tasks only {fu}%"
+        for low, fl, up, fu in inverted
+    )
+    levels = " and ".join(_level_name(level) for level in lower) or "the inverted levels"
+    where = f"{persona}'s stories at {levels}"
+    if stories:
+        return where, (
+            f"facts: {why or 'the staircase is inverted'}: a level must not be harder than the one above it; the "
+            f"{levels} items above name the facts to change ({', '.join(f'{s}.md' for s in stories)})"
+        )
+    return where, (
+        f"facts: {why or 'the staircase is inverted'}: a level must not be harder than the one above it; no item of "
+        f"this run names a task at {levels}: `taskforge calibrate --taskset DIR --persona {persona}` lists the ones the "
+        "reference fails (its defects and noise); fix those stories' facts"
+    )
+
+
+def _number(level: str) -> int:
+    return int(level.removeprefix("level"))
+
+
+def _level_name(level: int) -> str:
+    return next((name for name, n in LEVEL_WORDS.items() if n == level), f"level {level}")
 
 
 # ------------------------------------------------------------------------------------ the edit, proposed

@@ -7,10 +7,11 @@ heuristic and LLM agents); and the rules are stated here, as the agent under tes
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator import Workspace, World
+from simulator import Setup, Workspace, World
 
 from .task import Task
 
@@ -197,8 +198,20 @@ def episode_rules(task: Task) -> list[str]:
     return rules
 
 
+# A task's setup as the simulator keys its started workspaces, by the setup object: tasks are never edited in
+# place (a changed task is a new model), and a certification starts hundreds of episodes of each.
+_SETUPS: dict[int, tuple[weakref.ref[Setup], str]] = {}
+_SETUPS_SIZE = 4096
+
+
 def start_episode(world: World, task: Task) -> Episode:
-    return Episode(task.id, Workspace.start(world, task.setup), task.eval.turn_budget)
+    setup = task.setup
+    held = _SETUPS.get(id(setup))
+    if held is None or held[0]() is not setup:
+        if len(_SETUPS) >= _SETUPS_SIZE:
+            _SETUPS.clear()
+        held = _SETUPS[id(setup)] = (weakref.ref(setup), setup.model_dump_json())
+    return Episode(task.id, Workspace.start(world, setup, content=held[1]), task.eval.turn_budget)
 
 
 def replay(

@@ -243,9 +243,16 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[\w&'+%-]+", text.casefold())
 
 
+# Every split this class finds has a particle right before an object pronoun, or a pronoun, a comma and a
+# particle: a text with neither has none, and is not searched with the long pattern of every verb form.
+_SPLIT_CUE = re.compile(rf"\b(?:{_PARTICLE})\s+(?:{_PRONOUN})\b|\b(?:{_PRONOUN}),\s+(?:{_PARTICLE})\b", re.I)
+
+
 # ------------------------------------------------------------------------------------------ the classes
 def split_phrasal_verbs(text: str) -> list[Fault]:
-    out = []
+    out: list[Fault] = []
+    if _SPLIT_CUE.search(text) is None:
+        return out
     for m in re.finditer(rf"\b(?:{_VERB})\s+(?:{_PARTICLE})\s+(?:{_PRONOUN})\b", text, re.I):
         out.append(
             Fault(

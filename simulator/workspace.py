@@ -135,8 +135,12 @@ class Workspace:
 
     # ================================================================ episode setup
     @classmethod
-    def start(cls, world: World, setup: Setup | dict[str, Any] | None = None) -> Workspace:
-        """A new episode: baseline + the setup's initial state merged + default_selected_dashboard opened."""
+    def start(
+        cls, world: World, setup: Setup | dict[str, Any] | None = None, *, content: str | None = None
+    ) -> Workspace:
+        """A new episode: baseline + the setup's initial state merged + default_selected_dashboard opened.
+        `content`: the setup's `model_dump_json()`, from a caller that has it already (one that never edits a
+        setup in place can remember it per setup); else it is serialised here."""
         if setup is None:
             setup = Setup()
         elif isinstance(setup, dict):
@@ -148,7 +152,7 @@ class Workspace:
         # Starting is a pure function of the world and the setup, and a certification starts hundreds of
         # episodes of one setup (every replay, variant and agent): the started workspace is built once and each
         # episode gets a fresh copy of it. Keyed by the setup's content, so a setup edited in place is a new key.
-        key = setup.model_dump_json()
+        key = content if content is not None else setup.model_dump_json()
         with _STARTED_LOCK:
             started = world.cache.setdefault(_STARTED, OrderedDict())
             prototype = started.get(key)

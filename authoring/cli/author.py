@@ -295,7 +295,7 @@ def _summary(outcome) -> None:
         render.say(console, render.headline(calibration, len(outcome.items)))
         if calibration.ladder is not None and render_matrix(calibration.ladder):
             console.print("\n".join(render_matrix(calibration.ladder)), markup=False, soft_wrap=True)
-    from authoring.storyfix import story_fix
+    from authoring.storyfix import fix_line
 
     for item in outcome.items:
         render.say(
@@ -305,9 +305,8 @@ def _summary(outcome) -> None:
             prefix_style="yellow",
             indent=2,
         )
-        fix = story_fix(item)
+        fix = fix_line(item, outcome.items)
         if fix is not None:
-            story = item.get("story") or str(item.get("task_id") or "").rsplit("_level", 1)[0]
-            render.say(console, f"{fix[0]}: {fix[1]}", prefix=f"fix {story}.md ", indent=4)
+            render.say(console, fix[1], prefix=f"fix {fix[0]} ", indent=4)
     render.say(console, outcome.summary)
     sys.stdout.flush()

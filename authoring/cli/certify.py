@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from authoring import render
+from authoring.heap import settled_heap
 
 from .common import console, load_world, usage_error, world_of
 from .options import Json, WorldDir
@@ -38,9 +39,10 @@ def certify(
         world_of(taskset, world) if taskset is not None else world or DEFAULT_WORLD for _, taskset in targets
     ]
     worlds = {path: load_world(path) for path in dict.fromkeys(where)}
-    results = [
-        certify_file(worlds[w], path, taskset) for (path, taskset), w in zip(targets, where, strict=True)
-    ]
+    with settled_heap():
+        results = [
+            certify_file(worlds[w], path, taskset) for (path, taskset), w in zip(targets, where, strict=True)
+        ]
     summary = summarise(results)
     if as_json:
         sys.stdout.write(

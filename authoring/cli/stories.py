@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +12,7 @@ import typer
 from rich.console import Console
 
 from authoring import render
+from authoring.heap import settled_after_loading
 
 from .common import console, err, load_world, usage_error
 from .options import Json, Sources, Strict, WorldDir
@@ -89,32 +88,8 @@ def check(
 
     Every facts error (with the nearest names and the allowed options) and the warnings `taskforge author`
     would show. Exit 0 when clean, 1 on warnings with --strict or a failing --draft, 2 on errors."""
-    with _collector_settled() as settled:
+    with settled_after_loading() as settled:
         _check(persona, sources, world, strict, draft, reference_agent, as_json, settled)
-
-
-@contextlib.contextmanager
-def _collector_settled() -> Iterator[Callable[[], None]]:
-    """The modules and the world a check loads are most of the objects it holds to its end, and the cyclic
-    collector would walk them again at every full collection while they are made and after (a sixth of a
-    `check --draft`'s CPU). It is off while they load; `settled()` then freezes them out of its reach
-    (`gc.freeze`) and turns it back on for what the check makes after. On the way out they are handed back
-    (`gc.unfreeze`), so a process that runs many checks (the tests) collects them as usual. (`author` freezes
-    its heap for the length of a run the same way: `authoring.run.settled_heap`.)"""
-    was = gc.isenabled()
-    gc.disable()
-
-    def settled() -> None:
-        gc.freeze()
-        if was:
-            gc.enable()
-
-    try:
-        yield settled
-    finally:
-        gc.unfreeze()
-        if was:
-            gc.enable()
 
 
 def _check(

@@ -94,13 +94,51 @@ def find(text: str, needle: str) -> list[int]:
     return out
 
 
+def finds(text: str, needles: Iterable[str]) -> dict[str, list[int]]:
+    """`find(text, n)` for each needle the text states (read the result with `.get(n, [])`: one it does not
+    state is left out). A listing's names are looked for in one prompt, and most are not in it: a name can only
+    be found where the text has a word equal to the name's first word (a match starts after a non-word
+    character and its first word ends at one), so only the names led by one of the text's words are searched."""
+    by_lead, unled = _needle_index(tuple(needles))
+    out: dict[str, list[int]] = {}
+    for word in dict.fromkeys(_WORD.findall(_lowered(text))):
+        for n in by_lead.get(word, ()):
+            if at := find(text, n):
+                out[n] = at
+    for n in unled:
+        if at := find(text, n):
+            out[n] = at
+    return out
+
+
+_WORD = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=64)
+def _needle_index(needles: tuple[str, ...]) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """The distinct needles by their first word (lower-cased), and those that do not start with a word
+    character (searched whatever the text): one index per listing's names, built once."""
+    by_lead: dict[str, list[str]] = {}
+    unled: list[str] = []
+    for n in dict.fromkeys(needles):
+        if not n:
+            continue
+        lead = _WORD.match(_lowered(n))
+        if lead is None:
+            unled.append(n)
+        else:
+            by_lead.setdefault(lead.group(), []).append(n)
+    return {k: tuple(v) for k, v in by_lead.items()}, tuple(unled)
+
+
 def named_widgets(prompt: str, catalog: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:
     """Catalog entries whose name the prompt states, in prompt order: the longest name wins an overlap, an entry
     of an app (category) the prompt names wins over a namesake elsewhere, and each name counts once."""
-    apps = {str(w.get("category")) for w in catalog if w.get("category") and find(prompt, str(w["category"]))}
+    said = finds(prompt, [str(w.get(k) or "") for w in catalog for k in ("category", "name")])
+    apps = {str(w.get("category")) for w in catalog if w.get("category") and said.get(str(w["category"]))}
     hits: list[tuple[int, int, dict[str, Any]]] = []
     for w in catalog:
-        positions = find(prompt, str(w.get("name") or ""))
+        positions = said.get(str(w.get("name") or ""))
         if positions:
             in_app = 0 if not apps or w.get("category") in apps else 1
             hits.append((in_app, positions[0], w))

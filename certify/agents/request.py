@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .reading import Mention, find, named_widgets, option_mentions
+from .reading import Mention, find, finds, named_widgets, option_mentions
 from .retrieval import BM25, terms
 
 OpKind = Literal["create", "update", "read"]
@@ -178,11 +178,9 @@ class Request:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
         option value inside a name ("Working" in "Working Orders") is not a stated value."""
         # a listing repeats its apps and origins: each is looked for once
-        spans: dict[str, list[tuple[int, int]]] = {}
+        found = finds(self.prompt, names)
         for n in names:
-            if n not in spans:
-                spans[n] = [(p, p + len(n)) for p in find(self.prompt, n)]
-            self.names += spans[n]
+            self.names += [(p, p + len(n)) for p in found.get(n, ())]
 
     def sentence_of(self, position: int) -> tuple[int, int]:
         return next((s for s in self.spans if s[0] <= position < s[1]), (0, len(self.prompt)))
@@ -397,6 +395,13 @@ def find_described(
     return out
 
 
+def reads_as_twin(text: str) -> bool:
+    """Whether the agents read `text`, said in a request, as fencing off a twin ("the second …", "the other …",
+    "leave it alone"): every widget its sentence names or describes is then one to leave be. A coined phrase the
+    pipeline says for a target (a pointer's entry) must not read so."""
+    return TWIN.search(text) is not None
+
+
 def verb_kind(verb: str) -> OpKind | None:
     """What a verb, said on its own ("put right", "bring up"), asks the agents to do: the kind whose verb pattern
     matches earliest in it (update first at a tie, as in `op_kind`), or None when none does. A persona's
@@ -543,6 +548,7 @@ def _pick(request: Request, param: dict[str, Any], said: list[Mention], a: int, 
     lowered = text.lower()
     names = {str(param.get("paramName") or "").lower(), str(param.get("label") or "").lower()} - {""}
     best: tuple[int, int, Mention] | None = None
+    unnamed: str | None = None  # the prompt with the names blanked: the same for every mention, made once
     for m in said:
         if not (a <= m.start < b) or request.in_twin(m.start):
             continue
@@ -550,7 +556,9 @@ def _pick(request: Request, param: dict[str, Any], said: list[Mention], a: int, 
             continue
         if any(x <= m.start and m.end <= y and y - x > m.end - m.start for x, y in request.names):
             continue
-        if _is_stale(_masked(text, request.names), m.start, a):
+        if unnamed is None:
+            unnamed = _masked(text, request.names)
+        if _is_stale(unnamed, m.start, a):
             continue
         before = lowered[max(a, m.start - 28) : m.start]
         named = 1 if any(n in before for n in names) or re.search(r"\bto\s+$", before) else 0

@@ -72,15 +72,14 @@ def answer_judgment(ctx: GradeContext) -> Iterable[CheckResult]:
             "answer",
         )
         return
+    verdict: str | None
     if judgment is None:
-        from ..judge.embedded import embedded_judgment
+        from ..judge.embedded import embedded_verdict
 
-        judgment = embedded_judgment(ctx)
-    assert not isinstance(judgment, str)
+        judge, verdict, summary = embedded_verdict(ctx)
+    else:
+        assert not isinstance(judgment, str)
+        judge, verdict, summary = judgment.judge, judgment.verdict, judgment.summary
     yield CheckResult(
-        "answer_judgment",
-        judgment.verdict == "PASS",
-        "judge verdict",
-        f"{judgment.judge}: {judgment.verdict} — {judgment.summary}",
-        "answer",
+        "answer_judgment", verdict == "PASS", "judge verdict", f"{judge}: {verdict} — {summary}", "answer"
     )

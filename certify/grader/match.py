@@ -37,17 +37,23 @@ def subset(expected: Any, actual: Any) -> bool:
 
 
 def tokens(text: str) -> list[str]:
-    return [t for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in STOPWORDS]
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[str, ...]:
+    # Pure, and asked of the same answer or note once per phrase a grade looks for in it: remembered.
+    return tuple(t for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in STOPWORDS)
 
 
 def phrase_matches(expected: str, actual: str) -> bool:
     """Case-insensitive substring, or the expected meaningful words appearing in order among the actual's."""
     if expected.casefold() in actual.casefold():
         return True
-    want = tokens(expected)
+    want = _tokens(expected)
     if not want:
         return False
-    have = iter(tokens(actual))
+    have = iter(_tokens(actual))
     return all(any(t == h for h in have) for t in want)
 
 
@@ -69,7 +75,7 @@ def name_matches(expected: str, actual: str, *, exact: bool, accepted: Iterable[
 @lru_cache(maxsize=4096)
 def normalised(text: str) -> str:
     """Pure, and asked of the same note or answer once per expected value: remembered."""
-    return " ".join(tokens(text))
+    return " ".join(_tokens(text))
 
 
 def numbers_in(text: str) -> list[float]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 
 from simulator import Rect, Widget, overlaps
@@ -45,9 +46,22 @@ def generated_matches(widget: Widget, req: RequiredGeneratedWidget, ev: Eval) ->
     )
 
 
+# A requirement's label, by the requirement object (evals are never edited in place — a changed task is a new
+# model): every grade of a task labels the same requirements, and their values are serialised for it.
+_DESCRIBED: dict[int, tuple[weakref.ref[RequiredWidget], str]] = {}
+_DESCRIBED_SIZE = 4096
+
+
 def _describe(req: RequiredWidget) -> str:
+    held = _DESCRIBED.get(id(req))
+    if held is not None and held[0]() is req:
+        return held[1]
     tab = f" on tab '{req.tab_id}'" if req.tab_id is not None else ""
-    return f"{req.origin}/{req.widget_id or repr(req.name)} {json_blob(req.data_args)}{tab}"
+    text = f"{req.origin}/{req.widget_id or repr(req.name)} {json_blob(req.data_args)}{tab}"
+    if len(_DESCRIBED) >= _DESCRIBED_SIZE:
+        _DESCRIBED.clear()
+    _DESCRIBED[id(req)] = (weakref.ref(req), text)
+    return text
 
 
 @check("missing_dashboard", when=("judged_dashboard",))

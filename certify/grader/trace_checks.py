@@ -116,6 +116,8 @@ def _walk_listings(ctx: GradeContext) -> Iterable[tuple[str, Any, bool, bool]]:
     had been listed before it (or, when the task says so, shown by any earlier result)."""
     origins: set[str] = set()
     pairs: set[tuple[str, str]] = set()
+    # what the listings so far showed, one (origins, pairs) per listing: looked up, never merged into one set
+    listed: list[tuple[frozenset[str], frozenset[tuple[str, str]]]] = []
     any_result = ctx.eval.trace_checks.ids_known_from == "any_result"
     for e in ctx.events:
         args = e.args if isinstance(e.args, dict) else {}
@@ -126,9 +128,7 @@ def _walk_listings(ctx: GradeContext) -> Iterable[tuple[str, Any, bool, bool]]:
         if e.ok and e.tool == "list_available_widgets":
             if isinstance(args.get("origin"), str):
                 origins.add(args["origin"])
-            widgets = (e.envelope.get("data") or {}).get("widgets", [])
-            origins.update(map(_ORIGIN, widgets))
-            pairs.update(map(_PAIR, widgets))
+            listed.append(_listed((e.envelope.get("data") or {}).get("widgets", [])))
         elif e.ok and e.tool == "manage_backends" and args.get("operation") in ("add", "refresh"):
             data = e.envelope.get("data") or {}
             name = args.get("name") or (data.get("backend") or {}).get("name")
@@ -138,7 +138,32 @@ def _walk_listings(ctx: GradeContext) -> Iterable[tuple[str, Any, bool, bool]]:
                     pairs.update((name, str(k)) for k in args["widgets_json"])
         elif e.tool in ("get_widget_schema", "create_widget"):
             origin = _origin_arg(args)
-            yield e.tool, e, origin in origins, (origin, args.get("widget_id")) in pairs
+            pair = (origin, args.get("widget_id"))
+            yield (
+                e.tool,
+                e,
+                origin in origins or any(origin in o for o, _ in listed),
+                pair in pairs or any(pair in p for _, p in listed),
+            )
+
+
+# What a listing shows, by the ids of the entry objects it served (held, so the ids stay theirs): the simulator
+# serves the same entries to every episode of a world, and a certification grades hundreds of its listings.
+_LISTED: dict[tuple[int, ...], tuple[list[Any], tuple[frozenset[str], frozenset[tuple[str, str]]]]] = {}
+_LISTED_SIZE = 256
+
+
+def _listed(widgets: list[Any]) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """(origins, (origin, widget_id) pairs) a listing's entries show."""
+    ids = tuple(map(id, widgets))
+    held = _LISTED.get(ids)
+    if held is not None:
+        return held[1]
+    shown = frozenset(map(_ORIGIN, widgets)), frozenset(map(_PAIR, widgets))
+    if len(_LISTED) >= _LISTED_SIZE:
+        _LISTED.clear()
+    _LISTED[ids] = (list(widgets), shown)
+    return shown
 
 
 @check("widget_list_not_called_before_use")

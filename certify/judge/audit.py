@@ -270,6 +270,29 @@ def load_audits(root: Path) -> AuditFile | None:
         raise TaskFileError(str(path), loc, msg) from exc
 
 
+# The record `standing` holds each judged task against, by the file's path and exact bytes: every judged task of a
+# taskset reads the same record, so it is parsed and validated once while the file says the same. Read-only: the
+# model is shared by those reads (a writer loads its own with `load_audits`).
+_ON_RECORD: dict[Path, tuple[bytes, AuditFile]] = {}
+
+
+def audits_on_record(root: Path) -> AuditFile | None:
+    """`load_audits(root)`, shared by the reads of an unchanged file (do not edit what it returns)."""
+    path = audit_path(root)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return load_audits(root)
+    held = _ON_RECORD.get(path)
+    if held is not None and held[0] == data:
+        return held[1]
+    record = load_audits(root)
+    if record is not None:
+        _ON_RECORD.clear()  # one taskset's record at a time: a certification reads one or a few
+        _ON_RECORD[path] = (data, record)
+    return record
+
+
 def render_audit(root: Path, audit: JudgeAudit) -> tuple[Path, bytes]:
     """The taskset's audit record with `audit` in it (other judges' entries are kept; task paths relative to
     the taskset, so the record can be committed): where it goes and its bytes, for a caller that journals what
@@ -320,7 +343,7 @@ def standing(task_path: str, task: Task, world: World, exemplar: Episode) -> tup
         "" if name == DEFAULT_JUDGE else f" --judge {name}"
     )
     try:
-        record = load_audits(taskset.root)
+        record = audits_on_record(taskset.root)
     except TaskFileError as exc:
         return False, str(exc)
     audit = record.audits.get(identity) if record is not None else None

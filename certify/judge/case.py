@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -166,12 +167,31 @@ def build_case(
 
 
 _LINES: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+# The content keys below, by the model object they serialise (tasks and evals are never edited in place — a
+# changed task is a new model): serialising a task for the key of what it is remembered by cost as much as
+# what is remembered.
+_KEYS: dict[tuple[int, str], tuple[weakref.ref[BaseModel], str]] = {}
+_REFERENCE = {"required_tools", "reference_trace", "reference"}
+
+
+def _content_key(model: BaseModel, part: str) -> str:
+    """`model` as JSON (`part` "reference": the eval's reference fields only), remembered by the object."""
+    with _LOCK:
+        held = _KEYS.get((id(model), part))
+    if held is not None and held[0]() is model:
+        return held[1]
+    key = model.model_dump_json(include=_REFERENCE if part == "reference" else None)
+    with _LOCK:
+        if len(_KEYS) >= _AVAILABLE_SIZE * 4:
+            _KEYS.clear()
+        _KEYS[(id(model), part)] = (weakref.ref(model), key)
+    return key
 
 
 def _reference_lines(task: Task) -> tuple[str, ...]:
     """The reference's calls as the case lists them: a pure function of the task, remembered by its content
     (every answer graded on a judged task lists them again)."""
-    key = task.eval.model_dump_json(include={"required_tools", "reference_trace", "reference"})
+    key = _content_key(task.eval, "reference")
     with _LOCK:
         if key in _LINES:
             _LINES.move_to_end(key)
@@ -196,7 +216,7 @@ _LOCK = threading.Lock()
 def reference_data(world: World, task: Task) -> list[DataBlock]:
     """The data the task makes available: what the reference's calls retrieve, replayed. A pure function of
     the world and the task, remembered (every grade of a judged task needs it)."""
-    key = (world.fingerprint, task.model_dump_json())
+    key = (world.fingerprint, _content_key(task, "whole"))
     with _LOCK:
         if key in _AVAILABLE:
             _AVAILABLE.move_to_end(key)

@@ -24,7 +24,7 @@ from typing import Any
 from ..grader.match import phrase_matches
 from .case import JudgeCase
 from .template import TEMPLATE_SHA256
-from .verdict import Judgment, PointLabel
+from .verdict import Judgment, PointLabel, Verdict
 
 RUBRIC_VERSION = "1"
 NAME = "rubric"
@@ -145,8 +145,10 @@ def _term_text(term: str | list[str]) -> str:
     return repr(term) if isinstance(term, str) else " or ".join(repr(t) for t in term)
 
 
+@functools.lru_cache(maxsize=4096)
 def grader_talk(answer: str) -> str | None:
-    """The passage of an answer that addresses its grader rather than the ask, if any."""
+    """The passage of an answer that addresses its grader rather than the ask, if any (remembered: every grade
+    of a judged task reads its answer, and the same answer is graded many times over in a certification)."""
     for pattern in _GRADER_TALK:
         m = pattern.search(answer)
         if m is not None:
@@ -170,6 +172,22 @@ class RubricJudge:
         return self.judge_now(case)
 
     def judge_now(self, case: JudgeCase) -> Judgment:
+        verdict, labels, summary = self.assess(case)
+        return Judgment(
+            judge=self.identity,
+            deterministic=True,
+            template_sha256=TEMPLATE_SHA256,
+            case_sha256=case.sha256(),
+            verdict=verdict,
+            labels=labels,
+            votes=[verdict],
+            summary=summary,
+        )
+
+    def assess(self, case: JudgeCase) -> tuple[Verdict, list[PointLabel], str]:
+        """The verdict, the points' labels and the summary of `judge_now`, without the case's digest: the grader
+        asks the verdict of every answer it grades and reports the summary; only a recorded judgment names its
+        case."""
         answer = case.answer or ""
         labels: list[PointLabel] = []
         stated = figures_in(answer)
@@ -228,23 +246,14 @@ class RubricJudge:
                     reason=f"{shown} appear(s) in none of them",
                 )
             )
-        verdict = "PASS" if all(p.label == "ADDRESSED" for p in labels) else "FAIL"
+        verdict: Verdict = "PASS" if all(p.label == "ADDRESSED" for p in labels) else "FAIL"
         addressed = sum(p.label == "ADDRESSED" for p in labels)
         summary = f"{LABEL}: {addressed} of {len(labels)} addressed" + (
             ""
             if verdict == "PASS"
             else "; " + "; ".join(f"{p.label}: {p.reason}" for p in labels if p.label != "ADDRESSED")
         )
-        return Judgment(
-            judge=self.identity,
-            deterministic=True,
-            template_sha256=TEMPLATE_SHA256,
-            case_sha256=case.sha256(),
-            verdict=verdict,
-            labels=labels,
-            votes=[verdict],
-            summary=summary[:600],
-        )
+        return verdict, labels, summary[:600]
 
     @staticmethod
     def _stated(stated: list[Figure], answer: str, figure: str) -> bool:

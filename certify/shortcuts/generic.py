@@ -11,9 +11,10 @@ for want of the one thing the level hides.
 
 from __future__ import annotations
 
+import itertools
+import json
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
 
 from simulator import option_values
@@ -26,10 +27,36 @@ Call = tuple[str, dict[str, Any]]
 Play = Generator[Call, dict[str, Any], None]
 MAX_CANDIDATES = 12
 # What agents read off the same prompt and the same listing is the same for all of them: computed once. Keys
-# hold only what an agent sees; the cache is bounded.
+# hold only what an agent sees — what was served, never where it sits: a counterfactual copy serves other
+# content under the same ids and catalog places, and a reading of the original must not stand for it there.
+# The cache is bounded.
 _READINGS: dict[tuple[Any, ...], Any] = {}
 _READINGS_MAX = 4096
-_PAIR = itemgetter("origin", "widget_id")
+# A listing's content, as a small token: every reading of an agent's play is keyed by it (hashing the whole
+# listing per reading would cost more than some readings do). Tokens are never reused, so clearing the table
+# cannot make one listing's readings another's.
+_LISTINGS: dict[tuple[str, ...], int] = {}
+_LISTINGS_MAX = 1024
+_TOKENS = itertools.count()
+# The same token by the ids of the entry objects served (with the entries, which keeps the ids theirs).
+_LISTED: dict[tuple[int, ...], tuple[list[Any], int]] = {}
+# The text of a served object (a listing entry, a schema's parameters). The simulator serves the same objects
+# to every episode of a world, so each one's text is worked out once; the object is held beside its text, so its
+# id stays its own while the entry lives.
+_SERVED: dict[int, tuple[Any, str]] = {}
+_SERVED_MAX = 16384
+
+
+def served_text(obj: Any) -> str:
+    """`obj` (JSON as a tool served it) as canonical text: equal texts, equal content."""
+    held = _SERVED.get(id(obj))
+    if held is not None and held[0] is obj:
+        return held[1]
+    text = json.dumps(obj, sort_keys=True, default=str)
+    if len(_SERVED) >= _SERVED_MAX:
+        _SERVED.clear()
+    _SERVED[id(obj)] = (obj, text)
+    return text
 
 
 @dataclass
@@ -56,7 +83,7 @@ class Generic:
     rows: list[Any] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     refused: bool = False
-    _catalog_key: tuple[tuple[str, str], ...] | None = None
+    _catalog_key: int | None = None
 
     # -- the run ------------------------------------------------------------------------------------------
     def play(self, view: TaskView) -> Play:
@@ -146,17 +173,11 @@ class Generic:
         return _READINGS[full]
 
     def stated(self, schema: dict[str, Any]) -> dict[str, Any]:
-        shape = tuple(
-            (p.get("paramName"), len(p.get("options") or []))
-            for p in schema.get("params") or []
-            if isinstance(p, dict)
-        )
+        # keyed by the parameters as served (their options and labels), not by the widget's id
         return dict(
             self.recall(
                 "stated",
-                schema.get("origin"),
-                schema.get("widget_id"),
-                shape,
+                served_text(schema.get("params")),
                 compute=lambda: stated_values(self.prompt, schema),
             )
         )
@@ -204,9 +225,26 @@ class Generic:
         ranking = self.recall("ranking", compute=compute)
         return [w for w in ranking if (w.get("origin"), w.get("widget_id")) not in skip][:k]
 
-    def catalog_key(self) -> tuple[tuple[str, str], ...]:
+    def catalog_key(self) -> int:
+        """The token of what the listing served (every entry's content, in order)."""
         if self._catalog_key is None:
-            self._catalog_key = tuple(map(_PAIR, self.catalog))
+            # The agents of a battery are served the very same entry objects: known by their ids, the entries
+            # (held, so no id is another object's meanwhile) need not be read again.
+            ids = tuple(map(id, self.catalog))
+            held = _LISTED.get(ids)
+            if held is not None:
+                self._catalog_key = held[1]
+                return held[1]
+            content = tuple(map(served_text, self.catalog))
+            token = _LISTINGS.get(content)
+            if token is None:
+                if len(_LISTINGS) >= _LISTINGS_MAX:
+                    _LISTINGS.clear()
+                token = _LISTINGS[content] = next(_TOKENS)
+            if len(_LISTED) >= _LISTINGS_MAX:
+                _LISTED.clear()
+            _LISTED[ids] = (list(self.catalog), token)
+            self._catalog_key = token
         return self._catalog_key
 
     def schema(self, entry: dict[str, Any]) -> Generator[Call, dict[str, Any], dict[str, Any] | None]:

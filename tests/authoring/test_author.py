@@ -124,7 +124,21 @@ def test_two_targets_of_one_widget_are_both_described_at_find(world, tmp_path, k
     ctx = context(world, tmp_path, story)
     tasks = ladder(ctx)
     find = tasks[1].prompt
-    assert "Positions" not in find and find.lower().count("holdings book") >= 3, find
+    # no wording of 'the holdings book' leaves the word matchers failing in this small world: Find points at the
+    # target through a planted shortlist note, whose one entry names the one widget both cuts are of
+    [hidden] = tasks[1].meta.hidden
+    assert hidden.kind == "target" and (hidden.source or "").startswith("note:"), tasks[1].meta.hidden
+    pointer = ctx.story.spare_pointer
+    assert pointer is not None
+    said = [r.lower() for r in pointer.references() if r.lower() in find.lower()]
+    assert len(said) == 1 and find.lower().count(said[0]) == 1, (
+        find
+    )  # the pointer is said once, not once per cut
+    assert "first widget" not in find and "second widget" not in find, (
+        find
+    )  # ordinals would read as two entries
+    assert re.search(r"for one of them [^;]*Gamma[^;]*; for the other [^;.]*Beta", find), find
+    assert "Positions" not in find and "Book Summary" not in find, find  # no catalog name
     assert "Positions" in tasks[0].prompt and "Gamma" in find and "Beta" in find
     graded = {(r.widget_id, r.data_args["fund"]) for r in tasks[1].eval.required_widgets}
     decoy = (

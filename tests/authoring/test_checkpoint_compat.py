@@ -140,15 +140,72 @@ def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path,
             # (and, at Find, the reference plan and the turn budget it sets: issue 20's Find reads each
             # candidate's schema, optional steps the earlier code did not plan; what is graded as the outcome is
             # the same)
+            # And a Find the earlier code described in words may be found by a planted pointer today (the rule
+            # author falls back on one when no wording of today's phrasebook leaves the word matchers failing
+            # and the Find rung passing): the never-stopped run's level then also has the pointer's note planted
+            # on the board, the check that it is left there, and the note as the hidden target's source. The kept
+            # draft has none of these (its own wording passed the gates it is re-certified under), and the
+            # widgets, parameters and steps graded are the same.
             ours, theirs = json.loads(content), json.loads(never_stopped[name])
 
-            def graded(task: dict) -> dict:
+            def pointed(task: dict) -> set[str]:
+                """The notes a level's hidden target is found by (a planted pointer's name)."""
+                return {
+                    h["source"].removeprefix("note:")
+                    for h in task["meta"].get("hidden", [])
+                    if h.get("kind") == "target" and str(h.get("source", "")).startswith("note:")
+                }
+
+            assert not pointed(ours), name  # the earlier code planted no pointer
+
+            def graded(task: dict, notes: set[str]) -> dict:
                 ev = dict(task["eval"])
                 ev["required_tools"] = [s for s in ev.get("required_tools", []) if not s.get("optional")]
                 ev.pop("max_turns", None)  # the turn budget follows the plan
-                return {**task, "prompt": "", "eval": ev}
+                kept = [
+                    w for w in ev.pop("required_generated_widgets", []) if w.get("name_contains") not in notes
+                ]
+                if kept:
+                    ev["required_generated_widgets"] = kept
+                setup = json.loads(json.dumps(task["setup"]))
+                dashboard = setup.get("initial_state", {}).get("dashboard", {})
+                if "generated_widgets" in dashboard:
+                    dashboard["generated_widgets"] = [
+                        w for w in dashboard["generated_widgets"] if w.get("name") not in notes
+                    ]
+                    if not dashboard["generated_widgets"]:
+                        del dashboard["generated_widgets"]
+                meta = {
+                    **task["meta"],
+                    "hidden": [
+                        {
+                            k: v
+                            for k, v in h.items()
+                            if not (k == "source" and v.removeprefix("note:") in notes)
+                        }
+                        for h in task["meta"].get("hidden", [])
+                    ],
+                }
+                return {**task, "prompt": "", "eval": ev, "setup": setup, "meta": meta}
 
-            a, b = graded(ours), graded(theirs)
+            notes = pointed(theirs)
+            a, b = graded(ours, set()), graded(theirs, notes)
+            if notes:
+                # what is set aside is the pointer's only: its note is on the fresh board and not on the kept one
+                planted = {
+                    w.get("name")
+                    for w in theirs["setup"]
+                    .get("initial_state", {})
+                    .get("dashboard", {})
+                    .get("generated_widgets", [])
+                }
+                assert notes <= planted and not notes & {
+                    w.get("name")
+                    for w in ours["setup"]
+                    .get("initial_state", {})
+                    .get("dashboard", {})
+                    .get("generated_widgets", [])
+                }, name
             assert a == b, (
                 name,
                 {

@@ -194,6 +194,10 @@ def test_every_printed_review_id_can_be_shown_and_approved(inverted, tmp_path, c
     items = printed_items(out)
     assert "staircase" in items.values(), out
     assert "staircase None" not in out and "staircase desk_head" in out
+    # the staircase's fix line names what to change: the persona's stories at the inverted level, not a file
+    # with no story in its name
+    assert "fix .md" not in out
+    assert "fix desk_head's stories at Execute" in " ".join(out.split()), out
     flat = " ".join(out.split())
     hint = flat[flat.index("open review item") :]
     assert hint.split(": ", 1)[1].startswith(

@@ -117,9 +117,29 @@ def test_check_says_where_a_pointer_is_planted_and_refuses_a_target_no_pointer_c
     assert f"plants a note '{STORY_NOTE}' on the Find board" in warned
     resolved = {r.story.slug: r for r in report.resolved}
     assert resolved[STORY].find_pointer is not None and not resolved[STORY].ladder_errors
-    # Live Grid: no other widget of its origin lists TSLA under a Symbol filter, so nothing can stand beside it
-    errors = [e for e in [*report.errors, *report.ladder_errors] if "price_watch" in e.file]
-    assert any("planted pointer" in e.message and e.key == "facts.find_hint" for e in errors)
+    # Live Grid: the other widgets of its origin under a Symbol filter draw their options from an endpoint, which
+    # takes any symbol (as the product's does): one stands beside it as the rival, and check refuses nothing
+    price = resolved["price_watch"]
+    (rival,) = {p.rival for p in price.spare_pointers}
+    fixture = World.load(COMPAT_WORLD).fixture_of(price.targets[0].origin)
+    assert fixture.catalog.widgets[rival].param("symbol").get("optionsEndpoint")
+    assert not [e for e in [*report.errors, *report.ladder_errors] if "price_watch" in e.file]
+
+
+@needs_compat
+def test_no_pointer_is_planted_where_no_other_widget_takes_the_stated_values():
+    """A widget whose stated values no sibling takes (Daloopa's Document Search, the only one with a document type)
+    has no rival to stand beside it, so no pointer can name it (check then refuses its Find level with the fix,
+    unless Find describes another target of the story)."""
+    from authoring.checks import check_persona
+    from authoring.factcheck import find_pointers
+    from simulator import World
+
+    world = World.load(COMPAT_WORLD)
+    report = check_persona(TEMPLATES, "fund_operations", world, ladder=False)
+    story = next(r for r in report.resolved if r.story.slug == "document_room")
+    assert story.targets[0].name == "Document Search"
+    assert find_pointers(world, story.story, story.targets, list(world.default_backends)) == []
 
 
 STORY_NOTE = "PM Morning Briefing Shortlist"

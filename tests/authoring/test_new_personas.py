@@ -173,10 +173,15 @@ def test_review_fix_proposes_the_story_edit_when_the_defect_is_in_the_facts(tmp_
     common = ["--sources", str(REVISED), "--tasksets-dir", tasksets, "--skills-dir", str(tmp_path / "skills")]
     authored = run("author", "--persona", "treasury_analyst", *common, "--no-commit")
     assert authored.exit_code == 1, authored.output
-    printed = dict(
-        (task, item)
-        for item, task in re.findall(r"review ([0-9a-f]{10}) ladder (\w+):", flat(authored.stdout))
-    )
+    # a level's ladder item where it has one, else its gate failure: lantern_hedge_rolls' Find, which no wording
+    # of its hint lets the Find rung solve, is pointed at through a planted note (the rung passes), and blocks on
+    # the shortcuts gate instead (its dashboard lends the catalog's words); the cause is in its facts all the same
+    printed: dict[str, str] = {}
+    for item, kind, task in re.findall(
+        r"review ([0-9a-f]{10}) (ladder|gate_failure) (\w+):", flat(authored.stdout)
+    ):
+        if kind == "ladder" or task not in printed:
+            printed[task] = item
     story = REVISED / "stories" / "treasury_analyst" / "lantern_hedge_rolls.md"
     before = story.read_text(encoding="utf-8")
 
@@ -265,16 +270,28 @@ def test_check_names_what_blocked_the_second_outsider_round():
         "reclaim_chase.md: facts.note: 'Reclaim Chase Memo' does not say 'note', and neither does the persona's "
         "note word 'memo'" in steward
     )
-    assert (
-        "theme_engagement.md: facts.find_hint: the Find prompt's words make 'Theme Baskets' the pick"
-        in steward
-    )
-    assert "facts.find_hint says 'basket', 'return', 'weight'" in steward
-    assert (
-        "style_drift.md: facts.find_hint: the Find prompt's words make 'Style Drift Monitor' the pick" in perf
-    )
+    # theme_engagement's Find no longer blocks: no wording of its hint leaves the word matchers failing, so the
+    # rule author points at the target through a planted shortlist note, and the first Find request (the one
+    # check reads) says the pointer's entry, not the catalog's words
+    assert "theme_engagement.md" not in steward
+    from authoring.checks import check_persona
+    from authoring.overlay import world_for
+    from authoring.roles.author import first_prompt
+    from simulator import World
+
+    world = World.load(world_for(ROUND2, None))
+    report = check_persona(ROUND2, "stewardship_analyst", world, ladder=False)
+    theme = next(r for r in report.resolved if r.story.slug == "theme_engagement")
+    find = first_prompt(world, report, theme, 1, list(world.default_backends)).lower()
+    assert theme.spare_pointer is not None and "theme baskets" not in find
+    assert any(ref.lower() in find for ref in theme.spare_pointer.references()), find
+    # where no wording of a hint leaves the word matchers failing, the Find request says a planted pointer instead
+    # of the hint: what still lends the catalog's words is the dashboard and the why, and check names the field
+    # lending the most
+    assert "style_drift.md: facts.why: the Find prompt's words make 'Style Drift Monitor' the pick" in perf
     assert "facts.dashboard says 'style'" in perf and "facts.why says 'exposures', 'fund'" in perf
-    assert "mandate_window.md: facts.find_hint: the Find prompt's words make 'Mandate Performance'" in perf
+    assert "mandate_window.md: facts.dashboard: the Find prompt's words make 'Mandate Performance'" in perf
+    assert "facts.dashboard says 'client', 'returns'; facts.why says 'client', 'returns'" in perf
     assert "contribution_read.md: facts.why: the Find prompt's words make 'Contribution Leaders'" in perf
     assert "facts.note says 'contribution'" in perf
     assert run("check", "performance_analyst", "--sources", str(ROUND2_REVISED)).exit_code == 0

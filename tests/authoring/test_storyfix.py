@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from authoring.storyfix import story_fix
+from types import SimpleNamespace
+
+from authoring.storyfix import fix_line, inversion_evidence, story_fix
 
 
 def test_a_rung_that_fails_its_own_level_points_at_the_field_that_level_reads():
@@ -37,3 +39,60 @@ def test_a_gate_failure_carries_the_gates_feedback_and_others_are_left_alone():
     }
     assert "gate shortcuts: enumerator" in story_fix(gate)[1]
     assert story_fix({"kind": "variety", "task_id": "a_level0", "reason": "similar"}) is None
+
+
+def staircase(*inversions: tuple[str, float, str, float]) -> dict:
+    """The staircase item the review node raises (its evidence written by the node's own helper)."""
+    evidence = inversion_evidence(
+        [SimpleNamespace(lower=a, fail_lower=x, upper=b, fail_upper=y) for a, x, b, y in inversions]
+    )
+    return {
+        "kind": "staircase",
+        "persona": "desk_head",
+        "story": None,
+        "task_id": None,
+        "level": None,
+        "reason": "the staircase is inverted after the fixer's rounds",
+        "evidence": evidence,
+    }
+
+
+def test_the_staircase_fix_names_the_persona_the_inverted_levels_and_the_stories_of_the_items_there():
+    item = staircase(("level1", 0.6, "level2", 0.4))
+    failed = "ladder-1 (find from a description) failed this Find task: it is not solvable"
+    items = [
+        {"kind": "ladder", "task_id": "alpha_book_level1", "reason": failed, "persona": "desk_head"},
+        {"kind": "defect", "task_id": "beta_desk_level1", "reason": "fails alike", "persona": "desk_head"},
+        {
+            "kind": "ladder",
+            "task_id": "gamma_fx_level3",
+            "reason": "failed this Ground task",
+            "persona": "desk_head",
+        },
+        item,
+    ]
+    where, how = fix_line(item, items)
+    assert where == "desk_head's stories at Find"
+    assert "Find tasks fail 60% of the time, Derive tasks only 40%" in how
+    assert "(alpha_book.md, beta_desk.md)" in how, how  # the Find items' stories, not the Ground one
+    assert ".md" not in where and not how.startswith(".md")
+
+
+def test_without_an_item_at_the_inverted_level_the_staircase_fix_says_where_to_look():
+    item = staircase(("level0", 1.0, "level1", 0.0), ("level2", 0.5, "level3", 0.25))
+    where, how = fix_line(item, [item])
+    assert where == "desk_head's stories at Execute and Derive"
+    assert "no item of this run names a task at Execute and Derive" in how
+    assert "taskforge calibrate --taskset DIR --persona desk_head" in how
+
+
+def test_a_story_item_keeps_its_file_and_a_persona_wide_level_item_names_the_level():
+    failed = "ladder-1 (find from a description) failed this Find task: it is not solvable"
+    assert (
+        fix_line({"kind": "ladder", "task_id": "alpha_book_level1", "reason": failed}, [])[0]
+        == "alpha_book.md"
+    )
+    dead = {"kind": "dead_rung", "persona": "desk_head", "level": 1, "reason": "level1 was never passed by x"}
+    where, how = fix_line(dead, [dead])
+    assert where == "desk_head's stories at Find" and how.startswith("facts.find_hint: ")
+    assert fix_line({"kind": "variety", "task_id": "a_level0", "reason": "similar"}, []) is None

@@ -12,6 +12,7 @@ from certify import now
 
 from ...flags import Flag, make_flag
 from ...review import list_command
+from ...storyfix import inversion_evidence
 from ..context import RunContext
 from ..repairs import Unrepaired, propose_for
 from ..state import PipelineState, Repair, RunResult
@@ -34,9 +35,7 @@ def review(
             check="staircase",
             severity="blocker",
             reason="the staircase is inverted after the fixer's rounds",
-            evidence="; ".join(
-                f"{i.lower} {i.fail_lower:.0%} > {i.upper} {i.fail_upper:.0%}" for i in record.inversions
-            ),
+            evidence=inversion_evidence(record.inversions),
         )
         if f.id not in flags:
             flags[f.id] = f

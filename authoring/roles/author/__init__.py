@@ -29,7 +29,7 @@ from .analysis import prompt_word_limit
 from .context import AuthorContext, AuthorDriver, AuthoringError, Draft, own_deadlines, story_setup
 from .llm_author import AUTHOR_TOOLS, TOOLS, LLMAuthor
 from .phrasebook import MAX_PROMPT_WORDS
-from .rules import RuleAuthor, compile_level, first_prompt, rule_drafts
+from .rules import RuleAuthor, compile_level, first_prompt, first_task, rule_drafts
 
 __all__ = [
     "AUTHOR_TOOLS",
@@ -43,6 +43,7 @@ __all__ = [
     "RuleAuthor",
     "compile_level",
     "first_prompt",
+    "first_task",
     "own_deadlines",
     "prompt_word_limit",
     "rule_drafts",

@@ -16,7 +16,7 @@ from typing import Any
 from certify import HiddenValue
 from simulator import BackendFixture, WidgetDef, value_allowed
 
-from ...factcheck import ResolvedStory, ResolvedTarget
+from ...factcheck import ResolvedStory, ResolvedTarget, rival_said
 from ...factcheck import value_text as said_as_text
 from .context import AuthorContext, AuthoringError
 from .evalblock import record
@@ -187,6 +187,8 @@ class Level:
         if (
             str(value) == str(s.carried_value)
             or len(s.targets[s.carried_target].widget.options(s.carried_key)) < 3
+            # a value every request says (in the why, the dashboard, another parameter's value) is no hidden one
+            or rival_said(s.story, value, s.carried_key) is not None
         ):
             # with two options the two views take them both: an agent that places one of each passes unread
             return None

@@ -100,10 +100,14 @@ class Group(NamedTuple):
 
 
 class ValuesFor(NamedTuple):
-    """The values said for one target (`who` None: for every target at once)."""
+    """The values said for one target (`who` None: for every target at once). `again` marks a target the request
+    names by a reference to one widget (a planted pointer's entry) that another target shares: ordinals ("the
+    second widget listed for ...") would read as a second entry, so its cuts are said as one of them and the
+    other."""
 
     who: str | None
     pairs: list[Said]
+    again: bool = False
 
 
 class Shown(NamedTuple):
@@ -310,8 +314,15 @@ class Phrasing:
         if len(ask.params) == 1 and ask.params[0][0] is None:
             return self.values(ask, ask.params[0][1], repair)
         parts = []
-        for who, pairs in ask.params:
-            clause = self.values(ask, pairs, repair).strip(" ,—:")
+        cuts, nth = sum(1 for v in ask.params if v.again), 0
+        for who, pairs, again in ask.params:
+            clause = self.values(ask, pairs, repair).strip(" ,—:;")
+            if again:
+                # the one widget the reference names, placed once per cut: "for one of them …; for the other …"
+                who = ("one of them", "the other" if cuts == 2 else "another", "the last")[
+                    min(nth, 1) + (nth == cuts - 1 and nth > 1)
+                ]
+                nth += 1
             if clause:
                 parts.append(f"for {who} {clause}")
         return (" — " + "; ".join(parts)) if parts else ""

@@ -185,10 +185,15 @@ class _Planner:
         if fixture is None or not app:
             return
         named = {t.widget_id for t in self.s.targets if (t.origin, t.widget_id) != (t0.origin, t0.widget_id)}
+        # the request names where the target comes from as the story does: its app ("<origin>'s <app>"), else
+        # the origin alone, whose every widget the description may then mean (a category that is no app of the
+        # origin narrows nothing: Widget Examples' "forms")
         pool = [
             wid
             for wid, d in fixture.catalog.widgets.items()
-            if d.definition.get("category") == app and wid not in named and wid != t0.widget_id
+            if (not t0.app or d.definition.get("category") == app)
+            and wid not in named
+            and wid != t0.widget_id
         ]
         if self.s.kind == "repair":
             comp = (snapshot.get("data") or {}).get("dashboard_composition") or {}

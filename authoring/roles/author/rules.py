@@ -25,6 +25,7 @@ from certify import (
 )
 from simulator import TOOL_NAMES
 
+from ...factcheck import find_pointers, source_format
 from ...memo import Memo, content_key
 from .context import AuthorContext, Draft, own_deadlines, story_setup
 from .evalblock import record
@@ -53,20 +54,26 @@ class RuleAuthor:
 # Compiled levels by content: the rule author is a pure function of its context (the world, the persona, the
 # resolved story, the baseline, backends, skills, siblings, defaults and deadlines) and the level, and of the
 # lexicon the wording reads beside the world — which the world's fingerprint does not cover, so it is keyed too.
-_COMPILED: Memo[dict[str, Any]] = Memo(512)
+_COMPILED: Memo[tuple[dict[str, Any], bool]] = Memo(512)
 
 
 def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
-    """The task file of level `number` of the context's story. Compiled once per content per process: `check`
-    drafts each Find level to read its request, `check --draft` then drafts every level again in the authoring
-    run, and each round the gates send a level back drafts it once more with the same facts (the rule author's
-    answer does not depend on the feedback) — at Find, each draft runs the shortcut battery and the Find rung over
-    up to 27 wordings, most of a draft's CPU."""
+    """The task file of level `number` of the context's story."""
+    return _compiled(ctx, number)[0]
+
+
+def _compiled(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], bool]:
+    """The task file of level `number`, and whether (at Find) a wording was found that leaves no shortcut agent
+    passing and the Find rung passing (always True at the other levels). Compiled once per content per process:
+    `check` drafts each Find level to read its request, `check --draft` then drafts every level again in the
+    authoring run, and each round the gates send a level back drafts it once more with the same facts (the rule
+    author's answer does not depend on the feedback) — at Find, each draft runs the shortcut battery and the Find
+    rung over up to 27 wordings per pointer tried, most of a draft's CPU."""
     key = content_key(ctx, number, load_lexicon(ctx.world.path), world=ctx.world)
-    return _COMPILED.get(key, lambda: _compile_level(ctx, number))
+    return _COMPILED.get(key, lambda: _compile(ctx, number))
 
 
-def _compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
+def _compile(ctx: AuthorContext, number: int) -> tuple[dict[str, Any], bool]:
     level = Level(ctx, number)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
@@ -107,20 +114,68 @@ def _compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     for hint, draw in trials:
         task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
         if number != 1:
-            break
+            return task, True
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
         # a draw it fails), and leave no shortcut agent passing
         if _unshortcut_and_found(ctx, parsed):
-            return task
-    spare = ctx.story.spare_pointer
-    if number == 1 and pointer is None and spare is not None:
-        # no wording of the description leaves the word matchers failing and the Find rung passing: the target
-        # is found by a pointer planted on the board instead (the story's own description is not said)
-        return compile_level(
-            replace(ctx, story=replace(ctx.story, find_pointer=spare, find_hints=[])), number
+            return task, True
+    # no wording of the description (or of the pointer planted) leaves the word matchers failing and the Find
+    # rung passing: the target is found by a pointer planted on the board instead (the story's own description
+    # is not said), the further ones tried in turn (`factcheck.find_pointers`); none passing, the gates see the
+    # first pointer's level (the description's, when the story plants its pointer from the start)
+    fallback = None
+    # (the further pointers, and another target described, only where the pipeline words the story's Find
+    # itself: a story in the source's format; a writer's own hint that fails is `check`'s to name)
+    spares = ctx.story.spare_pointers if source_format(ctx.story.story) else ctx.story.spare_pointers[:1]
+    for spare in spares or ((ctx.story.spare_pointer,) if ctx.story.spare_pointer else ()):
+        if number != 1 or spare == pointer:
+            continue
+        story = replace(ctx.story, find_pointer=spare, find_hints=[], spare_pointers=(), spare_pointer=None)
+        tried, ok = _compiled(replace(ctx, story=story), number)
+        if ok:
+            return tried, True
+        fallback = fallback or (tried if pointer is None else None)
+    for other in _described_otherwise(ctx) if number == 1 else []:
+        # nothing said of the first target gets past the word matchers (the request's own words name it): Find
+        # describes another target of the story instead, by a pointer, and names the first
+        tried, ok = _compiled(replace(ctx, story=other), number)
+        if ok:
+            return tried, True
+    return fallback or task, False
+
+
+def _described_otherwise(ctx: AuthorContext) -> list[Any]:
+    """The story with each other target first, found by a planted pointer (`factcheck.find_pointers`), for a
+    Find level whose first target no wording finds past the word matchers: an add of several targets with no
+    record (nothing else hangs on which goes first), each other catalog widget once."""
+
+    s = ctx.story
+    if not source_format(s.story) or s.kind != "add" or s.seeded_wrong or s.story.facts.record:
+        return []
+    out = []
+    firsts = {(s.targets[0].origin, s.targets[0].widget_id)}
+    for i, t in enumerate(s.targets[1:], start=1):
+        if (t.origin, t.widget_id) in firsts:
+            continue
+        firsts.add((t.origin, t.widget_id))
+        targets = [t, *(o for j, o in enumerate(s.targets) if j != i)]
+        pointers = find_pointers(ctx.world, s.story, targets, ctx.backends)
+        if not pointers:
+            continue
+        carried = next((j for j, o in enumerate(targets) if s.carried_key in o.params), s.carried_target)
+        out.append(
+            replace(
+                s,
+                targets=targets,
+                carried_target=carried,
+                find_pointer=pointers[0],
+                find_hints=[],
+                spare_pointer=None,
+                spare_pointers=tuple(pointers[1:]),
+            )
         )
-    return task
+    return out
 
 
 # The Find wordings' verdicts by content: the shortcut battery and the Find rung read the parsed task, the world
@@ -205,6 +260,14 @@ def rule_drafts(world: Any, checked: Any) -> list[Task]:
 
 def first_prompt(world: Any, checked: Any, resolved: Any, level: int, backends: list[str]) -> str:
     """The request the rule author's first round writes for one level of a resolved story."""
+    return str(first_task(world, checked, resolved, level, backends)[0]["prompt"])
+
+
+def first_task(
+    world: Any, checked: Any, resolved: Any, level: int, backends: list[str]
+) -> tuple[dict[str, Any], bool]:
+    """The task file the rule author's first round writes for one level of a resolved story, and whether (at
+    Find) one of its wordings left every shortcut agent failing and the Find rung passing."""
     siblings = tuple(r.story.slug for r in checked.resolved)
     ctx = draft_context(world, checked.source, resolved, siblings, backends, own_deadlines(checked.resolved))
-    return str(RuleAuthor().draft(ctx, level, [], []).task["prompt"])
+    return _compiled(ctx, level)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from certify import giveaways, leaked_values, load_lexicon, parse_task, prose_faults, states_value
+from certify import giveaways, leaked_values, load_lexicon, parse_task, prose_faults, states_value, terms
 from simulator import WidgetDef
 
 from ...factcheck import ResolvedTarget, purpose
@@ -103,10 +103,15 @@ class Wording:
         if shared is not None:
             params = [ValuesFor(None, self._pairs(t0, shared))]
         else:
+            # a pointer's entry names one widget: its cuts are not "the first/second <entry>"
+            pointed = describe and s.find_pointer is not None and self.hint in s.find_pointer.references()
             params = [
                 ValuesFor(
-                    name if names.count(name) == 1 else _nth(name, names[:i].count(name)),
+                    name
+                    if names.count(name) == 1 or (pointed and name == self.hint)
+                    else _nth(name, names[:i].count(name)),
                     self._pairs(t, level.said(t)),
+                    again=pointed and name == self.hint and names.count(name) > 1,
                 )
                 for i, (t, name) in enumerate(zip(s.targets, names, strict=True))
                 if t.params
@@ -206,8 +211,16 @@ class Wording:
             return ""
         # and there, nor one that shares a word or a stem with the target's catalog name ("Microsoft
         # fundamentals" for Company Fundamentals): a bag of words ranks the target first on it
+        # (as the bag of words reads it too: a stemmed term in common, "still open" for Open Alert Metrics)
         lexicon = load_lexicon(level.ctx.world.path)
-        if level.number == 1 and self.hint != own and giveaways(why, level.first.name, None, lexicon):
+        if (
+            level.number == 1
+            and self.hint != own
+            and (
+                giveaways(why, level.first.name, None, lexicon)
+                or set(terms(why)) & set(terms(level.first.name))
+            )
+        ):
             return ""
         # nor is it said where it reads as a request of its own: a sentence that names a widget of the catalog
         # ("Company Fundamentals for the financial picture"), or a note the level does not ask for, is taken

@@ -1,0 +1,55 @@
+"""The readings shortcut agents share (`certify.shortcuts.generic`'s cache of what a prompt and a listing give) are
+keyed by what the agent sees, so a counterfactual copy — the same prompt against a world whose catalog says
+something else under the same ids — never reuses a reading of the original: an agent plays the copy exactly as
+it would with nothing remembered."""
+
+from __future__ import annotations
+
+import pytest
+
+from certify.counterfactual import Copy, copies
+from certify.shortcuts import PROBES, SHORTCUTS, generic, run_shortcut
+from certify.task import Task, TaskSet, load_task
+from simulator import DEFAULT_WORLD, World
+from tests.conftest import ROOT
+
+SHIPPED = ROOT / "tasksets" / "workspace_tasks"
+AGENTS = [*SHORTCUTS, *PROBES]
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    return World.load(DEFAULT_WORLD)
+
+
+@pytest.fixture(scope="module")
+def find_copies(world) -> list[tuple[Task, Copy]]:
+    """Every shipped Find task with its target counterfactual (ids and places kept, contents exchanged)."""
+    taskset = TaskSet.load(SHIPPED)
+    out = []
+    for path in taskset.task_files():
+        if not path.stem.endswith("_level1"):
+            continue
+        task = load_task(path, taskset)
+        out += [(task, cf) for cf in copies(world, task) if isinstance(cf, Copy) and cf.kind == "target"]
+    assert len(out) >= 12, "the shipped Find tasks build their target copies"
+    return out
+
+
+def calls(world: World, task: Task, agent: str) -> list[tuple[str, object]]:
+    return [(e.tool, e.args) for e in run_shortcut(agent, world, task).events]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_agent_plays_a_counterfactual_copy_as_if_it_had_never_seen_the_original(world, find_copies, agent):
+    moved = 0
+    for task, cf in find_copies:
+        generic._READINGS.clear()
+        cold = calls(cf.world, cf.task, agent)
+        generic._READINGS.clear()
+        calls(world, task, agent)  # the original first, as the gates play them
+        warm = calls(cf.world, cf.task, agent)
+        assert warm == cold, f"{agent} on the copy of {task.id} reused a reading of the original"
+        moved += cold != calls(world, task, agent)
+    # not vacuous: in some copies the agent does something else than in the original (what it reads moved)
+    assert moved, f"{agent} plays every copy as the original: the copies would not show a stale reading"
