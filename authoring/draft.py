@@ -70,7 +70,7 @@ def draft_persona(
     saver = InMemorySaver(serde=serializer())
     graph = build_graph(saver)
     config = run_config(options.run_id)
-    context = RunContext(options, rule_drivers(lambda message: None))
+    context = RunContext(options, rule_drivers(lambda message: None), writes=False)
     for _ in graph.stream(
         {"options": options},
         config,

@@ -8,8 +8,10 @@ destination repository is the truth about what is committed: statuses are read f
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import git
+if TYPE_CHECKING:  # gitpython is imported where a repository is opened: `check` never opens one
+    import git
 
 
 class GitError(Exception):
@@ -29,6 +31,8 @@ class PendingEdits(GitError):
 
 
 def find_repo(path: Path) -> git.Repo:
+    import git
+
     anchor = next((p for p in [path, *path.resolve().parents] if p.exists()), path)
     try:
         return git.Repo(anchor, search_parent_directories=True)

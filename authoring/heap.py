@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
@@ -19,3 +19,26 @@ def settled_heap() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+@contextmanager
+def settled_after_loading() -> Iterator[Callable[[], None]]:
+    """`settled_heap` for a command that loads its modules and world inside it (`taskforge check`): the cyclic
+    collector is off while they load (its full collections walked them again and again as they were made, a
+    sixth of a `check --draft`'s CPU); `settled()` then freezes them out of its reach and turns it back on for
+    what the command makes after. On the way out they are handed back, and the collector is as it was, so a
+    process that runs many checks (the tests) collects them as usual."""
+    was = gc.isenabled()
+    gc.disable()
+
+    def settled() -> None:
+        gc.freeze()
+        if was:
+            gc.enable()
+
+    try:
+        yield settled
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()

@@ -250,6 +250,43 @@ def bench_authoring() -> dict[str, float]:
     return out
 
 
+def bench_draft(runs: int = 3) -> dict[str, float]:
+    """`taskforge check --draft` of one persona through the CLI (issue 21: under 10 s wall here), for two shipped
+    personas on the default world and two of the source's templates on the compat world: median wall and median
+    CPU (user + system of the child) over `runs` runs, and the 1-minute load average around them — on a shared
+    2-core machine the wall time moves with the neighbours' load, the CPU time much less."""
+    import resource
+    import subprocess
+
+    compat = ["--sources", str(COMPAT / "task_templates"), "--world", str(COMPAT / "world")]
+    cases = {
+        "default_portfolio_manager": ["portfolio_manager"],
+        "default_trading_desk": ["trading_desk"],
+        "compat_client_advisor": ["client_advisor", *compat],
+        "compat_fund_operations": ["fund_operations", *compat],
+    }
+    out: dict[str, float] = {}
+    loads = [os.getloadavg()[0]]
+    for name, args in cases.items():
+        if name.startswith("compat") and not (COMPAT / "task_templates").is_dir():
+            continue
+        walls, cpus = [], []
+        for _ in range(runs):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "authoring", "check", *args, "--draft"], cwd=ROOT, capture_output=True
+            )
+            walls.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            loads.append(os.getloadavg()[0])
+        out[f"check_draft_{name}_wall_s"] = statistics.median(walls)  # target: under 10 s (issue 21)
+        out[f"check_draft_{name}_cpu_s"] = statistics.median(cpus)
+    out["load_average_1min_median"] = statistics.median(loads)
+    return out
+
+
 @contextlib.contextmanager
 def _served_elsewhere(levels: dict, latency: float):
     """The competent role-player in its own process, as a real model endpoint is: its request parsing and reply
@@ -688,6 +725,7 @@ SUITES = {
     "certify": bench_certify,
     "recertify": bench_recertify,
     "authoring": bench_authoring,
+    "draft": bench_draft,
     "llm_authoring": bench_llm_authoring,
     "harness": bench_harness,
     "serve": bench_serve,

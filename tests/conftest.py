@@ -321,9 +321,13 @@ def mini_world(mini_world_path: Path):
 
 @pytest.fixture(autouse=True)
 def _fresh_certifications():
-    """Each test gates from scratch: a test may patch the simulator or the grader under the memo."""
+    """Each test gates (and drafts with the rule author) from scratch: a test may patch the simulator, the
+    grader or the author under the memos."""
+    from authoring.memo import forget as forget_drafts
     from certify.gates import forget
 
     forget()
+    forget_drafts()
     yield
     forget()
+    forget_drafts()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,6 +12,7 @@ import typer
 from rich.console import Console
 
 from authoring import render
+from authoring.heap import settled_after_loading
 
 from .common import console, err, load_world, usage_error
 from .options import Json, Sources, Strict, WorldDir
@@ -86,13 +88,30 @@ def check(
 
     Every facts error (with the nearest names and the allowed options) and the warnings `taskforge author`
     would show. Exit 0 when clean, 1 on warnings with --strict or a failing --draft, 2 on errors."""
+    with settled_after_loading() as settled:
+        _check(persona, sources, world, strict, draft, reference_agent, as_json, settled)
+
+
+def _check(
+    persona: str,
+    sources: Path,
+    world: Path | None,
+    strict: bool,
+    draft: bool,
+    reference_agent: str,
+    as_json: bool,
+    settled: Callable[[], None],
+) -> None:
     from authoring.checks import check_persona
     from authoring.overlay import OverlayError, world_for
 
+    if draft and not as_json:
+        import authoring.draft  # noqa: F401  (loaded with the rest, before the collector comes back)
     try:
         w = load_world(world_for(sources, world))
     except OverlayError as exc:
         raise usage_error(str(exc)) from exc
+    settled()
     report = check_persona(sources, persona, w, ladder=reference_agent == "ladder")
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")

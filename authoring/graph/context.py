@@ -162,6 +162,9 @@ class RunContext:
     options: RunOptions
     drivers: Drivers
     env: Env = field(default_factory=Env)
+    # whether this invocation goes on to write the run's files: `check --draft` stops before `finalize`, so what
+    # only a commit uses (the staircase picture, drawn ahead while the reviewers think) is not drawn for it
+    writes: bool = True
 
     @property
     def world(self) -> World:

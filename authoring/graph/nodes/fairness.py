@@ -58,8 +58,10 @@ def draw_ahead(run: RunContext, tasks: list[Task]) -> None:
     """While the fairness reviewers think: the calibration these tasks will get, when it needs no model
     (a deterministic reference, rehearsed already, and no frontier probe), and its staircase picture, the
     dearest part of writing the run's files. Both are pure, so `calibrate` and `commit` find them done;
-    if fairness sends a level back, the picture is simply never used."""
+    if fairness sends a level back, the picture is simply never used. A run that writes nothing (a draft) gets
+    the calibration only: drawing was a tenth of `check --draft`'s CPU."""
     if run.options.frontier_agent or not run.rehearsable():
         return
     record, _ = calibration(run, tasks)
-    png(record)
+    if run.writes:
+        png(record)

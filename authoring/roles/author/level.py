@@ -7,7 +7,10 @@ target, which parameter does the Ground fact set, what must the prompt never say
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from certify import HiddenValue
@@ -17,6 +20,19 @@ from ...factcheck import ResolvedStory, ResolvedTarget, rival_said
 from ...factcheck import value_text as said_as_text
 from .context import AuthorContext, AuthoringError
 from .evalblock import record
+
+
+@lru_cache(maxsize=8192)
+def word_pattern(value: str, flags: int = 0) -> re.Pattern[str]:
+    """`value` as a word (not inside another word or a hyphenation), as `certify.states_value` reads it, compiled
+    once: the rule author asks it of every catalog name for every level, thousands of patterns that would flush
+    the `re` module's own cache (512 entries) and every constant pattern with them."""
+    return re.compile(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", flags)
+
+
+def states_name(text: str, name: str) -> bool:
+    """`certify.states_value(text, name, any_case=True)`, with the name's pattern compiled once."""
+    return bool(name.strip()) and word_pattern(name, re.I).search(text) is not None
 
 
 def pick(options: list[str], *keys: Any) -> str:
@@ -109,6 +125,27 @@ class Level:
         return t.params
 
     def _signature_unique(self, t: ResolvedTarget) -> bool:
+        """Whether no other widget of the target's app takes every value of the target. Asked for every value the
+        wording says, so answered once per world, backends, widget and values (a world is immutable: the answer
+        lives in its cache, keyed by its fingerprint too, as a world derived with parts replaced has its own)."""
+        try:
+            values = json.dumps(t.params, sort_keys=True)
+        except (TypeError, ValueError):
+            return self._signature_unique_now(t)
+        world = self.ctx.world
+        key = (
+            "authoring:signature_unique",
+            world.fingerprint,
+            tuple(self.ctx.backends),
+            t.origin,
+            t.widget_id,
+            values,
+        )
+        if key not in world.cache:
+            world.cache[key] = self._signature_unique_now(t)
+        return bool(world.cache[key])
+
+    def _signature_unique_now(self, t: ResolvedTarget) -> bool:
         fixture = self.fixture(t.origin)
         return fixture is not None and not any(
             wid != t.widget_id

@@ -18,6 +18,7 @@ from certify import (
     Task,
     TaskMeta,
     lexical_exposure,
+    load_lexicon,
     parse_task,
     resolve_agent,
     run_battery,
@@ -26,6 +27,7 @@ from certify import (
 from simulator import TOOL_NAMES
 
 from ...factcheck import find_pointers, source_format
+from ...memo import Memo, content_key
 from .context import AuthorContext, Draft, own_deadlines, story_setup
 from .evalblock import record
 from .level import Level
@@ -51,6 +53,12 @@ class RuleAuthor:
         return Draft(compile_level(ctx, level))
 
 
+# Compiled levels by content: the rule author is a pure function of its context (the world, the persona, the
+# resolved story, the baseline, backends, skills, siblings, defaults and deadlines) and the level, and of the
+# lexicon the wording reads beside the world — which the world's fingerprint does not cover, so it is keyed too.
+_COMPILED: Memo[tuple[dict[str, Any], int | None]] = Memo(512)
+
+
 def compile_level(ctx: AuthorContext, number: int) -> dict[str, Any]:
     """The task file of level `number` of the context's story. At Derive, of the orders a seeded policy note's
     rules can take (its drawn order, then rotations), the first that leaves no shortcut agent passing is kept:
@@ -73,7 +81,18 @@ def _compiled(
     """The task file of level `number` and, at Find, how many similarity measures find its target in the kept
     wording (None: no wording left the shortcut agents failing and the Find rung passing; 0 elsewhere).
     `others`: whether another target of the story may be described instead (not again inside such a try);
-    `note_draw`: the order of a seeded policy note's rules (`Level`)."""
+    `note_draw`: the order of a seeded policy note's rules (`Level`). Compiled once per content per process:
+    `check` drafts each Find level to read its request, `check --draft` then drafts every level again in the
+    authoring run, and each round the gates send a level back drafts it once more with the same facts (the rule
+    author's answer does not depend on the feedback) — at Find, each draft runs the shortcut battery and the Find
+    rung over every wording per pointer tried, most of a draft's CPU."""
+    key = content_key(ctx, number, others, note_draw, load_lexicon(ctx.world.path), world=ctx.world)
+    return _COMPILED.get(key, lambda: _compile(ctx, number, others, note_draw))
+
+
+def _compile(
+    ctx: AuthorContext, number: int, others: bool, note_draw: int
+) -> tuple[dict[str, Any], int | None]:
     level = Level(ctx, number, note_draw)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
@@ -125,7 +144,7 @@ def _compiled(
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
         # a draw it fails), and leave no shortcut agent passing
-        if not any(r.passed for r in run_battery(ctx.world, parsed)) and _find_rung_passes(ctx, parsed):
+        if _unshortcut_and_found(ctx, parsed):
             kept = (len(exposed), dict(task))
             break
     # no wording of the description leaves the word matchers failing and the Find rung passing, or every one
@@ -224,6 +243,22 @@ def find_exposure(level: Level, task: dict[str, Any]) -> list[str]:
         ]
         out += [f"{name} {m}" for m in lexical_exposure(task["prompt"], entries, pool.index(t0.widget_id))]
     return out
+
+
+# The Find wordings' verdicts by content: the shortcut battery and the Find rung read the parsed task, the world
+# and the lexicon beside it, nothing else. `check` tries the wordings under the standard defaults and the run
+# under its taskset's; where those parse a draft alike (the draft states what the taskset adds), the run's
+# search is answered from check's.
+_VERDICTS: Memo[bool] = Memo(4096)
+
+
+def _unshortcut_and_found(ctx: AuthorContext, task: Task) -> bool:
+    """Whether no shortcut agent passes `task` and the ladder's Find rung does."""
+    key = content_key(task, load_lexicon(ctx.world.path), world=ctx.world)
+    return _VERDICTS.get(
+        key,
+        lambda: not any(r.passed for r in run_battery(ctx.world, task)) and _find_rung_passes(ctx, task),
+    )
 
 
 def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:

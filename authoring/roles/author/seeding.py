@@ -19,7 +19,7 @@ from simulator import WidgetDef, option_values, value_allowed
 
 from ...factcheck import ResolvedTarget, find_said, lexical_pull
 from ...factcheck import value_text as said_as_text
-from .level import Level, pick
+from .level import Level, pick, word_pattern
 
 SEED_W, SEED_H, NOTE_H = 20, 14, 8
 FIND_BOARD = 6  # widgets on a Find repair's board: the target, the decoy and look-alikes up to this many
@@ -370,13 +370,13 @@ def _decoy(
     # request picks a look-alike (the decoy, on the board at every level, is chosen as before)
     said = f"{find_said(s.story, t0)} {s.find_hint}" if own_app else ""
     best: tuple[int, bool, int, str] | None = None
+    # the stated values asked once, not once per widget of the catalog (each asking of every widget)
+    stated = level.said(t0, level=1)
     for wid, definition in fixture.catalog.widgets.items():
         if wid in taken or (own_app and definition.definition.get("category") != app):
             continue
         fit = sum(
-            1
-            for k, v in level.said(t0, level=1).items()
-            if (p := definition.param(k)) is not None and value_allowed(p, v)
+            1 for k, v in stated.items() if (p := definition.param(k)) is not None and value_allowed(p, v)
         )
         if not fit or (best is not None and fit < best[0]):
             continue
@@ -421,7 +421,7 @@ def story_widgets(level: Level) -> list[str]:
     prose = " ".join(s.story.prose.split())
     named, rest = [], prose
     for name in sorted(names - targets, key=len, reverse=True):
-        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", rest):
+        if word_pattern(name).search(rest):
             named.append(name)
             rest = rest.replace(name, " ")
     return list(dict.fromkeys([*listed, *sorted(named, key=prose.find)]))

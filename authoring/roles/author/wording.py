@@ -20,7 +20,7 @@ from ...factcheck import param_label as label
 from ...factcheck import value_text as said_as_text
 from .analysis import clause as analysis_clause
 from .analysis import prompt_word_limit
-from .level import Level
+from .level import Level, states_name
 from .phrasebook import (
     LEVELS_PER_STORY,
     Ask,
@@ -276,7 +276,7 @@ class Wording:
             for d in fixture.catalog.widgets.values()
             if len(d.name) > 3
         }
-        return any(states_value(sentence, name, any_case=True) for name in names)
+        return any(states_name(sentence, name) for name in names)
 
     @property
     def position(self) -> int:
