@@ -205,7 +205,7 @@ def test_the_ladder_family_calibrates_a_persona_and_its_findings_wait_for_review
     # beside them the pipeline plants a pointer and every level is fair. Where an app offers no such rival (as
     # here, with the pointer taken away), its Find levels stay described by the stories' own hints, which rank
     # another widget first: the ladder's findings.
-    monkeypatch.setattr(factcheck, "find_pointer", lambda *args: None)
+    monkeypatch.setattr(factcheck, "find_pointers", lambda *args: [])
     db = tmp_path / "cp.sqlite"
     outcome = run_persona(
         options(sources, repo, mini_world_path, reference_agent="ladder"),
