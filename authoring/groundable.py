@@ -1,7 +1,7 @@
 """What a world's documents offer a story to ground in: every piece a request can point at, where it is, and
 which personas already ground a fact there (`taskforge world show --facts`).
 
-A new role reads this instead of `factcheck.py` and the world's front matter: a fact any of these pieces holds
+A new role reads this instead of `factcheck/` and the world's front matter: a fact any of these pieces holds
 can be a story's `facts.governance.fact` (with the piece's document as its source), planted or not.
 """
 

@@ -196,16 +196,16 @@ def test_bad_facts_stop_before_authoring(sources, repo, mini_world_path, tmp_pat
 def test_the_ladder_family_calibrates_a_persona_and_its_findings_wait_for_review(
     sources, repo, mini_world_path, tmp_path, monkeypatch
 ):
-    from authoring import factcheck
     from authoring.decisions import decide
+    from authoring.factcheck import story
     from authoring.run import checkpointer
     from certify.calibration import load_record
 
     # The mini world's Find targets are told apart by nothing they serve; with a rival of the same app to stand
     # beside them the pipeline plants a pointer and every level is fair. Where an app offers no such rival (as
     # here, with the pointer taken away), its Find levels stay described by the stories' own hints, which rank
-    # another widget first: the ladder's findings.
-    monkeypatch.setattr(factcheck, "find_pointers", lambda *args: [])
+    # another widget first: the ladder's findings. (Patched where `resolve` reads the name: its module.)
+    monkeypatch.setattr(story, "find_pointers", lambda *args: [])
     db = tmp_path / "cp.sqlite"
     outcome = run_persona(
         options(sources, repo, mini_world_path, reference_agent="ladder"),

@@ -1,0 +1,243 @@
+"""Resolving the fact a Ground level sets from its source, and refusing one an agent could take without
+reading the passage the request points at."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from certify import URI, option_mentions, units
+from simulator import World
+
+from ..sources import SourceError, Story
+from ..suggest import did_you_mean, listing
+from .governance import STEP, _where_in, world_texts
+from .model import Governance, Hop, ResolvedTarget
+from .said import value_text
+
+
+def _source_of(world: World, kind: str, ref: str) -> tuple[str, str, str, tuple[Any, ...]] | None:
+    """(file, title, text, planted) of a knowledge source."""
+    if kind == "skill":
+        skill = world.skills.get(ref)
+        return (skill.file, skill.name, skill.content, skill.planted) if skill else None
+    if kind == "resource":
+        res = world.resources.get(ref)
+        return (res.file, res.title or res.uri, res.text, res.planted) if res else None
+    prompt = world.prompts.get(ref)
+    return (prompt.file, prompt.name, prompt.text, prompt.planted) if prompt else None
+
+
+def _quoted(text: str) -> str | None:
+    match = re.search(r"[\"“]([^\"”]{2,40})[\"”]", text)
+    return match.group(1) if match else None
+
+
+def _ground_fact(
+    world: World,
+    story: Story,
+    gov: Governance,
+    targets: list[ResolvedTarget],
+    seeded_wrong: dict[str, Any],
+    kind: str,
+) -> list[SourceError]:
+    """Resolve the fact a Ground level sets from its source: the phrase is in the named source (or in the one
+    document the source sends the reader to), nowhere else in the world, and the piece holding it states what
+    the fact sets — the target's value of that parameter (one an agent that does not read would get wrong), or
+    a quoted tab title."""
+    facts = story.facts
+    fact = facts.governance.fact or ""
+    file = story.file
+    key = "facts.governance.fact"
+    named = _source_of(world, gov.kind, gov.ref)
+    if named is None:
+        return [
+            SourceError(
+                file,
+                f"facts.governance.{gov.kind}",
+                f"the world has no {gov.kind} '{gov.ref}'; name one it has",
+            )
+        ]
+    holder_kind, holder_ref, (holder_file, _, text, planted) = gov.kind, gov.ref, named
+    if fact.casefold() not in text.casefold():
+        for piece in units(named[2]):
+            for uri in URI.findall(piece):
+                other = _source_of(world, "resource", uri)
+                if other is not None and fact.casefold() in other[2].casefold():
+                    steps = [int(n) for n, step in STEP.findall(named[2]) if uri in step]
+                    position = (
+                        f"step {steps[0]} of its workflow" if steps else "the passage that refers to it"
+                    )
+                    gov.hop = Hop(uri, other[1], position)
+                    holder_kind, holder_ref, (holder_file, _, text, planted) = "resource", uri, other
+        if gov.hop is None:
+            marked = _marked_up(text, fact)
+            if marked is not None:
+                # `world show --facts` prints pieces without their markup; the phrase must be one run of the text
+                return [
+                    SourceError(
+                        file,
+                        key,
+                        f"'{fact}' is in {gov.source} only across markup ('{marked}'): the agents and the "
+                        "reference search the text as written, so ground a phrase that sits inside one run of "
+                        "it — the part after the bold term, e.g. "
+                        f"'{_unmarked_tail(text, marked)}'",
+                    )
+                ]
+            return [
+                SourceError(file, key, f"'{fact}' is neither in {gov.source} nor in a document it refers to")
+            ]
+        gov.holder = f"{holder_kind}:{holder_ref}"
+    holders = {where for where, body in world_texts(world) if fact.casefold() in body}
+    if holders != {holder_file}:
+        elsewhere = sorted(holders - {holder_file})
+        return [
+            SourceError(
+                file,
+                key,
+                f"'{fact}' also occurs in {', '.join(elsewhere[:3])}: a Ground fact lives in "
+                "its source and nowhere else",
+            )
+        ]
+    gov.phrase = fact
+    entry = next((p for p in planted if p.phrase.casefold() == fact.casefold()), None)
+    piece = next((u for u in units(text) if fact.casefold() in u.casefold()), fact)
+    if entry is not None and entry.where:
+        where = entry.where
+    else:
+        try:
+            where, piece = _where_in(text, fact, holder_kind, file, key, gov.source)
+        except SourceError as exc:
+            return [exc]
+    gov.where = where
+    if gov.hop is not None:
+        gov.hop.row = where.split(" (")[0]
+    sets = facts.governance.sets or ""
+    gov.sets = sets
+    if sets == "tab":
+        title = _quoted(piece)
+        if title is None:
+            return [
+                SourceError(
+                    file, "facts.governance.sets", f"the passage holding '{fact}' quotes no tab title"
+                )
+            ]
+        if title.casefold() == (facts.tab or "").casefold():
+            return [SourceError(file, "facts.governance.sets", f"the tab is already called '{title}'")]
+        gov.value = title
+        return []
+    carrying = [t for t in targets if sets in t.params]
+    if not carrying:
+        graded = sorted({k for t in targets for k in t.params})
+        return [
+            SourceError(
+                file,
+                "facts.governance.sets",
+                f"'{sets}' is neither 'tab' nor a graded parameter of a "
+                f"target{did_you_mean(sets, graded)} (graded: {listing(graded)})",
+            )
+        ]
+    target = carrying[0]
+    param = target.widget.param(sets) or {}
+    said = option_mentions(piece, param, as_written=True)
+    value = target.params[sets]
+    if not said or str(said[0].value) != str(value):
+        found = f"states {said[0].value!r}" if said else "states no option of it"
+        return [
+            SourceError(
+                file,
+                key,
+                f"the passage holding '{fact}' {found}, but the story sets {sets}={value_text(value)!r}",
+            )
+        ]
+    if kind == "repair" and sets not in seeded_wrong:
+        return [
+            SourceError(
+                file,
+                "facts.governance.sets",
+                f"the stale widget already shows {sets}="
+                f"{value_text(value)!r}, so the Ground level would pass without reading; seed it wrong "
+                "(facts.seeded_wrong) or ground another parameter",
+            )
+        ]
+    if kind != "repair" and str(param.get("value")) == str(value):
+        return [
+            SourceError(
+                file,
+                "facts.governance.sets",
+                f"{value_text(value)!r} is the default of '{sets}', so an "
+                "agent that never reads the source gets it right; ground another parameter",
+            )
+        ]
+    gov.value = value
+    return []
+
+
+def _skimmed_errors(
+    world: World, file: str, gov: Governance, targets: list[ResolvedTarget]
+) -> list[SourceError]:
+    """A Ground fact must need its passage, not only its document: an agent that reads the named source (and
+    the document it sends to) but not the piece the request points at — the battery's source skimmer, taking
+    the option the text mentions most (the first of a tie) or the first tab title it quotes — must get it
+    wrong. One whose document names no rival of the value elsewhere, or names the value most, blocks the level
+    at the shortcuts gate; check says so first, and why."""
+    from certify import skimmed_options, skimmed_title
+
+    value = gov.value
+    read: list[str] = []
+    for source in (f"{gov.kind}:{gov.ref}", gov.holder):
+        found = _source_of(world, *source.split(":", 1)) if source else None
+        if found is not None and found[2] not in read:
+            read.append(found[2])
+    param = next((t.widget.param(gov.sets) for t in targets if gov.sets and gov.sets in t.params), None)
+    if value is None or not read or (param is None and gov.sets != "tab"):
+        return []
+    if param is None:
+        if skimmed_title(read) != value:
+            return []
+        what = f"the first tab title {gov.source} quotes is '{value}'"
+        fix = "let an earlier passage of it quote another tab's title"
+    else:
+        order = skimmed_options("\n".join(read), param)
+        if not order or str(order[0]) != str(value):
+            return []
+        alone = len(order) == 1
+        what = (
+            f"{gov.source} names no option of '{gov.sets}' but {value_text(value)!r}"
+            if alone
+            else f"{value_text(value)!r} is the option of '{gov.sets}' {gov.source} names most (or first)"
+        )
+        fix = "let another passage of it, before this one, name another option of the parameter, more often"
+    return [
+        SourceError(
+            file,
+            "facts.governance.fact",
+            f"{what}, so an agent that reads the document but not {gov.position or 'the passage'} gets the "
+            f"Ground level right (the shortcuts' source skimmer passes it); {fix}",
+        )
+    ]
+
+
+_MARKUP = re.compile(r"\*\*|__|`|\*")
+
+
+def _marked_up(text: str, fact: str) -> str | None:
+    """The stretch of `text` that says `fact` once its markdown emphasis is dropped, as written (None when the
+    plain text does not say it either)."""
+    plain, spans = [], []
+    for m in re.finditer(r"\*\*|__|`|\*|.", text, re.S):
+        if not _MARKUP.fullmatch(m.group(0)):
+            plain.append(m.group(0))
+            spans.append(m.start())
+    at = "".join(plain).casefold().find(fact.casefold())
+    if at < 0:
+        return None
+    return text[spans[at] : spans[at + len(fact) - 1] + 1]
+
+
+def _unmarked_tail(text: str, marked: str) -> str:
+    """What follows the last markup of `marked` to the end of its line: a phrase one run of the text holds."""
+    end = text.find(marked) + len(marked)
+    line_end = text.find("\n", end)
+    tail = _MARKUP.split(marked)[-1] + text[end : line_end if line_end >= 0 else len(text)]
+    return tail.strip().rstrip(".")
