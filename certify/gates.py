@@ -24,7 +24,7 @@ from typing import Any
 from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validate_widgets, value_allowed
 
 from .counterfactual import Copy, copies, play, source_text
-from .episode import Episode, replay
+from .episode import Episode, replay, start_episode
 from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade, passes
 from .judge.audit import JudgeAudit, standing_in
@@ -182,7 +182,7 @@ def _authored_widgets(task: Task) -> dict[str, dict[str, Any]]:
 def grounding_gate(s: Subject) -> GateResult:
     assert s.task is not None
     task = s.task
-    ws = Workspace.start(s.world, task.setup)
+    ws = start_episode(s.world, task).workspace  # the setup's serialisation remembered (episode.py)
     authored = _authored_widgets(task)
     problems: list[str] = []
     checked = 0
