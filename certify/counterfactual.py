@@ -117,8 +117,9 @@ def _rows_for(
     world: World, task: Task, origin: str, widget_id: str, cuts: list[dict[str, Any]]
 ) -> list[list[Any]]:
     """The rows `widget_id` serves for each of `cuts`, read as an agent reads them (one workspace for all, no
-    turn budget: these reads are the gate's, not an agent's)."""
-    workspace = Workspace.start(world, task.setup)
+    turn budget: these reads are the gate's, not an agent's; started as an episode is, so the setup is not
+    serialised again for the key of its started workspace)."""
+    workspace = start_episode(world, task).workspace
     out: list[list[Any]] = []
     for args in cuts:
         call = {"origin": origin, "widget_id": widget_id, "data_args": args}
@@ -355,7 +356,7 @@ def _sentence_swap(x: Any, pairs: dict[str, str]) -> Any:
 
 def _shown_in_world(world: World, task: Task, widget_id: str, key: str) -> set[str]:
     """The values `key` shows on `widget_id` wherever it is placed in the task's starting workspace."""
-    workspace = Workspace.start(world, task.setup)
+    workspace = start_episode(world, task).workspace
     return {
         str(w.data_args[key])
         for d in workspace.dashboards.values()

@@ -24,13 +24,13 @@ from typing import Any
 from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validate_widgets, value_allowed
 
 from .counterfactual import Copy, copies, play, source_text
-from .episode import Episode, replay
+from .episode import Episode, replay, start_episode
 from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade, passes
 from .judge.audit import JudgeAudit, standing_in
 from .judge.audit import standing as judge_standing
 from .prose import Fault, faults
-from .shortcuts import PROBES, ShortcutRun, run_battery, run_shortcut
+from .shortcuts import PROBES, ShortcutRun, Tree, run_battery
 from .task import Task, TaskFileError, TaskSet, load_task, task_files_under
 
 GATE_NAMES = (
@@ -102,11 +102,17 @@ class Subject:
         )
 
     @cached_property
+    def shortcut_tree(self) -> Tree:
+        """The shortcut agents' calls on the task as it is (the battery's, then the probes')."""
+        assert self.task is not None
+        return Tree(self.world, self.task, self.registry)
+
+    @cached_property
     def battery(self) -> list[ShortcutRun]:
         """Every shortcut agent of the battery once on the task (the shortcuts and counterfactual gates share
         them)."""
         assert self.task is not None
-        return run_battery(self.world, self.task, self.registry)
+        return run_battery(self.world, self.task, self.registry, self.shortcut_tree)
 
     @property
     def ours(self) -> bool:
@@ -176,7 +182,7 @@ def _authored_widgets(task: Task) -> dict[str, dict[str, Any]]:
 def grounding_gate(s: Subject) -> GateResult:
     assert s.task is not None
     task = s.task
-    ws = Workspace.start(s.world, task.setup)
+    ws = start_episode(s.world, task).workspace  # the setup's serialisation remembered (episode.py)
     authored = _authored_widgets(task)
     problems: list[str] = []
     checked = 0
@@ -509,9 +515,8 @@ def counterfactual_gate(s: Subject) -> GateResult:
     if not s.oracle[1].passed:
         return GateResult(False, "not run: the reference does not pass")
     passed_here = {run.name for run in s.battery if run.passed}
-    for name in PROBES:
-        if passes(s.task, run_shortcut(name, s.world, s.task), s.registry):
-            passed_here.add(name)
+    # the probes go on from the battery's calls (same task, same world)
+    passed_here |= {name for name in PROBES if s.shortcut_tree.run(name).passed}
     problems: list[str] = []
     held: list[str] = []
     reference = [(t, a) for t, a, _ in s.steps]
@@ -560,11 +565,9 @@ def counterfactual_gate(s: Subject) -> GateResult:
         if passes(cf.task, replay(cf.world, cf.task, reference), s.registry):
             problems.append(f"{what}: the original reference still passes — the source is not load-bearing")
             continue
-        both = [
-            name
-            for name in sorted(passed_here)
-            if passes(cf.task, run_shortcut(name, cf.world, cf.task), s.registry)
-        ]
+        # one tree per copy: its ids are the original's, its content is not
+        in_copy = Tree(cf.world, cf.task, s.registry)
+        both = [name for name in sorted(passed_here) if in_copy.run(name).passed]
         if both:
             problems.append(f"{what}: {', '.join(both)} pass(es) both copies")
             continue

@@ -31,6 +31,9 @@ from .agents.retrieval import stem as retrieval_stem
 
 SHIPPED = Path(__file__).parent / "data" / "finance_lexicon.yaml"
 WORLD_FILE = "lexicon.yaml"
+# libyaml's safe loader where PyYAML was built with it: the pure-Python one takes a tenth of a second over the
+# shipped lexicon, once per process that runs the phrase guesser (a certification's first Derive task).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Stems are compared on their first five letters: "cancelled"/"cancel", "European"/"Europe" meet.
 STEM = 5
 
@@ -92,7 +95,7 @@ def stem(word: str, cut: int | None = STEM) -> str:
 
 def read_file(path: Path) -> LexiconFile:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
     except OSError as exc:
         raise LexiconError(str(path), "(file)", f"cannot read: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
@@ -126,23 +129,40 @@ def load_lexicon(world: Path | None = None) -> Lexicon:
 def giveaways(text: str, value: object, label: str | None, lexicon: Lexicon) -> list[str]:
     """How `text` gives away `value` (or the parameter's `label`): each shared word, shared stem or lexicon
     synonym, said as a reason ("shares the word 'europe' with Europe"). Empty when it gives nothing away."""
-    said = words(text, longer_than=1)
-    said_stems = {stem(w): w for w in said if len(w) > 3}
+    said, said_stems, padded = _reading(text)
     out: list[str] = []
     for what, target in ((str(value), f"the value {value}"), (label or "", f"the label '{label}'")):
         if not what:
             continue
-        own = words(what, longer_than=1)
+        own = _own_words(what)
         for w in sorted(own & said):
             out.append(f"shares the word '{w}' with {target}")
         for w in sorted(own - said):
             if len(w) > 3 and stem(w) in said_stems:
                 out.append(f"shares the stem of '{said_stems[stem(w)]}' with {target} ('{w}')")
-    padded = f" {_norm(text)} "
     for synonym in lexicon.of(value):
-        if f" {_norm(synonym)} " in padded:
+        if f" {_normed(synonym)} " in padded:
             out.append(f"says '{synonym}', the finance lexicon's word for {value}")
     return out
+
+
+@lru_cache(maxsize=4096)
+def _reading(text: str) -> tuple[frozenset[str], dict[str, str], str]:
+    """(words, their stems to the word said, the normalised text padded) of a text `giveaways` reads: a pure
+    function of the text, worked out once — the phrase guesser asks of the same names for every option of every
+    parameter, and `check` of the same phrase for every candidate value. Callers never change what it returns."""
+    said = frozenset(words(text, longer_than=1))
+    return said, {stem(w): w for w in said if len(w) > 3}, f" {_norm(text)} "
+
+
+@lru_cache(maxsize=4096)
+def _own_words(text: str) -> frozenset[str]:
+    return frozenset(words(text, longer_than=1))
+
+
+@lru_cache(maxsize=4096)
+def _normed(text: str) -> str:
+    return _norm(text)
 
 
 def guess(

@@ -159,7 +159,10 @@ def named_widgets(prompt: str, catalog: list[dict[str, Any]], limit: int = 3) ->
 def blank_names(prompt: str, names: Iterable[str]) -> str:
     """The prompt with the given names blanked, so a verb inside a widget's name ("Record Date Holdings") is
     not read as an instruction."""
-    ordered = sorted(set(names) - {""}, key=lambda n: (-len(n), n))
+    # only the names the prompt holds at all (a listing's hundreds are one alternation, slow to compile and to
+    # run): a name it does not contain cannot match, so the result is the same
+    folded = prompt.casefold()
+    ordered = sorted({n for n in names if n and n.casefold() in folded}, key=lambda n: (-len(n), n))
     if not ordered:
         return prompt
     return _names_pattern(tuple(ordered)).sub(" ", prompt)
@@ -167,7 +170,7 @@ def blank_names(prompt: str, names: Iterable[str]) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def _names_pattern(ordered: tuple[str, ...]) -> re.Pattern[str]:
-    # Compiled once per set of names (a listing's): `re`'s own cache is too small for a certification's patterns.
+    # Compiled once per set of names a prompt holds: `re`'s own cache is too small for a certification's patterns.
     return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in ordered) + r")(?![\w])", re.I)
 
 

@@ -236,7 +236,13 @@ class RubricJudge:
                 )
             )
         support = _data_values(case)
-        unsupported = [f for f in stated if f.significant and not any(f.states(v) for v in support)]
+        # a figure equal to a supporting value states it (`Figure.states`' first test): looked up before the scan
+        exact = set(support)
+        unsupported = [
+            f
+            for f in stated
+            if f.significant and f.value not in exact and not any(f.states(v) for v in support)
+        ]
         if unsupported:
             shown = ", ".join(_shown(f) for f in unsupported[:5])
             labels.append(

@@ -118,10 +118,42 @@ class ShortcutRun:
         return self.result.passed
 
 
-def run_battery(world: World, task: Task, registry: dict[str, CheckFn] | None = None) -> list[ShortcutRun]:
-    """Every shortcut agent once on `task`, graded (the agents' common calls made once: `_run_along`)."""
-    root = _Node()
-    return [ShortcutRun(name, *_run_along(name, world, task, root, registry)) for name in SHORTCUTS]
+class Tree:
+    """The calls made so far by the shortcut agents on one task in one world (`_run_along`): the battery, the
+    probes and a gate asking again share it, so an agent's calls that an earlier one made are not made twice.
+    Keep one per (world, task) pair: a counterfactual copy has the same ids with other content."""
+
+    def __init__(self, world: World, task: Task, registry: dict[str, CheckFn] | None = None) -> None:
+        self.world, self.task, self.registry = world, task, registry
+        self.root = _Node()
+        self.runs: dict[str, ShortcutRun] = {}
+
+    def run(self, name: str) -> ShortcutRun:
+        """The named agent (of the battery, or a probe) once on the task, graded."""
+        if name not in self.runs:
+            self.runs[name] = ShortcutRun(
+                name, *_run_along(name, self.world, self.task, self.root, self.registry)
+            )
+        return self.runs[name]
 
 
-__all__ = ["PROBES", "SHORTCUTS", "Generic", "Plan", "ShortcutRun", "run_battery", "run_shortcut", "shortcut"]
+def run_battery(
+    world: World, task: Task, registry: dict[str, CheckFn] | None = None, tree: Tree | None = None
+) -> list[ShortcutRun]:
+    """Every shortcut agent once on `task`, graded (the agents' common calls made once: `_run_along`; `tree`:
+    the calls already made on this very task and world, to go on from)."""
+    tree = tree or Tree(world, task, registry)
+    return [tree.run(name) for name in SHORTCUTS]
+
+
+__all__ = [
+    "PROBES",
+    "SHORTCUTS",
+    "Generic",
+    "Plan",
+    "ShortcutRun",
+    "Tree",
+    "run_battery",
+    "run_shortcut",
+    "shortcut",
+]
