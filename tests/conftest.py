@@ -331,3 +331,23 @@ def _fresh_certifications():
     yield
     forget()
     forget_drafts()
+
+
+@pytest.fixture(autouse=True)
+def _registries_keep_their_order():
+    """A test that takes an entry out of a registry (`monkeypatch.delitem(GATES, "prose")`, to replay code that
+    predates it) gets it back at the end of the dict: the gates, checks and shortcut agents are then run and
+    reported in another order by every later test. Each registry's order is put back after the test (this
+    fixture is torn down after the test's own monkeypatch)."""
+    from certify.gates import GATES
+    from certify.grader.core import CHECKS
+    from certify.shortcuts.battery import PROBES, SHORTCUTS
+
+    registries: list[dict] = [GATES, CHECKS, SHORTCUTS, PROBES]
+    orders = [list(r) for r in registries]
+    yield
+    for registry, order in zip(registries, orders, strict=True):
+        if list(registry) != order and set(registry) == set(order):
+            entries = {k: registry[k] for k in order}
+            registry.clear()
+            registry.update(entries)

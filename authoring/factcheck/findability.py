@@ -364,13 +364,17 @@ def _listed_errors(
     fixture = world.fixture_of(target.origin, backends)
     if not repair or not values or fixture is None:
         return []
-    # among what the request says the target comes from: the story's app, else its origin
+    # among what the request says the target comes from (the story's app, else its origin) and what a Find
+    # repair's board seeds beside it (look-alikes of the target's own catalog category)
     app = target.app or target.origin
     in_app = set(fixture.catalog.app_widgets(target.app)) if target.app else set()
+    category = target.widget.definition.get("category")
     siblings = [
         w
         for wid, w in fixture.catalog.widgets.items()
-        if not target.app or wid in in_app or w.definition.get("category") == target.app
+        if not target.app
+        or wid in in_app
+        or w.definition.get("category") in {target.app, *([category] if category else [])}
     ]
 
     def lists(w: WidgetDef) -> bool:

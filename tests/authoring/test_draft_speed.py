@@ -93,7 +93,7 @@ def test_a_level_compiled_again_from_the_same_content_is_the_memo_s_and_equal_to
         _contexts(mini_world, sources)["morning_positions"], 1
     )  # rebuilt, equal content
     assert rules._COMPILED.misses == misses and rules._COMPILED.hits >= 1
-    assert again == rules._compile(ctx, 1)[0] and again["prompt"] != "changed by a caller"
+    assert again == rules._compile(ctx, 1, True, 0)[0] and again["prompt"] != "changed by a caller"
 
 
 def test_a_changed_fact_default_or_world_is_another_key_and_is_compiled_anew(mini_world, sources, tmp_path):

@@ -288,9 +288,11 @@ def test_check_names_what_blocked_the_second_outsider_round():
     # where no wording of a hint leaves the word matchers failing, the Find request says a planted pointer instead
     # of the hint: what still lends the catalog's words is the dashboard and the why, and check names the field
     # lending the most
-    assert "style_drift.md: facts.why: the Find prompt's words make 'Style Drift Monitor' the pick" in perf
+    # (nothing passing, the request says the story's own hint, its least exposed wording: the hint is named first,
+    # with every other field that lends the words)
+    assert "style_drift.md: facts.find_hint: the Find prompt's words make 'Style Drift Monitor' the pick" in perf
     assert "facts.dashboard says 'style'" in perf and "facts.why says 'exposures', 'fund'" in perf
-    assert "mandate_window.md: facts.dashboard: the Find prompt's words make 'Mandate Performance'" in perf
+    assert "mandate_window.md: facts.find_hint: the Find prompt's words make 'Mandate Performance'" in perf
     assert "facts.dashboard says 'client', 'returns'; facts.why says 'client', 'returns'" in perf
     assert "contribution_read.md: facts.why: the Find prompt's words make 'Contribution Leaders'" in perf
     assert "facts.note says 'contribution'" in perf

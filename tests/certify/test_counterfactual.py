@@ -51,7 +51,8 @@ def test_swapping_words_exchanges_them_in_one_pass():
 @pytest.mark.parametrize(
     ("level", "kind", "varied"),
     [
-        (1, "target", "Tidewell Enterprise: 'relationship_desk_mandates_mandate_performance'"),
+        # (this story's Find is said by a planted pointer: its copy swaps the note's entries)
+        (1, "target", "the entries of 'Shortlist'"),
         (2, "carried", "resource:openbb://workspace/conventions/client-reporting"),
         (3, "planted", "resource:openbb://workspace/handbooks/client-reporting-calendar"),
         (4, "planted", "resource:openbb://workspace/handbooks/client-reporting-calendar"),
