@@ -290,7 +290,9 @@ def test_check_names_what_blocked_the_second_outsider_round():
     # lending the most
     # (nothing passing, the request says the story's own hint, its least exposed wording: the hint is named first,
     # with every other field that lends the words)
-    assert "style_drift.md: facts.find_hint: the Find prompt's words make 'Style Drift Monitor' the pick" in perf
+    assert (
+        "style_drift.md: facts.find_hint: the Find prompt's words make 'Style Drift Monitor' the pick" in perf
+    )
     assert "facts.dashboard says 'style'" in perf and "facts.why says 'exposures', 'fund'" in perf
     assert "mandate_window.md: facts.find_hint: the Find prompt's words make 'Mandate Performance'" in perf
     assert "facts.dashboard says 'client', 'returns'; facts.why says 'client', 'returns'" in perf
