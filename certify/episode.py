@@ -7,6 +7,7 @@ heuristic and LLM agents); and the rules are stated here, as the agent under tes
 
 from __future__ import annotations
 
+import json
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -135,6 +136,18 @@ class Episode:
         self.events.append(TraceEvent(len(self.events) + 1, NO_ACTION, {"text": text or ""}, True, envelope))
         return envelope
 
+    def fork(self) -> Episode:
+        """This episode as it is now, twice (`Workspace.fork`): the copy goes on as a replay of the same calls
+        on a fresh episode would. The recorded events are shared, never changed once recorded."""
+        return Episode(
+            self.task_id,
+            self.workspace.fork(),
+            self.budget,
+            list(self.events),
+            self.final_answer,
+            self.ended_by,
+        )
+
     def stop(self, reason: str = "agent_stopped") -> None:
         if not self.done:
             self.ended_by = reason
@@ -227,6 +240,99 @@ def replay(
         episode.act(FINAL_ANSWER, {"text": final_answer})
     episode.stop("replay_end")
     return episode
+
+
+def said(call: tuple[str, Any]) -> tuple[str, str]:
+    """A call by its tool and its arguments as written (key order and 1 vs 1.0 kept apart: a grade may see
+    them)."""
+    return call[0], json.dumps(call[1], default=repr)
+
+
+@dataclass(eq=False)
+class CallNode:
+    """A point of the calls made so far on one task in one world (`CallTree`): the call that led here and what
+    it was answered, where each next call leads, whether the episode was over here, and, at a point more than
+    one run went on from, the episode as it is here (kept to fork, never acted on)."""
+
+    parent: CallNode | None = None
+    call: tuple[str, Any] | None = None
+    envelope: dict[str, Any] | None = None
+    done: bool = False
+    next: dict[tuple[str, str], CallNode] = field(default_factory=dict)
+    at: Episode | None = None
+    end: Any = None  # what a caller keeps of a run that stopped here (the shortcut agents: episode and grade)
+
+
+class CallTree:
+    """The calls made so far on one task in one world, by every actor that shares them: the reference and the
+    gates' variants of it (`replay`), the shortcut agents (certify/shortcuts). The simulator is deterministic,
+    so a run that makes the calls an earlier one made is answered as that one was and reaches the same state:
+    a call made before is never made again. A run that leaves the calls made so far goes on from an episode
+    forked where it leaves them (`Episode.fork`); such a point keeps its episode for the next run leaving
+    there, and reaching it the first time replays the calls from the nearest point that kept one. Keep one
+    tree per (world, task) pair: a counterfactual copy has the same ids with other content."""
+
+    def __init__(self, world: World, task: Task) -> None:
+        self.world, self.task = world, task
+        self.root = CallNode()
+        # the text of each call's arguments by the object (held beside it, so its id stays its own): the
+        # reference's steps are the same objects in every variant of it that keeps them
+        self._said: dict[int, tuple[Any, tuple[str, str]]] = {}
+
+    def key(self, call: tuple[str, Any]) -> tuple[str, str]:
+        held = self._said.get(id(call[1]))
+        if held is not None and held[0] is call[1] and held[1][0] == call[0]:
+            return held[1]
+        text = said(call)
+        self._said[id(call[1])] = (call[1], text)
+        return text
+
+    def episode_at(self, node: CallNode) -> Episode:
+        """A new episode in the state `node` stands for, to act on."""
+        path: list[CallNode] = []
+        base = node
+        while base.at is None and base.parent is not None:
+            path.append(base)
+            base = base.parent
+        if base.at is None:
+            base.at = start_episode(self.world, self.task)
+        episode = base.at.fork()
+        for step in reversed(path):
+            assert step.call is not None
+            episode.act(*step.call)
+        if path:
+            node.at = episode.fork()  # a second run goes on from here: the next one forks
+        return episode
+
+    def act(self, node: CallNode, episode: Episode, call: tuple[str, Any]) -> CallNode:
+        """Make `call` on `episode` (in the state of `node`) and record where it leads."""
+        envelope = episode.act(*call)
+        child = CallNode(node, call, envelope, episode.done)
+        node.next[self.key(call)] = child
+        return child
+
+    def replay(self, steps: list[tuple[str, Any]], final_answer: str | None = None) -> Episode:
+        """`replay(world, task, steps, final_answer)`: the same episode, made of the calls made before as far as
+        `steps` follow them."""
+        node, episode = self.root, None
+        for call in steps:
+            if episode is None:
+                if node.done:
+                    break
+                known = node.next.get(self.key(call))
+                if known is not None:
+                    node = known
+                    continue
+                episode = self.episode_at(node)
+            if episode.done:
+                break
+            node = self.act(node, episode, call)
+        if episode is None:
+            episode = self.episode_at(node)
+        if final_answer is not None and not episode.done:
+            episode.act(FINAL_ANSWER, {"text": final_answer})
+        episode.stop("replay_end")
+        return episode
 
 
 def reference_calls(task: Task) -> list[tuple[str, Any]]:

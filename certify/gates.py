@@ -24,7 +24,7 @@ from typing import Any
 from simulator import SetupError, WidgetDef, Workspace, World, tools_of, validate_widgets, value_allowed
 
 from .counterfactual import Copy, copies, play, source_text
-from .episode import Episode, replay, start_episode
+from .episode import CallTree, Episode, replay, start_episode
 from .equivalence import Probe, probe, variants
 from .grader import CHECKS, CheckFn, GradeResult, grade, passes
 from .judge.audit import JudgeAudit, standing_in
@@ -71,11 +71,19 @@ class Subject:
     notes: dict[str, Any] = field(default_factory=dict)
     judge_audit: JudgeAudit | None = None
 
+    @cached_property
+    def calls(self) -> CallTree:
+        """Every call made on the task as it is, by the reference, the gates' variants of it and the shortcut
+        agents: a call made before is not made again (`CallTree`)."""
+        assert self.task is not None
+        return CallTree(self.world, self.task)
+
     def run(
         self, steps: list[tuple[str, Any]], final_answer: str | None = None
     ) -> tuple[Episode, GradeResult]:
+        """`steps` (and the final answer) replayed on the task, graded; along the calls made before."""
         assert self.task is not None
-        episode = replay(self.world, self.task, steps, final_answer)
+        episode = self.calls.replay(steps, final_answer)
         return episode, grade(self.task, episode, self.registry)
 
     @cached_property
@@ -105,7 +113,7 @@ class Subject:
     def shortcut_tree(self) -> Tree:
         """The shortcut agents' calls on the task as it is (the battery's, then the probes')."""
         assert self.task is not None
-        return Tree(self.world, self.task, self.registry)
+        return Tree(self.world, self.task, self.registry, self.calls)
 
     @cached_property
     def battery(self) -> list[ShortcutRun]:
@@ -439,9 +447,11 @@ def _mask_names(world: World, task: Task) -> str:
 @gate("determinism")
 def determinism_gate(s: Subject) -> GateResult:
     first, first_result = s.oracle
-    second, second_result = s.run(
-        [(t, a) for t, a, _ in s.steps], s.task.eval.reference_answer if s.task else None
-    )
+    # a replay of its own on a fresh episode, never along the calls made before (`Subject.run`): that would be
+    # the first replay again
+    assert s.task is not None
+    second = replay(s.world, s.task, [(t, a) for t, a, _ in s.steps], s.task.eval.reference_answer)
+    second_result = grade(s.task, second, s.registry)
     if first.workspace.state_hash() != second.workspace.state_hash():
         return GateResult(False, "two replays of the reference end in different states")
     if (

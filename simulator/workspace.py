@@ -183,6 +183,31 @@ class Workspace:
         ws.initial_current = self.initial_current
         return ws
 
+    def fork(self) -> Workspace:
+        """This episode as it is now, twice: the copy and this workspace go on independently. The simulator is
+        deterministic, so a caller that would replay the same calls on a fresh episode to reach this state (a
+        gate trying many variants of one call list, agents that share their first calls) can fork here
+        instead. Copy on write, as `_episode`: this workspace's dashboards are frozen first (the next write of
+        either side clones the one it changes), and only the containers a call changes in place are copied —
+        the call log and the counters with them, so request ids and the invalid-call count go on as they
+        would. What the episode started from (`initial_*`, never changed after the start) is shared."""
+        for dash in self.dashboards.values():
+            dash.frozen = True
+        ws = type(self)(self.world)
+        ws.connections = [copy.copy(c) for c in self.connections]
+        ws.custom = dict(self.custom)
+        ws.dashboards = dict(self.dashboards)
+        ws.current = self.current
+        ws.counters = dataclasses.replace(self.counters)
+        ws.skills = dict(self.skills)
+        ws.allowed_tools = self.allowed_tools
+        ws.calls = list(self.calls)
+        ws.invalid_calls = self.invalid_calls
+        ws.initial_dashboards = self.initial_dashboards
+        ws.initial_custom = self.initial_custom
+        ws.initial_current = self.initial_current
+        return ws
+
     @classmethod
     def _build(cls, world: World, setup: Setup) -> Workspace:
         """Baseline + the setup's initial state merged + default_selected_dashboard opened (`start` copies it)."""

@@ -1,5 +1,5 @@
 """The shipped taskset certifies with every gate: 6 personas x 4 stories x 5 levels, valid variants passing and
-shortcut agents failing, and its certificate lock agrees with what the gates say now."""
+shortcut agents failing, and its certificate lock agrees with what the gates say now, verdict by verdict."""
 
 from __future__ import annotations
 
@@ -20,6 +20,15 @@ def test_the_shipped_taskset_passes_every_gate():
     lock = CertificateLock.load(SHIPPED)
     assert lock is not None and set(lock.tasks) == {r.id for r in results}
     assert all(set(c.gates) == set(GATE_NAMES) and c.certified for c in lock.tasks.values())
+    # every verdict and its reason as on record: a change meant to be only faster (a call tree, a fork, a
+    # memo) moves none of the 1,440; one that means to move some re-certifies (`recertify --commit`)
+    moved = [
+        f"{r.id} {name}: on record {lock.tasks[r.id].gates[name]} -> now {gate.to_dict()}"
+        for r in results
+        for name, gate in r.gates.items()
+        if gate.to_dict() != {k: lock.tasks[r.id].gates[name][k] for k in ("ok", "detail")}
+    ]
+    assert moved == []
 
 
 def test_no_fixed_position_predicts_the_target():
