@@ -123,7 +123,7 @@ def _rows_for(
     out: list[list[Any]] = []
     for args in cuts:
         call = {"origin": origin, "widget_id": widget_id, "data_args": args}
-        env = workspace.call("get_widget_data", call).to_dict()
+        env = workspace.answer("get_widget_data", call)
         data = env.get("data") if env.get("ok") else None
         rows = data.get("data") if isinstance(data, dict) else None
         out.append(rows if isinstance(rows, list) else [])

@@ -111,7 +111,7 @@ class Episode:
             self.final_answer = text
             self.ended_by = "final_answer"
             return envelope
-        envelope = self.workspace.call(tool, args).to_dict()
+        envelope = self.workspace.answer(tool, args)
         self.events.append(TraceEvent(index, tool, args, envelope["ok"], envelope))
         return envelope
 

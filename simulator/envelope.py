@@ -42,6 +42,19 @@ class Envelope(BaseModel):
             ok=False, command=command, request_id=request_id, message=message, data=None, error=error
         )
 
+    @classmethod
+    def of(cls, answer: dict[str, Any]) -> Envelope:
+        """The envelope of an answer in its dict form (`to_dict`'s shape, as `Workspace.answer` builds it)."""
+        error = answer["error"]
+        return cls.model_construct(
+            ok=answer["ok"],
+            command=answer["command"],
+            request_id=answer["request_id"],
+            message=answer["message"],
+            data=answer["data"],
+            error=None if error is None else ErrorInfo.model_construct(**error),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,

@@ -490,6 +490,17 @@ class Workspace:
     # ================================================================ dispatch
     def call(self, tool_name: str, args: Any = None) -> Envelope:
         """Run one tool call. Every outcome is an envelope; refused calls are counted as invalid."""
+        return Envelope.of(self._answer(tool_name, args))
+
+    def answer(self, tool_name: str, args: Any = None) -> dict[str, Any]:
+        """`call(...).to_dict()`: the envelope as the agent reads it. Built as a dict directly (an episode makes
+        tens of thousands of calls in a certification, and the model was only ever read back as this dict),
+        unless a subclass answers through its own `call`."""
+        if type(self).call is not Workspace.call:
+            return self.call(tool_name, args).to_dict()
+        return self._answer(tool_name, args)
+
+    def _answer(self, tool_name: str, args: Any) -> dict[str, Any]:
         self.counters.requests += 1
         request_id = f"req_{self.counters.requests:04d}"
         spec = TOOLS.get(tool_name) if isinstance(tool_name, str) else None
@@ -538,14 +549,28 @@ class Workspace:
         except ToolError as exc:
             return self._refuse(tool_name, args, exc.code, exc.message + note, request_id, exc.retryable)
         self.calls.append(CallRecord(tool_name, args, True))
-        return Envelope.success(tool_name, data, request_id, message=f"ok.{note}" if ignored else "ok")
+        return {
+            "ok": True,
+            "command": tool_name,
+            "request_id": request_id,
+            "message": f"ok.{note}" if ignored else "ok",
+            "data": data,
+            "error": None,
+        }
 
     def _refuse(
         self, tool_name: str, args: Any, code: str, message: str, request_id: str, retryable: bool = False
-    ) -> Envelope:
+    ) -> dict[str, Any]:
         self.invalid_calls += 1
         self.calls.append(CallRecord(tool_name, args, False, code))
-        return Envelope.failure(tool_name, code, message, request_id, retryable)
+        return {
+            "ok": False,
+            "command": tool_name,
+            "request_id": request_id,
+            "message": message,
+            "data": None,
+            "error": {"code": code, "message": message, "retryable": retryable},
+        }
 
     @staticmethod
     def _precheck(tool_name: str, args: dict[str, Any]) -> None:
