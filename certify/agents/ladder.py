@@ -34,7 +34,7 @@ from .analysis import AnalysisAsk, analysis_ask, write_analysis
 from .analysis import column as analysis_column
 from .base import Action, AgentSession, TaskView, Usage, register_agent, register_family
 from .building import BuildSpec, build_spec
-from .reading import find, note_name
+from .reading import find, listing, note_name
 from .request import (
     QUESTION,
     Op,
@@ -204,11 +204,11 @@ class LadderSession:
         """The literal reading (every rung) and, from Find up, the widgets the request only describes."""
         request = read_request(self.prompt)
         request.name(
-            [
-                *(str(w.get(k) or "") for w in catalog for k in ("name", "category", "origin")),
+            (
+                *listing(catalog).said_names,
                 *(str(d.get("name") or "") for d in snapshot.get("dashboards") or []),
                 *(str(s.get("name") or "") for s in snapshot.get("skills") or []),
-            ]
+            )
         )
         placed: dict[str, list[dict[str, Any]]] = {}
         for w in (snapshot.get("dashboard_composition") or {}).get("widgets") or []:

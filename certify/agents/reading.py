@@ -131,10 +131,73 @@ def _needle_index(needles: tuple[str, ...]) -> tuple[dict[str, tuple[str, ...]],
     return {k: tuple(v) for k, v in by_lead.items()}, tuple(unled)
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What the agents look up in a catalog listing again and again, worked out once per listing: the texts
+    they search a prompt for, and the entries by origin and by app."""
+
+    entries: tuple[dict[str, Any], ...]
+    # (category, name) of each entry, in order, as `named_widgets` searches them
+    apps_and_names: tuple[str, ...]
+    # name, category and origin of each entry, in order, as a request marks the names it says
+    said_names: tuple[str, ...]
+    origins: list[str]
+    apps: list[str]
+    # entry positions by origin and by category (as served, unhashable ones left out: `of` then scans)
+    by_origin: dict[Any, list[int]]
+    by_app: dict[Any, list[int]]
+    scan: bool
+
+    def of(self, sources: Iterable[str]) -> list[dict[str, Any]]:
+        """The entries whose origin or app is one of `sources`, in listing order."""
+        wanted = set(sources)
+        if self.scan:
+            return [w for w in self.entries if w.get("origin") in wanted or w.get("category") in wanted]
+        hits = {i for s in wanted for i in (*self.by_origin.get(s, ()), *self.by_app.get(s, ()))}
+        return [self.entries[i] for i in sorted(hits)]
+
+
+# Listings by the ids of the entry objects served (held, so the ids stay theirs): the simulator serves the same
+# entries to every episode of a world, and every agent's reading of a prompt goes over the whole listing.
+_LISTINGS: dict[tuple[int, ...], Listing] = {}
+_LISTINGS_SIZE = 256
+
+
+def listing(catalog: list[dict[str, Any]]) -> Listing:
+    """The `Listing` of `catalog` (entries are never changed once served)."""
+    ids = tuple(map(id, catalog))
+    held = _LISTINGS.get(ids)
+    if held is not None:
+        return held
+    by_origin: dict[Any, list[int]] = {}
+    by_app: dict[Any, list[int]] = {}
+    scan = False
+    for i, w in enumerate(catalog):
+        try:
+            by_origin.setdefault(w.get("origin"), []).append(i)
+            by_app.setdefault(w.get("category"), []).append(i)
+        except TypeError:
+            scan = True
+    held = Listing(
+        tuple(catalog),
+        tuple(str(w.get(k) or "") for w in catalog for k in ("category", "name")),
+        tuple(str(w.get(k) or "") for w in catalog for k in ("name", "category", "origin")),
+        sorted({str(w.get("origin")) for w in catalog if w.get("origin")}),
+        sorted({str(w.get("category")) for w in catalog if w.get("category")}),
+        by_origin,
+        by_app,
+        scan,
+    )
+    if len(_LISTINGS) >= _LISTINGS_SIZE:
+        _LISTINGS.clear()
+    _LISTINGS[ids] = held
+    return held
+
+
 def named_widgets(prompt: str, catalog: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:
     """Catalog entries whose name the prompt states, in prompt order: the longest name wins an overlap, an entry
     of an app (category) the prompt names wins over a namesake elsewhere, and each name counts once."""
-    said = finds(prompt, [str(w.get(k) or "") for w in catalog for k in ("category", "name")])
+    said = finds(prompt, listing(catalog).apps_and_names)
     apps = {str(w.get("category")) for w in catalog if w.get("category") and said.get(str(w["category"]))}
     hits: list[tuple[int, int, dict[str, Any]]] = []
     for w in catalog:

@@ -8,12 +8,13 @@ capability ladder composes them: a rung decides which of these readings it is al
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .reading import Mention, find, finds, named_widgets, option_mentions
+from .reading import Mention, find, finds, listing, named_widgets, option_mentions
 from .retrieval import BM25, terms
 
 OpKind = Literal["create", "update", "read"]
@@ -183,13 +184,19 @@ class Request:
     # clauses asking for a copy of a named widget (`copy_clauses`): what they say is about the copy only
     copies: list[tuple[int, int]] = field(default_factory=list)
 
-    def name(self, names: list[str]) -> None:
+    def name(self, names: Sequence[str]) -> None:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
         option value inside a name ("Working" in "Working Orders") is not a stated value."""
-        # a listing repeats its apps and origins: each is looked for once
+        # a listing repeats its apps and origins: each is looked for once, and its places are marked once per
+        # time `names` holds it, in the order it holds them (only the names found are visited: a listing's
+        # hundreds are mostly not in the prompt)
+        names = tuple(names)
         found = finds(self.prompt, names)
-        for n in names:
-            self.names += [(p, p + len(n)) for p in found.get(n, ())]
+        if not found:
+            return
+        held = _held_at(names)
+        for _, name in sorted((i, n) for n in found for i in held[n]):
+            self.names += [(p, p + len(name)) for p in found[name]]
 
     def sentence_of(self, position: int) -> tuple[int, int]:
         return next((s for s in self.spans if s[0] <= position < s[1]), (0, len(self.prompt)))
@@ -199,6 +206,15 @@ class Request:
 
     def live(self, positions: list[int]) -> list[int]:
         return [p for p in positions if not self.in_twin(p)]
+
+
+@functools.lru_cache(maxsize=64)
+def _held_at(names: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """Where each name occurs in `names` (one index per listing's names and the rest, built once)."""
+    at: dict[str, list[int]] = {}
+    for i, n in enumerate(names):
+        at.setdefault(n, []).append(i)
+    return {n: tuple(v) for n, v in at.items()}
 
 
 # A parenthesised contrast ("(not the view of …)", one level of nested parentheses inside): it says what the
@@ -321,12 +337,11 @@ def described_pools(
 ) -> list[tuple[int, int, str, list[dict[str, Any]]]]:
     """Each phrase that describes a widget, with the catalog entries it may mean: those of the origin or app the
     phrase names (the ones on the open dashboard when the phrase asks for a repair), less the named ones."""
-    origins = sorted({str(w.get("origin")) for w in catalog if w.get("origin")})
-    apps = sorted({str(w.get("category")) for w in catalog if w.get("category")})
+    listed = listing(catalog)
     taken = {t.widget_id for t in named}
     out = []
-    for begin, end, phrase, sources in described_spans(request, origins, apps, named):
-        pool = [w for w in catalog if w.get("origin") in sources or w.get("category") in sources]
+    for begin, end, phrase, sources in described_spans(request, listed.origins, listed.apps, named):
+        pool = listed.of(sources)
         narrowed = [w for w in pool if w.get("category") in sources]
         pool = [w for w in (narrowed or pool) if str(w["widget_id"]) not in taken]
         if op_kind(request, begin, end) == "update":
