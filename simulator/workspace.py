@@ -1345,16 +1345,32 @@ def _serve_rows(definition: WidgetDef, data_args: dict[str, Any]) -> list[Any]:
     if rows is None:
         sample = definition.sample_data
         return list(sample) if isinstance(sample, list) else ([] if sample is None else [sample])
-    columns: set[str] = set()
-    for row in rows:
-        if isinstance(row, dict):
-            columns.update(row)
-    keys = [k for k in data_args if k in columns]
+    keys = [k for k in data_args if k in _columns(rows)]
     if not keys:
         return [dict(r) if isinstance(r, dict) else r for r in rows]
     return [
         dict(r) for r in rows if isinstance(r, dict) and all(str(r.get(k)) == str(data_args[k]) for k in keys)
     ]
+
+
+# The columns of a widget's baked rows, by the rows object (held beside them, so its id stays its own): a
+# world's rows are read-only once loaded, and every read of a widget asked for them again.
+_COLUMNS: dict[int, tuple[list[Any], frozenset[str]]] = {}
+_COLUMNS_SIZE = 4096
+
+
+def _columns(rows: list[Any]) -> frozenset[str]:
+    held = _COLUMNS.get(id(rows))
+    if held is not None and held[0] is rows:
+        return held[1]
+    columns: set[str] = set()
+    for row in rows:
+        if isinstance(row, dict):
+            columns.update(row)
+    if len(_COLUMNS) >= _COLUMNS_SIZE:
+        _COLUMNS.clear()
+    _COLUMNS[id(rows)] = (rows, frozenset(columns))
+    return _COLUMNS[id(rows)][1]
 
 
 def _placed(
