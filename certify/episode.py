@@ -248,13 +248,14 @@ def said(call: tuple[str, Any]) -> tuple[str, str]:
     return call[0], json.dumps(call[1], default=repr)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class CallNode:
     """A point of the calls made so far on one task in one world (`CallTree`): the call that led here and what
     it was answered, where each next call leads, whether the episode was over here, and, at a point more than
-    one run went on from, the episode as it is here (kept to fork, never acted on)."""
+    one run went on from, the episode as it is here (kept to fork, never acted on). A node knows no parent (a
+    walker keeps its trail): a tree without cycles is freed as soon as its task is done with, never left to the
+    cyclic collector."""
 
-    parent: CallNode | None = None
     call: tuple[str, Any] | None = None
     envelope: dict[str, Any] | None = None
     done: bool = False
@@ -269,8 +270,8 @@ class CallTree:
     so a run that makes the calls an earlier one made is answered as that one was and reaches the same state:
     a call made before is never made again. A run that leaves the calls made so far goes on from an episode
     forked where it leaves them (`Episode.fork`); such a point keeps its episode for the next run leaving
-    there, and reaching it the first time replays the calls from the nearest point that kept one. Keep one
-    tree per (world, task) pair: a counterfactual copy has the same ids with other content."""
+    there, and reaching it the first time replays the calls from the nearest point on the way that kept one.
+    Keep one tree per (world, task) pair: a counterfactual copy has the same ids with other content."""
 
     def __init__(self, world: World, task: Task) -> None:
         self.world, self.task = world, task
@@ -287,34 +288,35 @@ class CallTree:
         self._said[id(call[1])] = (call[1], text)
         return text
 
-    def episode_at(self, node: CallNode) -> Episode:
-        """A new episode in the state `node` stands for, to act on."""
-        path: list[CallNode] = []
-        base = node
-        while base.at is None and base.parent is not None:
-            path.append(base)
-            base = base.parent
-        if base.at is None:
-            base.at = start_episode(self.world, self.task)
-        episode = base.at.fork()
-        for step in reversed(path):
-            assert step.call is not None
-            episode.act(*step.call)
-        if path:
-            node.at = episode.fork()  # a second run goes on from here: the next one forks
+    def episode_at(self, trail: list[CallNode]) -> Episode:
+        """A new episode, to act on, in the state the last node of `trail` stands for (`trail`: the nodes from
+        the root to it, as a walker went down)."""
+        last = len(trail) - 1
+        base = last
+        while base > 0 and trail[base].at is None:
+            base -= 1
+        if trail[base].at is None:
+            trail[base].at = start_episode(self.world, self.task)
+        episode = trail[base].at.fork()  # type: ignore[union-attr]
+        for node in trail[base + 1 :]:
+            assert node.call is not None
+            episode.act(*node.call)
+        if base < last:
+            trail[last].at = episode.fork()  # a second run goes on from here: the next one forks
         return episode
 
     def act(self, node: CallNode, episode: Episode, call: tuple[str, Any]) -> CallNode:
         """Make `call` on `episode` (in the state of `node`) and record where it leads."""
         envelope = episode.act(*call)
-        child = CallNode(node, call, envelope, episode.done)
+        child = CallNode(call, envelope, episode.done)
         node.next[self.key(call)] = child
         return child
 
     def replay(self, steps: list[tuple[str, Any]], final_answer: str | None = None) -> Episode:
         """`replay(world, task, steps, final_answer)`: the same episode, made of the calls made before as far as
         `steps` follow them."""
-        node, episode = self.root, None
+        trail, episode = [self.root], None
+        node = self.root
         for call in steps:
             if episode is None:
                 if node.done:
@@ -322,13 +324,14 @@ class CallTree:
                 known = node.next.get(self.key(call))
                 if known is not None:
                     node = known
+                    trail.append(node)
                     continue
-                episode = self.episode_at(node)
+                episode = self.episode_at(trail)
             if episode.done:
                 break
             node = self.act(node, episode, call)
         if episode is None:
-            episode = self.episode_at(node)
+            episode = self.episode_at(trail)
         if final_answer is not None and not episode.done:
             episode.act(FINAL_ANSWER, {"text": final_answer})
         episode.stop("replay_end")

@@ -57,6 +57,7 @@ def _run_along(
     agent = _agent(name, world)
     play = agent.play(TaskView.of(task))
     node = calls.root
+    trail = [node]
     episode: Episode | None = None
     try:
         call = next(play)
@@ -65,9 +66,10 @@ def _run_along(
                 known = node.next.get(said(call))
                 if known is not None:
                     node = known
+                    trail.append(node)
                     call = play.send(known.envelope)
                     continue
-                episode = calls.episode_at(node)
+                episode = calls.episode_at(trail)
             node = calls.act(node, episode, call)
             call = play.send(node.envelope)
     except StopIteration:
@@ -77,7 +79,7 @@ def _run_along(
     if episode is None and node.end is not None:
         return node.end
     if episode is None:
-        episode = calls.episode_at(node)
+        episode = calls.episode_at(trail)
     episode.stop("agent_stopped")
     node.end = (episode, grade(task, episode, registry))
     return node.end
