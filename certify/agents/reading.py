@@ -147,6 +147,9 @@ class Listing:
     by_origin: dict[Any, list[int]]
     by_app: dict[Any, list[int]]
     scan: bool
+    # entry positions by name as `named_widgets` reads it, and the app names entries hold
+    by_name: dict[str, list[int]]
+    app_names: frozenset[str]
 
     def of(self, sources: Iterable[str]) -> list[dict[str, Any]]:
         """The entries whose origin or app is one of `sources`, in listing order."""
@@ -172,7 +175,9 @@ def listing(catalog: list[dict[str, Any]]) -> Listing:
     by_origin: dict[Any, list[int]] = {}
     by_app: dict[Any, list[int]] = {}
     scan = False
+    by_name: dict[str, list[int]] = {}
     for i, w in enumerate(catalog):
+        by_name.setdefault(str(w.get("name") or ""), []).append(i)
         try:
             by_origin.setdefault(w.get("origin"), []).append(i)
             by_app.setdefault(w.get("category"), []).append(i)
@@ -187,6 +192,8 @@ def listing(catalog: list[dict[str, Any]]) -> Listing:
         by_origin,
         by_app,
         scan,
+        by_name,
+        frozenset(str(w.get("category")) for w in catalog if w.get("category")),
     )
     if len(_LISTINGS) >= _LISTINGS_SIZE:
         _LISTINGS.clear()
@@ -197,14 +204,16 @@ def listing(catalog: list[dict[str, Any]]) -> Listing:
 def named_widgets(prompt: str, catalog: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:
     """Catalog entries whose name the prompt states, in prompt order: the longest name wins an overlap, an entry
     of an app (category) the prompt names wins over a namesake elsewhere, and each name counts once."""
-    said = finds(prompt, listing(catalog).apps_and_names)
-    apps = {str(w.get("category")) for w in catalog if w.get("category") and said.get(str(w["category"]))}
+    listed = listing(catalog)
+    said = finds(prompt, listed.apps_and_names)
+    apps = {c for c in said if c in listed.app_names}
     hits: list[tuple[int, int, dict[str, Any]]] = []
-    for w in catalog:
-        positions = said.get(str(w.get("name") or ""))
-        if positions:
-            in_app = 0 if not apps or w.get("category") in apps else 1
-            hits.append((in_app, positions[0], w))
+    # the entries whose name the prompt says, in listing order (only those are visited)
+    for i in sorted(i for n in said for i in listed.by_name.get(n, ())):
+        w = catalog[i]
+        positions = said[str(w.get("name") or "")]
+        in_app = 0 if not apps or w.get("category") in apps else 1
+        hits.append((in_app, positions[0], w))
     chosen: list[dict[str, Any]] = []
     taken: list[tuple[int, int]] = []
     for _in_app, pos, w in sorted(hits, key=lambda h: (h[0], -len(str(h[2].get("name"))), h[1])):
