@@ -57,8 +57,10 @@ def phrase_matches(expected: str, actual: str) -> bool:
     return all(any(t == h for h in have) for t in want)
 
 
+@lru_cache(maxsize=4096)
 def name_key(text: str) -> str:
-    """A title as a reviewer compares two: case, spacing, underscores and punctuation do not matter."""
+    """A title as a reviewer compares two: case, spacing, underscores and punctuation do not matter (pure, and
+    asked of the same titles in every grade of a task: remembered)."""
     return " ".join(_TOKEN.findall(text.casefold().replace("_", " ")))
 
 
@@ -93,7 +95,10 @@ def _numbers_in(text: str) -> tuple[float, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=4096)
 def expected_number(text: str) -> float | None:
+    """The number an expected value is, if it is one ("5.24%" is 0.0524); pure, and asked of the same expected
+    values in every grade of a task: remembered."""
     m = _PLAIN_NUMBER.match(text)
     if not m:
         return None
