@@ -8,7 +8,6 @@ counted as an invalid call. Exceptions that do escape are bugs in the simulator.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import threading
 from collections import OrderedDict
@@ -80,6 +79,11 @@ class Connection:
     url: str
     catalog: Catalog
     kind: str  # "fixture" | "custom" | "declared"
+
+    def copy(self) -> Connection:
+        """Its own copy for another episode (a call may replace its catalog); `copy.copy` went through pickling's
+        reduce protocol for every connection of every episode started or forked."""
+        return Connection(self.id, self.name, self.url, self.catalog, self.kind)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -171,7 +175,7 @@ class Workspace:
         clones one), so they are shared; what a call may change in place — a connection's catalog, the
         counters, the dicts a call adds to — is the episode's own."""
         ws = type(self)(self.world)
-        ws.connections = [copy.copy(c) for c in self.connections]
+        ws.connections = [c.copy() for c in self.connections]
         ws.custom = dict(self.custom)
         ws.dashboards = dict(self.dashboards)
         ws.current = self.current
@@ -194,7 +198,7 @@ class Workspace:
         for dash in self.dashboards.values():
             dash.frozen = True
         ws = type(self)(self.world)
-        ws.connections = [copy.copy(c) for c in self.connections]
+        ws.connections = [c.copy() for c in self.connections]
         ws.custom = dict(self.custom)
         ws.dashboards = dict(self.dashboards)
         ws.current = self.current
