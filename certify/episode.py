@@ -245,7 +245,11 @@ def replay(
 def said(call: tuple[str, Any]) -> tuple[str, str]:
     """A call by its tool and its arguments as written (key order and 1 vs 1.0 kept apart: a grade may see
     them)."""
-    return call[0], json.dumps(call[1], default=repr)
+    return call[0], _ENCODER.encode(call[1])
+
+
+# `json.dumps(args, default=repr)`, without building an encoder per call
+_ENCODER = json.JSONEncoder(default=repr)
 
 
 @dataclass(eq=False, slots=True)
