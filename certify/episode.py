@@ -261,7 +261,7 @@ class CallNode:
     cyclic collector."""
 
     call: tuple[str, Any] | None = None
-    envelope: dict[str, Any] | None = None
+    envelope: dict[str, Any] = field(default_factory=dict)  # the root, reached by no call, holds none
     done: bool = False
     next: dict[tuple[str, str], CallNode] = field(default_factory=dict)
     at: Episode | None = None
