@@ -173,10 +173,10 @@ class Workspace:
                     started.popitem(last=False)
         return prototype._episode()
 
-    def _episode(self) -> Workspace:
-        """A new episode in the state this started workspace holds. Its dashboards are frozen (the first write
-        clones one), so they are shared; what a call may change in place — a connection's catalog, the
-        counters, the dicts a call adds to — is the episode's own."""
+    def _shallow(self) -> Workspace:
+        """A workspace holding this one's state in containers of its own (`_episode`, `fork`): the connections,
+        the dicts a call adds to and the counters are copied, the dashboards themselves shared (frozen ones are
+        cloned on their first write)."""
         ws = type(self)(self.world)
         ws.connections = [c.copy() for c in self.connections]
         ws.custom = dict(self.custom)
@@ -185,6 +185,13 @@ class Workspace:
         ws.counters = self.counters.copy()
         ws.skills = dict(self.skills)
         ws.allowed_tools = self.allowed_tools
+        return ws
+
+    def _episode(self) -> Workspace:
+        """A new episode in the state this started workspace holds. Its dashboards are frozen (the first write
+        clones one), so they are shared; what a call may change in place — a connection's catalog, the
+        counters, the dicts a call adds to — is the episode's own."""
+        ws = self._shallow()
         ws.initial_dashboards = dict(self.initial_dashboards)
         ws.initial_custom = {k: v.to_dict() for k, v in self.custom.items()}
         ws.initial_current = self.initial_current
@@ -200,14 +207,7 @@ class Workspace:
         would. What the episode started from (`initial_*`, never changed after the start) is shared."""
         for dash in self.dashboards.values():
             dash.frozen = True
-        ws = type(self)(self.world)
-        ws.connections = [c.copy() for c in self.connections]
-        ws.custom = dict(self.custom)
-        ws.dashboards = dict(self.dashboards)
-        ws.current = self.current
-        ws.counters = self.counters.copy()
-        ws.skills = dict(self.skills)
-        ws.allowed_tools = self.allowed_tools
+        ws = self._shallow()
         ws.calls = list(self.calls)
         ws.invalid_calls = self.invalid_calls
         ws.initial_dashboards = self.initial_dashboards
