@@ -196,7 +196,11 @@ def aggregate(trials: Iterable[Trial]) -> dict[str, Any]:
         "levels": levels,
         "invalid": len(trials) - len(valid),
         "failure_codes": dict(sorted(codes.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "tokens": {"in": sum(t.tokens_in for t in trials), "out": sum(t.tokens_out for t in trials)},
+        "tokens": {
+            "in": sum(t.tokens_in for t in trials),
+            "out": sum(t.tokens_out for t in trials),
+            "cached": sum(t.tokens_cached for t in trials),
+        },
         "cost": round(sum(t.cost for t in trials), 6),
         "turns": distribution([t.turns for t in valid]),
         "tool_calls": distribution([t.tool_calls for t in valid]),

@@ -148,7 +148,9 @@ class EndpointUnusable(Exception):
 
 @dataclass
 class Completion:
-    """One reply and what it cost. `cached` replies were read from disk: nothing was paid for them."""
+    """One reply and what it cost. `cached` replies were read from disk: nothing was paid for them.
+    `tokens_cached` is the part of `tokens_in` the server says it read from its prefix cache (0 where it does
+    not say), priced as cached input."""
 
     message: Any
     finish_reason: str | None
@@ -157,6 +159,7 @@ class Completion:
     cost: float = 0.0
     retries: int = 0
     cached: bool = False
+    tokens_cached: int = 0
 
     @property
     def text(self) -> str:
@@ -180,6 +183,22 @@ class _Quirks:
     response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
     tool_choice: Literal["named", "required", "auto"] = "named"
     notes: list[str] = field(default_factory=list)
+
+
+def cached_prompt_tokens(usage: Any, tokens_in: int) -> int:
+    """The prompt tokens a server says it served from its prefix cache: `usage.prompt_tokens_details
+    .cached_tokens` as OpenAI, vLLM (with prefix caching on) and llama.cpp's server report it; 0 where the
+    server says nothing (Ollama). Never more than the prompt, whatever a server claims."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, Mapping):  # a reply read back from the disk cache, or a server's extra field
+        value = details.get("cached_tokens")
+    else:
+        value = getattr(details, "cached_tokens", None)
+    try:
+        cached = int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+    return min(max(cached, 0), tokens_in)
 
 
 def _error_body(exc: Exception) -> dict[str, Any]:
@@ -485,15 +504,17 @@ class ModelClient:
         usage = getattr(response, "usage", None)
         tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        tokens_cached = cached_prompt_tokens(usage, tokens_in)
         choice = response.choices[0]
         return Completion(
             choice.message,
             getattr(choice, "finish_reason", None),
             tokens_in,
             tokens_out,
-            0.0 if cached else self.prices.cost(self.config.model, tokens_in, tokens_out),
+            0.0 if cached else self.prices.cost(self.config.model, tokens_in, tokens_out, tokens_cached),
             retries,
             cached,
+            tokens_cached,
         )
 
     def _who(self) -> str:

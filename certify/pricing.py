@@ -1,8 +1,11 @@
 """What a model's tokens cost, so a run reports money next to pass rates.
 
 Prices are USD per one million tokens. The built-in table covers a few common hosted models and goes stale,
-so it can be overridden: a JSON file named by TASKFORGE_PRICES (`{"<model>": {"input": 2.5, "output": 10}}`)
-and then an explicit mapping, each entry replacing the built-in one for that model. A model with no price
+so it can be overridden: a JSON file named by TASKFORGE_PRICES (`{"<model>": {"input": 2.5, "output": 10,
+"cached_input": 1.25}}`) and then an explicit mapping, each entry replacing the built-in one for that model.
+Prompt tokens a server reports as read from its prefix cache are priced at `cached_input` (providers charge a
+fraction of the input price for them, which is why an episode's history is appended, never rewritten); a price
+without it charges them as input. A model with no price
 (a local Ollama or vLLM model, a new release) costs 0 and carries a note, so a zero never passes for a
 measured cost without saying so.
 """
@@ -27,19 +30,24 @@ class Price(BaseModel):
 
     input: float = Field(ge=0, description="USD per 1M prompt tokens")
     output: float = Field(ge=0, description="USD per 1M completion tokens")
+    cached_input: float | None = Field(
+        default=None,
+        ge=0,
+        description="USD per 1M prompt tokens served from the prefix cache; None: as input",
+    )
 
 
 DEFAULT_PRICES: dict[str, Price] = {
-    "gpt-4o": Price(input=2.50, output=10.00),
-    "gpt-4o-mini": Price(input=0.15, output=0.60),
-    "gpt-4.1": Price(input=2.00, output=8.00),
-    "gpt-4.1-mini": Price(input=0.40, output=1.60),
-    "gpt-4.1-nano": Price(input=0.10, output=0.40),
-    "o3-mini": Price(input=1.10, output=4.40),
-    "o4-mini": Price(input=1.10, output=4.40),
-    "gpt-5": Price(input=1.25, output=10.00),
-    "gpt-5-mini": Price(input=0.25, output=2.00),
-    "gpt-5-nano": Price(input=0.05, output=0.40),
+    "gpt-4o": Price(input=2.50, output=10.00, cached_input=1.25),
+    "gpt-4o-mini": Price(input=0.15, output=0.60, cached_input=0.075),
+    "gpt-4.1": Price(input=2.00, output=8.00, cached_input=0.50),
+    "gpt-4.1-mini": Price(input=0.40, output=1.60, cached_input=0.10),
+    "gpt-4.1-nano": Price(input=0.10, output=0.40, cached_input=0.025),
+    "o3-mini": Price(input=1.10, output=4.40, cached_input=0.55),
+    "o4-mini": Price(input=1.10, output=4.40, cached_input=0.275),
+    "gpt-5": Price(input=1.25, output=10.00, cached_input=0.125),
+    "gpt-5-mini": Price(input=0.25, output=2.00, cached_input=0.025),
+    "gpt-5-nano": Price(input=0.05, output=0.40, cached_input=0.005),
 }
 
 
@@ -97,11 +105,17 @@ class PriceTable:
             found = self.prices.get(_DATE_SUFFIX.sub("", model))
         return found
 
-    def cost(self, model: str, tokens_in: int, tokens_out: int) -> float:
+    def cost(self, model: str, tokens_in: int, tokens_out: int, tokens_cached: int = 0) -> float:
+        """USD for one reply; `tokens_cached` is the part of `tokens_in` the server read from its prefix cache
+        (as OpenAI, vLLM and llama.cpp report it, a part of the prompt tokens, not beside them)."""
         price = self.price(model)
         if price is None:
             return 0.0
-        return (tokens_in * price.input + tokens_out * price.output) / 1_000_000
+        cached = min(max(tokens_cached, 0), tokens_in)
+        cached_price = price.input if price.cached_input is None else price.cached_input
+        return (
+            (tokens_in - cached) * price.input + cached * cached_price + tokens_out * price.output
+        ) / 1_000_000
 
     def note(self, model: str) -> str | None:
         """Why the cost of `model` reads 0, when it does."""

@@ -265,7 +265,7 @@ def rollout(
         failure_codes=regraded.failure_codes,
         ended_by=trial.ended_by,
         turns=trial.turns,
-        tokens={"in": trial.tokens_in, "out": trial.tokens_out},
+        tokens={"in": trial.tokens_in, "out": trial.tokens_out, "cached": trial.tokens_cached},
     )
 
 

@@ -63,6 +63,9 @@ class Trial(OmitsAbsentJudge):
     invalid_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = Field(
+        0, description="the part of tokens_in the server read from its prefix cache, where it reports it"
+    )
     requests: int = 0
     retries: int = 0
     duration_s: float = 0.0
@@ -233,6 +236,7 @@ async def run_trial(
                 usage.tokens_out,
                 round(usage.cost, 6),
             )
+            trial.tokens_cached = usage.tokens_cached
             trial.requests, trial.retries = usage.requests, usage.retries
             trial.strict_parses, trial.lenient_parses = usage.strict_parses, usage.lenient_parses
             trial.failed_parses = usage.failed_parses

@@ -34,8 +34,11 @@ def completion(
     finish_reason: str | None = None,
     usage: tuple[int, int] = USAGE,
     raw_arguments: bool = False,
+    cached_tokens: int | None = None,
 ) -> Reply:
-    """A chat completion; `raw_arguments` sends tool arguments as given (strings) instead of JSON-encoding them."""
+    """A chat completion; `raw_arguments` sends tool arguments as given (strings) instead of JSON-encoding them;
+    `cached_tokens` reports that part of the prompt as served from the server's prefix cache, as OpenAI, vLLM and
+    llama.cpp do (`usage.prompt_tokens_details.cached_tokens`)."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = [
@@ -47,6 +50,13 @@ def completion(
             for n, (name, args) in enumerate(tool_calls)
         ]
     reason = finish_reason or ("tool_calls" if tool_calls else "stop")
+    counts: dict[str, Any] = {
+        "prompt_tokens": usage[0],
+        "completion_tokens": usage[1],
+        "total_tokens": sum(usage),
+    }
+    if cached_tokens is not None:
+        counts["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
     return Reply(
         body={
             "id": "chatcmpl-stub",
@@ -54,7 +64,7 @@ def completion(
             "created": 0,
             "model": "stub-model",
             "choices": [{"index": 0, "message": message, "finish_reason": reason}],
-            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+            "usage": counts,
         }
     )
 

@@ -81,9 +81,10 @@ def _render(
         console.print(
             f"parses: strict {parse['strict']}  lenient {parse['lenient']}  failed {parse['failed']}"
         )
-    console.print(
-        f"tokens: in {report['tokens']['in']}  out {report['tokens']['out']}  cost ${report['cost']:.4f}"
-    )
+    tokens = report["tokens"]
+    # cached: the prompt tokens the server says it served from its prefix cache (priced as cached input)
+    cached = f" (cached {tokens['cached']})" if tokens.get("cached") else ""
+    console.print(f"tokens: in {tokens['in']}{cached}  out {tokens['out']}  cost ${report['cost']:.4f}")
     if report.get("judge"):
         from certify import JudgeSummary
 

@@ -70,6 +70,8 @@ class Action:
 class Usage:
     tokens_in: int = 0
     tokens_out: int = 0
+    # the part of tokens_in the server served from its prefix cache, where it says so
+    tokens_cached: int = 0
     requests: int = 0
     retries: int = 0
     cost: float = 0.0

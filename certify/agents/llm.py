@@ -265,6 +265,7 @@ class OpenAIAgent:
         usage.retries += completion.retries
         usage.tokens_in += completion.tokens_in
         usage.tokens_out += completion.tokens_out
+        usage.tokens_cached += completion.tokens_cached
         usage.cost += completion.cost
         return completion
 

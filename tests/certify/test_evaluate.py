@@ -115,7 +115,7 @@ def test_aggregate_excludes_invalid_trials_from_rates():
     assert level3 == {"level": "level3", "attempts": 0, "passes": 0, "rate": None, "ci": [0.0, 0.0]}
     assert report["invalid"] == 2 and report["trials"] == 7
     assert report["failure_codes"] == {"missing_widget": 2, "layout_overlap": 1}
-    assert report["tokens"] == {"in": 1060, "out": 130} and report["cost"] == pytest.approx(1.06)
+    assert report["tokens"] == {"in": 1060, "out": 130, "cached": 0} and report["cost"] == pytest.approx(1.06)
     assert report["turns"] == {"min": 3, "median": 5, "p90": 9, "max": 9, "mean": 5.4}
     assert report["parse"] == {"strict": 5, "lenient": 0, "failed": 0}
 
@@ -451,7 +451,7 @@ def test_cli_openai_against_a_local_endpoint(
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["invalid"] == 0 and all(lv["rate"] == 1.0 for lv in report["levels"])
-    assert report["tokens"] == {"in": 400, "out": 80} and report["cost"] == 0
+    assert report["tokens"] == {"in": 400, "out": 80, "cached": 0} and report["cost"] == 0
     (run_dir,) = (tmp_path / "runs").iterdir()
     record = load_record(run_dir)
     assert record.options["llm"]["mode"] == "tools" and "api_key" not in record.options["llm"]

@@ -493,7 +493,7 @@ def test_eval_reports_judge_calls_and_cost_apart_and_trials_keep_the_verdict(wor
         run = asyncio.run(go(model_judge(server)))
     report = run.report
     assert [lv["passes"] for lv in report["levels"]] == [2, 1]
-    assert report["cost"] == 0 and report["tokens"] == {"in": 0, "out": 0}  # the agent's own
+    assert report["cost"] == 0 and report["tokens"] == {"in": 0, "out": 0, "cached": 0}  # the agent's own
     spend = report["judge"]["spend"]
     assert report["judge"]["judges"] == ["openai:stub-model"] and report["judge"]["verdicts"]["PASS"] == 3
     assert spend["calls"] == 3 and spend["tokens_in"] == 300 and spend["tokens_out"] == 60

@@ -14,8 +14,9 @@ import pytest
 from certify.agents import resolve_agent
 from certify.agents.llm import PLACEHOLDER_KEY, LLMConfig, OpenAIAgent
 from certify.episode import NO_ACTION, NUDGE
+from certify.evaluate import aggregate
 from certify.pricing import PriceTable
-from certify.trial import UNPARSEABLE, run_trial
+from certify.trial import UNPARSEABLE, Trial, run_trial
 from tests.certify.helpers import task
 
 UPDATE = ("update_widget", {"widget_uuid": "w_pos", "data_args": {"fund": "Gamma", "period": "QTD"}})
@@ -35,9 +36,13 @@ class FakeModel:
     (tool, args) tool calls, an httpx2.Response, an exception to raise, or an async callable taking the
     request. The last item repeats once the script runs out."""
 
-    def __init__(self, script: list[Any], usage: tuple[int, int] = (100, 20)) -> None:
+    def __init__(
+        self, script: list[Any], usage: tuple[int, int] = (100, 20), cached: list[int] | None = None
+    ) -> None:
         self.script = list(script)
         self.usage = usage
+        # per reply, the prompt tokens reported as served from the prefix cache (None: not reported)
+        self.cached = cached
         self.requests: list[dict[str, Any]] = []
         self._calls = 0
 
@@ -58,6 +63,13 @@ class FakeModel:
                 )
             message["tool_calls"] = calls
         tokens_in, tokens_out = self.usage
+        usage: dict[str, Any] = {
+            "prompt_tokens": tokens_in,
+            "completion_tokens": tokens_out,
+            "total_tokens": tokens_in + tokens_out,
+        }
+        if self.cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": self.cached[len(self.requests) - 1]}
         return {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -70,11 +82,7 @@ class FakeModel:
                     "finish_reason": "stop" if isinstance(item, str) else "tool_calls",
                 }
             ],
-            "usage": {
-                "prompt_tokens": tokens_in,
-                "completion_tokens": tokens_out,
-                "total_tokens": tokens_in + tokens_out,
-            },
+            "usage": usage,
         }
 
     async def handler(self, request: httpx2.Request) -> httpx2.Response:
@@ -91,12 +99,24 @@ class FakeModel:
     def agent(self, **config: Any) -> OpenAIAgent:
         cfg = LLMConfig(model="fake-model", api_key="test-key", base_url="http://fake.test/v1", **config)
         http = httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler))
-        prices = PriceTable.load({"fake-model": {"input": 1.0, "output": 2.0}})
+        prices = PriceTable.load({"fake-model": {"input": 1.0, "output": 2.0, "cached_input": 0.5}})
         return OpenAIAgent(cfg, http_client=http, prices=prices)
 
 
 def run(world, agent, t=None):
     return asyncio.run(run_trial(world, t or task(), agent))
+
+
+def test_a_trial_records_the_prompt_tokens_the_server_served_from_its_cache_and_prices_them(mini_world):
+    # the server reports no cache on the first request (nothing before it) and a growing one after
+    model = FakeModel([[("get_workspace_snapshot", {})], [UPDATE, NOTE], [FINAL]], cached=[0, 60, 90])
+    trial = run(mini_world, model.agent(mode="tools"))
+    assert trial.valid and trial.passed
+    assert (trial.tokens_in, trial.tokens_cached, trial.tokens_out) == (300, 150, 60)
+    assert trial.cost == pytest.approx((150 * 1.0 + 150 * 0.5 + 60 * 2.0) / 1e6)
+    assert aggregate([trial])["tokens"] == {"in": 300, "out": 60, "cached": 150}
+    again = Trial.model_validate_json(trial.model_dump_json())  # kept in trials.jsonl as it was
+    assert again.tokens_cached == 150
 
 
 def test_tool_mode_solves_the_mini_task(mini_world):

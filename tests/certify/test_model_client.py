@@ -69,6 +69,30 @@ def test_a_completion_with_its_usage_and_cost(client):
     assert sent["model"] == "stub-model" and sent["messages"] == HELLO and sent["temperature"] == 0
 
 
+def test_prompt_tokens_the_server_served_from_its_prefix_cache_are_recorded_and_priced_as_cached(client):
+    prices = {"cached-model": {"input": 1.0, "output": 2.0, "cached_input": 0.25}}
+    script = [
+        completion("first", usage=(1000, 10)),  # a server that says nothing about its cache (Ollama)
+        completion("second", usage=(1200, 10), cached_tokens=900),
+        completion("third", usage=(50, 10), cached_tokens=80),  # more than the prompt: held to the prompt
+    ]
+    with ModelServer(script) as server:
+        cfg = ModelConfig(model="cached-model", base_url=server.base_url, api_key="k", timeout_s=5.0)
+        blocking = BlockingClient(ModelClient(cfg, prices=PriceTable.load(prices)))
+        try:
+            first, second, third = (blocking.complete(HELLO) for _ in range(3))
+        finally:
+            blocking.close()
+    assert (first.tokens_cached, second.tokens_cached, third.tokens_cached) == (0, 900, 50)
+    assert first.cost == pytest.approx((1000 * 1.0 + 10 * 2.0) / 1e6)
+    assert second.cost == pytest.approx((300 * 1.0 + 900 * 0.25 + 10 * 2.0) / 1e6)
+    assert third.cost == pytest.approx((50 * 0.25 + 10 * 2.0) / 1e6)
+    # a price without a cached rate charges cached tokens as input
+    with ModelServer([completion("x", usage=(1000, 0), cached_tokens=600)]) as server:
+        reply = client(server).complete(HELLO)
+    assert reply.tokens_cached == 600 and reply.cost == pytest.approx(1000 * 1.0 / 1e6)
+
+
 def test_rate_limits_and_server_errors_are_retried_by_the_sdk_honouring_retry_after(client):
     script = [
         error(429, "slow down", headers={"retry-after-ms": "150"}),

@@ -159,7 +159,10 @@ def test_a_model_agents_own_conversation_round_trips(
     (record,) = read(out)
     assert record["source"] == "transcript" and record["harness_mode"] == mode
     assert record["messages"] == trial.transcript and record["model"] == "openai:stub-model"
-    assert record["tokens"] == {"in": trial.tokens_in, "out": trial.tokens_out} and trial.tokens_in > 0
+    assert (
+        record["tokens"] == {"in": trial.tokens_in, "out": trial.tokens_out, "cached": 0}
+        and trial.tokens_in > 0
+    )
     from simulator import World
 
     world, tasks = World.load(mini_world_path), {t.id: t for t in select_tasks(mini_taskset)}
