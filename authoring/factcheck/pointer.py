@@ -11,6 +11,7 @@ from certify import states_value, words
 from simulator import WidgetDef, World, option_values, value_allowed
 
 from ..sources import Story
+from .findability import twin_values
 from .model import FindPointer, ResolvedStory, ResolvedTarget
 from .said import param_label, purpose, value_text
 
@@ -93,19 +94,26 @@ def find_pointers(
         # sets it as the request says)
         and all(takes(d.param(k), k, v) for k, v in target.params.items())
     )
-    if not rivals:
+    # a target whose declared options alone single it out stands among twin instances of itself, and the rival
+    # entry names one of them: no other widget can stand there (the signature matcher tells it apart)
+    twins = twin_values(world, story, target, backends)
+    if not rivals and not twins:
         return []
     from certify import BM25, lexical_picks, terms, verb_kind, word_stem
 
     digest = sum(map(ord, story.slug))
-    # the rival a word matcher would take first: the one that, beside the target, leaves the fewest word and
-    # character similarity measures preferring the target for what every Find request says besides the pointer
-    # (`find_said`), so that matching those words picks the rival, not the target (ties drawn by the story)
     said = find_said(story, target)
-    pull = {w: lexical_pull(said, target.widget, fixture.catalog.widgets[w]) for w in rivals}
-    best = min(pull.values())
-    closest = [w for w in rivals if pull[w] == best]
-    rival = closest[digest % len(closest)]
+    if twins:
+        rival = target.widget_id
+    else:
+        # the rival a word matcher would take first: the one that, beside the target, leaves the fewest word
+        # and character similarity measures preferring the target for what every Find request says besides
+        # the pointer (`find_said`), so that matching those words picks the rival, not the target (ties drawn
+        # by the story)
+        pull = {w: lexical_pull(said, target.widget, fixture.catalog.widgets[w]) for w in rivals}
+        best = min(pull.values())
+        closest = [w for w in rivals if pull[w] == best]
+        rival = closest[digest % len(closest)]
     # the note and its labels are coined: a word of the app's catalog (or of the dashboard, the story's why)
     # in them would be one more word a matcher finds the target by, so those sharing none come first
     pool = [
@@ -124,6 +132,12 @@ def find_pointers(
     pair = pairs[digest % len(pairs)]
     label, other = pair if (digest // len(pairs)) % 2 == 0 else pair[::-1]
     note = next((n for n in POINTER_NOTES if clean(n)), POINTER_NOTES[0])
+    if twins:
+        wrong = story.facts.seeded_wrong or {}
+        shows = " and ".join(value_text(wrong[k]) for k in twins[0])
+        seeded = tuple(tuple(t.items()) for t in twins)
+        # one pointer: a note named with words of the rival's name would name the target itself
+        return [FindPointer(note, label, other, rival, target.name, seeded, shows)]
     out = [FindPointer(note, label, other, rival, fixture.catalog.widgets[rival].name)]
     # the further pointers: the note named with words of the rival's own name (never all of them: the request
     # would name the rival), where the request's words then take the word matchers elsewhere than the target;

@@ -4,7 +4,6 @@ is the wording the rule author writes, so both read it from here."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -12,12 +11,12 @@ from typing import Any
 from certify import states_value
 
 from ..sources import Story
-from .model import ResolvedStory
+from .model import ResolvedStory, value_said
 
 
 def value_text(value: Any) -> str:
     """A parameter value as a prompt states it (and as a level's hidden value records it)."""
-    return value if isinstance(value, str) else json.dumps(value)
+    return value_said(value)
 
 
 def param_label(param: dict[str, Any] | None, key: str) -> str:
