@@ -693,6 +693,24 @@ def _said(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _pointer_relabel(
+    ids: dict[str, str], uuids: dict[str, str], pairs: dict[str, str]
+) -> Callable[[Any, str | None], Any]:
+    """How a pointer copy rewrites the eval's leaves: widget ids and instance uuids exchanged, and the note's
+    entries as a graded note must contain them."""
+
+    def relabel(x: Any, k: str | None) -> Any:
+        if k == "widget_id" and isinstance(x, str):
+            return ids.get(x, x)
+        if k == "widget_uuid" and isinstance(x, str):
+            return uuids.get(x, x)
+        if k == "data_contains" and isinstance(x, str):
+            return swap_words(x, pairs)
+        return x
+
+    return relabel
+
+
 def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotApplicable:
     """A target found by a pointer (a note on the board that lists it under the entry the request points at,
     beside a rival entry naming another widget): in the copy the two entries name each other's widget, the
@@ -739,16 +757,7 @@ def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotAp
         ua, ub = instances[a][0].get("widget_uuid"), instances[b][0].get("widget_uuid")
         uuids = {ua: ub, ub: ua}
 
-    def relabel(x: Any, k: str | None) -> Any:
-        if k == "widget_id" and isinstance(x, str):
-            return ids.get(x, x)
-        if k == "widget_uuid" and isinstance(x, str):
-            return uuids.get(x, x)
-        if k == "data_contains" and isinstance(x, str):
-            return swap_words(x, pairs)
-        return x
-
-    ev = _walk(dumped["eval"], relabel)
+    ev = _walk(dumped["eval"], _pointer_relabel(ids, uuids, pairs))
     for holder in ev.get("required_widgets") or []:
         # a widget kept as seeded (the rival, in the original) is now the target, kept as it was seeded
         mine = instances.get(str(holder.get("widget_id")))
@@ -807,25 +816,24 @@ def _twin_pointer_copy(
 
     ours, theirs = instance(mine[0][1]), instance(rival[1])
     if ours is None or theirs is None or ours is theirs:
-        return NotApplicable("target", name, f"the entries of '{note}' name no two placed instances of '{name}'")
+        return NotApplicable(
+            "target", name, f"the entries of '{note}' name no two placed instances of '{name}'"
+        )
     pairs = {mine[0][1]: rival[1], rival[1]: mine[0][1]}
     for n in board.get("generated_widgets") or []:
         if n.get("name") == note:
             n["data"] = swap_words(str(n["data"]), pairs)
     uuids = {ours["widget_uuid"]: theirs["widget_uuid"], theirs["widget_uuid"]: ours["widget_uuid"]}
 
-    def relabel(x: Any, k: str | None) -> Any:
-        if k == "widget_uuid" and isinstance(x, str):
-            return uuids.get(x, x)
-        if k == "data_contains" and isinstance(x, str):
-            return swap_words(x, pairs)
-        return x
-
-    ev = _walk(dumped["eval"], relabel)
+    ev = _walk(dumped["eval"], _pointer_relabel({}, uuids, pairs))
     kept = dict(theirs.get("data_args") or {})
     for holder in ev.get("required_widgets") or []:
         # the twin kept as seeded in the original is the one to work on now: the target's instance is kept
-        if holder.get("origin") == origin and holder.get("widget_id") == a and holder.get("data_args") == kept:
+        if (
+            holder.get("origin") == origin
+            and holder.get("widget_id") == a
+            and holder.get("data_args") == kept
+        ):
             holder["data_args"] = dict(ours.get("data_args") or {})
     ev.pop("judge_evaluation", None)
     cf_world = _copy_world(world, f"pointer:{note}:{ours['widget_uuid']}<->{theirs['widget_uuid']}")

@@ -104,7 +104,9 @@ def _assert_twins_hide_the_target(raw):
     twins = {f"Live Grid on {w['data_args']['symbol']}" for w in grids} - {"Live Grid on TSLA"}
     assert "Live Grid on TSLA" in entries and len(set(entries) & twins) == 1
     kept = [r for r in raw["eval"]["required_widgets"] if r["widget_id"] == "live_grid_data"]
-    assert {r["data_args"]["symbol"] for r in kept} == {"AAPL"} | {w["data_args"]["symbol"] for w in grids} - {"TSLA"}
+    assert {r["data_args"]["symbol"] for r in kept} == {"AAPL"} | {
+        w["data_args"]["symbol"] for w in grids
+    } - {"TSLA"}
     raw = {**raw, "eval": {**raw["eval"], "counterfactual": "required"}}
     cert = certify_task(World.load(COMPAT_WORLD), Task.model_validate(raw))
     assert cert.gates["counterfactual"].ok and "Live Grid on" in cert.gates["counterfactual"].detail

@@ -169,7 +169,11 @@ def seed_board(level: Level) -> Board:
         if pointer is not None and pointer.twins:
             # the pointer's rival entry names a twin instance of the target (its declared options alone single
             # it out): the decoy is that instance, on the twin's values
-            first = (level.first.widget_id, level.first.origin, {**stale[0].data_args, **dict(pointer.twins[0])})
+            first = (
+                level.first.widget_id,
+                level.first.origin,
+                {**stale[0].data_args, **dict(pointer.twins[0])},
+            )
         elif pointer is not None:
             # the pointer's rival entry names a widget on the board: the decoy (the one a reader of the wrong
             # entry would repair)
@@ -193,9 +197,9 @@ def seed_board(level: Level) -> Board:
                 # leaves a fixed position right about once in FIND_BOARD tasks.
                 seen = {found[0]}
                 board_ids = [s.targets[0].widget_id, found[0]]
-                for i, twin in enumerate(pointer.twins[1:] if pointer is not None else ()):
+                for i, values in enumerate(pointer.twins[1:] if pointer is not None else ()):
                     # the further twins, so that among its own instances the target sits at neither end
-                    args = {**stale[0].data_args, **dict(twin)}
+                    args = {**stale[0].data_args, **dict(values)}
                     lookalikes.append(placing.widget(f"twin{i}", found[0], found[1], args))
                 while len(placing.widgets) < FIND_BOARD and (
                     more := _decoy(level, frozenset(seen), own_app=True)
@@ -293,11 +297,15 @@ def _drawn(level: Level, board: Board) -> Board:
         # the same among the instances of the target's own widget (twins beside a target its options alone
         # single out): an agent that cannot tell them apart repairs the first or the last of them
         first = board.stale[0] if board.stale else None
-        mine = [i for i, w in enumerate(order) if first and (w.origin, w.widget_id) == (first.origin, first.widget_id)]
-        at = next((i for i in mine if order[i].uuid == first.uuid), None) if first else None
-        if len(mine) >= 3 and at in (mine[0], mine[-1]):
-            j = mine[1 + int.from_bytes(rank(order[at])[:4], "big") % (len(mine) - 2)]
-            order[at], order[j] = order[j], order[at]
+        mine = [
+            i
+            for i, w in enumerate(order)
+            if first is not None and (w.origin, w.widget_id) == (first.origin, first.widget_id)
+        ]
+        place = next((i for i in mine if first is not None and order[i].uuid == first.uuid), None)
+        if place is not None and len(mine) >= 3 and place in (mine[0], mine[-1]):
+            j = mine[1 + int.from_bytes(rank(order[place])[:4], "big") % (len(mine) - 2)]
+            order[place], order[j] = order[j], order[place]
     moved = {w.uuid: replace(w, slot=Slot.at(i)) for i, w in enumerate(order)}
 
     def at(w: Seeded | None) -> Seeded | None:
