@@ -255,10 +255,13 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         if w.widget_id == carried_widget and str((w.data_args or {}).get(carried_key)) == str(carried_value)
     ]
     # Derive's second view on a rival rule's value leaves the level something to read either way
-    # (`second_view`): the carried value on the default is then no giveaway, nor rows that ignore it
+    # (`second_view`): the carried value on the default is then no giveaway, nor rows that ignore it — where
+    # the pipeline plants the policy's definition and its rival itself (a source-format story: the four compat
+    # templates certify so). A writer's own policy document is read as they wrote it, and a second view on it
+    # does not make every such Derive certify (new_personas' keel_liquidity_stress): the errors stay theirs.
     viewed = (
         second_view(story, policy_doc, targets[carried_target], carried_key, carried_value)
-        if carried_target >= 0
+        if carried_target >= 0 and source_format(story)
         else None
     )
     if (
