@@ -176,7 +176,7 @@ def check_persona(
 def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str]) -> list[SourceError]:
     """What the shortcuts gate of `author` would block a Find level on, read off the request the rule author's
     first round writes for it (the hint alone is not what the battery reads: `factcheck.find_prompt_errors`)."""
-    from .factcheck import find_prompt_errors
+    from .factcheck import find_prompt_errors, source_format
     from .roles.author import first_task
 
     errors: list[SourceError] = []
@@ -186,10 +186,13 @@ def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str])
         hidden = [
             h.get("value") for h in (task.get("meta") or {}).get("hidden") or [] if h.get("kind") == "target"
         ]
-        if found is not None and hidden and hidden[0] != resolved.targets[0].name:
-            # the rule author describes another target of the story at Find (`rules._described_otherwise`), and
-            # its wordings get past the shortcuts and the Find rung: what was found against finding the first
-            # target does not block
+        if found is not None and (
+            (hidden and hidden[0] != resolved.targets[0].name) or source_format(resolved.story)
+        ):
+            # the rule author describes another target of the story at Find (`rules._described_otherwise`), or
+            # words a source-format story's Find itself, and its kept wording gets past the shortcut battery the
+            # gate runs and the Find rung: what was predicted against the template's hint or first target does
+            # not block (a writer's own hint stays theirs to fix: it is what their Find says)
             report.ladder_errors[:] = [
                 e
                 for e in report.ladder_errors

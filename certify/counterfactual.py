@@ -29,7 +29,7 @@ from typing import Any
 from simulator import Workspace, World, option_values
 
 from .agents.knowledge import defines, policy_value
-from .agents.request import note_entries, read_request
+from .agents.request import note_entries, read_request, shown_by
 from .episode import Episode, start_episode
 from .task import Task
 from .trial import drive
@@ -693,6 +693,24 @@ def _said(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _pointer_relabel(
+    ids: dict[str, str], uuids: dict[str, str], pairs: dict[str, str]
+) -> Callable[[Any, str | None], Any]:
+    """How a pointer copy rewrites the eval's leaves: widget ids and instance uuids exchanged, and the note's
+    entries as a graded note must contain them."""
+
+    def relabel(x: Any, k: str | None) -> Any:
+        if k == "widget_id" and isinstance(x, str):
+            return ids.get(x, x)
+        if k == "widget_uuid" and isinstance(x, str):
+            return uuids.get(x, x)
+        if k == "data_contains" and isinstance(x, str):
+            return swap_words(x, pairs)
+        return x
+
+    return relabel
+
+
 def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotApplicable:
     """A target found by a pointer (a note on the board that lists it under the entry the request points at,
     beside a rival entry naming another widget): in the copy the two entries name each other's widget, the
@@ -705,6 +723,11 @@ def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotAp
     if seeded is None:
         return NotApplicable("target", name, f"the pointer '{note}' is not on the board")
     entries = note_entries(str(seeded.get("data") or ""))
+    head = f"{name} on ".casefold()
+    if not any(s.casefold() == name.casefold() for _, s in entries) and (
+        twins := [(label, said) for label, said in entries if said.casefold().startswith(head)]
+    ):
+        return _twin_pointer_copy(world, task, name, note, twins)
     rival = next((said for _, said in entries if said.casefold() != name.casefold()), None)
     found = _target_widget(world, task, name)
     if rival is None or found is None or not any(s.casefold() == name.casefold() for _, s in entries):
@@ -734,16 +757,7 @@ def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotAp
         ua, ub = instances[a][0].get("widget_uuid"), instances[b][0].get("widget_uuid")
         uuids = {ua: ub, ub: ua}
 
-    def relabel(x: Any, k: str | None) -> Any:
-        if k == "widget_id" and isinstance(x, str):
-            return ids.get(x, x)
-        if k == "widget_uuid" and isinstance(x, str):
-            return uuids.get(x, x)
-        if k == "data_contains" and isinstance(x, str):
-            return swap_words(x, pairs)
-        return x
-
-    ev = _walk(dumped["eval"], relabel)
+    ev = _walk(dumped["eval"], _pointer_relabel(ids, uuids, pairs))
     for holder in ev.get("required_widgets") or []:
         # a widget kept as seeded (the rival, in the original) is now the target, kept as it was seeded
         mine = instances.get(str(holder.get("widget_id")))
@@ -773,6 +787,58 @@ def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotAp
     cf_world = _copy_world(world, f"pointer:{note}:{a}<->{b}")
     cf_task = _task_with(task, eval_=ev, setup=setup)
     return Copy("target", name, rival, f"the entries of '{note}'", cf_world, cf_task)
+
+
+def _twin_pointer_copy(
+    world: World, task: Task, name: str, note: str, twins: list[tuple[str, str]]
+) -> Copy | NotApplicable:
+    """`pointer_copy` where the pointer's two entries name instances of the same widget by what each shows
+    ("Live Grid on TSLA", "Live Grid on MSFT": a target its declared options alone single out, beside twins of
+    itself): in the copy the entries exchange what they say, so the instance the request's entry points at is
+    the rival twin. The eval moves with it — the twin must end as the target had to, the target's instance is
+    left as seeded — and the world is unchanged: no name, position, signature or id tells the copies apart."""
+    dumped = task.model_dump(mode="json", exclude_none=True)
+    found = _target_widget(world, task, name)
+    mine = [(label, said) for label, said in twins if _word(label.casefold()).search(task.prompt.casefold())]
+    if found is None or len(twins) != 2 or len(mine) != 1:
+        return NotApplicable("target", name, f"'{note}' names no twin of '{name}' beside the entry asked for")
+    origin, a = found
+    rival = next(t for t in twins if t != mine[0])
+    setup = dumped["setup"]
+    board = (setup.get("initial_state") or {}).get("dashboard") or {}
+    placed = [w for w in board.get("widgets") or [] if w.get("origin") == origin and w.get("widget_id") == a]
+    head = len(name) + len(" on ")
+
+    def instance(said: str) -> dict[str, Any] | None:
+        shows = said[head:]
+        best = [w for w in placed if shown_by(shows, w.get("data_args") or {}) > 0]
+        return best[0] if len(best) == 1 else None
+
+    ours, theirs = instance(mine[0][1]), instance(rival[1])
+    if ours is None or theirs is None or ours is theirs:
+        return NotApplicable(
+            "target", name, f"the entries of '{note}' name no two placed instances of '{name}'"
+        )
+    pairs = {mine[0][1]: rival[1], rival[1]: mine[0][1]}
+    for n in board.get("generated_widgets") or []:
+        if n.get("name") == note:
+            n["data"] = swap_words(str(n["data"]), pairs)
+    uuids = {ours["widget_uuid"]: theirs["widget_uuid"], theirs["widget_uuid"]: ours["widget_uuid"]}
+
+    ev = _walk(dumped["eval"], _pointer_relabel({}, uuids, pairs))
+    kept = dict(theirs.get("data_args") or {})
+    for holder in ev.get("required_widgets") or []:
+        # the twin kept as seeded in the original is the one to work on now: the target's instance is kept
+        if (
+            holder.get("origin") == origin
+            and holder.get("widget_id") == a
+            and holder.get("data_args") == kept
+        ):
+            holder["data_args"] = dict(ours.get("data_args") or {})
+    ev.pop("judge_evaluation", None)
+    cf_world = _copy_world(world, f"pointer:{note}:{ours['widget_uuid']}<->{theirs['widget_uuid']}")
+    cf_task = _task_with(task, eval_=ev, setup=setup)
+    return Copy("target", name, rival[1], f"the entries of '{note}'", cf_world, cf_task)
 
 
 def copies(world: World, task: Task) -> list[Copy | NotApplicable]:

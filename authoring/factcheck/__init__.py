@@ -27,7 +27,7 @@ from .pointer import (
     said_exposure_warnings,
 )
 from .policy import OWN_QUALIFIERS, _gives_away
-from .said import owned_sentences, param_label, purpose, rival_said, value_text
+from .said import owned_sentences, param_label, purpose, rival_said, second_view, value_text
 from .story import resolve
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "resolve",
     "rival_said",
     "said_exposure_warnings",
+    "second_view",
     "source_format",
     "value_text",
 ]

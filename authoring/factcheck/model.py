@@ -4,6 +4,7 @@ or reads these, so they live below all of them."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,10 +125,28 @@ class FindPointer:
     rival_label: str
     rival: str  # the rival's widget id (of the target's origin)
     rival_name: str
+    # A target its declared options alone single out (`findability.twin_values`) stands among twin instances
+    # of itself: the rival is then the target's own widget, and each entry names its instance by what it shows
+    # ("Live Grid on TSLA"). `twins`: the values each twin is seeded on, (key, value) pairs, the rival's first;
+    # `shows`: what the target's instance shows as seeded, said.
+    twins: tuple[tuple[tuple[str, Any], ...], ...] = ()
+    shows: str = ""
+
+    @property
+    def rival_shows(self) -> str:
+        """What the rival's instance shows, said (empty unless the rival is a twin instance)."""
+        return " and ".join(value_said(v) for _, v in self.twins[0]) if self.twins else ""
+
+    def entry(self, target_name: str) -> str:
+        """What the target's entry says: its name, and what its instance shows when twins stand beside it."""
+        return f"{target_name} on {self.shows}" if self.twins else target_name
+
+    def rival_entry(self) -> str:
+        return f"{self.rival_name} on {self.rival_shows}" if self.twins else self.rival_name
 
     def lines(self, target_name: str) -> list[str]:
         """The note's entries, in the order of their labels (not of which is the target)."""
-        entries = sorted([(self.label, target_name), (self.rival_label, self.rival_name)])
+        entries = sorted([(self.label, self.entry(target_name)), (self.rival_label, self.rival_entry())])
         return [f"{label[:1].upper()}{label[1:]}: {name}" for label, name in entries]
 
     def text(self, target_name: str) -> str:
@@ -189,6 +208,11 @@ class ResolvedStory:
         pipeline coined for a source-format rule whose own phrase gives the value away."""
         coined = self.policy_doc.phrase if self.policy_doc is not None else None
         return coined or self.story.facts.policy.phrase
+
+
+def value_said(value: Any) -> str:
+    """A value as a note or a request says it (`said.value_text`, which builds on this module)."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 class FactErrors(Exception):

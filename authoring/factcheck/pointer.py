@@ -11,6 +11,7 @@ from certify import states_value, words
 from simulator import WidgetDef, World, option_values, value_allowed
 
 from ..sources import Story
+from .findability import twin_values
 from .model import FindPointer, ResolvedStory, ResolvedTarget
 from .said import param_label, purpose, value_text
 
@@ -58,7 +59,10 @@ def find_pointers(
     Trend" for "Open Alert Metrics"), a word matcher picks the target whatever the note says. The further pointers name the note with words of their rival's name instead ("Cash
     Break Shortlist"), chosen where the battery's word readers (`certify.lexical_picks`) then take another widget
     than the target from the request's words: the request pulls a matcher off the target, and the counterfactual
-    copy (the entries swapped, the note's name kept) leaves such a matcher failing one of the two copies."""
+    copy (the entries swapped, the note's name kept) leaves such a matcher failing one of the two copies; those
+    fewest of the lexical ensemble's measures then find come first (`lexical_pull` chose the first's rival by
+    the same ensemble). A target whose declared options alone single it out (`findability.twin_values`) gets one
+    pointer, whose rival entry names a twin instance of it."""
     target = targets[0]
     fixture = world.fixture_of(target.origin, backends)
     if fixture is None:
@@ -93,19 +97,26 @@ def find_pointers(
         # sets it as the request says)
         and all(takes(d.param(k), k, v) for k, v in target.params.items())
     )
-    if not rivals:
+    # a target whose declared options alone single it out stands among twin instances of itself, and the rival
+    # entry names one of them: no other widget can stand there (the signature matcher tells it apart)
+    twins = twin_values(world, story, target, backends)
+    if not rivals and not twins:
         return []
-    from certify import BM25, lexical_picks, terms, verb_kind, word_stem
+    from certify import lexical_exposure, lexical_picks, terms, verb_kind, word_stem
 
     digest = sum(map(ord, story.slug))
-    # the rival a word matcher would take first: the one that, beside the target, leaves the fewest word and
-    # character similarity measures preferring the target for what every Find request says besides the pointer
-    # (`find_said`), so that matching those words picks the rival, not the target (ties drawn by the story)
     said = find_said(story, target)
-    pull = {w: lexical_pull(said, target.widget, fixture.catalog.widgets[w]) for w in rivals}
-    best = min(pull.values())
-    closest = [w for w in rivals if pull[w] == best]
-    rival = closest[digest % len(closest)]
+    if twins:
+        rival = target.widget_id
+    else:
+        # the rival a word matcher would take first: the one that, beside the target, leaves the fewest word
+        # and character similarity measures preferring the target for what every Find request says besides
+        # the pointer (`find_said`), so that matching those words picks the rival, not the target (ties drawn
+        # by the story)
+        pull = {w: lexical_pull(said, target.widget, fixture.catalog.widgets[w]) for w in rivals}
+        best = min(pull.values())
+        closest = [w for w in rivals if pull[w] == best]
+        rival = closest[digest % len(closest)]
     # the note and its labels are coined: a word of the app's catalog (or of the dashboard, the story's why)
     # in them would be one more word a matcher finds the target by, so those sharing none come first
     pool = [
@@ -124,12 +135,17 @@ def find_pointers(
     pair = pairs[digest % len(pairs)]
     label, other = pair if (digest // len(pairs)) % 2 == 0 else pair[::-1]
     note = next((n for n in POINTER_NOTES if clean(n)), POINTER_NOTES[0])
+    if twins:
+        wrong = story.facts.seeded_wrong or {}
+        shows = " and ".join(value_text(wrong[k]) for k in twins[0])
+        seeded = tuple(tuple(t.items()) for t in twins)
+        # one pointer: a note named with words of the rival's name would name the target itself
+        return [FindPointer(note, label, other, rival, target.name, seeded, shows)]
     out = [FindPointer(note, label, other, rival, fixture.catalog.widgets[rival].name)]
     # the further pointers: the note named with words of the rival's own name (never all of them: the request
-    # would name the rival), where the request's words then take the word matchers elsewhere than the target;
-    # those whose words pull a bag of words furthest from the target first
+    # would name the rival), where the request's words then take the battery's word readers elsewhere than the
+    # target; those fewest measures of the lexical ensemble then find first (one measure with the first rival's)
     entries = [{"name": d.name, "description": d.definition.get("description") or ""} for d in pool]
-    index = BM25([f"{e['name']} {e['description']}" for e in entries])
     mine = next(i for i, d in enumerate(pool) if d.widget_id == target.widget_id)
     avoid = stems(f"{target.name} {app} {story.facts.dashboard} note notes")
     # (the story's why is not said at such a Find where it shares a term with the target's name: `Wording`)
@@ -159,9 +175,10 @@ def find_pointers(
         probe = f"{context} {pointer.references()[0]}"
         if mine in lexical_picks(probe, entries).values():
             continue
-        scores = index.scores(probe)
-        lenders.append((max(x for i, x in enumerate(scores) if i != mine) - scores[mine], pointer))
-    lenders.sort(key=lambda m: -m[0])
+        # ranked by the measure the first pointer's rival is chosen by: how many of the ensemble's word and
+        # character similarity measures still take the target for the request's words (fewest first)
+        lenders.append((len(lexical_exposure(probe, entries, mine)), pointer))
+    lenders.sort(key=lambda m: m[0])
     out += [p for _, p in lenders[: POINTER_CHOICES - 1]]
     return out
 

@@ -4,7 +4,6 @@ is the wording the rule author writes, so both read it from here."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -12,12 +11,12 @@ from typing import Any
 from certify import states_value
 
 from ..sources import Story
-from .model import ResolvedStory
+from .model import PolicyDocument, ResolvedStory, ResolvedTarget, value_said
 
 
 def value_text(value: Any) -> str:
     """A parameter value as a prompt states it (and as a level's hidden value records it)."""
-    return value if isinstance(value, str) else json.dumps(value)
+    return value_said(value)
 
 
 def param_label(param: dict[str, Any] | None, key: str) -> str:
@@ -72,6 +71,29 @@ def rival_said(story: Story, value: Any, carried_key: str) -> str | None:
         **stated,
     }
     return next((k for k, said in fields.items() if said and states_value(said, text, any_case=True)), None)
+
+
+def second_view(
+    story: Story, doc: PolicyDocument | None, carried: ResolvedTarget, key: str, value: Any
+) -> tuple[str, Any] | None:
+    """The rival rule Derive also asks for, as (phrase, value): a second view of the carried target on the
+    value that rule of the policy's document sets. One hidden option among the 3-8 a parameter declares is won
+    by a fixed guess ("always the third option") about once in k tasks; two distinct options read from the same
+    document make k·(k-1) equally plausible outcomes, and a guess that puts both views on one value never
+    passes — so a carried value on the parameter's default, or rows that ignore it, still leave Derive
+    something to read. None where the document offers no rival rule, where the parameter declares fewer than
+    three options (the two views would take them both: one of each passes unread), and where every request
+    says the rival's value anyway (`rival_said`)."""
+    if doc is None or doc.rival is None:
+        return None
+    phrase, rival = doc.rival
+    if (
+        str(rival) == str(value)
+        or len(carried.widget.options(key)) < 3
+        or rival_said(story, rival, key) is not None
+    ):
+        return None
+    return phrase, rival
 
 
 def owned_sentences(resolved: Iterable[ResolvedStory]) -> list[str]:

@@ -33,7 +33,7 @@ from .model import FactErrors, FindPointer, Governance, ResolvedStory, ResolvedT
 from .pointer import find_pointers
 from .policy import _policy_errors, _resolve_policy_document
 from .reads import _read_policy_errors, _record_errors
-from .said import rival_said, value_text
+from .said import rival_said, second_view, value_text
 from .targets import _board_errors, _options_hint, _origins, _shared_param_errors, _widget_hint
 
 # (spaced by any whitespace: the storyline is wrapped prose, and "exactly as\nserved" asks the same)
@@ -254,8 +254,19 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         for w in d.widgets
         if w.widget_id == carried_widget and str((w.data_args or {}).get(carried_key)) == str(carried_value)
     ]
+    # Derive's second view on a rival rule's value leaves the level something to read either way
+    # (`second_view`): the carried value on the default is then no giveaway, nor rows that ignore it — where
+    # the pipeline plants the policy's definition and its rival itself (a source-format story: the four compat
+    # templates certify so). A writer's own policy document is read as they wrote it, and a second view on it
+    # does not make every such Derive certify (new_personas' keel_liquidity_stress): the errors stay theirs.
+    viewed = (
+        second_view(story, policy_doc, targets[carried_target], carried_key, carried_value)
+        if carried_target >= 0 and source_format(story)
+        else None
+    )
     if (
         carried_param is not None
+        and viewed is None
         and str(carried_param.get("value")) == str(carried_value)
         and (kind == "read" or (kind == "add" and placed_on_it))
     ):
@@ -312,8 +323,15 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
                 + "; ".join(e.message.split(":")[0] for e in unfindable)
                 + f") and nothing '{targets[0].name}' serves tells it apart: the pipeline plants a note "
                 f"'{pointer.note}' on the Find board listing it for the {pointer.label} beside "
-                f"'{pointer.rival_name}' for the {pointer.rival_label}, and the request says "
+                f"'{pointer.rival_entry()}' for the {pointer.rival_label}, and the request says "
                 f"'{pointer.references()[0]}'"
+                + (
+                    f" (its declared options alone single '{targets[0].name}' out, so the board holds "
+                    f"{len(pointer.twins)} twin instances of it, and the note names its instance as "
+                    f"'{pointer.entry(targets[0].name)}')"
+                    if pointer.twins
+                    else ""
+                )
             )
     else:
         blocking += unfindable
@@ -339,7 +357,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     if governance is not None and facts.governance.fact is not None:
         blocking += _skimmed_errors(world, story.file, governance, targets)
     blocking += _dashboard_name_errors(story, targets[0])
-    if kind == "read" and carried_target == 0:
+    if kind == "read" and carried_target == 0 and viewed is None:
         blocking += _read_policy_errors(world, story, backends, targets[0], carried_key, carried_value)
     sets = governance.sets if governance is not None else None
     grounded = next((t.widget.param(sets) for t in targets if sets and sets in t.params), None)

@@ -48,6 +48,7 @@ from .request import (
     pointed,
     read_request,
     sentence_targets,
+    shown_by,
     stale_values,
     stated_values,
     twin_signatures,
@@ -468,9 +469,11 @@ class LadderSession:
             return None
         stale = stale_values(work.request, op, schema)
 
-        def score(w: dict[str, Any]) -> tuple[int, int]:
+        def score(w: dict[str, Any]) -> tuple[int, int, int]:
             args = w.get("data_args") or {}
             return (
+                # the instance a pointer's entry names by what it shows, among twins of it
+                shown_by(op.target.shows, {k: args.get(k) for k in op.args}) if op.target.shows else 0,
                 sum(1 for k, v in stale.items() if str(args.get(k)) == str(v)),
                 sum(1 for k, v in op.args.items() if str(args.get(k)) != str(v)),
             )

@@ -146,6 +146,9 @@ class Target:
     widget: dict[str, Any]
     positions: list[int]
     described: str | None = None
+    # what a note's entry pointing at it says its instance shows ("on TSLA" of "Live Grid on TSLA"): the
+    # instance to work on when twins of it are placed beside it ("" when the entry names the widget only)
+    shows: str = ""
 
     @property
     def widget_id(self) -> str:
@@ -387,15 +390,35 @@ def pointed(
     """The widget a description points at through a note (`notes`: (name, text) of each note the agent was
     shown): the phrase names the note and one of its entries' labels ("the widget the Desk Shortlist lists for
     the first look"), and that entry names a widget of the pool. None when the phrase points at no entry."""
+    found = pointed_entry(phrase, pool, notes)
+    return found[0] if found is not None else None
+
+
+def pointed_entry(
+    phrase: str, pool: list[dict[str, Any]], notes: Sequence[tuple[str, str]]
+) -> tuple[dict[str, Any], str] | None:
+    """`pointed`, with what the entry says its instance shows after the widget's name ("TSLA" of "Live Grid on
+    TSLA", "" when it names the widget only): with twins of the widget placed, that is which one is meant."""
     for name, text in notes:
         if not name or not find(phrase, name):
             continue
         hits = [(len(label), said) for label, said in note_entries(text) if find(phrase, label)]
         for _, said in sorted(hits, reverse=True):
-            widget = next((w for w in pool if str(w.get("name") or "").casefold() == said.casefold()), None)
+            folded = said.casefold()
+            widget = next((w for w in pool if str(w.get("name") or "").casefold() == folded), None)
             if widget is not None:
-                return widget
+                return widget, ""
+            for w in pool:
+                head = f"{w.get('name') or ''} on ".casefold()
+                if len(head) > 4 and folded.startswith(head):
+                    return w, said[len(head) :].strip()
     return None
+
+
+def shown_by(shows: str, args: dict[str, Any]) -> int:
+    """How many of an instance's values (`args`) a pointer entry's `shows` says (`pointed_entry`)."""
+    said = [v if isinstance(v, str) else str(v) for v in args.values() if v is not None]
+    return sum(1 for v in said if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", shows, re.I))
 
 
 def find_described(
@@ -416,13 +439,14 @@ def find_described(
         pool = [w for w in pool if str(w["widget_id"]) not in taken]
         if not pool:
             continue
-        widget = pointed(request.prompt[begin:end], pool, notes)
+        entry = pointed_entry(request.prompt[begin:end], pool, notes)
+        widget, shows = entry if entry is not None else (None, "")
         if widget is None:
             ranked = BM25([served_text(schemas.get(str(w["widget_id"])) or {}) for w in pool]).rank(phrase)
             widget = pool[ranked[0][0]] if ranked else None
         if widget is not None:
             taken.add(str(widget["widget_id"]))
-            out.append(Target(widget, [begin], described=phrase))
+            out.append(Target(widget, [begin], described=phrase, shows=shows))
     return out
 
 

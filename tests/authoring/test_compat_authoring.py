@@ -43,13 +43,14 @@ PERSONAS = (
 # nav_close_repair, settlement_watch); a rival may draw the stated value from an options endpoint
 # (price_watch); an add of several targets whose first nothing finds past the matchers describes another
 # target by a pointer (document_room); Find's budget counts the schema reads of the pool the request names,
-# the origin when the story names no app (form_tooling). 19, 20, 20 and 20. What still blocks:
-# - holdings_watch_level1: a repair of Live Grid, the one widget of Onboarding App for Devs whose options list
-#   AAPL (its two Symbol siblings draw theirs from an endpoint), so the signature matcher repairs the one placed
-#   widget listing the value without reading the request, whatever it says; `check` says so before authoring
-#   (facts.targets[0], with the fix).
+# the origin when the story names no app (form_tooling). 19, 20, 20 and 20. Since (compat5): a Find repair
+# whose target is the one widget of its app whose declared options list the values to set (holdings_watch's Live
+# Grid: its Symbol siblings draw theirs from an endpoint, so the signature matcher repaired the one placed widget
+# listing AAPL whatever the request said) stands among two twin instances of itself on other options, and the
+# planted pointer names each instance by what it shows ("Live Grid on TSLA"); the target sits between its twins,
+# the counterfactual copy swaps the entries (`factcheck.twin_values`): 20, 20, 20 and 20.
 DRAFTED = {
-    "client_advisor": (19, {"holdings_watch_level1"}),
+    "client_advisor": (20, set()),
     "compliance_risk": (20, set()),
     "fund_operations": (20, set()),
     "portfolio_manager": (20, set()),
@@ -72,6 +73,8 @@ def test_the_first_author_run_of_each_source_template_certifies_what_it_did_when
     assert drafted.certified == certified
     assert {i.get("task_id") for i in drafted.items if i.get("task_id")} == blocked
     assert drafted.ok is (certified == 20)
+    if persona == "client_advisor":
+        _assert_twins_hide_the_target(drafted.tasks["holdings_watch_level1"].raw)
     if persona == "portfolio_manager":
         derive = drafted.tasks["morning_briefing_level2"].raw
         (note,) = derive["setup"]["initial_state"]["dashboard"]["generated_widgets"]
@@ -82,9 +85,37 @@ def test_the_first_author_run_of_each_source_template_certifies_what_it_did_when
         assert 2 < len(lines) <= 4 and all(" sets the " in line for line in lines)
 
 
+def _assert_twins_hide_the_target(raw):
+    """The Live Grid repair's board: the target between two twin instances of itself (each to stay as seeded),
+    the pointer naming each instance by what it shows; with the counterfactual gate asked for, the copy that
+    swaps the entries holds (the Find rung follows the entry, the original reference fails the copy, no shortcut
+    passes both), and no shortcut agent passes."""
+    from certify import Task
+    from certify.gates import certify_task
+    from simulator import World
+
+    board = raw["setup"]["initial_state"]["dashboard"]
+    grids = [w for w in board["widgets"] if w["widget_id"] == "live_grid_data"]
+    assert len(grids) == 3 and len({w["data_args"]["symbol"] for w in grids}) == 3
+    target = next(w for w in grids if w["data_args"]["symbol"] == "TSLA")
+    assert grids.index(target) == 1  # neither the first nor the last of its instances
+    (note,) = board["generated_widgets"]
+    entries = sorted(line.split(": ", 1)[1] for line in note["data"].splitlines())
+    twins = {f"Live Grid on {w['data_args']['symbol']}" for w in grids} - {"Live Grid on TSLA"}
+    assert "Live Grid on TSLA" in entries and len(set(entries) & twins) == 1
+    kept = [r for r in raw["eval"]["required_widgets"] if r["widget_id"] == "live_grid_data"]
+    assert {r["data_args"]["symbol"] for r in kept} == {"AAPL"} | {
+        w["data_args"]["symbol"] for w in grids
+    } - {"TSLA"}
+    raw = {**raw, "eval": {**raw["eval"], "counterfactual": "required"}}
+    cert = certify_task(World.load(COMPAT_WORLD), Task.model_validate(raw))
+    assert cert.gates["counterfactual"].ok and "Live Grid on" in cert.gates["counterfactual"].detail
+    assert cert.gates["shortcuts"].ok, cert.gates["shortcuts"].detail
+
+
 @needs_compat
 @pytest.mark.parametrize("persona", PERSONAS)
-def test_check_refuses_each_story_whose_level_the_first_author_run_blocks_on(persona):
+def test_check_refuses_each_story_whose_level_the_first_author_run_blocks_on_and_no_other(persona):
     """What cannot certify is said before authoring: `check` names the story file of every blocked level with the
     facts field to change (the Live Grid repair: facts.targets[0], the widget whose options alone single it
     out)."""
@@ -98,9 +129,11 @@ def test_check_refuses_each_story_whose_level_the_first_author_run_blocks_on(per
     for task_id in DRAFTED[persona][1]:
         story = task_id.rsplit("_level", 1)[0]
         assert any(s == story and key.startswith("facts.") for s, key in refused), (task_id, refused)
+    # and nothing else: plain check agrees with the first run (no story refused that certifies)
+    assert not report.errors and not report.ladder_errors, [(e.file, e.key) for e in report.ladder_errors]
     if persona == "client_advisor":
-        (message,) = [e.message for e in report.ladder_errors if Path(e.file).stem == "holdings_watch"]
-        assert "only widget of Onboarding App for Devs whose options list symbol AAPL" in message
+        (message,) = [w.message for w in report.warnings if "holdings_watch" in w.file]
+        assert "2 twin instances" in message and "'Live Grid on TSLA'" in message
 
 
 @needs_compat

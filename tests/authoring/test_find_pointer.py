@@ -185,3 +185,34 @@ def test_no_pointer_label_reads_as_a_twin_fenced_off_or_as_an_instruction():
         for note in POINTER_NOTES:
             prompt = f"Read the widget listed for the {label} on the {note} from Acme's Desk."
             assert not read_request(prompt).in_twin(prompt.index(" from ")), (label, note)
+
+
+@needs_compat
+def test_a_target_its_options_alone_single_out_stands_among_twins_else_check_refuses_it(monkeypatch):
+    """holdings_watch repairs Live Grid, the one widget of its app whose declared options list AAPL (its Symbol
+    siblings draw theirs from an endpoint): the pointer's rival is a twin instance of the target on another
+    option, each entry naming its instance by what it shows, and `check` has nothing to refuse. With too few
+    other options for the twins (here: more twins asked than Symbol offers), `check` refuses the story naming
+    facts.targets[0] and why."""
+    from authoring.factcheck import find_pointers, findability, resolve
+    from authoring.sources import load_story
+    from simulator import World
+
+    world = World.load(COMPAT_WORLD)
+    story = load_story(TEMPLATES / "client_advisor" / "holdings_watch.md", "client_advisor")
+    resolved = resolve(world, story, list(world.default_backends))
+    target = resolved.targets[0]
+    twins = findability.twin_values(world, story, target, list(world.default_backends))
+    assert len(twins) == findability.FIND_TWINS
+    assert all(t["symbol"] not in ("AAPL", "TSLA") for t in twins) and len({t["symbol"] for t in twins}) == 2
+    (pointer,) = find_pointers(world, story, resolved.targets, list(world.default_backends))
+    assert pointer.rival == target.widget_id and pointer.entry(target.name) == "Live Grid on TSLA"
+    assert pointer.rival_entry() == f"Live Grid on {twins[0]['symbol']}"
+    assert not findability._listed_errors(world, story, target, list(world.default_backends))
+
+    monkeypatch.setattr(findability, "FIND_TWINS", 4)  # Symbol offers 3 options besides AAPL and TSLA
+    assert not findability.twin_values(world, story, target, list(world.default_backends))
+    (error,) = findability._listed_errors(world, story, target, list(world.default_backends))
+    assert (
+        error.key == "facts.targets[0]" and "fewer than 4 other options for twin instances" in error.message
+    )

@@ -16,7 +16,7 @@ from typing import Any
 from certify import HiddenValue
 from simulator import BackendFixture, WidgetDef, value_allowed
 
-from ...factcheck import ResolvedStory, ResolvedTarget, rival_said
+from ...factcheck import ResolvedStory, ResolvedTarget, second_view
 from ...factcheck import value_text as said_as_text
 from .context import AuthorContext, AuthoringError
 from .evalblock import record
@@ -176,25 +176,12 @@ class Level:
     @property
     def compare(self) -> tuple[str, Any] | None:
         """At Derive, the rival rule the request also asks for, as (phrase, value): a second view of the carried
-        target on the value that rule sets. One hidden option among the 3-8 a parameter declares is won by a
-        fixed guess ("always the third option") about once in k tasks; two distinct options read from the same
-        document make k·(k-1) equally plausible outcomes, and a guess that puts both views on one value never
-        passes. None at other levels, where the document offers no rival rule the agents can read, and where the
-        parameter declares fewer than three options."""
-        doc = self.story.policy_doc
-        if self.number != 2 or doc is None or doc.rival is None:
-            return None
-        phrase, value = doc.rival
+        target on the value that rule sets (`factcheck.second_view`, which `check` asks too). None at other
+        levels."""
         s = self.story
-        if (
-            str(value) == str(s.carried_value)
-            or len(s.targets[s.carried_target].widget.options(s.carried_key)) < 3
-            # a value every request says (in the why, the dashboard, another parameter's value) is no hidden one
-            or rival_said(s.story, value, s.carried_key) is not None
-        ):
-            # with two options the two views take them both: an agent that places one of each passes unread
+        if self.number != 2:
             return None
-        return phrase, value
+        return second_view(s.story, s.policy_doc, s.targets[s.carried_target], s.carried_key, s.carried_value)
 
     # -- what it hides ------------------------------------------------------------------------------------
     def hidden(self) -> list[dict[str, Any]]:

@@ -166,7 +166,15 @@ def seed_board(level: Level) -> Board:
         # single the target out)
         first = _decoy(level)
         pointer = s.find_pointer if level.number == 1 else None
-        if pointer is not None:
+        if pointer is not None and pointer.twins:
+            # the pointer's rival entry names a twin instance of the target (its declared options alone single
+            # it out): the decoy is that instance, on the twin's values
+            first = (
+                level.first.widget_id,
+                level.first.origin,
+                {**stale[0].data_args, **dict(pointer.twins[0])},
+            )
+        elif pointer is not None:
             # the pointer's rival entry names a widget on the board: the decoy (the one a reader of the wrong
             # entry would repair)
             fixture = level.fixture(level.first.origin)
@@ -189,6 +197,10 @@ def seed_board(level: Level) -> Board:
                 # leaves a fixed position right about once in FIND_BOARD tasks.
                 seen = {found[0]}
                 board_ids = [s.targets[0].widget_id, found[0]]
+                for i, values in enumerate(pointer.twins[1:] if pointer is not None else ()):
+                    # the further twins, so that among its own instances the target sits at neither end
+                    args = {**stale[0].data_args, **dict(values)}
+                    lookalikes.append(placing.widget(f"twin{i}", found[0], found[1], args))
                 while len(placing.widgets) < FIND_BOARD and (
                     more := _decoy(level, frozenset(seen), own_app=True)
                 ):
@@ -282,6 +294,18 @@ def _drawn(level: Level, board: Board) -> Board:
             if order[end].uuid in targets and inner:
                 j = inner.pop(int.from_bytes(rank(order[end])[:4], "big") % len(inner))
                 order[end], order[j] = order[j], order[end]
+        # the same among the instances of the target's own widget (twins beside a target its options alone
+        # single out): an agent that cannot tell them apart repairs the first or the last of them
+        first = board.stale[0] if board.stale else None
+        mine = [
+            i
+            for i, w in enumerate(order)
+            if first is not None and (w.origin, w.widget_id) == (first.origin, first.widget_id)
+        ]
+        place = next((i for i in mine if first is not None and order[i].uuid == first.uuid), None)
+        if place is not None and len(mine) >= 3 and place in (mine[0], mine[-1]):
+            j = mine[1 + int.from_bytes(rank(order[place])[:4], "big") % (len(mine) - 2)]
+            order[place], order[j] = order[j], order[place]
     moved = {w.uuid: replace(w, slot=Slot.at(i)) for i, w in enumerate(order)}
 
     def at(w: Seeded | None) -> Seeded | None:
