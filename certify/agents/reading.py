@@ -214,11 +214,15 @@ def note_name(prompt: str) -> str | None:
         return None
     # a dashboard whose name ends like a note's ("the PM Handoff Log dashboard", "PM Handoff Log (already
     # open)") is not the note
-    names = [
-        m.group(1)
+    found = [
+        m
         for m in NOTE_NAME.finditer(prompt)
         if not re.match(r"\s+(?:dashboard|board)\b|\s*\((?:already\s+)?open\)", prompt[m.end() :], re.I)
     ]
+    # a name the request introduces as the note's ("a briefing note called Promise IR Note") is the note, even
+    # when a widget whose name ends like a note's ("Contact Log") is mentioned after it
+    introduced = [m for m in found if re.search(r"\b(?:called|named|titled)\s+$", prompt[: m.start()], re.I)]
+    names = [m.group(1) for m in (introduced or found)]
     if names:
         # a sentence may open on the name ("In PM Handoff Log Note, also record …"): the preposition is not in it
         return re.sub(r"^(?:In|Into|To|On|Onto|At|Under|For)\s+", "", names[-1].strip())
