@@ -194,7 +194,7 @@ class HeuristicSession:
                 )
 
     def _note(self) -> Action | None:
-        name = note_name(self.prompt)
+        name = note_name(self.prompt, (str(w.get("name") or "") for w in self._catalog))
         if name is None:
             return None
         if self._rows:

@@ -245,12 +245,49 @@ def position_asked(question: str) -> int | None:
     return None
 
 
+# A pointer that names a piece by its label: "its row for Lantern Macro", "its point on the red-folder case",
+# "its entry for Hurdle".
+_LABELLED = re.compile(r"\b(?:row|point|entry)\s+(?:for|on)\s+(.+)", re.I | re.S)
+_BOLD = re.compile(r"^\*\*(.+?)\*\*")
+
+
+def _label(piece: str) -> str:
+    """What a piece is named by: a table row's first cell, a point's or an entry's bold lead (else "")."""
+    if " | " in piece:
+        return piece.split(" | ", 1)[0].strip()
+    bold = _BOLD.match(piece.strip())
+    return bold.group(1).strip() if bold else ""
+
+
+def labelled_unit(pieces: list[str], question: str) -> str | None:
+    """The piece a question names by its label ("its row for Backtest pass"): a reader following the pointer
+    goes to the row whose first cell (or the point whose bold lead) it names, whatever other words of the
+    request — the document's own title, "read", "use" — happen to be in other rows. The longest label the
+    pointer starts with wins (the row for "Keel Core Equity", not one for "Keel")."""
+    best: tuple[int, str] | None = None
+    for m in _LABELLED.finditer(question):
+        said = " ".join(m.group(1).split()).casefold()
+        for piece in pieces:
+            label = " ".join(_label(piece).split()).casefold()
+            if not label:
+                continue
+            bare = re.sub(r"^(?:the|a|an)\s+", "", label)
+            for form in {label, bare, f"the {bare}"}:
+                whole = len(said) == len(form) or not said[len(form)].isalnum()
+                if said.startswith(form) and whole and (best is None or len(form) > best[0]):
+                    best = (len(form), piece)
+    return best[1] if best else None
+
+
 def asked_unit(text: str, question: str) -> str | None:
-    """The part of a document a question asks about: the step it points at by position, else the piece whose
-    words best match it."""
+    """The part of a document a question asks about: the piece it names by its label, else the step it points
+    at by position, else the piece whose words best match it."""
     pieces = units(text)
     if not pieces:
         return None
+    named = labelled_unit(pieces, question)
+    if named is not None:
+        return named
     index = position_asked(question)
     if index is not None and -len(pieces) <= index < len(pieces):
         return pieces[index]

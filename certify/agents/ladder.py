@@ -168,7 +168,7 @@ class LadderSession:
         yield from self._act(work)
         if work.tab_title is not None:
             yield from self._retitle(work)
-        name = note_name(self.prompt)
+        name = note_name(self.prompt, [str(w.get("name") or "") for w in catalog])
         if name is not None:
             yield Action(
                 "add_generative_widget", {"widget_type": "note", "name": name, "data": _note_text(work)}

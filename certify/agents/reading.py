@@ -279,20 +279,32 @@ def option_mentions(text: str, param: dict[str, Any], as_written: bool = False) 
     return sorted(set(kept), key=lambda m: (m.start, -m.end))
 
 
-def note_name(prompt: str) -> str | None:
+def _unprefixed(name: str) -> str:
+    """A name a sentence opens on, without its preposition ("In PM Handoff Log Note" → "PM Handoff Log Note")."""
+    return re.sub(r"^(?:In|Into|To|On|Onto|At|Under|For)\s+", "", name.strip())
+
+
+def note_name(prompt: str, widgets: Iterable[str] = ()) -> str | None:
     """The name of the note a prompt asks for ("… in a Basket Cost Review Note", "a Filing Room Governance
-    note"), or None when it asks for none."""
+    note"), or None when it asks for none. `widgets`: the catalog's widget names, which a name ending like a
+    note's ("Contact Log") may be instead: such a mention is a widget, not the note."""
     if not re.search(r"\bnote\b", prompt, re.I):
         return None
     # a dashboard whose name ends like a note's ("the PM Handoff Log dashboard", "PM Handoff Log (already
     # open)") is not the note
-    names = [
-        m.group(1)
+    catalog = {w.casefold() for w in widgets}
+    found = [
+        m
         for m in NOTE_NAME.finditer(prompt)
-        if not re.match(r"\s+(?:dashboard|board)\b|\s*\((?:already\s+)?open\)", prompt[m.end() :], re.I)
+        if _unprefixed(m.group(1)).casefold() not in catalog
+        and not re.match(r"\s+(?:dashboard|board)\b|\s*\((?:already\s+)?open\)", prompt[m.end() :], re.I)
     ]
+    # a name the request introduces as the note's ("a briefing note called Promise IR Note") is the note, even
+    # when a widget whose name ends like a note's ("Contact Log") is mentioned after it
+    introduced = [m for m in found if re.search(r"\b(?:called|named|titled)\s+$", prompt[: m.start()], re.I)]
+    names = [m.group(1) for m in (introduced or found)]
     if names:
         # a sentence may open on the name ("In PM Handoff Log Note, also record …"): the preposition is not in it
-        return re.sub(r"^(?:In|Into|To|On|Onto|At|Under|For)\s+", "", names[-1].strip())
+        return _unprefixed(names[-1])
     lowered = re.findall(r"((?:[A-Z][\w&/'-]*\s+){1,6})note\b", prompt)
     return lowered[-1].strip() if lowered else "Note"

@@ -227,9 +227,13 @@ CONTRAST = re.compile(r"\(\s*not\b(?:[^()]|\([^()]*\))*\)", re.I)
 
 def read_request(prompt: str) -> Request:
     spans = sentences(prompt)
-    twins = [s for s in spans if TWIN.search(prompt[s[0] : s[1]])]
+    found = policies(prompt)
+    # a policy phrase is the persona's name for a rule, not a clause about another instance: "the
+    # second-reader export policy" fences nothing off, so its words are not read for a twin
+    unfenced = _masked(prompt, [(p.start, p.end) for p in found])
+    twins = [s for s in spans if TWIN.search(unfenced[s[0] : s[1]])]
     contrasts = [(m.start(), m.end()) for m in CONTRAST.finditer(prompt)]
-    request = Request(prompt, spans, twins, policies(prompt), contrasts=contrasts)
+    request = Request(prompt, spans, twins, found, contrasts=contrasts)
     request.copies = copy_clauses(request)
     return request
 

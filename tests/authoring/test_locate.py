@@ -62,17 +62,34 @@ def test_two_pieces_saying_the_fact_and_prose_are_refused_with_a_reason():
     assert "holds the fact" in locate(TABLE, "gamma answers").problem
 
 
-def test_a_lead_the_reader_misreads_falls_back_to_the_count(world):
-    # (a lead as an earlier world worded its third rule; the world's own rules no longer read as an ordinal)
+def test_a_lead_holding_an_ordinal_word_is_followed_by_its_label(world):
+    # (a lead as an earlier world worded its third rule): "its point on the downside-first valuation rule" names
+    # the point by its bold lead, so the reader goes there and does not read "first" as the first point
     text = world.resources["openbb://workspace/conventions/research-house-rules"].text.replace(
         "The new-position valuation rule", "The downside-first valuation rule"
     )
     assert "downside-first" in text
     positions = [p.position for p in offered(text)]
-    # "downside-first" reads as "the first point": the count points at it instead
-    assert "the third point of its list" in positions
+    assert "its point on the downside-first valuation rule" in positions
+    assert "the third point of its list" not in positions
     for piece in offered(text):
         assert asked_unit(text, piece.position).replace("**", "") == piece.text
+
+
+def test_a_labelled_pointer_wins_over_words_of_the_request_another_row_shares():
+    """The ladder asks a document the request's whole sentence, the document's title and verbs included: a row
+    that shares those words ("the watch list is read …" for "Read the Credit Watch Sheet …") must not beat the
+    row the pointer names by its first cell (outsider4's credit analyst: two Ground levels failed on it)."""
+    sheet = (
+        "| Review | Standing instruction |\n|---|---|\n"
+        "| Watch-list pass | the watch list is read on MTD, and its MTD movers flagged |\n"
+        "| Backtest pass | backtest misses are owned for Breakwater Credit |\n"
+        "| Backtest pass extra | the longer label is another row |\n"
+    )
+    asked = "Read the Credit Watch Sheet workspace resource and use its row for Backtest pass for the fund."
+    assert asked_unit(sheet, asked).startswith("Backtest pass | backtest misses")
+    # the longest label the pointer says wins
+    assert asked_unit(sheet, "Take its row for Backtest pass extra.").startswith("Backtest pass extra")
 
 
 def test_every_row_of_a_handbook_grounds_a_story_not_only_the_planted_one(world, tmp_path):

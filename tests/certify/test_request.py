@@ -288,3 +288,39 @@ def test_a_copy_clause_asks_one_more_instance_of_the_widget_it_copies():
         "that must stay."
     )
     assert [o.clause for o in operations(fenced, named_targets(fenced, CATALOG), {})] == [None]
+
+
+def test_a_policy_phrase_with_a_twin_word_fences_nothing_off():
+    """ "the second-reader export policy" is the persona's name for a rule: the sentence that says it still asks
+    for the widget (outsider4's data platform lead: the Derive rung did nothing on it)."""
+    from certify.agents.request import read_request
+
+    prompt = (
+        "The open Export Sign-off dashboard should carry Export Review Queue; put it, cut to the status the "
+        "second-reader export policy calls for and period MTD, with a copy beside it per the trial policy."
+    )
+    request = read_request(prompt)
+    assert request.twins == []
+    assert [p.phrase for p in request.policies] == ["second-reader export policy", "trial policy"]
+    # a real fence is still read
+    fenced = read_request(
+        "Add Cash Ladder for fund Keel. The second Cash Ladder on the board stays as it is."
+    )
+    assert len(fenced.twins) == 1
+
+
+def test_the_note_is_the_name_the_request_gives_it_not_a_widget_named_like_a_note():
+    from certify.agents.reading import note_name
+
+    called = (
+        "consult Contact Log for client X and record the date of the first row in a briefing note called "
+        "Promise IR Note. Add a copy of the Contact Log too."
+    )
+    assert note_name(called) == "Promise IR Note"
+    unnamed = (
+        "write the date of the top row into Promise IR Note on the board. Further down, a second Contact Log "
+        "from the desk answers another question, so do not edit it."
+    )
+    assert note_name(unnamed, ["Contact Log", "Client Flows"]) == "Promise IR Note"
+    # without the catalog, a mention ending like a note's is all a reader has
+    assert note_name(unnamed) == "Contact Log"
