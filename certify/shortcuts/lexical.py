@@ -141,19 +141,89 @@ def strip_asides(text: str) -> str:
 QUERIES: dict[str, Callable[[str], str]] = {"prompt": lambda p: p, "prompt less asides": strip_asides}
 
 
+class _Docs:
+    """The entry side of one (field, tokens) pair, worked out once per catalog: the rule author scores dozens of
+    wordings against the same entries, and each score used to rebuild every entry's sets and counts."""
+
+    __slots__ = ("avg", "bm25_idf", "counts", "docs", "idf", "sets", "sq", "tfidf_sq")
+
+    def __init__(self, docs: list[Tokens]) -> None:
+        self.docs = docs
+        self.sets = [set(d) for d in docs]
+        self.counts = [Counter(d) for d in docs]
+        n = len(docs)
+        df = Counter(t for d in docs for t in set(d))
+        self.idf = {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
+        self.sq = [sum(v * v for v in dc.values()) for dc in self.counts]
+        idf = self.idf
+        self.tfidf_sq = [sum((v * idf.get(t, 0.0)) ** 2 for t, v in dc.items()) for dc in self.counts]
+        self.bm25_idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self.avg = sum(map(len, docs)) / n if n else 0.0
+
+
+@lru_cache(maxsize=1024)
+def _docs(token_name: str, docs_text: tuple[str, ...]) -> _Docs:
+    tokenize = TOKENIZERS[token_name]
+    return _Docs([_tokens(tokenize, t) for t in docs_text])
+
+
+def _scored(q: Tokens, side: _Docs) -> Iterator[tuple[str, list[float]]]:
+    # the formulas of SCORES and _bm25, term for term and in the same order (so the same floats), with the
+    # entry side taken from `side`
+    qset, qc = set(q), Counter(q)
+    idf = side.idf
+    inters = [qset & ds for ds in side.sets]
+    yield "shared", [float(len(i)) for i in inters]
+    yield (
+        "jaccard",
+        [len(i) / len(u) if (u := qset | ds) else 0.0 for i, ds in zip(inters, side.sets, strict=True)],
+    )
+    yield (
+        "coverage",
+        [len(i) / len(ds) if d else 0.0 for i, ds, d in zip(inters, side.sets, side.docs, strict=True)],
+    )
+    yield "set_cosine", [len(i) / math.sqrt(1 + len(ds)) for i, ds in zip(inters, side.sets, strict=True)]
+    # only the shared terms add to a dot product (the others add zeros), taken in the query's order as before
+    qpos = {t: k for k, t in enumerate(qc)}
+    shared = [sorted(i, key=qpos.__getitem__) for i in inters]
+    q_sq = sum(v * v for v in qc.values())
+    out: list[float] = []
+    for ts, dc, dsq in zip(shared, side.counts, side.sq, strict=True):
+        num = sum(qc[t] * dc[t] for t in ts)
+        den = math.sqrt(q_sq * dsq)
+        out.append(num / den if den else 0.0)
+    yield "count_cosine", out
+    q_tf = sum((v * idf.get(t, 0.0)) ** 2 for t, v in qc.items())
+    out = []
+    for ts, dc, dtf in zip(shared, side.counts, side.tfidf_sq, strict=True):
+        dot = sum(qc[t] * dc[t] * idf.get(t, 0.0) ** 2 for t in ts)
+        norm = math.sqrt(q_tf * dtf)
+        out.append(dot / norm if norm else 0.0)
+    yield "tfidf_cosine", out
+    yield "idf_sum", [sum(idf.get(t, 0.0) for t in i) for i in inters]
+
+
+def _bm25_side(q: Tokens, side: _Docs, k1: float = 1.2, b: float = 0.75) -> list[float]:
+    idf, avg = side.bm25_idf, side.avg
+    out = []
+    for d, counts in zip(side.docs, side.counts, strict=True):
+        norm = k1 * (1 - b + b * (len(d) / avg if avg else 0.0))
+        out.append(
+            sum(idf[t] * counts[t] * (k1 + 1) / (counts[t] + norm) for t in dict.fromkeys(q) if t in counts)
+        )
+    return out
+
+
 def rankings(query: str, entries: list[dict[str, Any]]) -> Iterator[tuple[str, list[float]]]:
     """(measure, one score per entry) for every measure of the ensemble on one query."""
     texts = {f: tuple(get(e) for e in entries) for f, get in FIELDS.items()}
     for field_name, docs_text in texts.items():
         for token_name, tokenize in TOKENIZERS.items():
             q = _tokens(tokenize, query)
-            docs = [_tokens(tokenize, t) for t in docs_text]
-            n = len(docs)
-            df = Counter(t for d in docs for t in set(d))
-            idf = {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
-            for score_name, score in SCORES.items():
-                yield f"{score_name}/{token_name}/{field_name}", [score(q, d, idf) for d in docs]
-            yield f"bm25/{token_name}/{field_name}", _bm25(q, docs)
+            side = _docs(token_name, docs_text)
+            for score_name, scores in _scored(q, side):
+                yield f"{score_name}/{token_name}/{field_name}", scores
+            yield f"bm25/{token_name}/{field_name}", _bm25_side(q, side)
 
 
 @lru_cache(maxsize=8192)

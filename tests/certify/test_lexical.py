@@ -63,3 +63,57 @@ def test_every_measure_named_is_one_of_the_ensemble_and_the_ensemble_spans_token
 def test_a_pool_of_one_or_an_index_outside_it_exposes_nothing():
     assert lexical_exposure("factsheet builds", CATALOG[1:2], 0) == []
     assert lexical_exposure("factsheet builds", CATALOG, 9) == []
+
+
+def test_the_ensembles_fast_scores_equal_the_formulas_they_stand_for_float_for_float():
+    # rankings works the entry side out once per catalog and adds only shared terms; every score must still be
+    # the very float its plain formula (SCORES, _bm25) gives, or a measure's top pick could move
+    import math
+    import random
+    from collections import Counter
+
+    from certify.shortcuts import lexical
+
+    def plain(query, entries):
+        for field, get in lexical.FIELDS.items():
+            for tokens, tokenize in lexical.TOKENIZERS.items():
+                q, docs = tokenize(query), [tokenize(get(e)) for e in entries]
+                df = Counter(t for d in docs for t in set(d))
+                idf = {t: math.log((len(docs) + 1) / (c + 0.5)) for t, c in df.items()}
+                for name, score in lexical.SCORES.items():
+                    yield f"{name}/{tokens}/{field}", [score(q, d, idf) for d in docs]
+                yield f"bm25/{tokens}/{field}", lexical._bm25(q, docs)
+
+    words = [
+        "risk",
+        "breach",
+        "owner",
+        "cure",
+        "date",
+        "fund",
+        "exposure",
+        "country",
+        "limit",
+        "loss",
+        "stress",
+        "grid",
+        "price",
+        "note",
+        "log",
+        "review",
+        "the",
+        "of",
+    ]
+    rnd = random.Random(7)
+    for _ in range(150):
+        entries = [
+            {
+                "name": " ".join(rnd.choices(words, k=rnd.randint(0, 3))).title(),
+                "description": " ".join(rnd.choices(words, k=rnd.randint(0, 12))),
+            }
+            for _ in range(rnd.randint(2, 10))
+        ]
+        query = " ".join(rnd.choices(words, k=rnd.randint(0, 15))) + (
+            " (not the log)" if rnd.random() < 0.5 else ""
+        )
+        assert list(lexical.rankings(query, entries)) == list(plain(query, entries))
