@@ -273,8 +273,10 @@ def labelled_unit(pieces: list[str], question: str) -> str | None:
                 continue
             bare = re.sub(r"^(?:the|a|an)\s+", "", label)
             for form in {label, bare, f"the {bare}"}:
+                if not said.startswith(form):
+                    continue
                 whole = len(said) == len(form) or not said[len(form)].isalnum()
-                if said.startswith(form) and whole and (best is None or len(form) > best[0]):
+                if whole and (best is None or len(form) > best[0]):
                     best = (len(form), piece)
     return best[1] if best else None
 
