@@ -370,6 +370,17 @@ class HiddenValue(_Strict):
     source: str | None = None
 
 
+class StandIn(_Strict):
+    """At Execute, the widget the level works on in place of the story's first target (`origin`/`widget_id`
+    stands in for `for_widget_id`): naming the target there would state what Find hides."""
+
+    origin: str
+    widget_id: str
+    name: str
+    for_widget_id: str
+    for_name: str
+
+
 class TaskMeta(_Strict):
     persona: str | None = None
     story: str | None = None
@@ -377,6 +388,7 @@ class TaskMeta(_Strict):
     level_name: str | None = None
     hidden: list[HiddenValue] = Field(default_factory=list)
     authored_by: str | None = None
+    stands_in: StandIn | None = None
 
 
 class Task(_Strict):

@@ -28,6 +28,7 @@ from .pointer import (
 )
 from .policy import OWN_QUALIFIERS, _gives_away
 from .said import owned_sentences, param_label, purpose, rival_said, second_view, value_text
+from .standin import at_execute, stand_ins_for
 from .story import resolve
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "ResolvedStory",
     "ResolvedTarget",
     "_gives_away",
+    "at_execute",
     "find_pointer",
     "find_pointers",
     "find_prompt_errors",
@@ -53,5 +55,6 @@ __all__ = [
     "said_exposure_warnings",
     "second_view",
     "source_format",
+    "stand_ins_for",
     "value_text",
 ]

@@ -189,6 +189,14 @@ class ResolvedStory:
     spare_pointer: FindPointer | None = None
     # every pointer the rule author may try in turn, best first (`find_pointers`; the first is `spare_pointer`)
     spare_pointers: tuple[FindPointer, ...] = ()
+    # the widgets Execute may work on instead of the first target, in their drawn order (`standin`): level 0
+    # names one of them, so that no lower level names what Find hides
+    execute_stand_ins: tuple[ResolvedTarget, ...] = ()
+    # set on the story as Execute works it (`standin.at_execute`): the first target a stand-in works in place of
+    # (None: the story's own targets)
+    standing_in: ResolvedTarget | None = None
+    # the index among `targets` of the stand-in that works in its place
+    stand_in_at: int = 0
 
     @property
     def find_hint(self) -> str:

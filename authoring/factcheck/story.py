@@ -34,6 +34,7 @@ from .pointer import find_pointers
 from .policy import _policy_errors, _resolve_policy_document
 from .reads import _read_policy_errors, _record_errors
 from .said import rival_said, second_view, value_text
+from .standin import stand_in_errors, stand_ins
 from .targets import _board_errors, _options_hint, _origins, _shared_param_errors, _widget_hint
 
 # (spaced by any whitespace: the storyline is wrapped prose, and "exactly as\nserved" asks the same)
@@ -363,6 +364,9 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     grounded = next((t.widget.param(sets) for t in targets if sets and sets in t.params), None)
     hidden_params = [p for p in (carried_param, grounded) if p is not None]
     blocking += _hidden_option_errors(story, list({str(p["paramName"]): p for p in hidden_params}.values()))
+    analyzed = (analyze.figure, analyze.label) if analyze is not None else ()
+    standing = stand_ins(world, story, targets, backends, seeded_wrong, facts.record, analyzed)
+    blocking += stand_in_errors(story, targets[0], standing)
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")
@@ -385,4 +389,5 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         pointer,
         spares[0] if (spares := find_pointers(world, story, targets, backends)) else None,
         tuple(spares),
+        standing,
     )

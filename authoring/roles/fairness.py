@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from certify import LEVEL_NAMES, Task
+from certify import LEVEL_NAMES, Task, states_value
 from simulator import tools_of
 
 from ..flags import Flag
@@ -51,6 +51,80 @@ def _graded_core(task: Task) -> set[tuple[str, str, str]]:
                 )
             )
     return core
+
+
+def _kept(task: Task) -> set[tuple[str, str, str]]:
+    """The graded entries that keep a seeded widget as it is (a repair's decoy): graded on the values the board
+    seats it on (and the defaults of the rest), where a stale target is graded on others."""
+    board = (task.setup.model_dump().get("initial_state") or {}).get("dashboard") or {}
+    seated = [
+        (str(w.get("origin")), str(w.get("widget_id")), dict(w.get("data_args") or {}))
+        for w in board.get("widgets") or []
+        if isinstance(w, dict)
+    ]
+    return {
+        (req.origin, str(req.widget_id), repr(sorted(req.data_args.items())))
+        for req in task.eval.required_widgets
+        if any(
+            (origin, wid) == (req.origin, str(req.widget_id)) and args.items() <= req.data_args.items()
+            for origin, wid, args in seated
+        )
+    }
+
+
+def _graded_args(task: Task, origin: str, widget_id: str) -> list[dict[str, Any]]:
+    """The values `task` grades the widget on: its required widgets' and graded reads' data_args."""
+    out = [
+        dict(req.data_args)
+        for req in task.eval.required_widgets
+        if (req.origin, str(req.widget_id)) == (origin, widget_id)
+    ]
+    out += [
+        dict(step.args.get("data_args") or {})
+        for step in task.eval.required_tools
+        if not step.optional
+        and step.tool == "get_widget_data"
+        and (step.args.get("origin"), step.args.get("widget_id")) == (origin, widget_id)
+    ]
+    return out
+
+
+def stated_below(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
+    """Per level, (severity, why) a lower level of the same story states what it hides (levels not listed are
+    sound).
+
+    A player that met the story's lower levels first (or anyone reading the published taskset) must not find a
+    level's answer there. A hidden target (Find) or planted fact (Ground) said below is a blocker. A hidden
+    carried value may be said below — Derive's first value is the one Execute and Find state, the dial it turns
+    — when the level also hides something no lower level says (Derive's second view, Ground's planted passage,
+    whose read is graded); a level every hidden value of which a lower level states is answered by copying, and
+    is reported (minor: a Derive whose parameter offers no rival to ask a second view on has nothing else to
+    hide)."""
+    out: dict[int, tuple[str, str]] = {}
+    for lv, task in sorted(by_level.items()):
+        lower = [by_level[j].prompt for j in sorted(by_level) if j < lv]
+        hidden = task.meta.hidden if task.meta else []
+        if not lower or not hidden:
+            continue
+        said = [
+            [j for j, text in enumerate(lower) if states_value(text, h.value, any_case=True)] for h in hidden
+        ]
+        named = [(h, js) for h, js in zip(hidden, said, strict=True) if js and h.kind != "carried"]
+        if named:
+            h, js = named[0]
+            out[lv] = (
+                "blocker",
+                f"the hidden {h.kind} '{h.value}' is stated at level{js[0]} of the story: a player that met it "
+                "there reads this level's answer",
+            )
+        elif all(said):
+            out[lv] = (
+                "minor",
+                "every hidden value ("
+                + ", ".join(f"'{h.value}'" for h in hidden)
+                + ") is stated by a lower level of the story: a player that met them there copies the answer",
+            )
+    return out
 
 
 def _required(task: Task, tool: str, operation: str | None = None) -> bool:
@@ -102,7 +176,25 @@ class RuleFairness:
                     "the judged dashboard is not the same as at the other levels",
                     f"level{lv}: {names[lv]!r} vs level0: {names[0]!r}",
                 )
+        stand = by_level[0].meta.stands_in if by_level[0].meta else None
         base = _graded_core(by_level[0])
+        if stand is not None:
+            # Execute works on a stand-in of the first target (no lower level names what Find hides): the core
+            # the levels above keep is Execute's but for the stand-in's entries, a read's note (its rows) and
+            # the widgets its board seats beside the stand-in to stay as seeded (a repair's decoy, drawn for the
+            # stand-in); the stand-in itself is graded on the values the levels above grade the target on
+            on = {(stand.origin, stand.widget_id), (stand.origin, stand.for_widget_id)}
+            base = {c for c in base - _kept(by_level[0]) if c[:2] not in on and c[0] != "note"}
+            on_target = _graded_args(by_level[1], stand.origin, stand.for_widget_id)
+            for args in _graded_args(by_level[0], stand.origin, stand.widget_id):
+                if not any(args.items() <= other.items() for other in on_target):
+                    flag(
+                        0,
+                        "constant_core",
+                        f"Execute's stand-in '{stand.name}' is graded on values the levels above do not grade "
+                        f"'{stand.for_name}' on",
+                        f"{args} vs {on_target}",
+                    )
         for lv in range(1, 5):
             missing = base - _graded_core(by_level[lv])
             if missing:
@@ -121,13 +213,15 @@ class RuleFairness:
                 flag(lv, "signature", f"level{lv} declares no hidden {kind} value")
                 continue
             value = hidden[0].value
-            if kind in ("target", "carried") and value not in l0:
+            if kind == "carried" and stand is None and value not in l0:
                 flag(
                     lv,
                     "signature",
                     f"the hidden {kind} '{value}' is not stated at Execute, so the level below "
                     "does not show what this level hides",
                 )
+        for lv, (severity, reason) in stated_below(by_level).items():
+            flag(lv, "stated_below", reason, severity=severity)
         for lv in range(5):
             knows = any(_required(by_level[lv], tool) for tool in DOCUMENT_TOOLS)
             builds = _required(by_level[lv], "manage_backends", "add")

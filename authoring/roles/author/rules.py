@@ -26,9 +26,9 @@ from certify import (
 )
 from simulator import TOOL_NAMES
 
-from ...factcheck import find_pointers, source_format
+from ...factcheck import at_execute, find_pointers, source_format, stand_ins_for
 from ...memo import Memo, content_key
-from .context import AuthorContext, Draft, own_deadlines, story_setup
+from .context import AuthorContext, AuthoringError, Draft, own_deadlines, story_setup
 from .evalblock import record
 from .level import Level
 from .plan import plan
@@ -38,6 +38,7 @@ from .wording import Wording
 FIND_DRAWS = 6
 FIND_HINTS = 9
 FIND_RUNG = "ladder-1"
+EXECUTE_RUNG = "ladder-0"
 NOTE_DRAWS = 4
 
 
@@ -93,6 +94,57 @@ def _compiled(
 def _compile(
     ctx: AuthorContext, number: int, others: bool, note_draw: int
 ) -> tuple[dict[str, Any], int | None]:
+    if number == 0:
+        # Execute works on a stand-in of the target Find hides, the first in the story's drawn order that
+        # compiles and that Execute's rung solves (`factcheck.standin`): naming the target there would state
+        # what Find hides. Without one it works on the target itself, and the fairness review reports it.
+        hidden = _find_hidden(ctx)
+        for stand_in in stand_ins_for(
+            ctx.story, ctx.world, ctx.backends, hidden or ctx.story.targets[0].name
+        ):
+            try:
+                compiled = _compile_level(
+                    replace(ctx, story=at_execute(ctx.story, stand_in, hidden)), 0, others, note_draw
+                )
+            except AuthoringError:
+                continue
+            if _rung_passes(
+                ctx, parse_task(compiled[0], f"{compiled[0]['id']}.json", ctx.defaults), EXECUTE_RUNG
+            ):
+                return compiled
+    return _compile_level(ctx, number, others, note_draw)
+
+
+def _find_hidden(ctx: AuthorContext) -> str | None:
+    """The name of the target the story's Find level hides (None when that level does not compile)."""
+    try:
+        task = _compiled(ctx, 1)[0]
+    except AuthoringError:
+        return None
+    hidden = [h for h in task["meta"].get("hidden") or [] if h.get("kind") == "target"]
+    return str(hidden[0]["value"]) if hidden else None
+
+
+def _stands_in(ctx: AuthorContext) -> dict[str, Any]:
+    """meta.stands_in of an Execute worked on a stand-in (the fairness review reads the graded core through it)."""
+    was = ctx.story.standing_in
+    if was is None:
+        return {}
+    now = ctx.story.targets[ctx.story.stand_in_at]
+    return {
+        "stands_in": {
+            "origin": now.origin,
+            "widget_id": now.widget_id,
+            "name": now.name,
+            "for_widget_id": was.widget_id,
+            "for_name": was.name,
+        }
+    }
+
+
+def _compile_level(
+    ctx: AuthorContext, number: int, others: bool, note_draw: int
+) -> tuple[dict[str, Any], int | None]:
     level = Level(ctx, number, note_draw)
     board = seed_board(level)
     tab_id = ctx.story.tab_id
@@ -119,6 +171,7 @@ def _compile(
             level_name=LEVEL_NAMES[difficulty],
             hidden=level.hidden(),
             authored_by="rules",
+            **_stands_in(ctx),
         ),
     }
     # At Find, of a few wordings (the words around the description move a word matcher; a source-format story
@@ -262,9 +315,14 @@ def _unshortcut_and_found(ctx: AuthorContext, task: Task) -> bool:
 
 
 def _find_rung_passes(ctx: AuthorContext, task: Task) -> bool:
-    """Whether the ladder's Find rung (ladder-1, deterministic, no network) solves `task`. Its episode is a
-    coroutine: run on a thread of its own when this one already runs an event loop."""
-    coroutine = run_trial(ctx.world, task, resolve_agent(FIND_RUNG))
+    """Whether the ladder's Find rung (ladder-1, deterministic, no network) solves `task`."""
+    return _rung_passes(ctx, task, FIND_RUNG)
+
+
+def _rung_passes(ctx: AuthorContext, task: Task, rung: str) -> bool:
+    """Whether the ladder's `rung` (deterministic, no network) solves `task`. Its episode is a coroutine: run on
+    a thread of its own when this one already runs an event loop."""
+    coroutine = run_trial(ctx.world, task, resolve_agent(rung))
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -387,6 +387,9 @@ def _decoy(
     if fixture is None:
         return None
     taken = {t.widget_id for t in s.targets} | set(exclude)
+    if s.standing_in is not None:
+        # Execute's board does not seat the target its stand-in works in place of (`factcheck.standin`)
+        taken.add(s.standing_in.widget_id)
     app = t0.widget.definition.get("category")
     # Find's look-alikes are drawn to the request's words: of those that fit as well, the one that leaves the
     # fewest word and character similarity measures preferring the target for what the Find request says
