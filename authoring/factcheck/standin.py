@@ -75,8 +75,9 @@ def stand_ins(
     takes the wrong values of the parameters it declares (one at least). Best first: a widget of the same app
     that takes every value the story states for the target, then one of another app of the same backend, then
     one of another backend; then the same order for widgets that take the stated values of the parameters they
-    declare (Execute states those). Within each, those serving every column the story records and analyses
-    come first (Execute then records and analyses the same columns; a read's Execute on another records that
+    declare (Execute states those), and last for widgets that declare none of them (a target whose values no
+    other widget lists: Execute then adds or reads the stand-in on its own defaults). Within each, those serving every column the story records and analyses
+    come first (and before them those of the target's kind of view, a table for a table; Execute then records and analyses the same columns; a read's Execute on another records that
     widget's own columns, `plan`, and asks for no analysis where the figure is not served, `at_execute`), then
     by a hash of the task id. `first`: the target Find hides, when it is not the story's first (Find describes
     another target when nothing tells the first apart)."""
@@ -87,7 +88,7 @@ def stand_ins(
     used = {(t.origin, t.widget_id) for t in targets}
     app = set(_in_app(world, first, backends))
     needed = [*(record or []), *analyzed]
-    ranked: list[tuple[int, bool, str, ResolvedTarget]] = []
+    ranked: list[tuple[int, tuple[bool, bool], str, ResolvedTarget]] = []
     key = f"{story.slug}_level0"
     fixtures = {f.origin: f for name in backends if (f := world.backend(name)) is not None}
     for origin, fixture in fixtures.items():
@@ -107,11 +108,15 @@ def stand_ins(
             takes = {
                 k: v
                 for k, v in first.params.items()
-                if (p := widget.param(k)) is not None and value_allowed(p, v)
+                if (p := widget.param(k)) is not None
+                and value_allowed(p, v)
+                # a value the target lists among its options is listed by the stand-in too (not left to an
+                # options endpoint or free text): Execute's request states it the same way
+                and (v not in first.widget.options(k) or v in widget.options(k))
             }
             declared = {k for k in first.params if widget.param(k) is not None}
-            if set(takes) != declared or (first.params and not takes):
-                continue  # a value it declares but does not take, or none of the story's parameters at all
+            if set(takes) != declared:
+                continue  # a value it declares but does not take
             wrong = {k: v for k, v in seeded_wrong.items() if k in takes}
             if not all((p := widget.param(k)) is not None and value_allowed(p, v) for k, v in wrong.items()):
                 continue
@@ -124,7 +129,7 @@ def stand_ins(
             if record is not None and not serves:
                 continue
             near = 0 if mine else 1 if origin == first.origin else 2
-            tier = near + (0 if len(takes) == len(first.params) else 3)
+            tier = near + (0 if len(takes) == len(first.params) else 3 if takes else 6)
             full = all(c in columns for c in needed)
             ranked.append(
                 (tier, not full, hashlib.sha256(f"{key}|{origin}|{wid}".encode()).hexdigest(), candidate)
