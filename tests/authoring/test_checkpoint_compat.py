@@ -26,6 +26,7 @@ from authoring.decisions import decide
 from authoring.flags import make_flag
 from authoring.options import RunOptions
 from authoring.roles.author import RuleAuthor
+from authoring.roles import fairness
 from authoring.roles.fairness import RuleFairness
 from authoring.run import checkpointer, run_persona
 from certify import gates
@@ -83,6 +84,9 @@ def task_files(repo: Path) -> dict[str, bytes]:
 def test_a_level_drafted_before_the_kill_meets_the_gates_of_the_code_that_resumes(stopped, monkeypatch):
     """The stopped run drafted risk_repair_level0 with the wording of its day ("the Risk Board board"); the
     resumed run re-certifies the set under today's gates, and the prose gate refuses that request, naming it."""
+    # its Execute drafts predate the stand-in (they name the target Find hides): the stated-below check, which came
+    # later, would refuse them as the prose gate does the first test's
+    monkeypatch.setattr(fairness, "stated_below", lambda by_level: {})
     monkeypatch.delitem(
         battery.SHORTCUTS, "phrase_guesser"
     )  # (its story's old Derive phrase gives the value)
@@ -97,6 +101,9 @@ def test_a_level_drafted_before_the_kill_meets_the_gates_of_the_code_that_resume
 def test_a_run_killed_while_drafting_resumes_where_it_stopped(stopped, tmp_path, monkeypatch):
     # what the resume does, under the gates the stopped run's drafts were written for (the test above: the prose
     # gate, which came later, refuses one of them)
+    # its Execute drafts predate the stand-in (they name the target Find hides): the stated-below check, which came
+    # later, would refuse them as the prose gate does the first test's
+    monkeypatch.setattr(fairness, "stated_below", lambda by_level: {})
     monkeypatch.delitem(gates.GATES, "prose")
     monkeypatch.delitem(
         battery.SHORTCUTS, "phrase_guesser"
@@ -241,6 +248,9 @@ class FlaggingLevel3(RuleFairness):
 def test_a_run_killed_in_a_fairness_revision_keeps_its_route_and_its_rounds(stopped, monkeypatch):
     """Before the kill fairness had spent one of its two rounds and sent level 3 back: the revision goes on to
     the set's re-certification (not to the validators), and fairness gets exactly one more round."""
+    # its Execute drafts predate the stand-in (they name the target Find hides): the stated-below check, which came
+    # later, would refuse them as the prose gate does the first test's
+    monkeypatch.setattr(fairness, "stated_below", lambda by_level: {})
     monkeypatch.delitem(gates.GATES, "prose")  # its drafts predate the prose gate (see the first test)
     monkeypatch.delitem(battery.SHORTCUTS, "phrase_guesser")  # and the phrase guesser
     db, thread = stopped("revise")
