@@ -77,7 +77,7 @@ def stand_ins(
     one of another backend; then the same order for widgets that take the stated values of the parameters they
     declare (Execute states those), and last for widgets that declare none of them (a target whose values no
     other widget lists: Execute then adds or reads the stand-in on its own defaults). Within each, those serving every column the story records and analyses
-    come first (and before them those of the target's kind of view, a table for a table; Execute then records and analyses the same columns; a read's Execute on another records that
+    come first (Execute then records and analyses the same columns; a read's Execute on another records that
     widget's own columns, `plan`, and asks for no analysis where the figure is not served, `at_execute`), then
     by a hash of the task id. `first`: the target Find hides, when it is not the story's first (Find describes
     another target when nothing tells the first apart)."""
@@ -88,7 +88,7 @@ def stand_ins(
     used = {(t.origin, t.widget_id) for t in targets}
     app = set(_in_app(world, first, backends))
     needed = [*(record or []), *analyzed]
-    ranked: list[tuple[int, tuple[bool, bool], str, ResolvedTarget]] = []
+    ranked: list[tuple[int, bool, str, ResolvedTarget]] = []
     key = f"{story.slug}_level0"
     fixtures = {f.origin: f for name in backends if (f := world.backend(name)) is not None}
     for origin, fixture in fixtures.items():

@@ -25,8 +25,8 @@ import authoring.run
 from authoring.decisions import decide
 from authoring.flags import make_flag
 from authoring.options import RunOptions
-from authoring.roles.author import RuleAuthor
 from authoring.roles import fairness
+from authoring.roles.author import RuleAuthor
 from authoring.roles.fairness import RuleFairness
 from authoring.run import checkpointer, run_persona
 from certify import gates
