@@ -368,6 +368,9 @@ class HiddenValue(_Strict):
     kind: Literal["target", "carried", "planted"]
     value: str
     source: str | None = None
+    # a target that stands between twin instances of its own widget (`value` names them all): the values its
+    # instance is seeded on, which tell it from the twins — what the level hides is that instance
+    instance: dict[str, Any] | None = None
 
 
 class StandIn(_Strict):

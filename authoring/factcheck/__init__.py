@@ -28,8 +28,8 @@ from .pointer import (
 )
 from .policy import OWN_QUALIFIERS, _gives_away
 from .said import owned_sentences, param_label, purpose, rival_said, second_view, value_text
-from .standin import at_execute, stand_ins_for
 from .story import resolve
+from .working import execute_stories
 
 __all__ = [
     "OWN_QUALIFIERS",
@@ -41,7 +41,7 @@ __all__ = [
     "ResolvedStory",
     "ResolvedTarget",
     "_gives_away",
-    "at_execute",
+    "execute_stories",
     "find_pointer",
     "find_pointers",
     "find_prompt_errors",
@@ -55,6 +55,5 @@ __all__ = [
     "said_exposure_warnings",
     "second_view",
     "source_format",
-    "stand_ins_for",
     "value_text",
 ]

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from certify import words
-from simulator import WidgetDef, World, option_values
+from simulator import WidgetDef, World
 
 from ..sources import SourceError, Story
 from .model import ResolvedStory, ResolvedTarget
@@ -348,97 +348,5 @@ def _signature_errors(
             f"'{target.name}' is the only widget of {app} that takes {values}: the validator refuses its Find "
             "level (those values alone single it out, without the description); pick a first target whose "
             f"parameters another widget of its app also takes (closest here: {', '.join(w.name for w in near)})",
-        )
-    ]
-
-
-# A Find repair whose target is the one widget of its board's pool listing the values to set is told apart from
-# this many twin instances of itself instead, each on other options of those parameters: with two, the target
-# sits between them (`seeding._drawn`), so neither "the first instance" nor "the last" repairs it.
-FIND_TWINS = 2
-
-
-def _listed_alone(
-    world: World, story: Story, target: ResolvedTarget, backends: list[str]
-) -> list[str] | None:
-    """Whether a Find repair's target is the one widget that lists the values to set among its declared
-    options, among what the request says it comes from (the story's app, else its origin) and what a Find
-    repair's board seeds beside it (look-alikes of the target's own catalog category). The names of the others
-    that take those parameters only from an options endpoint when it is (the signature matcher reads the
-    options a schema declares, so it repairs the one placed widget listing them without reading the request);
-    None when it is not."""
-    repair = story.facts.kind == "repair" or (story.facts.kind is None and bool(story.facts.seeded_wrong))
-    values = {k: v for k, v in target.params.items() if k in (story.facts.seeded_wrong or {})}
-    fixture = world.fixture_of(target.origin, backends)
-    if not repair or not values or fixture is None:
-        return None
-    in_app = set(fixture.catalog.app_widgets(target.app)) if target.app else set()
-    category = target.widget.definition.get("category")
-    siblings = [
-        w
-        for wid, w in fixture.catalog.widgets.items()
-        if not target.app
-        or wid in in_app
-        or w.definition.get("category") in {target.app, *([category] if category else [])}
-    ]
-
-    def lists(w: WidgetDef) -> bool:
-        return all(
-            (p := w.param(k)) is not None and str(v) in {str(o) for o in option_values(p)}
-            for k, v in values.items()
-        )
-
-    if [w.widget_id for w in siblings if lists(w)] != [target.widget_id]:
-        return None
-    return [w.name for w in siblings if w.widget_id != target.widget_id and all(w.param(k) for k in values)]
-
-
-def twin_values(
-    world: World, story: Story, target: ResolvedTarget, backends: list[str]
-) -> list[dict[str, Any]]:
-    """The values the target's twin instances show on its Find board when its declared options alone single it
-    out (`_listed_alone`): FIND_TWINS instances of the target itself, each on options of the parameters the
-    repair sets that are neither the graded values nor the seeded wrong ones. Another instance of the same
-    widget takes exactly what the target takes, so no schema tells them apart; the planted pointer names the
-    target's instance by what it shows, and that is what an agent must read. Empty when the mechanism does
-    not apply, or the parameters offer too few other options."""
-    if _listed_alone(world, story, target, backends) is None:
-        return []
-    wrong = story.facts.seeded_wrong or {}
-    others = {
-        k: [o for o in target.widget.options(k) if str(o) not in {str(v), str(wrong.get(k))}]
-        for k, v in target.params.items()
-        if k in wrong
-    }
-    if any(len(o) < FIND_TWINS for o in others.values()):
-        return []
-    return [{k: o[i] for k, o in others.items()} for i in range(FIND_TWINS)]
-
-
-def _listed_errors(
-    world: World, story: Story, target: ResolvedTarget, backends: list[str]
-) -> list[SourceError]:
-    """A Find repair whose target is the one widget of its app that lists the values to set among its declared
-    options (the others that take them draw their options from an endpoint): the signature matcher, which reads
-    the options a schema declares, repairs the one placed widget listing them without reading the request —
-    whether a description or a planted pointer says which. Unless its parameters offer the options for twin
-    instances of the target itself (`twin_values`): the pointer then names the target's instance by what it
-    shows, nothing else tells it apart from them."""
-    drawn = _listed_alone(world, story, target, backends)
-    if drawn is None or twin_values(world, story, target, backends):
-        return []
-    app = target.app or target.origin
-    values = {k: v for k, v in target.params.items() if k in (story.facts.seeded_wrong or {})}
-    return [
-        SourceError(
-            story.file,
-            "facts.targets[0]",
-            f"'{target.name}' is the only widget of {app} whose options list "
-            f"{', '.join(f'{k} {value_text(v)}' for k, v in values.items())}"
-            + (f" ({', '.join(drawn[:3])} take it only from an options endpoint)" if drawn else "")
-            + ": an agent repairing the placed widget whose schema lists the value finds it without reading the "
-            f"request, and its parameters offer fewer than {FIND_TWINS} other options for twin instances of it "
-            "to stand beside it, so its Find level cannot certify; pick a first target whose values to set "
-            "another widget of its app also lists, or set a parameter with more options",
         )
     ]

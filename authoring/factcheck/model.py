@@ -125,7 +125,7 @@ class FindPointer:
     rival_label: str
     rival: str  # the rival's widget id (of the target's origin)
     rival_name: str
-    # A target its declared options alone single out (`findability.twin_values`) stands among twin instances
+    # A target its declared options alone single out (`working.twin_values`) stands among twin instances
     # of itself: the rival is then the target's own widget, and each entry names its instance by what it shows
     # ("Live Grid on TSLA"). `twins`: the values each twin is seeded on, (key, value) pairs, the rival's first;
     # `shows`: what the target's instance shows as seeded, said.
@@ -189,14 +189,17 @@ class ResolvedStory:
     spare_pointer: FindPointer | None = None
     # every pointer the rule author may try in turn, best first (`find_pointers`; the first is `spare_pointer`)
     spare_pointers: tuple[FindPointer, ...] = ()
-    # the widgets Execute may work on instead of the first target, in their drawn order (`standin`): level 0
+    # the widgets Execute may work on instead of the first target, in their drawn order (`working`): level 0
     # names one of them, so that no lower level names what Find hides
     execute_stand_ins: tuple[ResolvedTarget, ...] = ()
-    # set on the story as Execute works it (`standin.at_execute`): the first target a stand-in works in place of
+    # set on the story as Execute works it (`working.at_execute`): the first target a stand-in works in place of
     # (None: the story's own targets)
     standing_in: ResolvedTarget | None = None
     # the index among `targets` of the stand-in that works in its place
     stand_in_at: int = 0
+    # set on the story as Execute works another instance of the target's own widget (`working.twin_instance`):
+    # the values its stale instance is seeded on instead of `seeded_wrong` (a Find twin's, not the target's)
+    execute_instance: dict[str, Any] | None = None
 
     @property
     def find_hint(self) -> str:

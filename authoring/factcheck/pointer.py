@@ -11,9 +11,9 @@ from certify import states_value, words
 from simulator import WidgetDef, World, option_values, value_allowed
 
 from ..sources import Story
-from .findability import twin_values
 from .model import FindPointer, ResolvedStory, ResolvedTarget
 from .said import param_label, purpose, value_text
+from .working import twin_values
 
 # The entries a planted pointer lists its widgets under: pairs of coined labels (no catalog word, no verb the
 # agents read as an instruction, no period or status, none that said after "the" reads as a twin the request
@@ -61,7 +61,7 @@ def find_pointers(
     than the target from the request's words: the request pulls a matcher off the target, and the counterfactual
     copy (the entries swapped, the note's name kept) leaves such a matcher failing one of the two copies; those
     fewest of the lexical ensemble's measures then find come first (`lexical_pull` chose the first's rival by
-    the same ensemble). A target whose declared options alone single it out (`findability.twin_values`) gets one
+    the same ensemble). A target whose declared options alone single it out (`working.twin_values`) gets one
     pointer, whose rival entry names a twin instance of it."""
     target = targets[0]
     fixture = world.fixture_of(target.origin, backends)

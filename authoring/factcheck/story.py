@@ -15,7 +15,6 @@ from .findability import (
     _findability_errors,
     _hint_verb_errors,
     _hinted_first,
-    _listed_errors,
     _signature_errors,
     content_hints,
     source_format,
@@ -34,8 +33,8 @@ from .pointer import find_pointers
 from .policy import _policy_errors, _resolve_policy_document
 from .reads import _read_policy_errors, _record_errors
 from .said import rival_said, second_view, value_text
-from .standin import stand_in_errors, stand_ins
 from .targets import _board_errors, _options_hint, _origins, _shared_param_errors, _widget_hint
+from .working import _listed_errors, stand_ins, twin_values, working_errors
 
 # (spaced by any whitespace: the storyline is wrapped prose, and "exactly as\nserved" asks the same)
 READ_PROSE = re.compile(
@@ -366,7 +365,7 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     blocking += _hidden_option_errors(story, list({str(p["paramName"]): p for p in hidden_params}.values()))
     analyzed = (analyze.figure, analyze.label) if analyze is not None else ()
     standing = stand_ins(world, story, targets, backends, seeded_wrong, facts.record, analyzed)
-    blocking += stand_in_errors(story, targets[0], standing)
+    blocking += working_errors(story, targets[0], standing, twin_values(world, story, targets[0], backends))
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")

@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from certify import LEVEL_NAMES, Task, states_value
+from certify import LEVEL_NAMES, HiddenValue, Task, states_value
 from simulator import tools_of
 
 from ..flags import Flag
@@ -89,6 +89,28 @@ def _graded_args(task: Task, origin: str, widget_id: str) -> list[dict[str, Any]
     return out
 
 
+def _states(below: Task, hidden: HiddenValue) -> bool:
+    """Whether the lower level `below` says `hidden` (`stated_below`): its prompt states the value — for a target
+    hidden as an instance among twins, every value the instance is seeded on — or, for an instance, it works on
+    (is graded to change) a seated widget showing those values."""
+    if not hidden.instance:
+        return states_value(below.prompt, hidden.value, any_case=True)
+    shown = {k: str(v) for k, v in hidden.instance.items()}
+    if all(states_value(below.prompt, v, any_case=True) for v in shown.values()):
+        return True
+    board = (below.setup.model_dump().get("initial_state") or {}).get("dashboard") or {}
+    for w in board.get("widgets") or []:
+        seat = (str(w.get("origin")), str(w.get("widget_id")))
+        args = dict(w.get("data_args") or {})
+        kept = any(  # graded to stay on what it is seated on (a decoy, a twin)
+            (req.origin, str(req.widget_id)) == seat and args.items() <= req.data_args.items()
+            for req in below.eval.required_widgets
+        )
+        if not kept and shown.items() <= {str(k): str(v) for k, v in args.items()}.items():
+            return True
+    return False
+
+
 def stated_below(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
     """Per level, (severity, why) a lower level of the same story states what it hides (levels not listed are
     sound).
@@ -99,16 +121,16 @@ def stated_below(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
     — when the level also hides something no lower level says (Derive's second view, Ground's planted passage,
     whose read is graded); a level every hidden value of which a lower level states is answered by copying, and
     is reported (minor: a Derive whose parameter offers no rival to ask a second view on has nothing else to
-    hide)."""
+    hide). A target hidden as an instance among twins of its own widget (`instance`: its name names them all) is
+    said below where a lower level states the values that instance is seeded on, or works on a widget seated on
+    them (a player that repaired it there repairs the instance showing the same)."""
     out: dict[int, tuple[str, str]] = {}
     for lv, task in sorted(by_level.items()):
-        lower = [by_level[j].prompt for j in sorted(by_level) if j < lv]
+        lower = [by_level[j] for j in sorted(by_level) if j < lv]
         hidden = task.meta.hidden if task.meta else []
         if not lower or not hidden:
             continue
-        said = [
-            [j for j, text in enumerate(lower) if states_value(text, h.value, any_case=True)] for h in hidden
-        ]
+        said = [[j for j, below in enumerate(lower) if _states(below, h)] for h in hidden]
         named = [(h, js) for h, js in zip(hidden, said, strict=True) if js and h.kind != "carried"]
         if named:
             h, js = named[0]

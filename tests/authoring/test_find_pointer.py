@@ -194,7 +194,7 @@ def test_a_target_its_options_alone_single_out_stands_among_twins_else_check_ref
     option, each entry naming its instance by what it shows, and `check` has nothing to refuse. With too few
     other options for the twins (here: more twins asked than Symbol offers), `check` refuses the story naming
     facts.targets[0] and why."""
-    from authoring.factcheck import find_pointers, findability, resolve
+    from authoring.factcheck import find_pointers, resolve, working
     from authoring.sources import load_story
     from simulator import World
 
@@ -202,17 +202,17 @@ def test_a_target_its_options_alone_single_out_stands_among_twins_else_check_ref
     story = load_story(TEMPLATES / "client_advisor" / "holdings_watch.md", "client_advisor")
     resolved = resolve(world, story, list(world.default_backends))
     target = resolved.targets[0]
-    twins = findability.twin_values(world, story, target, list(world.default_backends))
-    assert len(twins) == findability.FIND_TWINS
+    twins = working.twin_values(world, story, target, list(world.default_backends))
+    assert len(twins) == working.FIND_TWINS
     assert all(t["symbol"] not in ("AAPL", "TSLA") for t in twins) and len({t["symbol"] for t in twins}) == 2
     (pointer,) = find_pointers(world, story, resolved.targets, list(world.default_backends))
     assert pointer.rival == target.widget_id and pointer.entry(target.name) == "Live Grid on TSLA"
     assert pointer.rival_entry() == f"Live Grid on {twins[0]['symbol']}"
-    assert not findability._listed_errors(world, story, target, list(world.default_backends))
+    assert not working._listed_errors(world, story, target, list(world.default_backends))
 
-    monkeypatch.setattr(findability, "FIND_TWINS", 4)  # Symbol offers 3 options besides AAPL and TSLA
-    assert not findability.twin_values(world, story, target, list(world.default_backends))
-    (error,) = findability._listed_errors(world, story, target, list(world.default_backends))
+    monkeypatch.setattr(working, "FIND_TWINS", 4)  # Symbol offers 3 options besides AAPL and TSLA
+    assert not working.twin_values(world, story, target, list(world.default_backends))
+    (error,) = working._listed_errors(world, story, target, list(world.default_backends))
     assert (
         error.key == "facts.targets[0]" and "fewer than 4 other options for twin instances" in error.message
     )

@@ -192,6 +192,21 @@ class Level:
 
         if self.number == 1:
             pointer = self.story.find_pointer
+            if pointer is not None and pointer.twins:
+                # an instance among twins of the target's widget: what the level hides is the instance, told
+                # apart by the values it is seeded on (the pointer's entry says them)
+                wrong = self.story.seeded_wrong
+                instance = {k: wrong[k] for k, _ in pointer.twins[0] if k in wrong}
+                return [
+                    record(
+                        HiddenValue,
+                        "meta.hidden entry",
+                        kind="target",
+                        value=self.first.name,
+                        source=f"note:{pointer.note}",
+                        instance=instance,
+                    )
+                ]
             if pointer is not None:
                 # found by the planted pointer: the counterfactual copy swaps what the pointer names
                 return [value("target", self.first.name, source=f"note:{pointer.note}")]

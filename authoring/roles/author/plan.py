@@ -383,7 +383,7 @@ class _Planner:
         row = served[0]
         wanted = self.s.facts.record or [k for k in row if k not in t.params][:5]
         if self.s.standing_in is not None and any(k not in row for k in wanted):
-            # Execute's stand-in (`factcheck.standin`) serves other columns: its note records its own
+            # Execute's stand-in (`factcheck.working`) serves other columns: its note records its own
             wanted = [k for k in row if k not in t.params][: len(wanted)]
         missing = [k for k in wanted if k not in row]
         if missing:

@@ -26,7 +26,7 @@ from certify import (
 )
 from simulator import TOOL_NAMES
 
-from ...factcheck import at_execute, find_pointers, source_format, stand_ins_for
+from ...factcheck import execute_stories, find_pointers, source_format
 from ...memo import Memo, content_key
 from .context import AuthorContext, AuthoringError, Draft, own_deadlines, story_setup
 from .evalblock import record
@@ -95,17 +95,13 @@ def _compile(
     ctx: AuthorContext, number: int, others: bool, note_draw: int
 ) -> tuple[dict[str, Any], int | None]:
     if number == 0:
-        # Execute works on a stand-in of the target Find hides, the first in the story's drawn order that
-        # compiles and that Execute's rung solves (`factcheck.standin`): naming the target there would state
-        # what Find hides. Without one it works on the target itself, and the fairness review reports it.
-        hidden = _find_hidden(ctx)
-        for stand_in in stand_ins_for(
-            ctx.story, ctx.world, ctx.backends, hidden or ctx.story.targets[0].name
-        ):
+        # Execute works on what `factcheck.execute_stories` chooses for it — a stand-in of the target Find hides,
+        # else another instance of the target's widget where Find stands it between twins — the first that
+        # compiles and that Execute's rung solves: naming the target there would state what Find hides. Without
+        # one it works on the target itself, and the fairness review reports it.
+        for story in execute_stories(ctx.story, ctx.world, ctx.backends, _find_hidden(ctx)):
             try:
-                compiled = _compile_level(
-                    replace(ctx, story=at_execute(ctx.story, stand_in, hidden)), 0, others, note_draw
-                )
+                compiled = _compile_level(replace(ctx, story=story), 0, others, note_draw)
             except AuthoringError:
                 continue
             if _rung_passes(

@@ -150,7 +150,8 @@ def seed_board(level: Level) -> Board:
     decoy = policy_note = None
     if s.kind == "repair":
         for i, t in enumerate(s.targets):
-            wrong = {**t.params, **(s.seeded_wrong if i == 0 else {})}
+            # (Execute on another instance of the target's widget seats it on a Find twin's values instead)
+            wrong = {**t.params, **({**s.seeded_wrong, **(s.execute_instance or {})} if i == 0 else {})}
             key = s.carried_key
             shown = {str(t.params.get(key))} | ({str(level.compare[1])} if level.compare else set())
             if level.number == 2 and i == s.carried_target and str(wrong.get(key)) in shown:
@@ -388,7 +389,7 @@ def _decoy(
         return None
     taken = {t.widget_id for t in s.targets} | set(exclude)
     if s.standing_in is not None:
-        # Execute's board does not seat the target its stand-in works in place of (`factcheck.standin`)
+        # Execute's board does not seat the target its stand-in works in place of (`factcheck.working`)
         taken.add(s.standing_in.widget_id)
     app = t0.widget.definition.get("category")
     # Find's look-alikes are drawn to the request's words: of those that fit as well, the one that leaves the

@@ -1,15 +1,31 @@
-"""Execute's stand-in: the widget level 0 works on, so that no lower level of a story names what Find hides.
+"""The widgets a story's levels work on: one place that chooses them per level, so that no lower level of a
+story names what a higher one hides and a story whose target has no stand-in still certifies.
 
 Find (level 1) hides which widget the story is about. If Execute (level 0) did the same work on the same widget,
 its request would name it, and a player that met the story's level 0 first (or any reader of the published
 taskset) would read Find's answer there: the taskset itself would be the answer key. So Execute does the
-story's work — the same action, the same stated values, the same columns recorded and analysed — on another
-widget of the same app: a sibling that takes every value the story states for its first target, drawn per task,
-and whose name is not the target's (nor contains it). Levels 1-4 climb on the story's own target as before.
+story's work — the same action, the same stated values, the same columns recorded and analysed — on a
+*stand-in*: another widget of the same app (else of the backend) that takes every value the story states for
+its first target, drawn per task, and whose name is not the target's (nor contains it). Levels 1-4 climb on
+the story's own target.
 
-The candidates are checked here, against the world, once per story: `check` reports a story that has none
-(Execute would have to name the target), and the rule author tries them in their drawn order, keeping the first
-that compiles (`roles.author.rules`).
+A Find repair whose target is the one widget listing the values to set among its declared options cannot be
+told apart from other widgets by any description (the signature matcher repairs the one placed widget listing
+them): its Find board stands it between *twin instances* of itself on other options, and a planted pointer
+names each instance by what it shows (`twin_values`). There Find hides an instance, not a widget — the widget's
+name is on the pointer's own entries — and such a target has no stand-in either (no other widget lists its
+values the same way). So Execute works on the target's widget as *another instance*: seeded wrong on the
+values of one of Find's twins instead of the target instance's, so that what Execute's request says (the
+widget's name, the values to set) and what its board shows (the instance it repairs) both point Find's player
+at a twin (`execute_stories`). The fairness review establishes the result for every level
+(`roles.fairness.stated_below`): a hidden target is named below only where a lower level names its widget
+and, for an instance, works on or states what that instance shows.
+
+What is chosen is checked here, against the world, once per story: `check` reports a story that has neither a
+stand-in nor twins (Execute would have to name the target, `working_errors`), and a Find repair whose options
+alone single out its target with too few options left for twins (`_listed_errors`); the rule author compiles
+Execute's choices in their order, keeping the first that compiles and that the Execute rung solves
+(`roles.author.rules`).
 """
 
 from __future__ import annotations
@@ -19,12 +35,13 @@ from dataclasses import replace
 from typing import Any
 
 from certify import states_value
-from simulator import World, value_allowed
+from simulator import WidgetDef, World, option_values, value_allowed
 
 from ..analyze import columns_of
 from ..sources import SourceError, Story
 from .model import ResolvedStory, ResolvedTarget
 from .reads import _first_row
+from .said import value_text
 
 # the stand-ins kept per story, best first: the rule author compiles them in turn until one compiles and the
 # Execute rung solves it (a few at most in practice; the cap bounds a world with hundreds of look-alikes)
@@ -137,11 +154,12 @@ def stand_ins(
     return tuple(c for *_, c in sorted(ranked, key=lambda r: r[:3])[:MAX_STAND_INS])
 
 
-def stand_in_errors(
-    story: Story, first: ResolvedTarget, found: tuple[ResolvedTarget, ...]
+def working_errors(
+    story: Story, first: ResolvedTarget, found: tuple[ResolvedTarget, ...], twins: list[dict[str, Any]]
 ) -> list[SourceError]:
-    """No widget can stand in for the first target at Execute: level 0 would name what Find hides."""
-    if found:
+    """Execute has nothing to work on but the target Find hides: no widget stands in for it and Find does not
+    stand it between twin instances of itself (`twin_values`), so level 0 would name what Find hides."""
+    if found or twins:
         return []
     return [
         SourceError(
@@ -193,3 +211,122 @@ def at_execute(story: ResolvedStory, stand_in: ResolvedTarget, hidden: str | Non
     declared = targets[0].params
     wrong = {k: v for k, v in story.seeded_wrong.items() if k in declared}
     return replace(story, targets=targets, analyze=analyze, seeded_wrong=wrong, standing_in=first)
+
+
+# A Find repair whose target is the one widget of its board's pool listing the values to set is told apart from
+# this many twin instances of itself instead, each on other options of those parameters: with two, the target
+# sits between them (`seeding._drawn`), so neither "the first instance" nor "the last" repairs it.
+FIND_TWINS = 2
+
+
+def _listed_alone(
+    world: World, story: Story, target: ResolvedTarget, backends: list[str]
+) -> list[str] | None:
+    """Whether a Find repair's target is the one widget that lists the values to set among its declared
+    options, among what the request says it comes from (the story's app, else its origin) and what a Find
+    repair's board seeds beside it (look-alikes of the target's own catalog category). The names of the others
+    that take those parameters only from an options endpoint when it is (the signature matcher reads the
+    options a schema declares, so it repairs the one placed widget listing them without reading the request);
+    None when it is not."""
+    repair = story.facts.kind == "repair" or (story.facts.kind is None and bool(story.facts.seeded_wrong))
+    values = {k: v for k, v in target.params.items() if k in (story.facts.seeded_wrong or {})}
+    fixture = world.fixture_of(target.origin, backends)
+    if not repair or not values or fixture is None:
+        return None
+    in_app = set(fixture.catalog.app_widgets(target.app)) if target.app else set()
+    category = target.widget.definition.get("category")
+    siblings = [
+        w
+        for wid, w in fixture.catalog.widgets.items()
+        if not target.app
+        or wid in in_app
+        or w.definition.get("category") in {target.app, *([category] if category else [])}
+    ]
+
+    def lists(w: WidgetDef) -> bool:
+        return all(
+            (p := w.param(k)) is not None and str(v) in {str(o) for o in option_values(p)}
+            for k, v in values.items()
+        )
+
+    if [w.widget_id for w in siblings if lists(w)] != [target.widget_id]:
+        return None
+    return [w.name for w in siblings if w.widget_id != target.widget_id and all(w.param(k) for k in values)]
+
+
+def twin_values(
+    world: World, story: Story, target: ResolvedTarget, backends: list[str]
+) -> list[dict[str, Any]]:
+    """The values the target's twin instances show on its Find board when its declared options alone single it
+    out (`_listed_alone`): FIND_TWINS instances of the target itself, each on options of the parameters the
+    repair sets that are neither the graded values nor the seeded wrong ones. Another instance of the same
+    widget takes exactly what the target takes, so no schema tells them apart; the planted pointer names the
+    target's instance by what it shows, and that is what an agent must read. Empty when the mechanism does
+    not apply, or the parameters offer too few other options."""
+    if _listed_alone(world, story, target, backends) is None:
+        return []
+    wrong = story.facts.seeded_wrong or {}
+    others = {
+        k: [o for o in target.widget.options(k) if str(o) not in {str(v), str(wrong.get(k))}]
+        for k, v in target.params.items()
+        if k in wrong
+    }
+    if any(len(o) < FIND_TWINS for o in others.values()):
+        return []
+    return [{k: o[i] for k, o in others.items()} for i in range(FIND_TWINS)]
+
+
+def _listed_errors(
+    world: World, story: Story, target: ResolvedTarget, backends: list[str]
+) -> list[SourceError]:
+    """A Find repair whose target is the one widget of its app that lists the values to set among its declared
+    options (the others that take them draw their options from an endpoint): the signature matcher, which reads
+    the options a schema declares, repairs the one placed widget listing them without reading the request —
+    whether a description or a planted pointer says which. Unless its parameters offer the options for twin
+    instances of the target itself (`twin_values`): the pointer then names the target's instance by what it
+    shows, nothing else tells it apart from them."""
+    drawn = _listed_alone(world, story, target, backends)
+    if drawn is None or twin_values(world, story, target, backends):
+        return []
+    app = target.app or target.origin
+    values = {k: v for k, v in target.params.items() if k in (story.facts.seeded_wrong or {})}
+    return [
+        SourceError(
+            story.file,
+            "facts.targets[0]",
+            f"'{target.name}' is the only widget of {app} whose options list "
+            f"{', '.join(f'{k} {value_text(v)}' for k, v in values.items())}"
+            + (f" ({', '.join(drawn[:3])} take it only from an options endpoint)" if drawn else "")
+            + ": an agent repairing the placed widget whose schema lists the value finds it without reading the "
+            f"request, and its parameters offer fewer than {FIND_TWINS} other options for twin instances of it "
+            "to stand beside it, so its Find level cannot certify; pick a first target whose values to set "
+            "another widget of its app also lists, or set a parameter with more options",
+        )
+    ]
+
+
+def twin_instance(story: ResolvedStory) -> dict[str, Any] | None:
+    """The values Execute seats the target's widget on when it works on another instance of it (a Find that
+    stands the target between twins, `twin_values`): one of Find's twins' — drawn by the story, so that neither
+    the pointer's rival nor the unnamed twin is always the one — where the stale target is seeded on its wrong
+    values. None when Find has no twins."""
+    pointer = story.find_pointer
+    if pointer is None or not pointer.twins:
+        return None
+    digest = hashlib.sha256(f"{story.story.slug}_level0|twin".encode()).digest()
+    return dict(pointer.twins[digest[0] % len(pointer.twins)])
+
+
+def execute_stories(
+    story: ResolvedStory, world: World, backends: list[str], hidden: str | None
+) -> list[ResolvedStory]:
+    """The story as Execute may work it, best first: where Find stands the target it hides (`hidden`, the
+    first target by default) between twin instances of itself, on another instance of the target's widget
+    (`twin_instance`: Find's pointer names the widget anyway, and a stand-in repaired from the target's own
+    wrong values would show Find's player which instance to repair); then on each stand-in of that target in
+    its drawn order. The rule author keeps the first that compiles and that Execute's rung solves, and the
+    story itself where none does (the fairness review then reports what Execute names)."""
+    name = hidden or story.targets[0].name
+    instance = twin_instance(story)
+    out = [replace(story, execute_instance=instance)] if instance and name == story.targets[0].name else []
+    return out + [at_execute(story, s, hidden) for s in stand_ins_for(story, world, backends, name)]
