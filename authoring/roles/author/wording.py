@@ -207,6 +207,11 @@ class Wording:
         level = self.level
         s = level.story
         why = purpose(s.story)
+        if s.execute_instance is not None:
+            # Execute works another instance of the target's widget (`factcheck.working`): the story's why tells
+            # the target instance's state ("left on Tesla"), which that board does not show, and would point a
+            # player that met it at the instance Find hides
+            return ""
         if not why or s.facts.why:
             return why
         if level.number == 1 and states_value(why, level.first.name, any_case=True):
