@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from authoring.graph import Drivers, RunContext, build_graph, serializer
 from authoring.options import RunOptions
 from authoring.roles.author import RuleAuthor
-from authoring.roles.fairness import RuleFairness
+from authoring.roles.fairness import RuleFairness, stated_below
 from authoring.roles.fixer import RuleFixer
 from authoring.roles.validator import RuleValidator
+from certify import Task
 from tests.conftest import COMPAT, COMPAT_WORLD, needs_compat
 
 TEMPLATES = COMPAT / "task_templates"
@@ -73,8 +76,18 @@ def test_the_first_author_run_of_each_source_template_certifies_what_it_did_when
     assert drafted.certified == certified
     assert {i.get("task_id") for i in drafted.items if i.get("task_id")} == blocked
     assert drafted.ok is (certified == 20)
+    # no lower level of a story states what a higher one hides (`fairness.stated_below`): a stand-in at
+    # Execute, or another instance of the target's widget where Find stands it between twins
+    stories: dict[str, dict[int, Task]] = defaultdict(dict)
+    for drafted_task in drafted.tasks.values():
+        task = Task.model_validate(drafted_task.raw)
+        assert task.meta is not None and task.meta.story is not None and task.meta.level is not None
+        stories[task.meta.story][task.meta.level] = task
+    below = {story: stated_below(levels) for story, levels in stories.items()}
+    assert not {s: got for s, got in below.items() if any(sev == "blocker" for sev, _ in got.values())}
     if persona == "client_advisor":
         _assert_twins_hide_the_target(drafted.tasks["holdings_watch_level1"].raw)
+        _assert_execute_works_another_instance(stories["holdings_watch"])
     if persona == "portfolio_manager":
         derive = drafted.tasks["morning_briefing_level2"].raw
         (note,) = derive["setup"]["initial_state"]["dashboard"]["generated_widgets"]
@@ -83,6 +96,35 @@ def test_the_first_author_run_of_each_source_template_certifies_what_it_did_when
         # only the two asked for gives them away by their order)
         lines = note["data"].splitlines()
         assert 2 < len(lines) <= 4 and all(" sets the " in line for line in lines)
+
+
+def _assert_execute_works_another_instance(levels):
+    """Live Grid has no stand-in (no other widget lists AAPL), so Execute repairs another instance of it: its
+    board seats the Live Grid on one of Find's twins' symbols, not on the one Find's target instance shows, and
+    its request says neither that symbol nor the storyline's "left on Tesla" (which tells the target instance's
+    state): a player that met Execute is pointed at a twin, not at the instance Find hides."""
+    execute, find = levels[0], levels[1]
+    assert execute.meta.stands_in is None
+    (hidden,) = find.meta.hidden
+    assert hidden.kind == "target" and hidden.value == "Live Grid" and hidden.instance == {"symbol": "TSLA"}
+    grids = [
+        w
+        for w in find.setup.model_dump()["initial_state"]["dashboard"]["widgets"]
+        if w["widget_id"] == "live_grid_data"
+    ]
+    twins = {w["data_args"]["symbol"] for w in grids} - {"TSLA"}
+    (seat,) = [
+        w
+        for w in execute.setup.model_dump()["initial_state"]["dashboard"]["widgets"]
+        if w["widget_id"] == "live_grid_data"
+    ]
+    assert seat["data_args"]["symbol"] in twins
+    assert "Live Grid" in execute.prompt and "TSLA" not in execute.prompt and "Tesla" not in execute.prompt
+    # and it is graded on what Find's target is: the values the request states
+    assert any(
+        r.widget_id == "live_grid_data" and r.data_args == {"symbol": "AAPL"}
+        for r in execute.eval.required_widgets
+    )
 
 
 def _assert_twins_hide_the_target(raw):

@@ -52,3 +52,66 @@ def test_a_target_named_below_is_a_blocker_and_a_copied_carried_value_is_reporte
     copied = levels[1].model_copy(update={"prompt": levels[1].prompt + f" ({said})"})
     got = stated_below({**levels, 1: copied})
     assert got.get(2, ("", ""))[0] == "minor"
+
+
+def test_an_instance_among_twins_is_said_below_only_by_what_it_shows():
+    """A Find target standing between twin instances of its own widget is hidden as an instance
+    (`HiddenValue.instance`): its widget's name is on the pointer's entries, so a lower level naming the widget
+    does not say which instance; one that states what the instance is seeded on, or repairs a widget seated on
+    it, does."""
+    from certify.task import HiddenValue
+
+    levels = next(ls for ls in _stories().values() if ls[0].meta and ls[0].meta.stands_in and _worked(ls[0]))
+    execute = levels[0]
+    repaired, kept = _worked(execute), _seated_kept(execute)
+    name = execute.meta.stands_in.for_name  # type: ignore[union-attr]
+
+    def find_hiding(instance: dict[str, str]):
+        hidden = [HiddenValue(kind="target", value=name, instance=instance)]
+        return levels[1].model_copy(update={"meta": levels[1].meta.model_copy(update={"hidden": hidden})})
+
+    named = execute.model_copy(update={"prompt": execute.prompt + f" Then look at {name}."})
+    # the widget named, the instance neither stated nor worked on below: sound
+    key, value = next(iter(kept.items()))
+    assert 1 not in stated_below({0: named, 1: find_hiding({key: value})})
+    # level 0 repairs a widget seated on what the instance shows: a blocker
+    key, value = next(iter(repaired.items()))
+    got = stated_below({0: execute, 1: find_hiding({key: value})})
+    assert got[1][0] == "blocker"
+    # or states it
+    other = {key: "ZZQX"}
+    stating = execute.model_copy(update={"prompt": execute.prompt + " It was on ZZQX."})
+    assert 1 not in stated_below({0: execute, 1: find_hiding(other)})
+    assert stated_below({0: stating, 1: find_hiding(other)})[1][0] == "blocker"
+
+
+def _seats(task: Task) -> list[tuple[dict, bool]]:
+    """Each seated widget's values, and whether the task grades it to stay as seated."""
+    board = task.setup.model_dump()["initial_state"]["dashboard"]
+    return [
+        (
+            {str(k): str(v) for k, v in (w.get("data_args") or {}).items()},
+            any(
+                (r.origin, r.widget_id) == (w["origin"], w["widget_id"])
+                and (w.get("data_args") or {}).items() <= r.data_args.items()
+                for r in task.eval.required_widgets
+            ),
+        )
+        for w in board.get("widgets") or []
+    ]
+
+
+def _worked(task: Task) -> dict[str, str]:
+    """The values of a seat the task repairs, less those any kept seat shares (empty: it repairs none)."""
+    shared = {kv for args, kept in _seats(task) if kept for kv in args.items()}
+    return next(
+        ({k: v for k, v in args.items() if (k, v) not in shared} for args, kept in _seats(task) if not kept),
+        {},
+    )
+
+
+def _seated_kept(task: Task) -> dict[str, str]:
+    worked = {kv for args, kept in _seats(task) if not kept for kv in args.items()}
+    return next(
+        ({k: v for k, v in args.items() if (k, v) not in worked} for args, kept in _seats(task) if kept), {}
+    )
