@@ -397,7 +397,7 @@ def _decoy(
     # (`factcheck.lexical_pull`), so that a player matching the board's names and descriptions against the
     # request picks a look-alike (the decoy, on the board at every level, is chosen as before)
     said = f"{find_said(s.story, t0)} {s.find_hint}" if own_app else ""
-    best: tuple[int, bool, int, str] | None = None
+    best: tuple[int, int, int, str] | None = None
     # the stated values asked once, not once per widget of the catalog (each asking of every widget)
     stated = level.said(t0, level=1)
     for wid, definition in fixture.catalog.widgets.items():
@@ -406,10 +406,13 @@ def _decoy(
         fit = sum(
             1 for k, v in stated.items() if (p := definition.param(k)) is not None and value_allowed(p, v)
         )
-        if not fit or (best is not None and fit < best[0]):
+        if not fit or (best is not None and s.standing_in is None and fit < best[0]):
             continue
         pull = -lexical_pull(said, t0.widget, definition) if own_app else 0
-        candidate = (fit, definition.definition.get("category") == app, pull, wid)
+        mine = definition.definition.get("category") == app
+        # (beside Execute's stand-in, whose board keeps the target off, one of its own app first: the widgets
+        # taking the most stated values may then be another app's, and a board holds views of its own world)
+        candidate = (mine, fit, pull, wid) if s.standing_in is not None else (fit, mine, pull, wid)
         if best is None or candidate > best:
             best = candidate
     if best is None:
