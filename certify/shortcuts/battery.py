@@ -339,6 +339,8 @@ class SourceSkimmer(NoteStuffer):
     no rival of its value in another passage (a handbook with one quoted tab title, a prompt whose two
     conventions carry the same severity) passes it without the pointer being followed."""
 
+    tail = False  # the tail skimmer's ranking: the last mentioned option, the last quoted tab title
+
     def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
         yield from self.skim()
         plans = yield from Generic.choose(self)
@@ -386,7 +388,8 @@ class SourceSkimmer(NoteStuffer):
         picks = {
             str(param["paramName"]): order[:views]
             for param in option_params(schema)
-            if str(param["paramName"]) not in stated and (order := skimmed_options(text, param))
+            if str(param["paramName"]) not in stated
+            and (order := skimmed_options(text, param, tail=self.tail))
         }
         out = [{**stated, **{k: v[0] for k, v in picks.items()}}]
         if views == 2 and any(len(v) > 1 for v in picks.values()):
@@ -403,7 +406,7 @@ class SourceSkimmer(NoteStuffer):
         tabs = [t for t in comp.get("tabs") or [] if isinstance(t, dict) and t.get("id")]
         if ask is None or not tabs or "manage_navigation_bar" not in self.tools:
             return
-        title = skimmed_title(self.texts)
+        title = skimmed_title(self.texts, tail=self.tail)
         if title is None:
             return
         tab = next((t for t in tabs if t.get("name") and says(self.prompt, f"{t['name']} tab")), tabs[0])
@@ -415,27 +418,41 @@ class SourceSkimmer(NoteStuffer):
         return Generic.note_text(self, plans)
 
 
-def skimmed_options(text: str, param: dict[str, Any]) -> list[Any]:
+@shortcut("tail_skimmer")
+class TailSkimmer(SourceSkimmer):
+    """The source skimmer reading from the end: each unsaid parameter takes the option the sources mention
+    last, a tab the last title they quote next to a tab. A document whose rival passages all come before the
+    fact (an intro sentence or a house convention, then the fact's own line) ends on the fact's value, which a
+    skimmer that ranks by the first mention misses and this one takes without following the pointer."""
+
+    tail = True
+
+
+def skimmed_options(text: str, param: dict[str, Any], *, tail: bool = False) -> list[Any]:
     """The options of `param` a text names, as the source skimmer ranks them: most mentioned first, the first
-    mentioned of a tie first. One home: `taskforge check` asks it of the document a Ground fact is in."""
+    mentioned of a tie first; with `tail`, as the tail skimmer does, the last mentioned first (a document that
+    puts its rival passages before the fact ends on the fact's value). One home: `taskforge check` asks both of
+    the document a Ground fact is in."""
     counts: dict[str, list[Any]] = {}
     for m in option_mentions(text, param):
-        counts.setdefault(str(m.value), [0, m.start, m.value])[0] += 1
+        c = counts.setdefault(str(m.value), [0, m.start, m.value, m.start])
+        c[0] += 1
+        c[3] = m.start
+    if tail:
+        return [c[2] for c in sorted(counts.values(), key=lambda c: -c[3])]
     return [c[2] for c in sorted(counts.values(), key=lambda c: (-c[0], c[1]))]
 
 
-def skimmed_title(texts: list[str]) -> str | None:
+def skimmed_title(texts: list[str], *, tail: bool = False) -> str | None:
     """The tab title the source skimmer takes from texts: the first name quoted in a sentence (or table row)
-    that speaks of a tab."""
-    return next(
-        (
-            q
-            for text in texts
-            for piece in re.split(r"(?<=[.!?|])\s+|\n", text)
-            if re.search(r"\btabs?\b", piece, re.I) and (q := quoted(piece))
-        ),
-        None,
-    )
+    that speaks of a tab; with `tail`, the last such name (a document whose rival titles all come first)."""
+    found = [
+        q
+        for text in texts
+        for piece in re.split(r"(?<=[.!?|])\s+|\n", text)
+        if re.search(r"\btabs?\b", piece, re.I) and (q := quoted(piece))
+    ]
+    return (found[-1] if tail else found[0]) if found else None
 
 
 @shortcut("positional", PROBES)
