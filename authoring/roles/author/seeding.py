@@ -412,11 +412,27 @@ def _decoy(
         return None
     definition = fixture.catalog.widgets[best[3]]
     params: dict[str, Any] = {}
+    # a repair's decoy and look-alikes show the wrong values its target is seeded on, where they take them: on
+    # the first other option each, they would share the board's common values while the target alone showed
+    # the story's wrong ones, and "the placed widget showing what no other shows" (or "the one furthest from
+    # the stated values") would be the target without the description being read (Derive's hidden values
+    # excepted: a widget showing one would give it away)
+    shown_wrong = dict(s.seeded_wrong) if s.kind == "repair" else {}
+    if level.number == 2:
+        shown_wrong.pop(s.carried_key, None)
     for p in definition.option_params:
         name = str(p.get("paramName"))
         if name not in t0.params:
             continue
         values = option_values(p)
+        wrong = shown_wrong.get(name)
+        if (
+            wrong is not None
+            and str(wrong) != str(t0.params[name])
+            and (not values or str(wrong) in {str(v) for v in values})
+        ):
+            params[name] = wrong
+            continue
         fallback = [s.seeded_wrong.get(name), p.get("value"), *t0.widget.options(name)]
         other = next(
             (
