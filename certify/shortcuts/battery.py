@@ -389,7 +389,7 @@ class SourceSkimmer(NoteStuffer):
             str(param["paramName"]): order[:views]
             for param in option_params(schema)
             if str(param["paramName"]) not in stated
-            and (order := skimmed_options(text, param, tail=self.tail))
+            and (order := skimmed_options(text, param, tail=self.tail and views == 1))
         }
         out = [{**stated, **{k: v[0] for k, v in picks.items()}}]
         if views == 2 and any(len(v) > 1 for v in picks.values()):
@@ -423,7 +423,10 @@ class TailSkimmer(SourceSkimmer):
     """The source skimmer reading from the end: each unsaid parameter takes the option the sources mention
     last, a tab the last title they quote next to a tab. A document whose rival passages all come before the
     fact (an intro sentence or a house convention, then the fact's own line) ends on the fact's value, which a
-    skimmer that ranks by the first mention misses and this one takes without following the pointer."""
+    skimmer that ranks by the first mention misses and this one takes without following the pointer. It reads
+    from the end for one hidden value only: with two views (Derive's rule and its rival) it ranks as the source
+    skimmer does — reading a two-rule glossary backwards is the other of its two orders, a coin no single
+    ranking keeps off (left, and said, in tests/certify/adversary/ROUND5.md)."""
 
     tail = True
 

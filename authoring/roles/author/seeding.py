@@ -415,11 +415,12 @@ def _decoy(
     # a repair's decoy and look-alikes show the wrong values its target is seeded on, where they take them: on
     # the first other option each, they would share the board's common values while the target alone showed
     # the story's wrong ones, and "the placed widget showing what no other shows" (or "the one furthest from
-    # the stated values") would be the target without the description being read (Derive's hidden values
-    # excepted: a widget showing one would give it away)
+    # the stated values") would be the target without the description being read (Derive's parameter
+    # excepted, at every level: a widget showing its value would give it away)
     shown_wrong = dict(s.seeded_wrong) if s.kind == "repair" else {}
-    if level.number == 2:
-        shown_wrong.pop(s.carried_key, None)
+    shown_wrong.pop(
+        s.carried_key, None
+    )  # at every level: the decoy is the same at each (graded core constant)
     for p in definition.option_params:
         name = str(p.get("paramName"))
         if name not in t0.params:
