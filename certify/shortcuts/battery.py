@@ -14,7 +14,7 @@ from ..agents.ladder import TAB_TITLE
 from ..agents.reading import blank_names, note_name, option_mentions, words
 from ..agents.request import _STALE as STALE
 from ..agents.request import _TARGET as TARGET
-from ..agents.request import policies, read_request
+from ..agents.request import note_entries, policies, read_request, shown_by
 from ..lexicon import Lexicon, guess, load_lexicon
 from .generic import Call, Generic, Plan
 from .reading import Intent, option_params, ranked, says, stated_values
@@ -494,3 +494,66 @@ class Positional(Generic):
             yield from self.call(
                 "update_widget", {"widget_uuid": first["widget_uuid"], "data_args": (plan.choices or [{}])[0]}
             )
+
+
+@shortcut("pointer_first", PROBES)
+class PointerFirst(Generic):
+    """Reads where a planted pointer lists things, not which entry the request asks for: takes the widgets the
+    prompt names and, for the one it describes, the widget on the first line of a board note that lists two or
+    more of the app's widgets ("Lead item: Venue Mix"), with the values the prompt states; a repair goes to the
+    placed instance that entry names by what it shows, or the first placed one. It passes wherever a pointer's
+    entries sit in an order that puts the target at a fixed line (sorted by labels, the target's first)."""
+
+    line = 0
+    shows = ""
+
+    def listed(self, pool: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
+        """(widget, what the entry says it shows) of each line of the first board note naming two or more of
+        `pool`, in the note's order."""
+        comp = self.snapshot.get("dashboard_composition") or {}
+        by_name = {str(w.get("name") or "").casefold(): w for w in pool}
+        for note in comp.get("widgets") or []:
+            if not (note.get("generated") and isinstance(note.get("generated_data"), str)):
+                continue
+            found = []
+            for _, said in note_entries(note["generated_data"]):
+                head, _, shows = said.partition(" on ")
+                widget = by_name.get(said.casefold()) or by_name.get(head.casefold())
+                if widget is not None:
+                    found.append((widget, shows if widget is not by_name.get(said.casefold()) else ""))
+            if len(found) >= 2:
+                return found
+        return []
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        named = self.named()
+        said = {(w.get("origin"), w.get("widget_id")) for w in named}
+        listed = self.listed([w for w in self.scope() if (w.get("origin"), w.get("widget_id")) not in said])
+        pick = [listed[self.line]] if listed else []
+        self.shows = pick[0][1] if pick else ""
+        plans = yield from self.plans_for(named + [w for w, _ in pick])
+        return plans
+
+    def act(self, plans: list[Plan], how: Intent) -> Generator[Call, dict[str, Any], None]:
+        """A repair goes to the placed instance the line names by what it shows (the first placed one else)."""
+        if not (how.repair and plans and self.shows):
+            yield from super().act(plans, how)
+            return
+        *rest, plan = plans
+        yield from super().act(rest, how)
+        origin, wid = plan.key
+        placed = [w for w in self.placed() if (w.get("origin"), w.get("widget_id")) == (origin, wid)]
+        best = max(placed, key=lambda w: shown_by(self.shows, w.get("data_args") or {}), default=None)
+        if best is None:
+            yield from super().act([plan], how)
+            return
+        yield from self.call(
+            "update_widget", {"widget_uuid": best["widget_uuid"], "data_args": (plan.choices or [{}])[0]}
+        )
+
+
+@shortcut("pointer_last", PROBES)
+class PointerLast(PointerFirst):
+    """`pointer_first` reading the note's last line: the other salient place of a list."""
+
+    line = -1

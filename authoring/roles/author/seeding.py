@@ -201,8 +201,19 @@ def seed_board(level: Level) -> Board:
                     # the further twins, so that among its own instances the target sits at neither end
                     args = {**stale[0].data_args, **dict(values)}
                     lookalikes.append(placing.widget(f"twin{i}", found[0], found[1], args))
+                listed = (
+                    [wid for _, wid, _ in pointer.more] if pointer is not None and not pointer.twins else []
+                )
+                for wid in listed:
+                    # the pointer's further entries name widgets on the board too: a repair goes to a placed
+                    # widget, so one listed but not placed would be struck off the list unread
+                    fixture = level.fixture(level.first.origin)
+                    others = set(fixture.catalog.widgets) - {wid} if fixture is not None else set()
+                    if (more := _decoy(level, frozenset(others), turn=len(lookalikes) + 1)) is not None:
+                        seen.add(more[0])
+                        lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
                 while len(placing.widgets) < FIND_BOARD and (
-                    more := _decoy(level, frozenset(seen), own_app=True)
+                    more := _decoy(level, frozenset(seen), own_app=True, turn=len(lookalikes) + 1)
                 ):
                     seen.add(more[0])
                     if _still_found(level, [*board_ids, more[0]]):
@@ -374,13 +385,14 @@ def _still_found(level: Level, widget_ids: list[str]) -> bool:
 
 
 def _decoy(
-    level: Level, exclude: frozenset[str] = frozenset(), *, own_app: bool = False
+    level: Level, exclude: frozenset[str] = frozenset(), *, own_app: bool = False, turn: int = 0
 ) -> tuple[str, str, dict[str, Any]] | None:
     """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
     target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
     dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
     target takes the description (or its name). `exclude`: widgets already placed as look-alikes; `own_app`:
-    only a widget of the target's app (Find's further look-alikes: a board holds views of the story's own world).
+    only a widget of the target's app (Find's further look-alikes: a board holds views of the story's own world);
+    `turn`: which of the values the target's instances show this one takes (`_shown_wrong`).
     (widget_id, origin, params)."""
     s, t0 = level.story, level.first
     fixture = level.fixture(t0.origin)
@@ -412,15 +424,7 @@ def _decoy(
         return None
     definition = fixture.catalog.widgets[best[3]]
     params: dict[str, Any] = {}
-    # a repair's decoy and look-alikes show the wrong values its target is seeded on, where they take them: on
-    # the first other option each, they would share the board's common values while the target alone showed
-    # the story's wrong ones, and "the placed widget showing what no other shows" (or "the one furthest from
-    # the stated values") would be the target without the description being read (Derive's parameter
-    # excepted, at every level: a widget showing its value would give it away)
-    shown_wrong = dict(s.seeded_wrong) if s.kind == "repair" else {}
-    shown_wrong.pop(
-        s.carried_key, None
-    )  # at every level: the decoy is the same at each (graded core constant)
+    shown_wrong = _shown_wrong(level, turn)
     for p in definition.option_params:
         name = str(p.get("paramName"))
         if name not in t0.params:
@@ -446,6 +450,30 @@ def _decoy(
         if other is not None:
             params[name] = other
     return definition.widget_id, t0.origin, params
+
+
+def _shown_wrong(level: Level, turn: int) -> dict[str, Any]:
+    """The values a repair's decoy or look-alike shows where it takes them — one rule for every board.
+
+    Each takes, in turn, what one of the target's own instances shows: the target's seeded wrong values, and
+    beside a target its declared options alone single out, each twin instance's (`FindPointer.twins`). On the
+    first other option each, the decoys would share the board's common values while the target alone showed
+    the story's wrong ones, and "the placed widget showing what no other shows" would be the target; all on the
+    target's wrong values beside twins on other values, the target would be "the instance showing what the
+    other widgets show". Taken in turn, every instance's values are shown by some other widget as often as the
+    next one's, so no value singles an instance out either way, in the original or in the counterfactual copy
+    that makes a twin the target. Derive's parameter is never among them, at every level (the decoy is the same
+    at each, the graded core constant): a widget showing its value would give it away."""
+    s = level.story
+    if s.kind != "repair":
+        return {}
+    pointer = s.find_pointer if level.number == 1 else None
+    shown = [dict(s.seeded_wrong)]
+    if pointer is not None:
+        shown += [{**s.seeded_wrong, **dict(values)} for values in pointer.twins]
+    out = dict(shown[turn % len(shown)])
+    out.pop(s.carried_key, None)
+    return out
 
 
 def story_widgets(level: Level) -> list[str]:
