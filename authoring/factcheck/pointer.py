@@ -162,10 +162,31 @@ def find_pointers(
         # one pointer: a note named with words of the rival's name would name the target itself
         return [FindPointer(note, label, other, rival, target.name, seeded, shows, more, story.slug)]
 
+    # where the app has too few rivals taking every stated value, the note also lists widgets of the app taking
+    # some of them (a reader of a fixed line is then right on one task in as many entries, not one in two; the
+    # decoys a repair's board holds are such widgets, so each stands on the board as well)
+    def fit(d: WidgetDef) -> int:
+        return sum(1 for k, v in target.params.items() if (p := d.param(k)) is not None and value_allowed(p, v))
+
+    padding = sorted(
+        (
+            wid
+            for wid, d in fixture.catalog.widgets.items()
+            if wid not in taken
+            and wid not in rivals
+            and d.name.casefold() not in names
+            and not re.search(r"\bfrom\b", d.name, re.I)
+            and (d.definition.get("category") or target.origin) == app
+            and fit(d) > 0
+        ),
+        key=lambda w: (-fit(fixture.catalog.widgets[w]), w),
+    )
+
     def further(first: str) -> tuple[tuple[str, str, str], ...]:
         """The entries listed beside the target and the rival `first`: the app's other rivals drawing a word
-        matcher hardest off the target first, as many as the note holds."""
-        ranked = sorted((w for w in rivals if w != first), key=lambda w: (pull[w], w))
+        matcher hardest off the target first, then widgets taking most of the stated values, as many as the
+        note holds."""
+        ranked = sorted((w for w in rivals if w != first), key=lambda w: (pull[w], w)) + padding
         return tuple(
             (lab, w, fixture.catalog.widgets[w].name)
             for lab, w in zip(spare_labels, ranked[: POINTER_ENTRIES - 2], strict=False)
