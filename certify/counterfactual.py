@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from simulator import Workspace, World, option_values
+from simulator import Workspace, World, option_values, value_allowed
 
 from .agents.knowledge import defines, policy_value
 from .agents.request import note_entries, read_request, shown_by
@@ -747,19 +747,43 @@ def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotAp
         twins := [(label, said) for label, said in entries if said.casefold().startswith(head)]
     ):
         return _twin_pointer_copy(world, task, name, note, twins)
-    rival = next((said for _, said in entries if said.casefold() != name.casefold()), None)
     found = _target_widget(world, task, name)
-    if rival is None or found is None or not any(s.casefold() == name.casefold() for _, s in entries):
+    if found is None or not any(s.casefold() == name.casefold() for _, s in entries):
         return NotApplicable("target", name, f"'{note}' names no rival beside '{name}'")
     origin, a = found
     fixture = world.fixture_of(origin, task.setup.workspace_backends or None)
     assert fixture is not None
     category = fixture.catalog.widgets[a].definition.get("category")
-    named = [wid for wid, d in fixture.catalog.widgets.items() if d.name.casefold() == rival.casefold()]
-    named.sort(key=lambda wid: fixture.catalog.widgets[wid].definition.get("category") != category)
-    if not named:
+    wanted = next(
+        (
+            dict(h.get("data_args") or {})
+            for h in dumped["eval"].get("required_widgets") or []
+            if h.get("origin") == origin and h.get("widget_id") == a
+        ),
+        {},
+    )
+
+    def widget_of(said: str) -> str | None:
+        named = [wid for wid, d in fixture.catalog.widgets.items() if d.name.casefold() == said.casefold()]
+        named.sort(key=lambda wid: fixture.catalog.widgets[wid].definition.get("category") != category)
+        return named[0] if named else None
+
+    def takes(wid: str | None) -> bool:
+        d = fixture.catalog.widgets[wid] if wid is not None else None
+        return d is not None and all(
+            (p := d.param(k)) is not None and value_allowed(p, v) for k, v in wanted.items()
+        )
+
+    # the rival is the first other entry whose widget takes what the target must end on (a pointer may list
+    # widgets taking only some of it beside its rivals: pointing at one of those, the copy would ask the
+    # impossible)
+    others = [said for _, said in entries if said.casefold() != name.casefold()]
+    rival = next((said for said in others if takes(widget_of(said))), others[0] if others else None)
+    if rival is None:
+        return NotApplicable("target", name, f"'{note}' names no rival beside '{name}'")
+    b = widget_of(rival)
+    if b is None:
         return NotApplicable("target", name, f"the rival entry's '{rival}' is no widget of {origin}")
-    b = named[0]
     pairs = {name: rival, rival: name}
     setup = dumped["setup"]
     board = (setup.get("initial_state") or {}).get("dashboard") or {}
