@@ -166,7 +166,9 @@ def find_pointers(
     # some of them (a reader of a fixed line is then right on one task in as many entries, not one in two; the
     # decoys a repair's board holds are such widgets, so each stands on the board as well)
     def fit(d: WidgetDef) -> int:
-        return sum(1 for k, v in target.params.items() if (p := d.param(k)) is not None and value_allowed(p, v))
+        return sum(
+            1 for k, v in target.params.items() if (p := d.param(k)) is not None and value_allowed(p, v)
+        )
 
     padding = sorted(
         (

@@ -42,7 +42,9 @@ def pointer_line(task: Task, line: int) -> bool | None:
     from ..agents.request import note_entries
 
     hidden = task.meta.hidden if task.meta else []
-    source = next((h.source for h in hidden if h.kind == "target" and (h.source or "").startswith("note:")), None)
+    source = next(
+        (h.source for h in hidden if h.kind == "target" and (h.source or "").startswith("note:")), None
+    )
     board = task.setup.initial_state.dashboard if task.setup.initial_state else None
     if source is None or board is None:
         return None

@@ -59,6 +59,8 @@ def test_no_line_of_a_planted_pointer_predicts_the_target():
         per_level[t.difficulty] = per_level.get(t.difficulty, 0) + 1
     for line in (0, -1):
         shares = pointer_line_share(tasks, line)
-        assert shares.get("level1", (0, 0))[1] >= 5, shares  # not vacuous: the shipped Find levels plant pointers
+        assert shares.get("level1", (0, 0))[1] >= 5, (
+            shares
+        )  # not vacuous: the shipped Find levels plant pointers
         for level, (hits, _) in shares.items():
             assert hits <= 0.10 * per_level[level], (line, shares)

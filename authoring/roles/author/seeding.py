@@ -17,7 +17,7 @@ from typing import Any
 from certify import BM25, served_text
 from simulator import WidgetDef, option_values, value_allowed
 
-from ...factcheck import ResolvedTarget, find_said, lexical_pull
+from ...factcheck import ResolvedTarget, find_said, lexical_pull, second_view
 from ...factcheck import value_text as said_as_text
 from .level import Level, pick, word_pattern
 
@@ -392,7 +392,7 @@ def _decoy(
     dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
     target takes the description (or its name). `exclude`: widgets already placed as look-alikes; `own_app`:
     only a widget of the target's app (Find's further look-alikes: a board holds views of the story's own world);
-    `turn`: which of the values the target's instances show this one takes (`_shown_wrong`).
+    `turn`: which of the values the target's instances show it takes (`_shown_wrong`), in turn.
     (widget_id, origin, params)."""
     s, t0 = level.story, level.first
     fixture = level.fixture(t0.origin)
@@ -424,19 +424,26 @@ def _decoy(
         return None
     definition = fixture.catalog.widgets[best[3]]
     params: dict[str, Any] = {}
-    shown_wrong = _shown_wrong(level, turn)
+    shown_wrong = _shown_wrong(level)
+    # Derive's hidden values (the carried one and its second view's) are never shown, at every level (the
+    # decoy is the same at each, the graded core constant): a widget showing one would give it away
+    view = second_view(s.story, s.policy_doc, s.targets[s.carried_target], s.carried_key, s.carried_value)
+    hidden = {str(s.carried_value)} | ({str(view[1])} if view is not None else set())
     for p in definition.option_params:
         name = str(p.get("paramName"))
         if name not in t0.params:
             continue
         values = option_values(p)
-        wrong = shown_wrong.get(name)
-        if (
-            wrong is not None
-            and str(wrong) != str(t0.params[name])
-            and (not values or str(wrong) in {str(v) for v in values})
-        ):
-            params[name] = wrong
+        takes = [
+            v
+            for v in (shown.get(name) for shown in shown_wrong)
+            if v is not None
+            and not (name == s.carried_key and str(v) in hidden)
+            and str(v) != str(t0.params[name])
+            and (not values or str(v) in {str(o) for o in values})
+        ]
+        if takes:
+            params[name] = takes[turn % len(takes)]
             continue
         fallback = [s.seeded_wrong.get(name), p.get("value"), *t0.widget.options(name)]
         other = next(
@@ -452,7 +459,7 @@ def _decoy(
     return definition.widget_id, t0.origin, params
 
 
-def _shown_wrong(level: Level, turn: int) -> dict[str, Any]:
+def _shown_wrong(level: Level) -> list[dict[str, Any]]:
     """The values a repair's decoy or look-alike shows where it takes them — one rule for every board.
 
     Each takes, in turn, what one of the target's own instances shows: the target's seeded wrong values, and
@@ -462,18 +469,16 @@ def _shown_wrong(level: Level, turn: int) -> dict[str, Any]:
     target's wrong values beside twins on other values, the target would be "the instance showing what the
     other widgets show". Taken in turn, every instance's values are shown by some other widget as often as the
     next one's, so no value singles an instance out either way, in the original or in the counterfactual copy
-    that makes a twin the target. Derive's parameter is never among them, at every level (the decoy is the same
-    at each, the graded core constant): a widget showing its value would give it away."""
+    that makes a twin the target. The instances' values, which `_decoy` takes in turn among those a widget takes
+    (never one of Derive's hidden values)."""
     s = level.story
     if s.kind != "repair":
-        return {}
+        return []
     pointer = s.find_pointer if level.number == 1 else None
     shown = [dict(s.seeded_wrong)]
     if pointer is not None:
         shown += [{**s.seeded_wrong, **dict(values)} for values in pointer.twins]
-    out = dict(shown[turn % len(shown)])
-    out.pop(s.carried_key, None)
-    return out
+    return shown
 
 
 def story_widgets(level: Level) -> list[str]:
