@@ -152,10 +152,11 @@ def seed_board(level: Level) -> Board:
         for i, t in enumerate(s.targets):
             wrong = {**t.params, **(s.seeded_wrong if i == 0 else {})}
             key = s.carried_key
-            shown = {str(t.params.get(key))} | ({str(level.compare[1])} if level.compare else set())
-            if level.number == 2 and i == s.carried_target and str(wrong.get(key)) in shown:
+            shown = {str(t.params.get(key))} | _derive_hidden(level)
+            if i == s.carried_target and str(wrong.get(key)) in shown:
                 # Derive hides the carried value (and the rival rule's, which its second view takes): the
-                # widget left wrong must show neither.
+                # widget left wrong must show neither — at every level, so that it is seeded the same at each
+                # and the decoys may show what it shows (`_shown_wrong`) without giving Derive's values away
                 other = _other_value(t, key, shown)
                 if other is not None:
                     wrong[key] = other
@@ -425,10 +426,7 @@ def _decoy(
     definition = fixture.catalog.widgets[best[3]]
     params: dict[str, Any] = {}
     shown_wrong = _shown_wrong(level)
-    # Derive's hidden values (the carried one and its second view's) are never shown, at every level (the
-    # decoy is the same at each, the graded core constant): a widget showing one would give it away
-    view = second_view(s.story, s.policy_doc, s.targets[s.carried_target], s.carried_key, s.carried_value)
-    hidden = {str(s.carried_value)} | ({str(view[1])} if view is not None else set())
+    hidden = _derive_hidden(level)
     for p in definition.option_params:
         name = str(p.get("paramName"))
         if name not in t0.params:
@@ -457,6 +455,15 @@ def _decoy(
         if other is not None:
             params[name] = other
     return definition.widget_id, t0.origin, params
+
+
+def _derive_hidden(level: Level) -> set[str]:
+    """The values Derive hides on the carried parameter — the carried one and its second view's (the rival rule
+    `factcheck.second_view` takes) — which no seeded widget shows at any level (the board is seeded the same at
+    each, the graded core constant): a widget showing one would give it away."""
+    s = level.story
+    view = second_view(s.story, s.policy_doc, s.targets[s.carried_target], s.carried_key, s.carried_value)
+    return {str(s.carried_value)} | ({str(view[1])} if view is not None else set())
 
 
 def _shown_wrong(level: Level) -> list[dict[str, Any]]:
