@@ -150,17 +150,7 @@ def seed_board(level: Level) -> Board:
     decoy = policy_note = None
     if s.kind == "repair":
         for i, t in enumerate(s.targets):
-            wrong = {**t.params, **(s.seeded_wrong if i == 0 else {})}
-            key = s.carried_key
-            shown = {str(t.params.get(key))} | _derive_hidden(level)
-            if i == s.carried_target and str(wrong.get(key)) in shown:
-                # Derive hides the carried value (and the rival rule's, which its second view takes): the
-                # widget left wrong must show neither — at every level, so that it is seeded the same at each
-                # and the decoys may show what it shows (`_shown_wrong`) without giving Derive's values away
-                other = _other_value(t, key, shown)
-                if other is not None:
-                    wrong[key] = other
-            stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, wrong))
+            stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, _seeded_args(level, i)))
         # the decoy sits on the board at every level (the graded core stays constant), and one serving the find
         # description as well as the target would make Find a coin toss, so such a widget is passed over
         # (when every candidate ties, the first is still seeded: without a decoy the stated values alone would
@@ -432,17 +422,6 @@ def _decoy(
         if name not in t0.params:
             continue
         values = option_values(p)
-        takes = [
-            v
-            for v in (shown.get(name) for shown in shown_wrong)
-            if v is not None
-            and not (name == s.carried_key and str(v) in hidden)
-            and str(v) != str(t0.params[name])
-            and (not values or str(v) in {str(o) for o in values})
-        ]
-        if takes:
-            params[name] = takes[turn % len(takes)]
-            continue
         fallback = [s.seeded_wrong.get(name), p.get("value"), *t0.widget.options(name)]
         other = next(
             (
@@ -452,9 +431,40 @@ def _decoy(
             ),
             None,
         )
-        if other is not None:
+        offered = [shown.get(name) for shown in shown_wrong]
+        if shown_wrong and name not in s.seeded_wrong:
+            offered.append(other)  # the target shows the stated value here: it or another, in turn
+        takes = list(
+            dict.fromkeys(
+                v
+                for v in offered
+                if v is not None
+                and not (name == s.carried_key and str(v) in hidden)
+                and (not values or str(v) in {str(o) for o in values})
+            )
+        )
+        if takes:
+            params[name] = takes[turn % len(takes)]
+        elif other is not None:
             params[name] = other
     return definition.widget_id, t0.origin, params
+
+
+def _seeded_args(level: Level, i: int) -> dict[str, Any]:
+    """What a repair's target `i` is seeded on: its stated values, the story's wrong ones over them (the first
+    target's). Derive hides the carried value and the rival rule's, which its second view takes: the widget left
+    wrong shows neither — at every level, so that it is seeded the same at each and the decoys may show what it
+    shows (`_shown_wrong`) without giving Derive's values away."""
+    s = level.story
+    t = s.targets[i]
+    wrong = {**t.params, **(s.seeded_wrong if i == 0 else {})}
+    key = s.carried_key
+    shown = {str(t.params.get(key))} | _derive_hidden(level)
+    if i == s.carried_target and str(wrong.get(key)) in shown:
+        other = _other_value(t, key, shown)
+        if other is not None:
+            wrong[key] = other
+    return wrong
 
 
 def _derive_hidden(level: Level) -> set[str]:
@@ -476,16 +486,17 @@ def _shown_wrong(level: Level) -> list[dict[str, Any]]:
     target's wrong values beside twins on other values, the target would be "the instance showing what the
     other widgets show". Taken in turn, every instance's values are shown by some other widget as often as the
     next one's, so no value singles an instance out either way, in the original or in the counterfactual copy
-    that makes a twin the target. The instances' values, which `_decoy` takes in turn among those a widget takes
-    (never one of Derive's hidden values)."""
+    that makes a twin the target. Where the target shows a stated value (a parameter the story does not seed
+    wrong) the decoys take it or another option in turn: all on another, the target would be the one placed
+    widget already showing it; all on it, the one furthest from the stated values. The instances' seeded
+    values (the target's first), which `_decoy` takes in turn among those a widget takes (never one of
+    Derive's hidden values)."""
     s = level.story
     if s.kind != "repair":
         return []
     pointer = s.find_pointer if level.number == 1 else None
-    shown = [dict(s.seeded_wrong)]
-    if pointer is not None:
-        shown += [{**s.seeded_wrong, **dict(values)} for values in pointer.twins]
-    return shown
+    target = _seeded_args(level, 0)
+    return [target, *({**target, **dict(values)} for values in (pointer.twins if pointer else ()))]
 
 
 def story_widgets(level: Level) -> list[str]:
