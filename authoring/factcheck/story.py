@@ -323,7 +323,13 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
                 + "; ".join(e.message.split(":")[0] for e in unfindable)
                 + f") and nothing '{targets[0].name}' serves tells it apart: the pipeline plants a note "
                 f"'{pointer.note}' on the Find board listing it for the {pointer.label} beside "
-                f"'{pointer.rival_entry()}' for the {pointer.rival_label}, and the request says "
+                f"'{pointer.rival_entry()}' for the {pointer.rival_label}"
+                + (
+                    f" and {len(pointer.more)} more ({', '.join(repr(said) for _, _, said in pointer.more)})"
+                    if pointer.more
+                    else ""
+                )
+                + ", and the request says "
                 f"'{pointer.references()[0]}'"
                 + (
                     f" (its declared options alone single '{targets[0].name}' out, so the board holds "
