@@ -48,10 +48,14 @@ PERSONAS = (
 # Grid: its Symbol siblings draw theirs from an endpoint, so the signature matcher repaired the one placed widget
 # listing AAPL whatever the request said) stands among two twin instances of itself on other options, and the
 # planted pointer names each instance by what it shows ("Live Grid on TSLA"); the target sits between its twins,
-# the counterfactual copy swaps the entries (`factcheck.twin_values`): 20, 20, 20 and 20.
+# the counterfactual copy swaps the entries (`factcheck.twin_values`): 20, 20, 20 and 20. Since (players6): the
+# battery's tail skimmer (players5) reads a policy note's last rule, and var_monitor's Derive carries scenario,
+# which declares two options (no second view): of its two-rule rulebook a reader of the first rule or of the last
+# takes the carried value whichever order they stand in (it certified on the order the source skimmer missed), so
+# the level is refused, and `check` says so first (facts.policy.carries): 20, 19, 20 and 20.
 DRAFTED = {
     "client_advisor": (20, set()),
-    "compliance_risk": (20, set()),
+    "compliance_risk": (19, {"var_monitor_level2"}),
     "fund_operations": (20, set()),
     "portfolio_manager": (20, set()),
 }
@@ -141,7 +145,9 @@ def test_check_refuses_each_story_whose_level_the_first_author_run_blocks_on_and
         story = task_id.rsplit("_level", 1)[0]
         assert any(s == story and key.startswith("facts.") for s, key in refused), (task_id, refused)
     # and nothing else: plain check agrees with the first run (no story refused that certifies)
-    assert not report.errors and not report.ladder_errors, [(e.file, e.key) for e in report.ladder_errors]
+    blocked = {task_id.rsplit("_level", 1)[0] for task_id in DRAFTED[persona][1]}
+    others = [e for e in [*report.errors, *report.ladder_errors] if Path(e.file).stem not in blocked]
+    assert not others, [(e.file, e.key) for e in others]
     if persona == "client_advisor":
         (message,) = [w.message for w in report.warnings if "holdings_watch" in w.file]
         assert "2 twin instances" in message and "'Live Grid on TSLA'" in message
