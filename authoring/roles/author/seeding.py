@@ -452,15 +452,17 @@ def _decoy(
 
 def _seeded_args(level: Level, i: int) -> dict[str, Any]:
     """What a repair's target `i` is seeded on: its stated values, the story's wrong ones over them (the first
-    target's). Derive hides the carried value and the rival rule's, which its second view takes: the widget left
-    wrong shows neither — at every level, so that it is seeded the same at each and the decoys may show what it
-    shows (`_shown_wrong`) without giving Derive's values away."""
+    target's). Derive hides the carried value and the rival rule's, which its second view takes: at Derive the
+    widget left wrong shows neither, and a wrong value the story seeds it on that is one of them is replaced at
+    every level (it is wrong either way), so that the decoys, the same at each level, may show what it shows
+    (`_shown_wrong`) without giving Derive's values away."""
     s = level.story
     t = s.targets[i]
     wrong = {**t.params, **(s.seeded_wrong if i == 0 else {})}
     key = s.carried_key
     shown = {str(t.params.get(key))} | _derive_hidden(level)
-    if i == s.carried_target and str(wrong.get(key)) in shown:
+    seeded_off = i == 0 and key in s.seeded_wrong
+    if i == s.carried_target and (level.number == 2 or seeded_off) and str(wrong.get(key)) in shown:
         other = _other_value(t, key, shown)
         if other is not None:
             wrong[key] = other
