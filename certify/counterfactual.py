@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from simulator import Workspace, World, option_values
+from simulator import Workspace, World, option_values, value_allowed
 
 from .agents.knowledge import defines, policy_value
 from .agents.request import note_entries, read_request, shown_by
@@ -711,6 +711,25 @@ def _pointer_relabel(
     return relabel
 
 
+def exchange_labels(text: str, a: str, b: str) -> str:
+    """A pointer note with the labels of its entries saying `a` and `b` exchanged, every name left on its line:
+    what the entry asked for names is the other widget, and a reader of a fixed line ("the first entry") takes
+    the same widget in both copies, so it cannot pass both."""
+    lines = text.split("\n")
+    found: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        entries = note_entries(line)
+        if len(entries) == 1 and entries[0][1].casefold() in (a.casefold(), b.casefold()):
+            found.setdefault(entries[0][1].casefold(), i)
+    if len(found) != 2:
+        return swap_words(text, {a: b, b: a})
+    i, j = found[a.casefold()], found[b.casefold()]
+    head_i, _, said_i = lines[i].partition(": ")
+    head_j, _, said_j = lines[j].partition(": ")
+    lines[i], lines[j] = f"{head_j}: {said_i}", f"{head_i}: {said_j}"
+    return "\n".join(lines)
+
+
 def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotApplicable:
     """A target found by a pointer (a note on the board that lists it under the entry the request points at,
     beside a rival entry naming another widget): in the copy the two entries name each other's widget, the
@@ -728,25 +747,49 @@ def pointer_copy(world: World, task: Task, name: str, note: str) -> Copy | NotAp
         twins := [(label, said) for label, said in entries if said.casefold().startswith(head)]
     ):
         return _twin_pointer_copy(world, task, name, note, twins)
-    rival = next((said for _, said in entries if said.casefold() != name.casefold()), None)
     found = _target_widget(world, task, name)
-    if rival is None or found is None or not any(s.casefold() == name.casefold() for _, s in entries):
+    if found is None or not any(s.casefold() == name.casefold() for _, s in entries):
         return NotApplicable("target", name, f"'{note}' names no rival beside '{name}'")
     origin, a = found
     fixture = world.fixture_of(origin, task.setup.workspace_backends or None)
     assert fixture is not None
     category = fixture.catalog.widgets[a].definition.get("category")
-    named = [wid for wid, d in fixture.catalog.widgets.items() if d.name.casefold() == rival.casefold()]
-    named.sort(key=lambda wid: fixture.catalog.widgets[wid].definition.get("category") != category)
-    if not named:
+    wanted = next(
+        (
+            dict(h.get("data_args") or {})
+            for h in dumped["eval"].get("required_widgets") or []
+            if h.get("origin") == origin and h.get("widget_id") == a
+        ),
+        {},
+    )
+
+    def widget_of(said: str) -> str | None:
+        named = [wid for wid, d in fixture.catalog.widgets.items() if d.name.casefold() == said.casefold()]
+        named.sort(key=lambda wid: fixture.catalog.widgets[wid].definition.get("category") != category)
+        return named[0] if named else None
+
+    def takes(wid: str | None) -> bool:
+        d = fixture.catalog.widgets[wid] if wid is not None else None
+        return d is not None and all(
+            (p := d.param(k)) is not None and value_allowed(p, v) for k, v in wanted.items()
+        )
+
+    # the rival is the first other entry whose widget takes what the target must end on (a pointer may list
+    # widgets taking only some of it beside its rivals: pointing at one of those, the copy would ask the
+    # impossible)
+    others = [said for _, said in entries if said.casefold() != name.casefold()]
+    rival = next((said for said in others if takes(widget_of(said))), others[0] if others else None)
+    if rival is None:
+        return NotApplicable("target", name, f"'{note}' names no rival beside '{name}'")
+    b = widget_of(rival)
+    if b is None:
         return NotApplicable("target", name, f"the rival entry's '{rival}' is no widget of {origin}")
-    b = named[0]
     pairs = {name: rival, rival: name}
     setup = dumped["setup"]
     board = (setup.get("initial_state") or {}).get("dashboard") or {}
     for n in board.get("generated_widgets") or []:
         if n.get("name") == note:
-            n["data"] = swap_words(str(n["data"]), pairs)
+            n["data"] = exchange_labels(str(n["data"]), name, rival)
     placed = board.get("widgets") or []
     instances = {
         wid: [w for w in placed if w.get("origin") == origin and w.get("widget_id") == wid] for wid in (a, b)
@@ -800,9 +843,10 @@ def _twin_pointer_copy(
     dumped = task.model_dump(mode="json", exclude_none=True)
     found = _target_widget(world, task, name)
     mine = [(label, said) for label, said in twins if _word(label.casefold()).search(task.prompt.casefold())]
-    if found is None or len(twins) != 2 or len(mine) != 1:
+    if found is None or len(twins) < 2 or len(mine) != 1:
         return NotApplicable("target", name, f"'{note}' names no twin of '{name}' beside the entry asked for")
     origin, a = found
+    # the first other entry as listed is the rival the copy points at (any would do: each names a placed twin)
     rival = next(t for t in twins if t != mine[0])
     setup = dumped["setup"]
     board = (setup.get("initial_state") or {}).get("dashboard") or {}
@@ -822,7 +866,7 @@ def _twin_pointer_copy(
     pairs = {mine[0][1]: rival[1], rival[1]: mine[0][1]}
     for n in board.get("generated_widgets") or []:
         if n.get("name") == note:
-            n["data"] = swap_words(str(n["data"]), pairs)
+            n["data"] = exchange_labels(str(n["data"]), mine[0][1], rival[1])
     uuids = {ours["widget_uuid"]: theirs["widget_uuid"], theirs["widget_uuid"]: ours["widget_uuid"]}
 
     ev = _walk(dumped["eval"], _pointer_relabel({}, uuids, pairs))

@@ -75,7 +75,9 @@ MINI_WIDGETS: dict[str, Any] = {
                 "type": "text",
                 "value": "High",
                 "label": "Severity",
-                "options": _options("Low", "High"),
+                # three options: the desk_head repair's Derive carries severity, and of two a reader of the
+                # policy note's first or last rule (the source and tail skimmers) takes the value either way
+                "options": _options("Low", "Medium", "High"),
             },
             {
                 "paramName": "status",

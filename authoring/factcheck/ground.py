@@ -177,9 +177,9 @@ def _skimmed_errors(
     world: World, file: str, gov: Governance, targets: list[ResolvedTarget]
 ) -> list[SourceError]:
     """A Ground fact must need its passage, not only its document: an agent that reads the named source (and
-    the document it sends to) but not the piece the request points at — the battery's source skimmer, taking
-    the option the text mentions most (the first of a tie) or the first tab title it quotes — must get it
-    wrong. One whose document names no rival of the value elsewhere, or names the value most, blocks the level
+    the document it sends to) but not the piece the request points at — the battery's source and tail skimmers,
+    taking the option the text mentions most (the first of a tie) or last, or the first or last tab title it
+    quotes — must get it wrong. One whose document names no rival of the value elsewhere, or names the value most, blocks the level
     at the shortcuts gate; check says so first, and why."""
     from certify import skimmed_options, skimmed_title
 
@@ -193,21 +193,32 @@ def _skimmed_errors(
     if value is None or not read or (param is None and gov.sets != "tab"):
         return []
     if param is None:
-        if skimmed_title(read) != value:
+        tail = skimmed_title(read, tail=True) == value
+        if skimmed_title(read) != value and not tail:
             return []
-        what = f"the first tab title {gov.source} quotes is '{value}'"
-        fix = "let an earlier passage of it quote another tab's title"
+        what = f"the {'last' if tail else 'first'} tab title {gov.source} quotes is '{value}'"
+        fix = f"let {'a later' if tail else 'an earlier'} passage of it quote another tab's title"
     else:
-        order = skimmed_options("\n".join(read), param)
-        if not order or str(order[0]) != str(value):
+        text = "\n".join(read)
+        order = skimmed_options(text, param)
+        last = skimmed_options(text, param, tail=True)
+        head = bool(order) and str(order[0]) == str(value)
+        tail = bool(last) and str(last[0]) == str(value)
+        if not head and not tail:
             return []
         alone = len(order) == 1
         what = (
             f"{gov.source} names no option of '{gov.sets}' but {value_text(value)!r}"
             if alone
             else f"{value_text(value)!r} is the option of '{gov.sets}' {gov.source} names most (or first)"
+            if head
+            else f"{value_text(value)!r} is the option of '{gov.sets}' {gov.source} names last"
         )
-        fix = "let another passage of it, before this one, name another option of the parameter, more often"
+        fix = (
+            "let another passage of it, before this one, name another option of the parameter, more often"
+            if head
+            else "let another passage of it, after this one, name another option of the parameter"
+        )
     return [
         SourceError(
             file,

@@ -4,6 +4,7 @@ or reads these, so they live below all of them."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -131,6 +132,15 @@ class FindPointer:
     # `shows`: what the target's instance shows as seeded, said.
     twins: tuple[tuple[tuple[str, Any], ...], ...] = ()
     shows: str = ""
+    # The further entries, (label, widget id, what the entry says): more rivals of the target's app (or, beside
+    # a twin target, the further twin instances), so that with k entries a reader of one fixed line — the
+    # first, the last — finds the target on about one task in k, and a reader of the listed names' words has
+    # more than one rival drawing it off the target.
+    more: tuple[tuple[str, str, str], ...] = ()
+    # What the entries' order is drawn from (the story's slug): each entry's place is a hash of it and of what
+    # the entry says, not of its label, so the counterfactual copy (the labels exchanged) leaves every name on
+    # its line and a reader of a fixed line takes the same widget in both copies.
+    draw: str = ""
 
     @property
     def rival_shows(self) -> str:
@@ -144,9 +154,21 @@ class FindPointer:
     def rival_entry(self) -> str:
         return f"{self.rival_name} on {self.rival_shows}" if self.twins else self.rival_name
 
+    def entries(self, target_name: str) -> list[tuple[str, str]]:
+        """(label, what it says) of every entry: the target's, the rival's, then the further ones."""
+        return [
+            (self.label, self.entry(target_name)),
+            (self.rival_label, self.rival_entry()),
+            *((label, said) for label, _, said in self.more),
+        ]
+
     def lines(self, target_name: str) -> list[str]:
-        """The note's entries, in the order of their labels (not of which is the target)."""
-        entries = sorted([(self.label, self.entry(target_name)), (self.rival_label, self.rival_entry())])
+        """The note's entries in an order drawn from the story and each entry's name (`draw`): neither the
+        labels' order nor which entry is the target's decides where a name sits."""
+        entries = sorted(
+            self.entries(target_name),
+            key=lambda e: hashlib.sha256(f"{self.draw}|{e[1].casefold()}".encode()).digest(),
+        )
         return [f"{label[:1].upper()}{label[1:]}: {name}" for label, name in entries]
 
     def text(self, target_name: str) -> str:

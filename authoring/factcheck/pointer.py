@@ -11,7 +11,7 @@ from certify import states_value, words
 from simulator import WidgetDef, World, option_values, value_allowed
 
 from ..sources import Story
-from .model import FindPointer, ResolvedStory, ResolvedTarget
+from .model import FindPointer, ResolvedStory, ResolvedTarget, value_said
 from .said import param_label, purpose, value_text
 from .working import twin_values
 
@@ -24,6 +24,12 @@ POINTER_LABELS = (
     ("desk pick", "backup pick"),
     ("lead item", "spare item"),
 )
+
+
+# How many entries a planted pointer lists at most: the target's and up to this many less one rivals, as many as
+# its app offers (`find_pointers`). With two, a reader of the first or the last line is right on every other
+# task whatever the draw; with k, on about one in k.
+POINTER_ENTRIES = 5
 
 
 # The names the first pointer note may take, the first that shares no word with the app's catalog or the
@@ -106,6 +112,9 @@ def find_pointers(
 
     digest = sum(map(ord, story.slug))
     said = find_said(story, target)
+    # how strongly each rival draws a word matcher off the target (`lexical_pull`: fewer measures still
+    # preferring the target is a stronger pull)
+    pull = {w: lexical_pull(said, target.widget, fixture.catalog.widgets[w]) for w in rivals}
     if twins:
         rival = target.widget_id
     else:
@@ -113,7 +122,6 @@ def find_pointers(
         # and character similarity measures preferring the target for what every Find request says besides
         # the pointer (`find_said`), so that matching those words picks the rival, not the target (ties drawn
         # by the story)
-        pull = {w: lexical_pull(said, target.widget, fixture.catalog.widgets[w]) for w in rivals}
         best = min(pull.values())
         closest = [w for w in rivals if pull[w] == best]
         rival = closest[digest % len(closest)]
@@ -134,14 +142,69 @@ def find_pointers(
     pairs = [p for p in POINTER_LABELS if clean(" ".join(p))] or list(POINTER_LABELS)
     pair = pairs[digest % len(pairs)]
     label, other = pair if (digest // len(pairs)) % 2 == 0 else pair[::-1]
+    # the further entries' labels: the other coined ones, clean first, in an order drawn by the story (only the
+    # target's label is said in the request)
+    rest = [p for p in POINTER_LABELS if p != pair]
+    rest.sort(
+        key=lambda p: (not clean(" ".join(p)), (POINTER_LABELS.index(p) + digest) % len(POINTER_LABELS))
+    )
+    spare_labels = [lab for p in rest for lab in p]
     note = next((n for n in POINTER_NOTES if clean(n)), POINTER_NOTES[0])
     if twins:
         wrong = story.facts.seeded_wrong or {}
         shows = " and ".join(value_text(wrong[k]) for k in twins[0])
         seeded = tuple(tuple(t.items()) for t in twins)
+        # every twin instance is listed, each by what it shows (the first is the rival entry)
+        more = tuple(
+            (lab, target.widget_id, f"{target.name} on {' and '.join(value_said(v) for _, v in tw)}")
+            for lab, tw in zip(spare_labels, seeded[1 : POINTER_ENTRIES - 1], strict=False)
+        )
         # one pointer: a note named with words of the rival's name would name the target itself
-        return [FindPointer(note, label, other, rival, target.name, seeded, shows)]
-    out = [FindPointer(note, label, other, rival, fixture.catalog.widgets[rival].name)]
+        return [FindPointer(note, label, other, rival, target.name, seeded, shows, more, story.slug)]
+
+    # where the app has too few rivals taking every stated value, the note also lists widgets of the app taking
+    # some of them (a reader of a fixed line is then right on one task in as many entries, not one in two; the
+    # decoys a repair's board holds are such widgets, so each stands on the board as well)
+    def fit(d: WidgetDef) -> int:
+        return sum(
+            1 for k, v in target.params.items() if (p := d.param(k)) is not None and value_allowed(p, v)
+        )
+
+    padding = sorted(
+        (
+            wid
+            for wid, d in fixture.catalog.widgets.items()
+            if wid not in taken
+            and wid not in rivals
+            and d.name.casefold() not in names
+            and not re.search(r"\bfrom\b", d.name, re.I)
+            and (d.definition.get("category") or target.origin) == app
+            and fit(d) > 0
+        ),
+        key=lambda w: (-fit(fixture.catalog.widgets[w]), w),
+    )
+
+    def further(first: str) -> tuple[tuple[str, str, str], ...]:
+        """The entries listed beside the target and the rival `first`: the app's other rivals drawing a word
+        matcher hardest off the target first, then widgets taking most of the stated values, as many as the
+        note holds."""
+        ranked = sorted((w for w in rivals if w != first), key=lambda w: (pull[w], w)) + padding
+        return tuple(
+            (lab, w, fixture.catalog.widgets[w].name)
+            for lab, w in zip(spare_labels, ranked[: POINTER_ENTRIES - 2], strict=False)
+        )
+
+    out = [
+        FindPointer(
+            note,
+            label,
+            other,
+            rival,
+            fixture.catalog.widgets[rival].name,
+            more=further(rival),
+            draw=story.slug,
+        )
+    ]
     # the further pointers: the note named with words of the rival's own name (never all of them: the request
     # would name the rival), where the request's words then take the battery's word readers elsewhere than the
     # target; those fewest measures of the lexical ensemble then find first (one measure with the first rival's)
@@ -171,7 +234,7 @@ def find_pointers(
             states_value(lent_note, x.name, any_case=True) for x in fixture.catalog.widgets.values()
         ):
             continue
-        pointer = FindPointer(lent_note, label, other, wid, d.name)
+        pointer = FindPointer(lent_note, label, other, wid, d.name, more=further(wid), draw=story.slug)
         probe = f"{context} {pointer.references()[0]}"
         if mine in lexical_picks(probe, entries).values():
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
-from simulator import World, value_allowed
+from simulator import World, option_values, value_allowed
 
 from ..analyze import resolve_analyze
 from ..sources import SourceError, Story
@@ -287,6 +287,20 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
                 + "); carry another parameter, or a value that is not the default",
             )
         )
+    if carried_param is not None and viewed is None and 0 < len(option_values(carried_param)) <= 2:
+        # two options and no second view: a fixed guess takes the carried value on half such tasks, and of a
+        # document defining the two rules a reader of its first rule or of its last (the battery's source and
+        # tail skimmers) takes it whichever order the rules stand in
+        blocking.append(
+            SourceError(
+                file,
+                "facts.policy.carries",
+                f"the policy carries {carried_key}, which declares only "
+                f"{' and '.join(repr(value_text(v)) for v in option_values(carried_param))}: an agent that "
+                "guesses, or reads only the first or the last rule of the policy's document, gets the Derive "
+                "level right without reading the rule asked for; carry a parameter with three or more options",
+            )
+        )
     unfindable = _findability_errors(world, story, targets[0], backends) + _hint_verb_errors(story)
     pointer: FindPointer | None = None
     # a source-format story's own hint may still be matched by the catalog's words in the whole request (the
@@ -323,7 +337,13 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
                 + "; ".join(e.message.split(":")[0] for e in unfindable)
                 + f") and nothing '{targets[0].name}' serves tells it apart: the pipeline plants a note "
                 f"'{pointer.note}' on the Find board listing it for the {pointer.label} beside "
-                f"'{pointer.rival_entry()}' for the {pointer.rival_label}, and the request says "
+                f"'{pointer.rival_entry()}' for the {pointer.rival_label}"
+                + (
+                    f" and {len(pointer.more)} more ({', '.join(repr(said) for _, _, said in pointer.more)})"
+                    if pointer.more
+                    else ""
+                )
+                + ", and the request says "
                 f"'{pointer.references()[0]}'"
                 + (
                     f" (its declared options alone single '{targets[0].name}' out, so the board holds "

@@ -14,7 +14,7 @@ from ..agents.ladder import TAB_TITLE
 from ..agents.reading import blank_names, note_name, option_mentions, words
 from ..agents.request import _STALE as STALE
 from ..agents.request import _TARGET as TARGET
-from ..agents.request import policies, read_request
+from ..agents.request import note_entries, policies, read_request, shown_by
 from ..lexicon import Lexicon, guess, load_lexicon
 from .generic import Call, Generic, Plan
 from .reading import Intent, option_params, ranked, says, stated_values
@@ -339,6 +339,8 @@ class SourceSkimmer(NoteStuffer):
     no rival of its value in another passage (a handbook with one quoted tab title, a prompt whose two
     conventions carry the same severity) passes it without the pointer being followed."""
 
+    tail = False  # the tail skimmer's ranking: the last mentioned option, the last quoted tab title
+
     def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
         yield from self.skim()
         plans = yield from Generic.choose(self)
@@ -386,7 +388,8 @@ class SourceSkimmer(NoteStuffer):
         picks = {
             str(param["paramName"]): order[:views]
             for param in option_params(schema)
-            if str(param["paramName"]) not in stated and (order := skimmed_options(text, param))
+            if str(param["paramName"]) not in stated
+            and (order := skimmed_options(text, param, tail=self.tail and views == 1))
         }
         out = [{**stated, **{k: v[0] for k, v in picks.items()}}]
         if views == 2 and any(len(v) > 1 for v in picks.values()):
@@ -403,7 +406,7 @@ class SourceSkimmer(NoteStuffer):
         tabs = [t for t in comp.get("tabs") or [] if isinstance(t, dict) and t.get("id")]
         if ask is None or not tabs or "manage_navigation_bar" not in self.tools:
             return
-        title = skimmed_title(self.texts)
+        title = skimmed_title(self.texts, tail=self.tail)
         if title is None:
             return
         tab = next((t for t in tabs if t.get("name") and says(self.prompt, f"{t['name']} tab")), tabs[0])
@@ -415,27 +418,44 @@ class SourceSkimmer(NoteStuffer):
         return Generic.note_text(self, plans)
 
 
-def skimmed_options(text: str, param: dict[str, Any]) -> list[Any]:
+@shortcut("tail_skimmer")
+class TailSkimmer(SourceSkimmer):
+    """The source skimmer reading from the end: each unsaid parameter takes the option the sources mention
+    last, a tab the last title they quote next to a tab. A document whose rival passages all come before the
+    fact (an intro sentence or a house convention, then the fact's own line) ends on the fact's value, which a
+    skimmer that ranks by the first mention misses and this one takes without following the pointer. It reads
+    from the end for one hidden value only: with two views (Derive's rule and its rival) it ranks as the source
+    skimmer does — reading a two-rule glossary backwards is the other of its two orders, a coin no single
+    ranking keeps off (left, and said, in tests/certify/adversary/ROUND5.md)."""
+
+    tail = True
+
+
+def skimmed_options(text: str, param: dict[str, Any], *, tail: bool = False) -> list[Any]:
     """The options of `param` a text names, as the source skimmer ranks them: most mentioned first, the first
-    mentioned of a tie first. One home: `taskforge check` asks it of the document a Ground fact is in."""
+    mentioned of a tie first; with `tail`, as the tail skimmer does, the last mentioned first (a document that
+    puts its rival passages before the fact ends on the fact's value). One home: `taskforge check` asks both of
+    the document a Ground fact is in."""
     counts: dict[str, list[Any]] = {}
     for m in option_mentions(text, param):
-        counts.setdefault(str(m.value), [0, m.start, m.value])[0] += 1
+        c = counts.setdefault(str(m.value), [0, m.start, m.value, m.start])
+        c[0] += 1
+        c[3] = m.start
+    if tail:
+        return [c[2] for c in sorted(counts.values(), key=lambda c: -c[3])]
     return [c[2] for c in sorted(counts.values(), key=lambda c: (-c[0], c[1]))]
 
 
-def skimmed_title(texts: list[str]) -> str | None:
+def skimmed_title(texts: list[str], *, tail: bool = False) -> str | None:
     """The tab title the source skimmer takes from texts: the first name quoted in a sentence (or table row)
-    that speaks of a tab."""
-    return next(
-        (
-            q
-            for text in texts
-            for piece in re.split(r"(?<=[.!?|])\s+|\n", text)
-            if re.search(r"\btabs?\b", piece, re.I) and (q := quoted(piece))
-        ),
-        None,
-    )
+    that speaks of a tab; with `tail`, the last such name (a document whose rival titles all come first)."""
+    found = [
+        q
+        for text in texts
+        for piece in re.split(r"(?<=[.!?|])\s+|\n", text)
+        if re.search(r"\btabs?\b", piece, re.I) and (q := quoted(piece))
+    ]
+    return (found[-1] if tail else found[0]) if found else None
 
 
 @shortcut("positional", PROBES)
@@ -474,3 +494,66 @@ class Positional(Generic):
             yield from self.call(
                 "update_widget", {"widget_uuid": first["widget_uuid"], "data_args": (plan.choices or [{}])[0]}
             )
+
+
+@shortcut("pointer_first", PROBES)
+class PointerFirst(Generic):
+    """Reads where a planted pointer lists things, not which entry the request asks for: takes the widgets the
+    prompt names and, for the one it describes, the widget on the first line of a board note that lists two or
+    more of the app's widgets ("Lead item: Venue Mix"), with the values the prompt states; a repair goes to the
+    placed instance that entry names by what it shows, or the first placed one. It passes wherever a pointer's
+    entries sit in an order that puts the target at a fixed line (sorted by labels, the target's first)."""
+
+    line = 0
+    shows = ""
+
+    def listed(self, pool: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
+        """(widget, what the entry says it shows) of each line of the first board note naming two or more of
+        `pool`, in the note's order."""
+        comp = self.snapshot.get("dashboard_composition") or {}
+        by_name = {str(w.get("name") or "").casefold(): w for w in pool}
+        for note in comp.get("widgets") or []:
+            if not (note.get("generated") and isinstance(note.get("generated_data"), str)):
+                continue
+            found = []
+            for _, said in note_entries(note["generated_data"]):
+                head, _, shows = said.partition(" on ")
+                widget = by_name.get(said.casefold()) or by_name.get(head.casefold())
+                if widget is not None:
+                    found.append((widget, shows if widget is not by_name.get(said.casefold()) else ""))
+            if len(found) >= 2:
+                return found
+        return []
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        named = self.named()
+        said = {(w.get("origin"), w.get("widget_id")) for w in named}
+        listed = self.listed([w for w in self.scope() if (w.get("origin"), w.get("widget_id")) not in said])
+        pick = [listed[self.line]] if listed else []
+        self.shows = pick[0][1] if pick else ""
+        plans = yield from self.plans_for(named + [w for w, _ in pick])
+        return plans
+
+    def act(self, plans: list[Plan], how: Intent) -> Generator[Call, dict[str, Any], None]:
+        """A repair goes to the placed instance the line names by what it shows (the first placed one else)."""
+        if not (how.repair and plans and self.shows):
+            yield from super().act(plans, how)
+            return
+        *rest, plan = plans
+        yield from super().act(rest, how)
+        origin, wid = plan.key
+        placed = [w for w in self.placed() if (w.get("origin"), w.get("widget_id")) == (origin, wid)]
+        best = max(placed, key=lambda w: shown_by(self.shows, w.get("data_args") or {}), default=None)
+        if best is None:
+            yield from super().act([plan], how)
+            return
+        yield from self.call(
+            "update_widget", {"widget_uuid": best["widget_uuid"], "data_args": (plan.choices or [{}])[0]}
+        )
+
+
+@shortcut("pointer_last", PROBES)
+class PointerLast(PointerFirst):
+    """`pointer_first` reading the note's last line: the other salient place of a list."""
+
+    line = -1

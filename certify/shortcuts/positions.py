@@ -33,3 +33,38 @@ def first_placed_share(tasks: Iterable[Task]) -> dict[str, tuple[int, int]]:
             total[task.difficulty] += 1
             hits[task.difficulty] += first
     return {level: (hits[level], total[level]) for level in sorted(total)}
+
+
+def pointer_line(task: Task, line: int) -> bool | None:
+    """Whether the entry the task's prompt asks for sits at `line` (0 the first, -1 the last) of the pointer note
+    planted on its board (`meta.hidden`'s target sourced `note:<name>`); None when no pointer is planted or its
+    note lists fewer than two entries (no line to read)."""
+    from ..agents.request import note_entries
+
+    hidden = task.meta.hidden if task.meta else []
+    source = next(
+        (h.source for h in hidden if h.kind == "target" and (h.source or "").startswith("note:")), None
+    )
+    board = task.setup.initial_state.dashboard if task.setup.initial_state else None
+    if source is None or board is None:
+        return None
+    name = source.removeprefix("note:")
+    text = next((str(n.data) for n in board.generated_widgets if n.name == name), "")
+    entries = note_entries(text)
+    prompt = task.prompt.casefold()
+    asked = [i for i, (label, _) in enumerate(entries) if label.casefold() in prompt]
+    if len(entries) < 2 or len(asked) != 1:
+        return None
+    return asked[0] == range(len(entries))[line]
+
+
+def pointer_line_share(tasks: Iterable[Task], line: int) -> dict[str, tuple[int, int]]:
+    """Per level: (tasks whose asked-for pointer entry sits at `line`, tasks with a planted pointer)."""
+    hits: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for task in tasks:
+        at = pointer_line(task, line)
+        if at is not None:
+            total[task.difficulty] += 1
+            hits[task.difficulty] += at
+    return {level: (hits[level], total[level]) for level in sorted(total)}

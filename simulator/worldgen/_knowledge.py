@@ -42,6 +42,11 @@ def skill_files(skills: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
         if not skill.get("planted"):
             raise SpecError(f"skill {skill['slug']}: a skill carries at least one planted phrase")
         content = skill["intro"] + "\n" + "\n".join(f"{i}. {step}" for i, step in enumerate(steps, 1))
+        if skill.get("outro"):
+            # a closing line after the workflow: a house note naming another option (or tab title) than the
+            # steps' facts, so that the document neither starts nor ends on a fact's value (a skimmer reading
+            # only its first or last mention would otherwise take it)
+            content += "\n\n" + skill["outro"]
         _planted(skill, content, f"skill {skill['slug']}")
         doc = {
             "slug": skill["slug"],

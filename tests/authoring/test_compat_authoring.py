@@ -51,10 +51,14 @@ PERSONAS = (
 # Grid: its Symbol siblings draw theirs from an endpoint, so the signature matcher repaired the one placed widget
 # listing AAPL whatever the request said) stands among two twin instances of itself on other options, and the
 # planted pointer names each instance by what it shows ("Live Grid on TSLA"); the target sits between its twins,
-# the counterfactual copy swaps the entries (`factcheck.twin_values`): 20, 20, 20 and 20.
+# the counterfactual copy swaps the entries (`factcheck.twin_values`): 20, 20, 20 and 20. Since (players6): the
+# battery's tail skimmer (players5) reads a policy note's last rule, and var_monitor's Derive carries scenario,
+# which declares two options (no second view): of its two-rule rulebook a reader of the first rule or of the last
+# takes the carried value whichever order they stand in (it certified on the order the source skimmer missed), so
+# the level is refused, and `check` says so first (facts.policy.carries): 20, 19, 20 and 20.
 DRAFTED = {
     "client_advisor": (20, set()),
-    "compliance_risk": (20, set()),
+    "compliance_risk": (19, {"var_monitor_level2"}),
     "fund_operations": (20, set()),
     "portfolio_manager": (20, set()),
 }
@@ -144,7 +148,18 @@ def _assert_twins_hide_the_target(raw):
     (note,) = board["generated_widgets"]
     entries = sorted(line.split(": ", 1)[1] for line in note["data"].splitlines())
     twins = {f"Live Grid on {w['data_args']['symbol']}" for w in grids} - {"Live Grid on TSLA"}
-    assert "Live Grid on TSLA" in entries and len(set(entries) & twins) == 1
+    # every instance listed, each by what it shows
+    assert "Live Grid on TSLA" in entries and set(entries) >= twins
+    # one decoy rule: the other widgets taking a symbol show, in turn, what each instance shows, so that no
+    # instance is the odd one out ("showing what no other widget shows") nor the one showing what the others do
+    others = [
+        str(w["data_args"]["symbol"])
+        for w in board["widgets"]
+        if w["widget_id"] != "live_grid_data" and "symbol" in (w.get("data_args") or {})
+    ]
+    counts = {str(w["data_args"]["symbol"]): others.count(str(w["data_args"]["symbol"])) for w in grids}
+    # (a twin is shown by as many other widgets as the target is; main had both others on TSLA)
+    assert others and sum(c == counts["TSLA"] for c in counts.values()) >= 2, (counts, others)
     kept = [r for r in raw["eval"]["required_widgets"] if r["widget_id"] == "live_grid_data"]
     assert {r["data_args"]["symbol"] for r in kept} == {"AAPL"} | {
         w["data_args"]["symbol"] for w in grids
@@ -172,7 +187,9 @@ def test_check_refuses_each_story_whose_level_the_first_author_run_blocks_on_and
         story = task_id.rsplit("_level", 1)[0]
         assert any(s == story and key.startswith("facts.") for s, key in refused), (task_id, refused)
     # and nothing else: plain check agrees with the first run (no story refused that certifies)
-    assert not report.errors and not report.ladder_errors, [(e.file, e.key) for e in report.ladder_errors]
+    blocked = {task_id.rsplit("_level", 1)[0] for task_id in DRAFTED[persona][1]}
+    others = [e for e in [*report.errors, *report.ladder_errors] if Path(e.file).stem not in blocked]
+    assert not others, [(e.file, e.key) for e in others]
     if persona == "client_advisor":
         (message,) = [w.message for w in report.warnings if "holdings_watch" in w.file]
         assert "2 twin instances" in message and "'Live Grid on TSLA'" in message

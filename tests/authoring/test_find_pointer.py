@@ -53,8 +53,12 @@ def test_a_pointer_found_find_level_certifies_and_only_the_find_rung_follows_it(
     assert hidden.kind == "target" and hidden.value == TARGET and hidden.source == f"note:{STORY_NOTE}"
     (note,) = authored.raw["setup"]["initial_state"]["dashboard"]["generated_widgets"]
     assert note["name"] == STORY_NOTE
+    from authoring.factcheck.pointer import POINTER_ENTRIES
+
     entries = note["data"].splitlines()
-    assert len(entries) == 2 and any(e.endswith(f": {TARGET}") for e in entries)
+    # the target beside as many rivals of its app as the note holds (a reader of a fixed line is right on
+    # about one task in as many)
+    assert 3 <= len(entries) <= POINTER_ENTRIES and sum(e.endswith(f": {TARGET}") for e in entries) == 1
     # the request points at the target's entry: it names neither the widget nor the rival
     rival = next(e.split(": ", 1)[1] for e in entries if not e.endswith(f": {TARGET}"))
     label = next(e.split(": ", 1)[0] for e in entries if e.endswith(f": {TARGET}"))
@@ -94,10 +98,16 @@ def test_the_counterfactual_copy_swaps_the_pointer_and_moves_the_reference(draft
     assert isinstance(cf, Copy) and cf.kind == "target" and cf.value == TARGET and cf.other != TARGET
     (note,) = cf.task.model_dump(mode="json")["setup"]["initial_state"]["dashboard"]["generated_widgets"]
     (original,) = task.model_dump(mode="json")["setup"]["initial_state"]["dashboard"]["generated_widgets"]
-    # the same entries, each naming the other's widget; the world is the original's
+    # the same entries, the target's and the rival's labels exchanged while every name stays on its line (a
+    # reader of a fixed line takes the same widget in both copies); the world is the original's
     assert note["data"] != original["data"] and sorted(note["data"].split()) == sorted(
         original["data"].split()
     )
+    names = [line.split(": ", 1)[1] for line in note["data"].splitlines()]
+    assert names == [line.split(": ", 1)[1] for line in original["data"].splitlines()]
+    labels = [line.split(": ", 1)[0] for line in note["data"].splitlines()]
+    was = [line.split(": ", 1)[0] for line in original["data"].splitlines()]
+    assert sum(a != b for a, b in zip(labels, was, strict=True)) == 2 and sorted(labels) == sorted(was)
     assert cf.world.backends == world.backends
     # the reader of the pointer reaches the other state; the original reference fails the copy
     assert grade(cf.task, play(cf.world, cf.task, "ladder-1")).passed

@@ -39,15 +39,36 @@ PERSONAS = [
 ]
 
 
+# What plain `check` refuses since the tail skimmer joined the battery (players5, landed after these fixtures were
+# frozen): a Ground fact its document names last is recoverable without its row by a reader of the document's
+# end. Both overlay handbooks end their tables on the facts' values; the first run's gates refuse two of
+# credit_analyst's Ground levels for it (the tail skimmer passes them: 18/20), and the other four certify only
+# because the skimmer fumbles another part of the task (it repairs the twin it is told to leave), not because
+# the value needs the row. The writers, shown these errors, would have added a later passage.
+REFUSED = {
+    "credit_analyst": {"breakwater_backtest_repair", "breakwater_latam_exposure", "committee_var_read"},
+    "investor_relations_lead": {"brennan_call_followups", "corran_meeting_diary", "finchley_delivery_repair"},
+    "data_platform_lead": set(),
+}
+
+
 @pytest.mark.parametrize(("root", "persona", "world_dir"), PERSONAS, ids=lambda v: getattr(v, "name", v))
-def test_check_was_clean_and_the_first_author_run_certifies_twenty(root, persona, world_dir, tmp_path):
-    """Frozen at check clean: plain `check` still has no error, and the authoring run itself (as `check --draft`
-    and the first `author` run run it) certifies 20/20 with nothing to review."""
+def test_check_names_every_level_the_first_author_run_blocks_on(root, persona, world_dir, tmp_path):
+    """Frozen at check clean: plain `check` refuses only the Ground facts their handbooks name last (REFUSED),
+    and the authoring run itself (as `check --draft` and the first `author` run run it) blocks on nothing check
+    did not name; with check clean it certifies 20/20 with nothing to review."""
+    from pathlib import Path as P
+
     world = World.load(world_for(root, world_dir))
     report = check_persona(root, persona, world)
-    assert report.ok, [str(e) for e in [*report.errors, *report.ladder_errors]]
+    found = [*report.errors, *report.ladder_errors]
+    assert {P(e.file).stem for e in found} == REFUSED[persona], [str(e) for e in found]
+    assert all(e.key == "facts.governance.fact" and "names last" in e.message for e in found)
     drafted = draft_persona(root, persona, world, tmp_path / "tasksets", "workspace_tasks")
-    assert drafted.ok and drafted.certified == 20, [i["reason"] for i in drafted.items]
+    blocked = {i["task_id"].rsplit("_level", 1)[0] for i in drafted.items if i.get("severity") == "blocker"}
+    assert blocked <= REFUSED[persona], [i["reason"] for i in drafted.items]
+    if not found:
+        assert drafted.ok and drafted.certified == 20, [i["reason"] for i in drafted.items]
 
 
 def test_the_overlay_handbooks_check_and_every_planted_row_is_groundable():

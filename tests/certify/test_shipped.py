@@ -43,3 +43,24 @@ def test_no_fixed_position_predicts_the_target():
     assert set(shares) == {"level0", "level1", "level2", "level3", "level4"}
     assert shares.pop("level1")[0] == 0
     assert all(0 < hits < n for hits, n in shares.values()), shares
+
+
+def test_no_line_of_a_planted_pointer_predicts_the_target():
+    """A Find pointer lists the target among up to five entries in an order drawn per story: neither its first
+    nor its last line holds the entry asked for on more than a tenth of a level's tasks (with two entries sorted
+    by label the first held it on 6 of 10 pointer tasks, and a reader of the first line passed 3/24 at Find)."""
+    from certify.shortcuts.positions import pointer_line_share
+    from certify.task import TaskSet, load_task
+
+    taskset = TaskSet.load(SHIPPED)
+    tasks = [load_task(p, taskset) for p in taskset.task_files()]
+    per_level: dict[str, int] = {}
+    for t in tasks:
+        per_level[t.difficulty] = per_level.get(t.difficulty, 0) + 1
+    for line in (0, -1):
+        shares = pointer_line_share(tasks, line)
+        assert shares.get("level1", (0, 0))[1] >= 5, (
+            shares
+        )  # not vacuous: the shipped Find levels plant pointers
+        for level, (hits, _) in shares.items():
+            assert hits <= 0.10 * per_level[level], (line, shares)

@@ -15,6 +15,9 @@ from tests.conftest import ROOT
 
 SHIPPED = ROOT / "tasksets" / "workspace_tasks"
 AGENTS = [*SHORTCUTS, *PROBES]
+# Agents that play a target copy exactly as the original: a pointer copy exchanges the entries' labels and keeps
+# every name on its line, and these read a fixed line (so they pass at most one of the two: test_pointer_probes).
+SAME_IN_BOTH = {"pointer_first", "pointer_last"}
 
 
 @pytest.fixture(scope="module")
@@ -51,5 +54,6 @@ def test_an_agent_plays_a_counterfactual_copy_as_if_it_had_never_seen_the_origin
         warm = calls(cf.world, cf.task, agent)
         assert warm == cold, f"{agent} on the copy of {task.id} reused a reading of the original"
         moved += cold != calls(world, task, agent)
-    # not vacuous: in some copies the agent does something else than in the original (what it reads moved)
-    assert moved, f"{agent} plays every copy as the original: the copies would not show a stale reading"
+    # not vacuous: in some copies the agent does something else than in the original (what it reads moved) —
+    # but for the pointer probes, which by design take the same line, so the same widget, in both copies
+    assert moved or agent in SAME_IN_BOTH, f"{agent} plays every copy as the original: no stale reading shown"

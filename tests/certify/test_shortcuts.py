@@ -72,6 +72,7 @@ def test_the_battery():
         "description_matcher",
         "phrase_guesser",
         "source_skimmer",
+        "tail_skimmer",
     ]
 
 
@@ -377,11 +378,19 @@ def skimmer_task(note: str):
 
 def test_source_skimmer(mini_world):
     """The skimmer reads the board's note but not which rule the request names: it takes the option the note
-    mentions first (of a tie), right when the asked-for rule happens to come first, wrong when a rival does."""
+    mentions first (of a tie), right when the asked-for rule happens to come first, wrong when a rival does. The
+    tail skimmer reads from the end: with two rules the asked-for one is first or last, so one of the two
+    passes; only a rule between rivals holds against both."""
     given = "The standing convention sets the period to MTD.\nThe interim convention sets the period to QTD."
     gate, run = outcome(mini_world, skimmer_task(given), "source_skimmer")
     assert run.passed and "source_skimmer" in gate.detail and not gate.ok
-    held = "The interim convention sets the period to QTD.\nThe standing convention sets the period to MTD."
+    last = "The interim convention sets the period to QTD.\nThe standing convention sets the period to MTD."
+    gate, run = outcome(mini_world, skimmer_task(last), "source_skimmer")
+    assert not run.passed and "tail_skimmer" in gate.detail and not gate.ok, gate.detail
+    held = (
+        "The interim convention sets the period to QTD.\nThe standing convention sets the period to MTD.\n"
+        "The closing convention sets the period to YTD."
+    )
     gate, run = outcome(mini_world, skimmer_task(held), "source_skimmer")
     assert not run.passed and gate.ok, gate.detail
 
@@ -406,7 +415,7 @@ def test_positional_probe(mini_world):
     """The positional probe repairs the first placed widget with the stated values: right when the seeding puts the
     target first, wrong when the decoy that takes the same values comes first. It is measured over a taskset, not
     gated per task (PROBES, not SHORTCUTS)."""
-    assert list(PROBES) == ["positional"] and "positional" not in SHORTCUTS
+    assert list(PROBES) == ["positional", "pointer_first", "pointer_last"] and "positional" not in SHORTCUTS
     first = signature_task(closed=True)
     board = first.setup.initial_state.dashboard.model_dump(exclude_none=True)
     board["widgets"].reverse()

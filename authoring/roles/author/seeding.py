@@ -17,7 +17,7 @@ from typing import Any
 from certify import BM25, served_text
 from simulator import WidgetDef, option_values, value_allowed
 
-from ...factcheck import ResolvedTarget, find_said, lexical_pull
+from ...factcheck import ResolvedTarget, find_said, lexical_pull, second_view
 from ...factcheck import value_text as said_as_text
 from .level import Level, pick, word_pattern
 
@@ -150,17 +150,7 @@ def seed_board(level: Level) -> Board:
     decoy = policy_note = None
     if s.kind == "repair":
         for i, t in enumerate(s.targets):
-            # (Execute on another instance of the target's widget seats it on a Find twin's values instead)
-            wrong = {**t.params, **({**s.seeded_wrong, **(s.execute_instance or {})} if i == 0 else {})}
-            key = s.carried_key
-            shown = {str(t.params.get(key))} | ({str(level.compare[1])} if level.compare else set())
-            if level.number == 2 and i == s.carried_target and str(wrong.get(key)) in shown:
-                # Derive hides the carried value (and the rival rule's, which its second view takes): the
-                # widget left wrong must show neither.
-                other = _other_value(t, key, shown)
-                if other is not None:
-                    wrong[key] = other
-            stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, wrong))
+            stale.append(placing.widget(f"stale{i}", t.widget_id, t.origin, _seeded_args(level, i)))
         # the decoy sits on the board at every level (the graded core stays constant), and one serving the find
         # description as well as the target would make Find a coin toss, so such a widget is passed over
         # (when every candidate ties, the first is still seeded: without a decoy the stated values alone would
@@ -202,8 +192,19 @@ def seed_board(level: Level) -> Board:
                     # the further twins, so that among its own instances the target sits at neither end
                     args = {**stale[0].data_args, **dict(values)}
                     lookalikes.append(placing.widget(f"twin{i}", found[0], found[1], args))
+                listed = (
+                    [wid for _, wid, _ in pointer.more] if pointer is not None and not pointer.twins else []
+                )
+                for wid in listed:
+                    # the pointer's further entries name widgets on the board too: a repair goes to a placed
+                    # widget, so one listed but not placed would be struck off the list unread
+                    fixture = level.fixture(level.first.origin)
+                    others = set(fixture.catalog.widgets) - {wid} if fixture is not None else set()
+                    if (more := _decoy(level, frozenset(others), turn=len(lookalikes) + 1)) is not None:
+                        seen.add(more[0])
+                        lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
                 while len(placing.widgets) < FIND_BOARD and (
-                    more := _decoy(level, frozenset(seen), own_app=True)
+                    more := _decoy(level, frozenset(seen), own_app=True, turn=len(lookalikes) + 1)
                 ):
                     seen.add(more[0])
                     if _still_found(level, [*board_ids, more[0]]):
@@ -375,13 +376,14 @@ def _still_found(level: Level, widget_ids: list[str]) -> bool:
 
 
 def _decoy(
-    level: Level, exclude: frozenset[str] = frozenset(), *, own_app: bool = False
+    level: Level, exclude: frozenset[str] = frozenset(), *, own_app: bool = False, turn: int = 0
 ) -> tuple[str, str, dict[str, Any]] | None:
     """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
     target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
     dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
     target takes the description (or its name). `exclude`: widgets already placed as look-alikes; `own_app`:
-    only a widget of the target's app (Find's further look-alikes: a board holds views of the story's own world).
+    only a widget of the target's app (Find's further look-alikes: a board holds views of the story's own world);
+    `turn`: which of the values the target's instances show it takes (`_shown_wrong`), in turn.
     (widget_id, origin, params)."""
     s, t0 = level.story, level.first
     fixture = level.fixture(t0.origin)
@@ -419,6 +421,8 @@ def _decoy(
         return None
     definition = fixture.catalog.widgets[best[3]]
     params: dict[str, Any] = {}
+    shown_wrong = _shown_wrong(level)
+    hidden = _derive_hidden(level)
     for p in definition.option_params:
         name = str(p.get("paramName"))
         if name not in t0.params:
@@ -433,9 +437,75 @@ def _decoy(
             ),
             None,
         )
-        if other is not None:
+        offered = [shown.get(name) for shown in shown_wrong]
+        if shown_wrong and name not in s.seeded_wrong:
+            offered.append(other)  # the target shows the stated value here: it or another, in turn
+        takes = list(
+            dict.fromkeys(
+                v
+                for v in offered
+                if v is not None
+                and not (name == s.carried_key and str(v) in hidden)
+                and (not values or str(v) in {str(o) for o in values})
+            )
+        )
+        if takes:
+            params[name] = takes[turn % len(takes)]
+        elif other is not None:
             params[name] = other
     return definition.widget_id, t0.origin, params
+
+
+def _seeded_args(level: Level, i: int) -> dict[str, Any]:
+    """What a repair's target `i` is seeded on: its stated values, the story's wrong ones over them (the first
+    target's). Derive hides the carried value and the rival rule's, which its second view takes: at Derive the
+    widget left wrong shows neither, and a wrong value the story seeds it on that is one of them is replaced at
+    every level (it is wrong either way), so that the decoys, the same at each level, may show what it shows
+    (`_shown_wrong`) without giving Derive's values away."""
+    s = level.story
+    t = s.targets[i]
+    # (Execute on another instance of the target's widget seats it on a Find twin's values instead)
+    wrong = {**t.params, **({**s.seeded_wrong, **(s.execute_instance or {})} if i == 0 else {})}
+    key = s.carried_key
+    shown = {str(t.params.get(key))} | _derive_hidden(level)
+    seeded_off = i == 0 and key in s.seeded_wrong
+    if i == s.carried_target and (level.number == 2 or seeded_off) and str(wrong.get(key)) in shown:
+        other = _other_value(t, key, shown)
+        if other is not None:
+            wrong[key] = other
+    return wrong
+
+
+def _derive_hidden(level: Level) -> set[str]:
+    """The values Derive hides on the carried parameter — the carried one and its second view's (the rival rule
+    `factcheck.second_view` takes) — which no seeded widget shows at any level (the board is seeded the same at
+    each, the graded core constant): a widget showing one would give it away."""
+    s = level.story
+    view = second_view(s.story, s.policy_doc, s.targets[s.carried_target], s.carried_key, s.carried_value)
+    return {str(s.carried_value)} | ({str(view[1])} if view is not None else set())
+
+
+def _shown_wrong(level: Level) -> list[dict[str, Any]]:
+    """The values a repair's decoy or look-alike shows where it takes them — one rule for every board.
+
+    Each takes, in turn, what one of the target's own instances shows: the target's seeded wrong values, and
+    beside a target its declared options alone single out, each twin instance's (`FindPointer.twins`). On the
+    first other option each, the decoys would share the board's common values while the target alone showed
+    the story's wrong ones, and "the placed widget showing what no other shows" would be the target; all on the
+    target's wrong values beside twins on other values, the target would be "the instance showing what the
+    other widgets show". Taken in turn, every instance's values are shown by some other widget as often as the
+    next one's, so no value singles an instance out either way, in the original or in the counterfactual copy
+    that makes a twin the target. Where the target shows a stated value (a parameter the story does not seed
+    wrong) the decoys take it or another option in turn: all on another, the target would be the one placed
+    widget already showing it; all on it, the one furthest from the stated values. The instances' seeded
+    values (the target's first), which `_decoy` takes in turn among those a widget takes (never one of
+    Derive's hidden values)."""
+    s = level.story
+    if s.kind != "repair":
+        return []
+    pointer = s.find_pointer if level.number == 1 else None
+    target = _seeded_args(level, 0)
+    return [target, *({**target, **dict(values)} for values in (pointer.twins if pointer else ()))]
 
 
 def story_widgets(level: Level) -> list[str]:

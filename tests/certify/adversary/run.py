@@ -1,7 +1,7 @@
 """Play the frozen outside-auditor players over a taskset in process (the EpisodeHost `serve` and OpenEnv use).
 
-`python -m tests.certify.adversary.run [TASKSET] [--round4]` prints each player's passes per level (the first
-rounds' players, or with --round4 those of players_round4.py)."""
+`python -m tests.certify.adversary.run [TASKSET] [--round4|--round5]` prints each player's passes per level (the
+first rounds' players, or with --round4/--round5 those of players_round4.py/players_round5.py)."""
 
 from __future__ import annotations
 
@@ -60,12 +60,16 @@ def play_all(
 
 
 def main(argv: list[str]) -> int:
-    args = [a for a in argv if a != "--round4"]
+    args = [a for a in argv if a not in ("--round4", "--round5")]
     taskset = Path(args[0]) if args else SHIPPED
     if "--round4" in argv:
         from .players_round4 import PLAYERS as ROUND4
 
         results = play_all(taskset, ROUND4)
+    elif "--round5" in argv:
+        from .players_round5 import PLAYERS as ROUND5
+
+        results = play_all(taskset, ROUND5)
     else:
         results = play_all(taskset)
     levels = sorted({lv for per in results.values() for lv in per})
