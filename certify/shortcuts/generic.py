@@ -223,7 +223,10 @@ class Generic:
             ]
 
         ranking = self.recall("ranking", compute=compute)
-        return [w for w in ranking if (w.get("origin"), w.get("widget_id")) not in skip][:k]
+        # the first k not skipped (a ranking is the whole scope, and k is small)
+        return list(
+            itertools.islice((w for w in ranking if (w.get("origin"), w.get("widget_id")) not in skip), k)
+        )
 
     def catalog_key(self) -> int:
         """The token of what the listing served (every entry's content, in order)."""
