@@ -187,18 +187,25 @@ class Request:
     # clauses asking for a copy of a named widget (`copy_clauses`): what they say is about the copy only
     copies: list[tuple[int, int]] = field(default_factory=list)
 
-    def name(self, names: Sequence[str]) -> None:
+    def name(self, names: Sequence[str], more: Sequence[str] = ()) -> None:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
-        option value inside a name ("Working" in "Working Orders") is not a stated value."""
+        option value inside a name ("Working" in "Working Orders") is not a stated value. `more`: names after
+        `names`, marked as if they ended it (`names` a listing's, the same tuple for every request read
+        against that listing: its indexes are built once, the few names of one workspace apart)."""
         # a listing repeats its apps and origins: each is looked for once, and its places are marked once per
         # time `names` holds it, in the order it holds them (only the names found are visited: a listing's
         # hundreds are mostly not in the prompt)
-        names = tuple(names)
+        names, more = tuple(names), tuple(more)
         found = finds(self.prompt, names)
+        if more:
+            found.update(finds(self.prompt, more))
         if not found:
             return
-        held = _held_at(names)
-        for _, name in sorted((i, n) for n in found for i in held[n]):
+        held, after = _held_at(names), _held_at(more) if more else {}
+        places = [
+            (i, n) for n in found for i in (*held.get(n, ()), *(len(names) + j for j in after.get(n, ())))
+        ]
+        for _, name in sorted(places):
             self.names += [(p, p + len(name)) for p in found[name]]
 
     def sentence_of(self, position: int) -> tuple[int, int]:

@@ -158,7 +158,7 @@ def build_case(
         reference_answer=task.eval.reference_answer or "",
         reference_calls=list(_reference_lines(task)),
         available=reference_data(world, task) if available is None else available,
-        agent_calls=[_call(e) for e in calls[:MAX_CALLS]],
+        agent_calls=[_of_event(_CALLS, e, _call) for e in calls[:MAX_CALLS]],
         agent_calls_total=len(calls),
         agent_data=data_blocks(events),
         answer=None if final_answer is None else final_answer[:MAX_ANSWER_CHARS],
@@ -234,10 +234,31 @@ def data_blocks(events: list[TraceEvent]) -> list[DataBlock]:
     blocks = []
     for e in events:
         if e.ok and e.tool in DATA_TOOLS:
-            blocks.append(_block(e))
+            blocks.append(_of_event(_BLOCKS, e, _block))
             if len(blocks) == MAX_RESULTS:
                 break
     return blocks
+
+
+# What a case shows of one recorded event (its call line, its data block), by the event object: events are never
+# changed once recorded, and the runs along one task's calls (certify.episode.CallTree) share them, so every
+# answer graded there would otherwise list the same calls and rows again. Each event is held beside its value
+# (its id stays its own); the tables are bounded.
+_CALLS: dict[int, tuple[TraceEvent, Any]] = {}
+_BLOCKS: dict[int, tuple[TraceEvent, Any]] = {}
+_EVENTS_SIZE = 8192
+
+
+def _of_event(table: dict[int, tuple[TraceEvent, Any]], event: TraceEvent, make: Any) -> Any:
+    held = table.get(id(event))
+    if held is not None and held[0] is event:
+        return held[1]
+    value = make(event)
+    with _LOCK:
+        if len(table) >= _EVENTS_SIZE:
+            table.clear()
+        table[id(event)] = (event, value)
+    return value
 
 
 def _block(event: TraceEvent) -> DataBlock:
