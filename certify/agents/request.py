@@ -123,6 +123,12 @@ def reads_as_policy(phrase: str) -> bool:
 
 
 def policies(text: str) -> list[Policy]:
+    return list(_policies(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _policies(text: str) -> tuple[Policy, ...]:
+    # pure (a Policy is frozen), and every reader of a request asks it of the same prompt
     found: dict[int, Policy] = {}
     for pattern in (_TRAILED, _LED):
         for m in pattern.finditer(text):
@@ -136,7 +142,7 @@ def policies(text: str) -> list[Policy]:
             if any(p.start <= m.start(1) < p.end for p in found.values()):
                 continue
             found[m.start(1)] = Policy(phrase, m.start(1), m.start(1) + len(phrase))
-    return sorted(found.values(), key=lambda p: p.start)
+    return tuple(sorted(found.values(), key=lambda p: p.start))
 
 
 @dataclass
