@@ -12,6 +12,7 @@ from typing import Any
 
 from simulator import tools_of
 
+from ..episode import TraceEvent
 from .core import CheckResult, GradeContext, check
 from .match import json_blob, numbers_in, subset, text_contains
 
@@ -41,7 +42,7 @@ def missing_tool_result(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_tool_results:
         count = 0
         for e in ctx.ok_calls(req.tool):
-            blob = json_blob(e.envelope)
+            blob = _envelope_blob(e)
             nums = numbers_in(blob)
             if all(text_contains(blob, s, blob_numbers=nums) for s in req.data_contains):
                 count += 1
@@ -79,6 +80,24 @@ def too_many_invalid_calls(ctx: GradeContext) -> Iterable[CheckResult]:
         f"{len(bad)} invalid: {shown}" if bad else "none",
         "trace",
     )
+
+
+# A recorded event's envelope as text, by the event (held beside it, so its id stays its own): events are never
+# changed once recorded and the runs along one task's calls share them, so the same result would be dumped
+# again in every grade there.
+_BLOBS: dict[int, tuple[TraceEvent, str]] = {}
+_BLOBS_SIZE = 8192
+
+
+def _envelope_blob(event: TraceEvent) -> str:
+    held = _BLOBS.get(id(event))
+    if held is not None and held[0] is event:
+        return held[1]
+    blob = json_blob(event.envelope)
+    if len(_BLOBS) >= _BLOBS_SIZE:
+        _BLOBS.clear()
+    _BLOBS[id(event)] = (event, blob)
+    return blob
 
 
 def _origin_arg(args: Any) -> Any:
