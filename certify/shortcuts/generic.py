@@ -70,7 +70,8 @@ def _folded_names(token: int, catalog: list[dict[str, Any]]) -> list[tuple[dict[
         if len(_FOLDED) >= _LISTINGS_MAX:
             _FOLDED.clear()
         held = _FOLDED[token] = [
-            (w, tuple(str(w.get(k) or "\0").casefold() for k in ("name", "category"))) for w in catalog
+            (w, (str(w.get("name") or "\0").casefold(), str(w.get("category") or "\0").casefold()))
+            for w in catalog
         ]
     return held
 
