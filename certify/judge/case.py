@@ -297,7 +297,21 @@ def _call(event: TraceEvent) -> CallLine:
 
 
 def _args(args: Any) -> str:
-    return _clip(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str), MAX_ARGS_CHARS)
+    # by the arguments object (held beside its text): a call's arguments are never changed once made
+    # (certify.episode.CallTree keys its calls by them too), and a replay along the tree makes the same call
+    # with the same object, in a new event
+    held = _ARGS.get(id(args))
+    if held is not None and held[0] is args:
+        return held[1]
+    text = _clip(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str), MAX_ARGS_CHARS)
+    with _LOCK:
+        if len(_ARGS) >= _EVENTS_SIZE:
+            _ARGS.clear()
+        _ARGS[id(args)] = (args, text)
+    return text
+
+
+_ARGS: dict[int, tuple[Any, str]] = {}
 
 
 def _clip(text: str, limit: int) -> str:
