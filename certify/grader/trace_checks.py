@@ -84,9 +84,9 @@ def too_many_invalid_calls(ctx: GradeContext) -> Iterable[CheckResult]:
 
 # A recorded event's envelope as text, by the event (held beside it, so its id stays its own): events are never
 # changed once recorded and the runs along one task's calls share them, so the same result would be dumped
-# again in every grade there.
+# again in every grade there. Bounded, and small: an event holds its result.
 _BLOBS: dict[int, tuple[TraceEvent, str]] = {}
-_BLOBS_SIZE = 8192
+_BLOBS_SIZE = 1024
 
 
 def _envelope_blob(event: TraceEvent) -> str:

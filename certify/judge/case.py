@@ -158,7 +158,7 @@ def build_case(
         reference_answer=task.eval.reference_answer or "",
         reference_calls=list(_reference_lines(task)),
         available=reference_data(world, task) if available is None else available,
-        agent_calls=[_of_event(_CALLS, e, _call) for e in calls[:MAX_CALLS]],
+        agent_calls=[_call(e) for e in calls[:MAX_CALLS]],
         agent_calls_total=len(calls),
         agent_data=data_blocks(events),
         answer=None if final_answer is None else final_answer[:MAX_ANSWER_CHARS],
@@ -240,13 +240,12 @@ def data_blocks(events: list[TraceEvent]) -> list[DataBlock]:
     return blocks
 
 
-# What a case shows of one recorded event (its call line, its data block), by the event object: events are never
-# changed once recorded, and the runs along one task's calls (certify.episode.CallTree) share them, so every
-# answer graded there would otherwise list the same calls and rows again. Each event is held beside its value
-# (its id stays its own); the tables are bounded.
-_CALLS: dict[int, tuple[TraceEvent, Any]] = {}
+# What a case shows of one recorded data event, by the event object: events are never changed once recorded,
+# and the runs along one task's calls (certify.episode.CallTree) share them, so every answer graded there would
+# otherwise cut the same rows again. Each event is held beside its block (its id stays its own); the table is
+# bounded, and small: an event holds its result.
 _BLOCKS: dict[int, tuple[TraceEvent, Any]] = {}
-_EVENTS_SIZE = 8192
+_EVENTS_SIZE = 1024
 
 
 def _of_event(table: dict[int, tuple[TraceEvent, Any]], event: TraceEvent, make: Any) -> Any:
@@ -305,7 +304,7 @@ def _args(args: Any) -> str:
         return held[1]
     text = _clip(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str), MAX_ARGS_CHARS)
     with _LOCK:
-        if len(_ARGS) >= _EVENTS_SIZE:
+        if len(_ARGS) >= _EVENTS_SIZE * 8:
             _ARGS.clear()
         _ARGS[id(args)] = (args, text)
     return text
