@@ -12,7 +12,7 @@ from typing import Any
 
 from simulator import tools_of
 
-from ..episode import TraceEvent
+from ..episode import ByObject, TraceEvent
 from .core import CheckResult, GradeContext, check
 from .match import json_blob, numbers_in, subset, text_contains
 
@@ -82,22 +82,13 @@ def too_many_invalid_calls(ctx: GradeContext) -> Iterable[CheckResult]:
     )
 
 
-# A recorded event's envelope as text, by the event (held beside it, so its id stays its own): events are never
-# changed once recorded and the runs along one task's calls share them, so the same result would be dumped
-# again in every grade there. Bounded, and small: an event holds its result.
-_BLOBS: dict[int, tuple[TraceEvent, str]] = {}
-_BLOBS_SIZE = 1024
+# A recorded event's envelope as text, by the event (`ByObject`): the same result would be dumped again in every
+# grade along the call tree.
+_BLOBS = ByObject(1024)
 
 
 def _envelope_blob(event: TraceEvent) -> str:
-    held = _BLOBS.get(id(event))
-    if held is not None and held[0] is event:
-        return held[1]
-    blob = json_blob(event.envelope)
-    if len(_BLOBS) >= _BLOBS_SIZE:
-        _BLOBS.clear()
-    _BLOBS[id(event)] = (event, blob)
-    return blob
+    return str(_BLOBS.get(event, lambda e: json_blob(e.envelope)))
 
 
 def _origin_arg(args: Any) -> Any:

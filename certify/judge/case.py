@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from simulator import World
 
-from ..episode import FINAL_ANSWER, Episode, TraceEvent, reference_calls, replay
+from ..episode import FINAL_ANSWER, ByObject, Episode, TraceEvent, reference_calls, replay
 from ..task import KeyPoint, Task
 from .template import ANSWER_BEGIN, ANSWER_END, TRACE_BEGIN, TRACE_END, USER, deface
 
@@ -234,30 +234,15 @@ def data_blocks(events: list[TraceEvent]) -> list[DataBlock]:
     blocks = []
     for e in events:
         if e.ok and e.tool in DATA_TOOLS:
-            blocks.append(_of_event(_BLOCKS, e, _block))
+            blocks.append(_BLOCKS.get(e, _block))
             if len(blocks) == MAX_RESULTS:
                 break
     return blocks
 
 
-# What a case shows of one recorded data event, by the event object: events are never changed once recorded,
-# and the runs along one task's calls (certify.episode.CallTree) share them, so every answer graded there would
-# otherwise cut the same rows again. Each event is held beside its block (its id stays its own); the table is
-# bounded, and small: an event holds its result.
-_BLOCKS: dict[int, tuple[TraceEvent, Any]] = {}
-_EVENTS_SIZE = 1024
-
-
-def _of_event(table: dict[int, tuple[TraceEvent, Any]], event: TraceEvent, make: Any) -> Any:
-    held = table.get(id(event))
-    if held is not None and held[0] is event:
-        return held[1]
-    value = make(event)
-    with _LOCK:
-        if len(table) >= _EVENTS_SIZE:
-            table.clear()
-        table[id(event)] = (event, value)
-    return value
+# What a case shows of one recorded data event, by the event (`ByObject`): every answer graded along the call
+# tree would otherwise cut the same rows again.
+_BLOCKS = ByObject(1024)
 
 
 def _block(event: TraceEvent) -> DataBlock:
@@ -296,21 +281,17 @@ def _call(event: TraceEvent) -> CallLine:
 
 
 def _args(args: Any) -> str:
-    # by the arguments object (held beside its text): a call's arguments are never changed once made
-    # (certify.episode.CallTree keys its calls by them too), and a replay along the tree makes the same call
-    # with the same object, in a new event
-    held = _ARGS.get(id(args))
-    if held is not None and held[0] is args:
-        return held[1]
-    text = _clip(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str), MAX_ARGS_CHARS)
-    with _LOCK:
-        if len(_ARGS) >= _EVENTS_SIZE * 8:
-            _ARGS.clear()
-        _ARGS[id(args)] = (args, text)
-    return text
+    return str(_ARGS.get(args, _args_text))
 
 
-_ARGS: dict[int, tuple[Any, str]] = {}
+def _args_text(args: Any) -> str:
+    return _clip(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str), MAX_ARGS_CHARS)
+
+
+# A call's arguments as a case shows them, by the arguments object (`ByObject`): never changed once the call is
+# made (`CallTree` keys its calls by them too), and a replay along the tree makes the same call with the same
+# object, in a new event.
+_ARGS = ByObject(8192)
 
 
 def _clip(text: str, limit: int) -> str:
