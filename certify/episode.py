@@ -342,5 +342,27 @@ class CallTree:
         return episode
 
 
+class ByObject:
+    """Values worked out from objects never changed once made (a recorded event, a call's arguments), remembered
+    by the object: the runs along one task's calls (`CallTree`) share them, and each would be worked out again
+    in every grade there. Each object is held beside its value (so its id stays its own); at most `size` are
+    held (an event holds its result: keep it small for those)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._held: dict[int, tuple[Any, Any]] = {}
+
+    def get(self, obj: Any, make: Any) -> Any:
+        """`make(obj)`, remembered."""
+        held = self._held.get(id(obj))
+        if held is not None and held[0] is obj:
+            return held[1]
+        value = make(obj)
+        if len(self._held) >= self.size:
+            self._held.clear()
+        self._held[id(obj)] = (obj, value)
+        return value
+
+
 def reference_calls(task: Task) -> list[tuple[str, Any]]:
     return [(s.tool, s.args) for s in task.eval.reference_steps()]

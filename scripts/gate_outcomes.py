@@ -3,6 +3,7 @@
 python scripts/gate_outcomes.py dump out.json               # the shipped taskset (120 tasks x 12 gates)
 python scripts/gate_outcomes.py diff base.json out.json     # exit 1 and the differing verdicts, if any
 python scripts/gate_outcomes.py lock                        # compare with the certificate lock on record
+python scripts/gate_outcomes.py dump out.json --compat      # the compat corpus (its own world) instead
 
 A verdict is a gate's ok and its detail (the reason), per task; the certificate lock records the same pair, so
 `lock` needs no earlier dump (tests/certify/test_shipped.py asserts it).
@@ -17,13 +18,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHIPPED = ROOT / "tasksets" / "workspace_tasks"
+COMPAT = ROOT / "compat" / "workspacebench"
 
 
-def outcomes(tasks: Path = SHIPPED) -> dict[str, dict[str, list]]:
+def outcomes(tasks: Path = SHIPPED, world_dir: Path | None = None) -> dict[str, dict[str, list]]:
     from certify.gates import certify_file, collect
     from simulator import DEFAULT_WORLD, World
 
-    world = World.load(DEFAULT_WORLD)
+    world = World.load(world_dir or DEFAULT_WORLD)
     out = {}
     for path, taskset in collect([tasks]):
         cert = certify_file(world, path, taskset)
@@ -52,8 +54,10 @@ def differences(base: dict, now: dict) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    compat = "--compat" in argv
+    argv = [a for a in argv if a != "--compat"]
     if argv[:1] == ["dump"] and len(argv) == 2:
-        data = outcomes()
+        data = outcomes(COMPAT / "tasksets" / "workspace_tasks", COMPAT / "world") if compat else outcomes()
         Path(argv[1]).write_text(json.dumps(data, indent=1, sort_keys=True))
         print(f"{len(data)} tasks, {sum(len(g) for g in data.values())} verdicts -> {argv[1]}")
         return 0

@@ -242,7 +242,15 @@ class ToolSpec:
 
     def unknown_keys(self, args: dict[str, Any]) -> list[str]:
         """Top-level keys of `args` this tool does not take, in the order given."""
-        return [k for k in args if k not in self.args_model.model_fields]
+        fields = _field_names(self.args_model)
+        return [k for k in args if k not in fields]
+
+
+@cache
+def _field_names(args_model: type[ToolArgs]) -> frozenset[str]:
+    # asked on every call the simulator answers; a model's fields are fixed once its class is built (reading
+    # `model_fields` off the class goes through pydantic's descriptor each time)
+    return frozenset(args_model.model_fields)
 
 
 @cache

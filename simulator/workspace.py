@@ -1355,15 +1355,23 @@ def _serve_rows(definition: WidgetDef, data_args: dict[str, Any]) -> list[Any]:
     keys = [k for k in data_args if k in _columns(rows)]
     if not keys:
         return [dict(r) if isinstance(r, dict) else r for r in rows]
-    return [
-        dict(r) for r in rows if isinstance(r, dict) and all(str(r.get(k)) == str(data_args[k]) for k in keys)
-    ]
+    want = tuple((k, str(data_args[k])) for k in keys)
+    held = _SELECTED.get((id(rows), want))
+    if held is None or held[0] is not rows:
+        chosen = [r for r in rows if isinstance(r, dict) and all(str(r.get(k)) == v for k, v in want)]
+        if len(_SELECTED) >= _COLUMNS_SIZE:
+            _SELECTED.clear()
+        held = _SELECTED[(id(rows), want)] = (rows, chosen)
+    return [dict(r) for r in held[1]]
 
 
 # The columns of a widget's baked rows, by the rows object (held beside them, so its id stays its own): a
 # world's rows are read-only once loaded, and every read of a widget asked for them again.
 _COLUMNS: dict[int, tuple[list[Any], frozenset[str]]] = {}
 _COLUMNS_SIZE = 4096
+# The rows a cut of them selects, by the rows object and the cut (the same reads recur in every episode of a
+# task): each served as fresh copies, as before.
+_SELECTED: dict[tuple[int, tuple[tuple[str, str], ...]], tuple[list[Any], list[Any]]] = {}
 
 
 def _columns(rows: list[Any]) -> frozenset[str]:

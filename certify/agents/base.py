@@ -9,6 +9,7 @@ eval block's expectations, never a hidden value, never the initial state. Refere
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -30,6 +31,10 @@ FINAL_ANSWER_SCHEMA: dict[str, Any] = {
 }
 
 
+_VIEWS: dict[int, tuple[weakref.ref[Task], TaskView]] = {}
+_VIEWS_SIZE = 4096
+
+
 @dataclass(frozen=True)
 class TaskView:
     """Everything an agent under test is allowed to know about a task."""
@@ -41,13 +46,23 @@ class TaskView:
 
     @classmethod
     def of(cls, task: Task) -> TaskView:
-        allowed = task.setup.allowed_tools
-        return cls(
-            task.id,
-            task.prompt,
-            [*tool_schemas(list(allowed) if allowed else None), FINAL_ANSWER_SCHEMA],
-            tuple(episode_rules(task)),
-        )
+        # A pure function of the task, asked once per episode (every shortcut agent, rung and variant of a
+        # certification): remembered by the task object (tasks are never edited in place). Each view gets its
+        # own list of the (shared, never mutated) schemas.
+        held = _VIEWS.get(id(task))
+        if held is None or held[0]() is not task:
+            allowed = task.setup.allowed_tools
+            view = cls(
+                task.id,
+                task.prompt,
+                [*tool_schemas(list(allowed) if allowed else None), FINAL_ANSWER_SCHEMA],
+                tuple(episode_rules(task)),
+            )
+            if len(_VIEWS) >= _VIEWS_SIZE:
+                _VIEWS.clear()
+            held = _VIEWS[id(task)] = (weakref.ref(task), view)
+        view = held[1]
+        return cls(view.task_id, view.prompt, list(view.tools), view.rules)
 
     @property
     def tool_names(self) -> list[str]:

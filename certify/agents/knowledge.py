@@ -211,6 +211,16 @@ def defines(text: str, phrase: str) -> bool:
 def units(text: str) -> list[str]:
     """A document cut into the pieces a question can point at: its numbered or bulleted steps when it has
     them, else its non-empty lines, else its sentences."""
+    return list(_units(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _units(text: str) -> tuple[str, ...]:
+    # pure, and a world's few documents are cut again by every reader of every task that points into them
+    return tuple(_cut(text))
+
+
+def _cut(text: str) -> list[str]:
     steps = [m for m in _STEP.finditer(text)]
     if len(steps) >= 2:
         out = []

@@ -205,11 +205,11 @@ class LadderSession:
         """The literal reading (every rung) and, from Find up, the widgets the request only describes."""
         request = read_request(self.prompt)
         request.name(
+            listing(catalog).said_names,
             (
-                *listing(catalog).said_names,
                 *(str(d.get("name") or "") for d in snapshot.get("dashboards") or []),
                 *(str(s.get("name") or "") for s in snapshot.get("skills") or []),
-            )
+            ),
         )
         placed: dict[str, list[dict[str, Any]]] = {}
         for w in (snapshot.get("dashboard_composition") or {}).get("widgets") or []:

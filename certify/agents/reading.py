@@ -166,8 +166,24 @@ _LISTINGS: dict[tuple[int, ...], Listing] = {}
 _LISTINGS_SIZE = 256
 
 
+# The same by the catalog list itself (held, and its length checked): an agent reads one listing it was served
+# many times over while it plays, and the ids of its hundreds of entries cost more to hash than what is read.
+_BY_LIST: dict[int, tuple[list[dict[str, Any]], int, Listing]] = {}
+
+
 def listing(catalog: list[dict[str, Any]]) -> Listing:
     """The `Listing` of `catalog` (entries are never changed once served)."""
+    mine = _BY_LIST.get(id(catalog))
+    if mine is not None and mine[0] is catalog and mine[1] == len(catalog):
+        return mine[2]
+    held = _by_entries(catalog)
+    if len(_BY_LIST) >= _LISTINGS_SIZE:
+        _BY_LIST.clear()
+    _BY_LIST[id(catalog)] = (catalog, len(catalog), held)
+    return held
+
+
+def _by_entries(catalog: list[dict[str, Any]]) -> Listing:
     ids = tuple(map(id, catalog))
     held = _LISTINGS.get(ids)
     if held is not None:

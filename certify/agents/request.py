@@ -123,6 +123,12 @@ def reads_as_policy(phrase: str) -> bool:
 
 
 def policies(text: str) -> list[Policy]:
+    return list(_policies(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _policies(text: str) -> tuple[Policy, ...]:
+    # pure (a Policy is frozen), and every reader of a request asks it of the same prompt
     found: dict[int, Policy] = {}
     for pattern in (_TRAILED, _LED):
         for m in pattern.finditer(text):
@@ -136,7 +142,7 @@ def policies(text: str) -> list[Policy]:
             if any(p.start <= m.start(1) < p.end for p in found.values()):
                 continue
             found[m.start(1)] = Policy(phrase, m.start(1), m.start(1) + len(phrase))
-    return sorted(found.values(), key=lambda p: p.start)
+    return tuple(sorted(found.values(), key=lambda p: p.start))
 
 
 @dataclass
@@ -187,18 +193,25 @@ class Request:
     # clauses asking for a copy of a named widget (`copy_clauses`): what they say is about the copy only
     copies: list[tuple[int, int]] = field(default_factory=list)
 
-    def name(self, names: Sequence[str]) -> None:
+    def name(self, names: Sequence[str], more: Sequence[str] = ()) -> None:
         """Mark where the prompt says the name of something (a widget, an app, a dashboard, a skill): an
-        option value inside a name ("Working" in "Working Orders") is not a stated value."""
+        option value inside a name ("Working" in "Working Orders") is not a stated value. `more`: names after
+        `names`, marked as if they ended it (`names` a listing's, the same tuple for every request read
+        against that listing: its indexes are built once, the few names of one workspace apart)."""
         # a listing repeats its apps and origins: each is looked for once, and its places are marked once per
         # time `names` holds it, in the order it holds them (only the names found are visited: a listing's
         # hundreds are mostly not in the prompt)
-        names = tuple(names)
+        names, more = tuple(names), tuple(more)
         found = finds(self.prompt, names)
+        if more:
+            found.update(finds(self.prompt, more))
         if not found:
             return
-        held = _held_at(names)
-        for _, name in sorted((i, n) for n in found for i in held[n]):
+        held, after = _held_at(names), _held_at(more) if more else {}
+        places = [
+            (i, n) for n in found for i in (*held.get(n, ()), *(len(names) + j for j in after.get(n, ())))
+        ]
+        for _, name in sorted(places):
             self.names += [(p, p + len(name)) for p in found[name]]
 
     def sentence_of(self, position: int) -> tuple[int, int]:

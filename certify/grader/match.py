@@ -46,15 +46,27 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(t for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in STOPWORDS)
 
 
+# `str.casefold`, remembered: a grade folds the same answer or note once per phrase it looks for in it
+_folded = lru_cache(maxsize=4096)(str.casefold)
+
+
 def phrase_matches(expected: str, actual: str) -> bool:
     """Case-insensitive substring, or the expected meaningful words appearing in order among the actual's."""
-    if expected.casefold() in actual.casefold():
+    if expected.casefold() in _folded(actual):
         return True
     want = _tokens(expected)
     if not want:
         return False
-    have = iter(_tokens(actual))
-    return all(any(t == h for h in have) for t in want)
+    # each word found after the one before it: `tuple.index` from the place past the last match (an answer
+    # can hold thousands of words, and a grade looks for many phrases in it)
+    have = _tokens(actual)
+    at = 0
+    for t in want:
+        try:
+            at = have.index(t, at) + 1
+        except ValueError:
+            return False
+    return True
 
 
 @lru_cache(maxsize=4096)
@@ -108,7 +120,7 @@ def expected_number(text: str) -> float | None:
 
 def text_contains(blob: str, expected: str, *, blob_numbers: list[float] | None = None) -> bool:
     """Whether `expected` appears in `blob` by substring, normalised words, or numeric equivalence."""
-    if expected.casefold() in blob.casefold():
+    if expected.casefold() in _folded(blob):
         return True
     norm = normalised(expected)
     if norm and norm in normalised(blob):

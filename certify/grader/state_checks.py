@@ -104,10 +104,21 @@ def required_tab_names(ctx: GradeContext) -> Iterable[CheckResult]:
         yield CheckResult("missing_tab_name", ok, f"tab named like '{want}'", f"tab names: {names}")
 
 
+def _counts(ctx: GradeContext) -> list[int]:
+    """How many widgets of the judged dashboard match each required widget, in order (the floor and the cap
+    checks both count them: counted once per grade)."""
+    held = ctx.extras.get("required_counts")
+    if held is None:
+        widgets = ctx.judged.widgets
+        held = ctx.extras["required_counts"] = [
+            sum(1 for w in widgets if widget_matches(w, req)) for req in ctx.eval.required_widgets
+        ]
+    return held
+
+
 @check("missing_widget", when=("required_widgets",))
 def required_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
-    for req in ctx.eval.required_widgets:
-        count = sum(1 for w in ctx.judged.widgets if widget_matches(w, req))
+    for req, count in zip(ctx.eval.required_widgets, _counts(ctx), strict=True):
         yield CheckResult(
             "missing_widget",
             count >= req.min_count,
@@ -118,9 +129,8 @@ def required_widgets(ctx: GradeContext) -> Iterable[CheckResult]:
 
 @check("too_many_widgets", when=("required_widgets.max_count",))
 def widget_caps(ctx: GradeContext) -> Iterable[CheckResult]:
-    for req in ctx.eval.required_widgets:
+    for req, count in zip(ctx.eval.required_widgets, _counts(ctx), strict=True):
         if req.max_count is not None:
-            count = sum(1 for w in ctx.judged.widgets if widget_matches(w, req))
             yield CheckResult(
                 "too_many_widgets",
                 count <= req.max_count,

@@ -12,6 +12,7 @@ from typing import Any
 
 from simulator import tools_of
 
+from ..episode import ByObject, TraceEvent
 from .core import CheckResult, GradeContext, check
 from .match import json_blob, numbers_in, subset, text_contains
 
@@ -41,7 +42,7 @@ def missing_tool_result(ctx: GradeContext) -> Iterable[CheckResult]:
     for req in ctx.eval.required_tool_results:
         count = 0
         for e in ctx.ok_calls(req.tool):
-            blob = json_blob(e.envelope)
+            blob = _envelope_blob(e)
             nums = numbers_in(blob)
             if all(text_contains(blob, s, blob_numbers=nums) for s in req.data_contains):
                 count += 1
@@ -79,6 +80,15 @@ def too_many_invalid_calls(ctx: GradeContext) -> Iterable[CheckResult]:
         f"{len(bad)} invalid: {shown}" if bad else "none",
         "trace",
     )
+
+
+# A recorded event's envelope as text, by the event (`ByObject`): the same result would be dumped again in every
+# grade along the call tree.
+_BLOBS = ByObject(1024)
+
+
+def _envelope_blob(event: TraceEvent) -> str:
+    return str(_BLOBS.get(event, lambda e: json_blob(e.envelope)))
 
 
 def _origin_arg(args: Any) -> Any:
@@ -153,16 +163,29 @@ _LISTED: dict[tuple[int, ...], tuple[list[Any], tuple[frozenset[str], frozenset[
 _LISTED_SIZE = 256
 
 
+# The same by the listing's list object itself: an episode's recorded envelopes are shared by every run along
+# the calls made before (certify.episode.CallTree) and never changed once recorded, so one listing is graded
+# many times over; the list is held (its id stays its own) and its length checked.
+_BY_LIST: dict[int, tuple[list[Any], int, tuple[frozenset[str], frozenset[tuple[str, str]]]]] = {}
+
+
 def _listed(widgets: list[Any]) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
     """(origins, (origin, widget_id) pairs) a listing's entries show."""
+    mine = _BY_LIST.get(id(widgets))
+    if mine is not None and mine[0] is widgets and mine[1] == len(widgets):
+        return mine[2]
     ids = tuple(map(id, widgets))
     held = _LISTED.get(ids)
     if held is not None:
-        return held[1]
-    shown = frozenset(map(_ORIGIN, widgets)), frozenset(map(_PAIR, widgets))
-    if len(_LISTED) >= _LISTED_SIZE:
-        _LISTED.clear()
-    _LISTED[ids] = (list(widgets), shown)
+        shown = held[1]
+    else:
+        shown = frozenset(map(_ORIGIN, widgets)), frozenset(map(_PAIR, widgets))
+        if len(_LISTED) >= _LISTED_SIZE:
+            _LISTED.clear()
+        _LISTED[ids] = (list(widgets), shown)
+    if len(_BY_LIST) >= _LISTED_SIZE * 2:
+        _BY_LIST.clear()
+    _BY_LIST[id(widgets)] = (widgets, len(widgets), shown)
     return shown
 
 

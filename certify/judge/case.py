@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from simulator import World
 
-from ..episode import FINAL_ANSWER, Episode, TraceEvent, reference_calls, replay
+from ..episode import FINAL_ANSWER, ByObject, Episode, TraceEvent, reference_calls, replay
 from ..task import KeyPoint, Task
 from .template import ANSWER_BEGIN, ANSWER_END, TRACE_BEGIN, TRACE_END, USER, deface
 
@@ -234,10 +234,15 @@ def data_blocks(events: list[TraceEvent]) -> list[DataBlock]:
     blocks = []
     for e in events:
         if e.ok and e.tool in DATA_TOOLS:
-            blocks.append(_block(e))
+            blocks.append(_BLOCKS.get(e, _block))
             if len(blocks) == MAX_RESULTS:
                 break
     return blocks
+
+
+# What a case shows of one recorded data event, by the event (`ByObject`): every answer graded along the call
+# tree would otherwise cut the same rows again.
+_BLOCKS = ByObject(1024)
 
 
 def _block(event: TraceEvent) -> DataBlock:
@@ -276,7 +281,17 @@ def _call(event: TraceEvent) -> CallLine:
 
 
 def _args(args: Any) -> str:
+    return str(_ARGS.get(args, _args_text))
+
+
+def _args_text(args: Any) -> str:
     return _clip(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str), MAX_ARGS_CHARS)
+
+
+# A call's arguments as a case shows them, by the arguments object (`ByObject`): never changed once the call is
+# made (`CallTree` keys its calls by them too), and a replay along the tree makes the same call with the same
+# object, in a new event.
+_ARGS = ByObject(8192)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -3,6 +3,7 @@ passed without the capability its level claims to measure (the `shortcuts` certi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from simulator import World
@@ -10,7 +11,7 @@ from simulator import World
 from ..agents.base import TaskView
 from ..episode import CallTree, Episode, said, start_episode
 from ..grader import CheckFn, GradeResult, grade
-from ..lexicon import load_lexicon
+from ..lexicon import Lexicon, load_lexicon
 from ..task import Task
 from .battery import PROBES, SHORTCUTS, shortcut
 from .generic import Generic, Plan
@@ -19,11 +20,11 @@ from .generic import Generic, Plan
 MAX_CALLS = 60
 
 
-def _agent(name: str, world: World) -> Generic:
+def _agent(name: str, world: World, lexicon: Callable[[], Lexicon] | None = None) -> Generic:
     agent = (SHORTCUTS.get(name) or PROBES[name])()
     if hasattr(agent, "lexicon"):
         # the jargon a world's desks use is common knowledge there: the guesser knows the world's lexicon
-        agent.lexicon = load_lexicon(world.path)
+        agent.lexicon = lexicon() if lexicon is not None else load_lexicon(world.path)
     return agent
 
 
@@ -47,14 +48,19 @@ def run_shortcut(name: str, world: World, task: Task) -> Episode:
 
 
 def _run_along(
-    name: str, world: World, task: Task, calls: CallTree, registry: dict[str, CheckFn] | None
+    name: str,
+    world: World,
+    task: Task,
+    calls: CallTree,
+    registry: dict[str, CheckFn] | None,
+    lexicon: Callable[[], Lexicon] | None = None,
 ) -> tuple[Episode, GradeResult]:
     """`run_shortcut` and its grade, for the agents of one battery on one task. The simulator is deterministic:
     an agent that makes the calls an earlier agent made is answered as that one was, and one that makes all of
     them, and stops there, ends in the same episode with the same grade. So an agent follows the calls already
     made (`calls`) without a workspace while it can; where it first makes another call, it goes on from an
     episode forked there (`CallTree.episode_at`), adding what it is answered for the agents after it."""
-    agent = _agent(name, world)
+    agent = _agent(name, world, lexicon)
     play = agent.play(TaskView.of(task))
     node = calls.root
     trail = [node]
@@ -112,12 +118,19 @@ class Tree:
         self.world, self.task, self.registry = world, task, registry
         self.calls = calls or CallTree(world, task)
         self.runs: dict[str, ShortcutRun] = {}
+        self._lexicon: list[Lexicon] = []
+
+    def lexicon(self) -> Lexicon:
+        """The world's lexicon, loaded once for the agents of this tree (`load_lexicon` looks at its files)."""
+        if not self._lexicon:
+            self._lexicon.append(load_lexicon(self.world.path))
+        return self._lexicon[0]
 
     def run(self, name: str) -> ShortcutRun:
         """The named agent (of the battery, or a probe) once on the task, graded."""
         if name not in self.runs:
             self.runs[name] = ShortcutRun(
-                name, *_run_along(name, self.world, self.task, self.calls, self.registry)
+                name, *_run_along(name, self.world, self.task, self.calls, self.registry, self.lexicon)
             )
         return self.runs[name]
 

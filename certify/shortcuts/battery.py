@@ -113,7 +113,9 @@ class NoteStuffer(Generic):
         yield from super().read_sources()
         skills = self.snapshot.get("skills") or []
         if not self.texts and skills:
-            for i in ranked(self.prompt, [f"{s.get('name')} {s.get('description')}" for s in skills])[:2]:
+            docs = tuple(f"{s.get('name')} {s.get('description')}" for s in skills)
+            order = self.recall("skills ranked", docs, compute=lambda: ranked(self.prompt, list(docs)))
+            for i in order[:2]:
                 data = yield from self.call("get_skill_content", {"slug": skills[i].get("slug")})
                 if data is not None:
                     self.texts.append(str(data.get("content") or ""))

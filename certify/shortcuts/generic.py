@@ -59,6 +59,23 @@ def served_text(obj: Any) -> str:
     return text
 
 
+# Each listed entry with its name and app folded, by the listing's token (`Generic.catalog_key`): every agent
+# of a battery looks for them in its prompt.
+_FOLDED: dict[int, list[tuple[dict[str, Any], tuple[str, str]]]] = {}
+
+
+def _folded_names(token: int, catalog: list[dict[str, Any]]) -> list[tuple[dict[str, Any], tuple[str, str]]]:
+    held = _FOLDED.get(token)
+    if held is None:
+        if len(_FOLDED) >= _LISTINGS_MAX:
+            _FOLDED.clear()
+        held = _FOLDED[token] = [
+            (w, (str(w.get("name") or "\0").casefold(), str(w.get("category") or "\0").casefold()))
+            for w in catalog
+        ]
+    return held
+
+
 @dataclass
 class Plan:
     """One catalog widget to act on and the parameter sets to try on it (the first is the agent's best)."""
@@ -172,6 +189,14 @@ class Generic:
             _READINGS[full] = compute()
         return _READINGS[full]
 
+    def said_skills(self) -> list[int]:
+        """Which of the snapshot's skills the prompt names by their display names (their indexes, in order)."""
+        skills = self.snapshot.get("skills") or []
+        names = tuple(str(s.get("name")) for s in skills)
+        return self.recall(
+            "said skills", names, compute=lambda: [i for i, n in enumerate(names) if says(self.prompt, n)]
+        )
+
     def stated(self, schema: dict[str, Any]) -> dict[str, Any]:
         # keyed by the parameters as served (their options and labels), not by the widget's id
         return dict(
@@ -191,8 +216,12 @@ class Generic:
 
     def scope(self) -> list[dict[str, Any]]:
         """The catalog entries of the apps the prompt names (all listed entries when it names none)."""
-        cats = self.categories()
-        return [w for w in self.catalog if not cats or w.get("category") in cats]
+
+        def compute() -> list[dict[str, Any]]:
+            cats = self.categories()
+            return [w for w in self.catalog if not cats or w.get("category") in cats]
+
+        return list(self.recall("scope", compute=compute))
 
     def named(self) -> list[dict[str, Any]]:
         """Widgets named in the prompt, longest names first, never two claiming the same words."""
@@ -203,9 +232,7 @@ class Generic:
         # before the phrase search, which is what costs.
         folded = self.prompt.casefold()
         said = [
-            w
-            for w in self.catalog
-            if any(str(w.get(k) or "\0").casefold() in folded for k in ("name", "category"))
+            w for w, keys in _folded_names(self.catalog_key(), self.catalog) if any(k in folded for k in keys)
         ]
         return named_widgets(self.prompt, said, limit=MAX_CANDIDATES)
 
@@ -223,7 +250,10 @@ class Generic:
             ]
 
         ranking = self.recall("ranking", compute=compute)
-        return [w for w in ranking if (w.get("origin"), w.get("widget_id")) not in skip][:k]
+        # the first k not skipped (a ranking is the whole scope, and k is small)
+        return list(
+            itertools.islice((w for w in ranking if (w.get("origin"), w.get("widget_id")) not in skip), k)
+        )
 
     def catalog_key(self) -> int:
         """The token of what the listing served (every entry's content, in order)."""
@@ -315,8 +345,8 @@ class Generic:
 
     def read_sources(self) -> Generator[Call, dict[str, Any], None]:
         """Read every skill the prompt names (by its display name)."""
-        for skill in self.snapshot.get("skills") or []:
-            if says(self.prompt, str(skill.get("name"))):
-                data = yield from self.call("get_skill_content", {"slug": skill.get("slug")})
-                if data is not None:
-                    self.texts.append(str(data.get("content") or ""))
+        skills = self.snapshot.get("skills") or []
+        for i in self.said_skills():
+            data = yield from self.call("get_skill_content", {"slug": skills[i].get("slug")})
+            if data is not None:
+                self.texts.append(str(data.get("content") or ""))

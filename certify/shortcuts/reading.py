@@ -48,7 +48,9 @@ def intent(prompt: str, names: Iterable[str]) -> Intent:
     )
 
 
+@lru_cache(maxsize=16384)
 def says(text: str, needle: str) -> bool:
+    # pure, and every agent of a battery asks it of the same prompt for the same backends, apps and skills
     return bool(find(text, needle))
 
 
