@@ -164,7 +164,7 @@ def check_persona(
         try:
             stories.append(load_story(path, persona))
         except SourceError as exc:
-            report.errors.append(exc)
+            report.errors += getattr(exc, "every", [exc])
     report.errors += identical_facts(stories)
     for story in stories:
         try:
