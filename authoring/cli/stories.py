@@ -76,7 +76,7 @@ def check(
         bool,
         typer.Option(
             "--static",
-            help="Check the facts only, without the draft (about a second instead of a few): what the agents "
+            help="Check the facts only, without the draft (about half the time): what the agents "
             "make of the requests, the gates and the ladder calibration are then not checked.",
         ),
     ] = False,
@@ -100,11 +100,13 @@ def check(
 ) -> None:
     """Check a persona's stories against the world, without authoring.
 
-    Every facts error (with the nearest names and the allowed options), then the draft: the first `author` run
-    itself with the rule drivers, in memory (author rounds, gates, validators, fairness, ladder calibration), of
-    every story without a facts error; each item it would block on is an error naming the story file, the
-    facts field and the fix. Clean means the first `author` run certifies. Exit 0 when clean, 1 on warnings
-    with --strict, 2 on errors (the facts' or the draft's)."""
+    Every facts error (nearest names, allowed options), then the draft:
+    the first `author` run itself with the rule drivers, in memory (author
+    rounds, gates, validators, fairness, ladder calibration), of every story
+    without a facts error. Each item it would block on is an error naming the
+    story file, the facts field and the fix. Clean means the first `author`
+    run certifies. Exit 0 when clean, 1 on warnings with --strict, 2 on
+    errors (the facts' or the draft's)."""
     with settled_after_loading() as settled:
         _check(persona, sources, world, strict, static, draft, reference_agent, as_json, settled)
 
