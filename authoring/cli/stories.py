@@ -53,18 +53,15 @@ def _draft_verdict(report: Any, drafted: Any) -> str:
     """One line on what the draft ran and what its first `author` run would do."""
     info = report.drafted or {}
     expected = 5 * len(info.get("stories") or [])
-    verdict = "would certify" if drafted.ok and drafted.certified == expected else "would NOT certify"
+    good = drafted.ok and drafted.certified == expected
     left = info.get("stories_left_out") or []
-    scope = (
-        f" (drafted without {', '.join(left)}, which a facts error stops: the persona's staircase is checked "
-        "once every story drafts)"
-        if left
-        else ""
-    )
-    return (
-        f"{report.persona}: draft {drafted.certified}/{expected} certify, "
-        f"{len(drafted.items)} blocking item(s): the first `taskforge author` run {verdict}{scope}"
-    )
+    counted = f"{report.persona}: draft {drafted.certified}/{expected} certify, {len(drafted.items)} blocking item(s)"
+    if left:
+        return (
+            f"{counted}: drafted without {', '.join(left)} (a facts error stops it), the other stories' levels "
+            f"{'would' if good else 'would NOT'} certify; the persona's staircase is checked once every story drafts"
+        )
+    return f"{counted}: the first `taskforge author` run {'would certify' if good else 'would NOT certify'}"
 
 
 def check(
