@@ -119,59 +119,32 @@ def test_new_then_check(tmp_path, mini_world_path):
     )
 
 
+def check_desk(sources, world_path, *extra):
+    """`taskforge check desk_head` on the mini world, with `extra` options."""
+    return invoke("check", "desk_head", "--sources", str(sources), "--world", str(world_path), *extra)
+
+
 def test_check_reports_warnings_and_json(sources, mini_world_path):
     (sources / "stories" / "desk_head" / "morning_positions.md").write_text(
         ADD_STORY.replace("period: QTD", "period: YTD")
     )
-    result = invoke(
-        "check",
-        "desk_head",
-        "--sources",
-        str(sources),
-        "--world",
-        str(mini_world_path),
-        "--static",
-        *HEURISTIC,
-    )
+    result = check_desk(sources, mini_world_path, "--static", *HEURISTIC)
     assert result.exit_code == 0, result.output
     flat = " ".join(result.stdout.split())
     assert "2 stories; a persona has 4" in flat and "also the parameter's default" in flat
     assert "(facts only: --static)" in flat and "draft" not in flat
-    strict = invoke(
-        "check",
-        "desk_head",
-        "--sources",
-        str(sources),
-        "--world",
-        str(mini_world_path),
-        "--strict",
-        "--static",
-        *HEURISTIC,
-    )
+    strict = check_desk(sources, mini_world_path, "--strict", "--static", *HEURISTIC)
     assert strict.exit_code == 1
     # plain check drafts: two stories give the calibration too few attempts, so the first author run would block,
     # and check says so as an error on the persona's file (the facts alone are clean)
-    drafted = invoke(
-        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), *HEURISTIC
-    )
+    drafted = check_desk(sources, mini_world_path, *HEURISTIC)
     said = " ".join(drafted.stderr.split())
     assert drafted.exit_code == 2, drafted.output
     assert (
         "personas/desk_head.md: facts: the first `author` run blocks desk_head on it (insufficient:" in said
     )
     assert "the first `taskforge author` run would NOT certify" in " ".join(drafted.stdout.split())
-    data = json.loads(
-        invoke(
-            "check",
-            "desk_head",
-            "--sources",
-            str(sources),
-            "--world",
-            str(mini_world_path),
-            "--json",
-            *HEURISTIC,
-        ).stdout
-    )
+    data = json.loads(check_desk(sources, mini_world_path, "--json", *HEURISTIC).stdout)
     # the JSON holds the draft's errors beside the facts' (here only the draft's), and what it drafted
     assert data["ok"] is False and {s["story"] for s in data["stories"]} == {
         "morning_positions",
@@ -181,16 +154,7 @@ def test_check_reports_warnings_and_json(sources, mini_world_path):
     assert [e["key"] for e in data["errors"]] == ["facts"] and "insufficient" in data["errors"][0]["message"]
     broken = ADD_STORY.replace("fund: Gamma", "fund: Gama")
     (sources / "stories" / "desk_head" / "morning_positions.md").write_text(broken)
-    failed = invoke(
-        "check",
-        "desk_head",
-        "--sources",
-        str(sources),
-        "--world",
-        str(mini_world_path),
-        "--static",
-        *HEURISTIC,
-    )
+    failed = check_desk(sources, mini_world_path, "--static", *HEURISTIC)
     assert failed.exit_code == 2
     assert (
         "facts.params.fund: 'Gama' is not among the declared options of 'Positions' (did you mean 'Gamma'?)"
@@ -207,9 +171,7 @@ def _review_items(text: str) -> list[str]:
 def test_check_draft_prints_what_the_first_author_run_prints(sources, mini_world_path, tmp_path):
     """`check --draft` is the authoring run itself, in memory: the same gate table, the same blocking items
     (same ids) and the same verdict as the first `taskforge author` run, and nothing written."""
-    result = invoke(
-        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--draft"
-    )
+    result = check_desk(sources, mini_world_path, "--draft")
     said = " ".join(result.stdout.split())
     assert "morning_positions_level4" in result.stdout and "capability ladder ladder-0…ladder-4" in said
     assert "rotation-aware variety: skeleton nearest-neighbour" in said
