@@ -28,6 +28,10 @@ from .sources import (
 )
 from .voicecheck import unsaid_phrases
 
+# The references a draft runs without a model: plain `check` drafts with them by default (a model reference is
+# drafted only when asked, `check --draft`, as it spends calls).
+DRAFTABLE = ("ladder", "heuristic")
+
 
 @dataclass(frozen=True)
 class SourceWarning:
@@ -46,19 +50,26 @@ class PersonaCheck:
     warnings: list[SourceWarning] = field(default_factory=list)
     resolved: list[ResolvedStory] = field(default_factory=list)
     source: Persona | None = None
+    # what the draft (the first `author` run itself, in memory: `authoring.draft.check_drafted`) would block on,
+    # as errors naming the story file and facts field; `drafted` says what it ran, or why it did not
+    draft_errors: list[SourceError] = field(default_factory=list)
+    drafted: dict[str, object] | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.errors and not self.ladder_errors
+        return not self.errors and not self.ladder_errors and not self.draft_errors
+
+    @property
+    def all_errors(self) -> list[SourceError]:
+        """Every error, in the order `check` prints them: the facts', the ladder's, the draft's."""
+        return [*self.errors, *self.ladder_errors, *self.draft_errors]
 
     def to_dict(self) -> dict[str, object]:
         return {
             "persona": self.persona,
             "ok": self.ok,
-            "errors": [
-                {"file": e.file, "key": e.key, "message": e.message}
-                for e in [*self.errors, *self.ladder_errors]
-            ],
+            "errors": [{"file": e.file, "key": e.key, "message": e.message} for e in self.all_errors],
+            "draft": self.drafted,
             "warnings": [{"file": w.file, "message": w.message} for w in self.warnings],
             "stories": [
                 {
@@ -153,13 +164,15 @@ def check_persona(
         try:
             stories.append(load_story(path, persona))
         except SourceError as exc:
-            report.errors.append(exc)
+            report.errors += getattr(exc, "every", [exc])
     report.errors += identical_facts(stories)
     for story in stories:
         try:
             resolved = resolve(world, story, backends)
         except FactErrors as exc:
             report.errors += exc.errors
+            if ladder:
+                report.ladder_errors += exc.blocking
         else:
             report.resolved.append(resolved)
             if ladder:

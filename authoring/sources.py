@@ -308,26 +308,53 @@ def _flatten(annotation: Any) -> list[Any]:
 
 
 def _first_error(exc: ValidationError, model: type[BaseModel] | None = None) -> tuple[str, str]:
+    return _schema_errors(exc, model)[0]
+
+
+def _schema_errors(exc: ValidationError, model: type[BaseModel] | None = None) -> list[tuple[str, str]]:
+    """Every schema mistake of a block, as (location, message), the first as pydantic reports it first: a writer
+    fixes them all in one round. One per location (a union reports each of its branches), and an unknown key
+    that a missing key's message already names as its misspelling is not said again."""
     errors = exc.errors()
-    err = errors[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-    msg = (
-        "unknown key"
-        if err["type"] == "extra_forbidden"
-        else ("required key is missing" if err["type"] == "missing" else err["msg"])
-    )
-    if model is not None and err["type"] == "extra_forbidden":
-        msg += did_you_mean(str(err["loc"][-1]), _fields_at(model, err["loc"][:-1]))
-    elif err["type"] == "missing":
-        unknown = [
-            str(e["loc"][-1])
-            for e in errors
-            if e["type"] == "extra_forbidden" and e["loc"][:-1] == err["loc"][:-1]
-        ]
-        close = nearest(str(err["loc"][-1]), unknown, limit=1)
-        if close:
-            msg += f" (is '{close[0]}' a misspelling of it?)"
-    return loc, msg
+    out: list[tuple[str, str]] = []
+    named: set[tuple[str, ...]] = set()
+    for err in errors:
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        msg = (
+            "unknown key"
+            if err["type"] == "extra_forbidden"
+            else ("required key is missing" if err["type"] == "missing" else err["msg"])
+        )
+        if model is not None and err["type"] == "extra_forbidden":
+            msg += did_you_mean(str(err["loc"][-1]), _fields_at(model, err["loc"][:-1]))
+        elif err["type"] == "missing":
+            unknown = [
+                str(e["loc"][-1])
+                for e in errors
+                if e["type"] == "extra_forbidden" and e["loc"][:-1] == err["loc"][:-1]
+            ]
+            close = nearest(str(err["loc"][-1]), unknown, limit=1)
+            if close:
+                msg += f" (is '{close[0]}' a misspelling of it?)"
+                named.add((*map(str, err["loc"][:-1]), close[0]))
+        out.append((loc, msg))
+    first, seen = out[0], {out[0][0]}
+    rest = []
+    for err, (loc, msg) in zip(errors[1:], out[1:], strict=True):
+        if loc in seen or (err["type"] == "extra_forbidden" and tuple(map(str, err["loc"])) in named):
+            continue
+        seen.add(loc)
+        rest.append((loc, msg))
+    return [first, *rest]
+
+
+class SourceErrors(SourceError):
+    """Every mistake of one block of a source file: raised as its first (what a caller that stops at one says),
+    carrying them all for `check` (`every`)."""
+
+    def __init__(self, every: list[SourceError]) -> None:
+        super().__init__(every[0].file, every[0].key, every[0].message)
+        self.every = every
 
 
 def check_name(name: str, file: str, what: str) -> str:
@@ -393,8 +420,9 @@ def load_story(path: Path, persona: str) -> Story:
     try:
         facts = Facts.model_validate(meta["facts"])
     except ValidationError as exc:
-        loc, msg = _first_error(exc, Facts)
-        raise SourceError(file, f"facts.{loc}", msg) from exc
+        raise SourceErrors(
+            [SourceError(file, f"facts.{loc}", msg) for loc, msg in _schema_errors(exc, Facts)]
+        ) from exc
     heading = re.search(r"^#\s*(.+)$", body, re.M)
     return Story(
         slug=slug,

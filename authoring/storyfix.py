@@ -110,7 +110,7 @@ def fix_line(item: dict[str, Any], items: list[dict[str, Any]]) -> tuple[str, st
     fix = story_fix(item)
     if fix is None:
         return None
-    story = _story_of(item)
+    story = story_of(item)
     if story:
         return f"{story}.md", f"{fix[0]}: {fix[1]}"
     persona = str(item.get("persona") or "the persona")
@@ -122,10 +122,10 @@ def fix_line(item: dict[str, Any], items: list[dict[str, Any]]) -> tuple[str, st
     lower = list(dict.fromkeys(_number(low) for low, *_ in inverted))
     stories = sorted(
         {
-            _story_of(other)
+            story_of(other)
             for other in items
             if other is not item
-            and _story_of(other)
+            and story_of(other)
             and _level(other) in lower
             and story_fix(other) is not None
         }
@@ -174,7 +174,7 @@ _LINE_FIELDS = ("find_hint", "dashboard", "tab")
 _NEEDS_QUOTES = re.compile(r"[:#'\"{}\[\],&*!|>%@`]|^\s|\s$")
 
 
-def _story_of(item: dict[str, Any]) -> str:
+def story_of(item: dict[str, Any]) -> str:
     return str(item.get("story") or str(item.get("task_id") or "").rsplit("_level", 1)[0])
 
 
@@ -234,7 +234,7 @@ def story_edits(item: dict[str, Any], sources: Path, world: Any) -> list[StoryEd
     from .checks import check_persona
     from .sources import story_folder
 
-    persona, story = str(item.get("persona") or ""), _story_of(item)
+    persona, story = str(item.get("persona") or ""), story_of(item)
     folder = story_folder(sources, persona)
     path = folder / f"{story}.md" if folder is not None else None
     if path is None or not path.is_file():

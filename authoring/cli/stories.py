@@ -23,11 +23,9 @@ new_app = typer.Typer(
 )
 
 
-def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent: str = "ladder") -> bool:
-    """The authoring run itself with the rule drivers, in memory and stopped before anything is written (see
-    authoring/draft.py): the gate table, the flags, the staircase and the review items `taskforge author`
-    would print, and whether its first run certifies."""
-    from authoring.draft import draft_persona
+def _draft_tables(out: Console, world: Any, report: Any, drafted: Any) -> None:
+    """What `check --draft` prints of the draft besides its errors (authoring/draft.py): the gate table, the
+    flags, the staircase and the review items `taskforge author` would print, and the prompts' variety."""
     from authoring.factcheck import owned_sentences
     from authoring.run import Outcome
     from authoring.taskset import STANDARD_DEFAULTS
@@ -35,17 +33,8 @@ def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent
     from certify import parse_task
 
     from .author import _summary
-    from .options import TASKSET, TASKSETS_DIR
 
-    tasksets = sources / TASKSETS_DIR if not TASKSETS_DIR.is_absolute() else TASKSETS_DIR
-    drafted = draft_persona(sources, report.persona, world, tasksets, TASKSET, reference_agent)
-    expected = 5 * len(report.resolved)
-    verdict = "would certify" if drafted.ok else "would NOT certify"
-    summary = (
-        f"{report.persona}: draft {drafted.certified}/{expected} certify, "
-        f"{len(drafted.items)} blocking item(s): the first `taskforge author` run {verdict}"
-    )
-    _summary(Outcome("draft", summary, "draft", drafted.items, state=drafted.state))
+    _summary(Outcome("draft", "", "draft", drafted.items, state=drafted.state))
     prompts = [(t.story, t.level, t.raw.get("prompt", "")) for t in drafted.tasks.values()]
     if prompts:
         tasks = [parse_task(t.raw, f"{tid}.json", STANDARD_DEFAULTS) for tid, t in drafted.tasks.items()]
@@ -58,7 +47,21 @@ def _draft(out: Console, world: Any, report: Any, sources: Path, reference_agent
         owned = owned_sentences(report.resolved)
         rotated = rotation(prompts, masks_for(world, tasks, [report.source.voice], owned))
         render.say(out, rotated.summary(), prefix="rotation-aware variety: ")
-    return drafted.ok and drafted.certified == expected
+
+
+def _draft_verdict(report: Any, drafted: Any) -> str:
+    """One line on what the draft ran and what its first `author` run would do."""
+    info = report.drafted or {}
+    expected = 5 * len(info.get("stories") or [])
+    good = drafted.ok and drafted.certified == expected
+    left = info.get("stories_left_out") or []
+    counted = f"{report.persona}: draft {drafted.certified}/{expected} certify, {len(drafted.items)} blocking item(s)"
+    if left:
+        return (
+            f"{counted}: drafted without {', '.join(left)} (a facts error stops it), the other stories' levels "
+            f"{'would' if good else 'would NOT'} certify; the persona's staircase is checked once every story drafts"
+        )
+    return f"{counted}: the first `taskforge author` run {'would certify' if good else 'would NOT certify'}"
 
 
 def check(
@@ -66,12 +69,20 @@ def check(
     sources: Sources = Path("."),
     world: WorldDir = None,
     strict: Strict = False,
+    static: Annotated[
+        bool,
+        typer.Option(
+            "--static",
+            help="Check the facts only, without the draft (about half the time): what the agents "
+            "make of the requests, the gates and the ladder calibration are then not checked.",
+        ),
+    ] = False,
     draft: Annotated[
         bool,
         typer.Option(
             "--draft",
-            help="Also author the tasks in memory with the rule author "
-            "and run their gates and the heuristic staircase.",
+            help="Also print what the draft ran: its gate table, flags, staircase, review items and prompt "
+            "variety (and draft with a model --reference-agent, which plain check does not).",
         ),
     ] = False,
     reference_agent: Annotated[
@@ -79,17 +90,22 @@ def check(
         typer.Option(
             "--reference-agent",
             help="The calibration agent the author run will use: with `ladder` (author's default), the facts "
-            "the ladder would block on are errors; --draft calibrates with it.",
+            "the ladder would block on are errors; the draft calibrates with it.",
         ),
     ] = "ladder",
     as_json: Json = False,
 ) -> None:
     """Check a persona's stories against the world, without authoring.
 
-    Every facts error (with the nearest names and the allowed options) and the warnings `taskforge author`
-    would show. Exit 0 when clean, 1 on warnings with --strict or a failing --draft, 2 on errors."""
+    Every facts error (nearest names, allowed options), then the draft:
+    the first `author` run itself with the rule drivers, in memory (author
+    rounds, gates, validators, fairness, ladder calibration), of every story
+    without a facts error. Each item it would block on is an error naming the
+    story file, the facts field and the fix. Clean means the first `author`
+    run certifies. Exit 0 when clean, 1 on warnings with --strict, 2 on
+    errors (the facts' or the draft's)."""
     with settled_after_loading() as settled:
-        _check(persona, sources, world, strict, draft, reference_agent, as_json, settled)
+        _check(persona, sources, world, strict, static, draft, reference_agent, as_json, settled)
 
 
 def _check(
@@ -97,15 +113,21 @@ def _check(
     sources: Path,
     world: Path | None,
     strict: bool,
+    static: bool,
     draft: bool,
     reference_agent: str,
     as_json: bool,
     settled: Callable[[], None],
 ) -> None:
-    from authoring.checks import check_persona
+    from authoring.checks import DRAFTABLE, check_persona
     from authoring.overlay import OverlayError, world_for
 
-    if draft and not as_json:
+    from .options import TASKSET, TASKSETS_DIR
+
+    if static and draft:
+        raise usage_error("--static checks without the draft that --draft prints: give one of them")
+    drafting = not static and (draft or reference_agent in DRAFTABLE)
+    if drafting:
         import authoring.draft  # noqa: F401  (loaded with the rest, before the collector comes back)
     try:
         w = load_world(world_for(sources, world))
@@ -113,10 +135,23 @@ def _check(
         raise usage_error(str(exc)) from exc
     settled()
     report = check_persona(sources, persona, w, ladder=reference_agent == "ladder")
+    outcome = None
+    if drafting:
+        from authoring.draft import check_drafted
+
+        tasksets = sources / TASKSETS_DIR if not TASKSETS_DIR.is_absolute() else TASKSETS_DIR
+        outcome = check_drafted(sources, report, w, tasksets, TASKSET, reference_agent)
+    elif not static:
+        report.drafted = {
+            "ran": False,
+            "why": f"a model reference ({reference_agent}) drafts with --draft only",
+        }
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        for e in [*report.errors, *report.ladder_errors]:
+        if outcome is not None and draft:
+            _draft_tables(console, w, report, outcome)
+        for e in report.all_errors:
             render.error(err, str(e))
         for warning in report.warnings:
             render.warning(console, str(warning))
@@ -127,19 +162,19 @@ def _check(
                 f"{', '.join(t.widget_id for t in r.targets)}; grounded in {r.governance.source}",
                 prefix=f"{r.story.slug}: ",
             )
+        if outcome is not None:
+            render.say(console, _draft_verdict(report, outcome))
+        elif report.drafted is not None:
+            render.say(console, f"{persona}: not drafted: {report.drafted['why']}")
         verdict = "errors" if not report.ok else "ok"
-        count = len(report.errors) + len(report.ladder_errors)
+        count = len(report.all_errors)
         render.say(
             console,
             f"{persona}: {verdict}, {count} error(s), {len(report.warnings)} warning(s), "
-            f"{len(report.resolved)} story(ies) resolved against world {w.name}",
+            f"{len(report.resolved)} story(ies) resolved against world {w.name}"
+            + (" (facts only: --static)" if static else ""),
         )
-    if report.errors:
-        raise typer.Exit(2)
-    # errors the ladder would block on do not stop a draft: it shows them blocking, with the rest
-    if draft and not as_json and not _draft(console, w, report, sources, reference_agent):
-        raise typer.Exit(2 if report.ladder_errors else 1)
-    if report.ladder_errors:
+    if not report.ok:
         raise typer.Exit(2)
     raise typer.Exit(1 if strict and report.warnings else 0)
 

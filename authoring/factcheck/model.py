@@ -249,9 +249,13 @@ def value_said(value: Any) -> str:
 
 
 class FactErrors(Exception):
-    def __init__(self, errors: list[SourceError]) -> None:
+    """A story's facts errors, and what the ladder calibration would block on besides (`blocking`: worked out
+    where the facts it depends on are sound, so that one run of `check` says every independent mistake)."""
+
+    def __init__(self, errors: list[SourceError], blocking: list[SourceError] | None = None) -> None:
         super().__init__("; ".join(str(e) for e in errors))
         self.errors = errors
+        self.blocking = list(blocking or [])
 
 
 def _split_where(where: str) -> tuple[str, str]:

@@ -211,13 +211,23 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     kind = facts.kind or ("repair" if seeded_wrong else "read" if READ_PROSE.search(story.prose) else "add")
     if kind == "repair" and not seeded_wrong:
         errors.append(SourceError(file, "facts.seeded_wrong", "a repair story needs the values left wrong"))
+    # Each later fact is checked when what it depends on is sound, whatever else is wrong: a writer sees every
+    # independent mistake in one run, and still one error per mistake (a fact is not blamed for an earlier one).
+    # The policy's document needs the targets and the carried value; the Ground fact, the targets, the
+    # governance source and the values left wrong.
     policy_doc = None
-    if not errors:
+    said_keys = [e.key for e in errors]
+    if sound and carried_target >= 0 and not any(k.startswith("facts.policy") for k in said_keys):
         policy_param = targets[carried_target].widget.param(carried_key) or {}
         policy_doc, more = _resolve_policy_document(world, story, policy_param, carried_value)
         errors += more
-        if governance is not None and facts.governance.fact is not None:
-            errors += _ground_fact(world, story, governance, targets, seeded_wrong, kind)
+    if (
+        sound
+        and governance is not None
+        and facts.governance.fact is not None
+        and not any(k.startswith(("facts.seeded_wrong", "facts.governance")) for k in said_keys)
+    ):
+        errors += _ground_fact(world, story, governance, targets, seeded_wrong, kind)
     if targets:
         errors += _board_errors(world, story, targets[0], backends)
     if governance is not None:
@@ -227,8 +237,10 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
         first = targets[0].widget
         analyze, more = resolve_analyze(world, story, first.definition, first.rows or [], targets[0].params)
         errors += more
-    if errors:
+    if errors and not (sound and carried_target >= 0):
         raise FactErrors(errors)
+    # with the targets and the carried value sound, what the ladder calibration would block on is worked out
+    # even when another fact is wrong, and said beside its errors (`FactErrors.blocking`)
     words = facts.dashboard.split()
     tab_name = facts.tab or (words[-1] if len(words) > 1 else facts.dashboard)
     warnings: list[str] = []
@@ -386,6 +398,9 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     analyzed = (analyze.figure, analyze.label) if analyze is not None else ()
     standing = stand_ins(world, story, targets, backends, seeded_wrong, facts.record, analyzed)
     blocking += working_errors(story, targets[0], standing, twin_values(world, story, targets[0], backends))
+    if errors:
+        said = {e.key for e in errors}
+        raise FactErrors(errors, [e for e in blocking if e.key not in said])
     hint_words = _words(facts.find_hint)
     if _words(targets[0].name) and _words(targets[0].name) <= hint_words:
         warnings.append(f"the find hint '{facts.find_hint}' contains the widget's name '{targets[0].name}'")

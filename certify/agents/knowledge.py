@@ -273,22 +273,34 @@ def labelled_unit(pieces: list[str], question: str) -> str | None:
     """The piece a question names by its label ("its row for Backtest pass"): a reader following the pointer
     goes to the row whose first cell (or the point whose bold lead) it names, whatever other words of the
     request — the document's own title, "read", "use" — happen to be in other rows. The longest label the
-    pointer starts with wins (the row for "Keel Core Equity", not one for "Keel")."""
+    pointer starts with wins (the row for "Keel Core Equity", not one for "Keel"; the first such piece on a
+    tie)."""
     best: tuple[int, str] | None = None
+    forms = None
     for m in _LABELLED.finditer(question):
         said = " ".join(m.group(1).split()).casefold()
-        for piece in pieces:
-            label = " ".join(_label(piece).split()).casefold()
-            if not label:
+        forms = forms or _label_forms(tuple(pieces))
+        for form, piece in forms:
+            if not said.startswith(form):
                 continue
-            bare = re.sub(r"^(?:the|a|an)\s+", "", label)
-            for form in {label, bare, f"the {bare}"}:
-                if not said.startswith(form):
-                    continue
-                whole = len(said) == len(form) or not said[len(form)].isalnum()
-                if whole and (best is None or len(form) > best[0]):
-                    best = (len(form), piece)
+            whole = len(said) == len(form) or not said[len(form)].isalnum()
+            if whole and (best is None or len(form) > best[0]):
+                best = (len(form), piece)
     return best[1] if best else None
+
+
+@functools.lru_cache(maxsize=512)
+def _label_forms(pieces: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Every spelling a pointer may give each piece's label by (as written, without its article, with "the"),
+    in the pieces' order: worked out once per document, not once per pointer the Ground rung follows."""
+    out: list[tuple[str, str]] = []
+    for piece in pieces:
+        label = " ".join(_label(piece).split()).casefold()
+        if not label:
+            continue
+        bare = re.sub(r"^(?:the|a|an)\s+", "", label)
+        out += [(form, piece) for form in dict.fromkeys((label, bare, f"the {bare}"))]
+    return tuple(out)
 
 
 def asked_unit(text: str, question: str) -> str | None:

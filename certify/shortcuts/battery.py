@@ -11,7 +11,7 @@ from simulator import option_values, param_options
 
 from ..agents.knowledge import quoted
 from ..agents.ladder import TAB_TITLE
-from ..agents.reading import blank_names, note_name, option_mentions, words
+from ..agents.reading import blank_names, option_mentions, words
 from ..agents.request import _STALE as STALE
 from ..agents.request import _TARGET as TARGET
 from ..agents.request import note_entries, policies, read_request, shown_by
@@ -301,7 +301,7 @@ class PhraseGuesser(Generic):
     def names_said(self) -> str:
         comp = self.snapshot.get("dashboard_composition") or {}
         notes = [str(w.get("name") or "") for w in comp.get("widgets") or [] if w.get("generated")]
-        asked = note_name(self.prompt)
+        asked = self.asked_note()
         return " / ".join(
             [
                 *(p.phrase for p in policies(self.prompt)),

@@ -162,7 +162,16 @@ class Generic:
 
     def note_title(self) -> str:
         """The name its note gets: the one the prompt gives."""
-        return note_name(self.prompt) or "Note"
+        return self.asked_note() or "Note"
+
+    def asked_note(self) -> str | None:
+        """The note the prompt asks for, read as the agents read it (`reading.note_name` with the catalog's
+        names, so a widget the request mentions whose name ends like a note's — "Contact Log" — is not taken
+        for the note); None when it asks for none."""
+        return self.recall(
+            "asked note",
+            compute=lambda: note_name(self.prompt, [str(w.get("name") or "") for w in self.catalog]),
+        )
 
     def note_text(self, plans: list[Plan]) -> str:
         """What the note (or answer) says: the rows read, as served."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -64,71 +64,19 @@ FIELDS: dict[str, Callable[[dict[str, Any]], str]] = {
     "name+description": lambda e: f"{e.get('name') or ''} {e.get('description') or ''}",
 }
 
-Score = Callable[[Tokens, Tokens, dict[str, float]], float]
-
-
-def _shared(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
-    return float(len(set(q) & set(d)))
-
-
-def _jaccard(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
-    union = set(q) | set(d)
-    return len(set(q) & set(d)) / len(union) if union else 0.0
-
-
-def _coverage(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
-    return len(set(q) & set(d)) / len(set(d)) if d else 0.0
-
-
-def _set_cosine(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
-    return len(set(q) & set(d)) / math.sqrt(1 + len(set(d)))
-
-
-def _count_cosine(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
-    qc, dc = Counter(q), Counter(d)
-    num = sum(v * dc[t] for t, v in qc.items())
-    den = math.sqrt(sum(v * v for v in qc.values()) * sum(v * v for v in dc.values()))
-    return num / den if den else 0.0
-
-
-def _tfidf_cosine(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
-    qc, dc = Counter(q), Counter(d)
-    num = sum(v * dc[t] * idf.get(t, 0.0) ** 2 for t, v in qc.items())
-    den = math.sqrt(
-        sum((v * idf.get(t, 0.0)) ** 2 for t, v in qc.items())
-        * sum((v * idf.get(t, 0.0)) ** 2 for t, v in dc.items())
-    )
-    return num / den if den else 0.0
-
-
-def _idf_sum(q: Tokens, d: Tokens, idf: dict[str, float]) -> float:
-    return sum(idf.get(t, 0.0) for t in set(q) & set(d))
-
-
-SCORES: dict[str, Score] = {
-    "shared": _shared,
-    "jaccard": _jaccard,
-    "coverage": _coverage,
-    "set_cosine": _set_cosine,
-    "count_cosine": _count_cosine,
-    "tfidf_cosine": _tfidf_cosine,
-    "idf_sum": _idf_sum,
-}
-
-
-def _bm25(q: Tokens, docs: Sequence[Tokens], k1: float = 1.2, b: float = 0.75) -> list[float]:
-    n = len(docs)
-    avg = sum(map(len, docs)) / n if n else 0.0
-    df = Counter(t for d in docs for t in set(d))
-    idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
-    out = []
-    for d in docs:
-        counts = Counter(d)
-        norm = k1 * (1 - b + b * (len(d) / avg if avg else 0.0))
-        out.append(
-            sum(idf[t] * counts[t] * (k1 + 1) / (counts[t] + norm) for t in dict.fromkeys(q) if t in counts)
-        )
-    return out
+# The ensemble's scores, in the order `_scored` yields them (BM25 last, from `_bm25_side`). Their definitions
+# live once, in `_scored`/`_bm25_side` (the entry side worked out once per catalog); the plain one-entry formulas
+# they equal float for float are kept in tests/certify/test_lexical.py as the reference it compares against.
+SCORE_NAMES = (
+    "shared",
+    "jaccard",
+    "coverage",
+    "set_cosine",
+    "count_cosine",
+    "tfidf_cosine",
+    "idf_sum",
+    "bm25",
+)
 
 
 def strip_asides(text: str) -> str:
@@ -168,8 +116,9 @@ def _docs(token_name: str, docs_text: tuple[str, ...]) -> _Docs:
 
 
 def _scored(q: Tokens, side: _Docs) -> Iterator[tuple[str, list[float]]]:
-    # the formulas of SCORES and _bm25, term for term and in the same order (so the same floats), with the
-    # entry side taken from `side`
+    # every score but BM25 of one query against a catalog's entries, the entry side taken from `side`: the
+    # intersections once per entry, and the dot products over the shared terms only (the others add zeros), in
+    # the query's order (tests/certify/test_lexical.py holds them to the plain formulas, float for float)
     qset, qc = set(q), Counter(q)
     idf = side.idf
     inters = [qset & ds for ds in side.sets]
@@ -249,6 +198,4 @@ def exposure(prompt: str, entries: list[dict[str, Any]], target: int) -> list[st
 
 def measures() -> list[str]:
     """Every measure of the ensemble, as `exposure` names them."""
-    return [
-        f"{q}: {s}/{t}/{f}" for q in QUERIES for f in FIELDS for t in TOKENIZERS for s in [*SCORES, "bm25"]
-    ]
+    return [f"{q}: {s}/{t}/{f}" for q in QUERIES for f in FIELDS for t in TOKENIZERS for s in SCORE_NAMES]

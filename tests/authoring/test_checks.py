@@ -166,6 +166,22 @@ def test_check_persona_collects_every_story_and_the_author_warnings(sources, min
     ]
 
 
+def test_every_schema_mistake_of_a_story_is_said_in_one_check(sources, mini_world):
+    """A story's facts block with three mistakes says all three in one run (it used to say the first): a
+    misspelt key once, as the missing key it stands for, and an unknown key beside it."""
+    write(
+        sources / "stories" / "desk_head" / "morning_positions.md",
+        ADD_STORY.replace("  find_hint:", "  find_hnt:")
+        .replace("  dashboard: Desk Morning", "  colour: blue\n  dashboard: Desk Morning")
+        .replace("    - {widget: Positions, app: Desk App, origin: Acme Data}\n", ""),
+    )
+    report = check_persona(sources, "desk_head", mini_world, BACKENDS)
+    said = {e.key: e.message for e in report.errors if e.file.endswith("morning_positions.md")}
+    assert said["facts.find_hint"] == "required key is missing (is 'find_hnt' a misspelling of it?)"
+    assert said["facts.colour"].startswith("unknown key") and "facts.find_hnt" not in said
+    assert "facts.targets" in said and len(said) == 3, said
+
+
 def test_unsafe_persona_name_is_refused_before_reading(tmp_path, mini_world):
     report = check_persona(tmp_path, "../etc", mini_world)
     assert not report.ok and "must be lower-case" in report.errors[0].message

@@ -119,48 +119,42 @@ def test_new_then_check(tmp_path, mini_world_path):
     )
 
 
+def check_desk(sources, world_path, *extra):
+    """`taskforge check desk_head` on the mini world, with `extra` options."""
+    return invoke("check", "desk_head", "--sources", str(sources), "--world", str(world_path), *extra)
+
+
 def test_check_reports_warnings_and_json(sources, mini_world_path):
     (sources / "stories" / "desk_head" / "morning_positions.md").write_text(
         ADD_STORY.replace("period: QTD", "period: YTD")
     )
-    result = invoke(
-        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), *HEURISTIC
-    )
+    result = check_desk(sources, mini_world_path, "--static", *HEURISTIC)
     assert result.exit_code == 0, result.output
     flat = " ".join(result.stdout.split())
     assert "2 stories; a persona has 4" in flat and "also the parameter's default" in flat
-    strict = invoke(
-        "check",
-        "desk_head",
-        "--sources",
-        str(sources),
-        "--world",
-        str(mini_world_path),
-        "--strict",
-        *HEURISTIC,
-    )
+    assert "(facts only: --static)" in flat and "draft" not in flat
+    strict = check_desk(sources, mini_world_path, "--strict", "--static", *HEURISTIC)
     assert strict.exit_code == 1
-    data = json.loads(
-        invoke(
-            "check",
-            "desk_head",
-            "--sources",
-            str(sources),
-            "--world",
-            str(mini_world_path),
-            "--json",
-            *HEURISTIC,
-        ).stdout
+    # plain check drafts: two stories give the calibration too few attempts, so the first author run would block,
+    # and check says so as an error on the persona's file (the facts alone are clean)
+    drafted = check_desk(sources, mini_world_path, *HEURISTIC)
+    said = " ".join(drafted.stderr.split())
+    assert drafted.exit_code == 2, drafted.output
+    assert (
+        "personas/desk_head.md: facts: the first `author` run blocks desk_head on it (insufficient:" in said
     )
-    assert data["ok"] is True and {s["story"] for s in data["stories"]} == {
+    assert "the first `taskforge author` run would NOT certify" in " ".join(drafted.stdout.split())
+    data = json.loads(check_desk(sources, mini_world_path, "--json", *HEURISTIC).stdout)
+    # the JSON holds the draft's errors beside the facts' (here only the draft's), and what it drafted
+    assert data["ok"] is False and {s["story"] for s in data["stories"]} == {
         "morning_positions",
         "risk_repair",
     }
+    assert data["draft"]["ran"] and data["draft"]["tasks"] == 10
+    assert [e["key"] for e in data["errors"]] == ["facts"] and "insufficient" in data["errors"][0]["message"]
     broken = ADD_STORY.replace("fund: Gamma", "fund: Gama")
     (sources / "stories" / "desk_head" / "morning_positions.md").write_text(broken)
-    failed = invoke(
-        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), *HEURISTIC
-    )
+    failed = check_desk(sources, mini_world_path, "--static", *HEURISTIC)
     assert failed.exit_code == 2
     assert (
         "facts.params.fund: 'Gama' is not among the declared options of 'Positions' (did you mean 'Gamma'?)"
@@ -177,9 +171,7 @@ def _review_items(text: str) -> list[str]:
 def test_check_draft_prints_what_the_first_author_run_prints(sources, mini_world_path, tmp_path):
     """`check --draft` is the authoring run itself, in memory: the same gate table, the same blocking items
     (same ids) and the same verdict as the first `taskforge author` run, and nothing written."""
-    result = invoke(
-        "check", "desk_head", "--sources", str(sources), "--world", str(mini_world_path), "--draft"
-    )
+    result = check_desk(sources, mini_world_path, "--draft")
     said = " ".join(result.stdout.split())
     assert "morning_positions_level4" in result.stdout and "capability ladder ladder-0…ladder-4" in said
     assert "rotation-aware variety: skeleton nearest-neighbour" in said
@@ -204,9 +196,13 @@ def test_check_draft_prints_what_the_first_author_run_prints(sources, mini_world
     assert predicted == _review_items(authored.stdout)
     # this two-story mini world is fair at every level of the ladder (its Find targets, which no description by
     # content tells apart, are found by a planted pointer), but two stories give the calibration too few
-    # attempts per agent: the draft says so, and why, and exits as a failing draft (no facts error: 1, not 2)
+    # attempts per agent: the draft says so, and why; what it would block on is an error (exit 2, with no facts
+    # error), where author exits 1 (items block the commit)
     assert predicted == ["insufficient desk_head:"], predicted
-    assert result.exit_code == 1 and authored.exit_code == 1, (result.exit_code, authored.exit_code)
+    assert result.exit_code == 2 and authored.exit_code == 1, (result.exit_code, authored.exit_code)
+    assert "desk_head.md: facts: the first `author` run blocks desk_head on it (insufficient:" in " ".join(
+        result.stderr.split()
+    )
     assert "the first `taskforge author` run would NOT certify" in said and "fair at every level" in said
     assert "fewer than 3 valid attempts per agent" in said
     # and plain check already warned of both: the persona's story count, and the pointer each Find is found by

@@ -455,3 +455,50 @@ def test_check_refuses_a_hint_that_ties_its_target_with_another_widget():
     [error] = [e for e in report.ladder_errors if "coin to toss" in str(e)]
     assert Path(error.file).stem == "entitlement_check" and error.key == "facts.find_hint"
     assert "'Election Exposure'" in str(error) and "'Record Date Holdings'" in str(error)
+
+
+def test_one_check_run_says_every_independent_mistake_across_stories(tmp_path):
+    """Check used to reveal a persona's errors a few per run: a story with one facts error stopped there (what
+    the ladder would block on was not looked at), a governance error hid the policy document's, and the draft
+    did not run while any story was in error. One run now says them all: a story's facts errors and, where the
+    targets and the carried value are sound, what its levels would block on; every other story's errors as an
+    unbroken persona has them; and the draft of the stories without a facts error."""
+    import shutil
+
+    from authoring.checks import check_persona
+    from authoring.overlay import world_for
+    from simulator import World
+
+    root = tmp_path / "sources"
+    shutil.copytree(FIXTURES, root)
+    world = World.load(world_for(root, None))
+    before = check_persona(root, "market_risk_officer", world)
+    story = root / "stories" / "market_risk_officer" / "keel_liquidity_stress.md"
+    text = story.read_text(encoding="utf-8")
+    broken = text.replace(
+        "resource: 'openbb://workspace/handbooks/stress-scenarios'", "skill: zebra-drill"
+    ).replace("  kind: add\n", "  kind: add\n  board: [No Such Widget]\n")
+    assert broken.count("zebra-drill") == 1 and "No Such Widget" in broken
+    story.write_text(broken, encoding="utf-8")
+
+    result = run("check", "market_risk_officer", "--sources", str(root))
+    assert result.exit_code == 2
+    said = flat(result.stderr)
+    # two independent facts errors of the broken story, and what its levels would block on besides (its hint,
+    # its policy), none of which depends on the governance source
+    for key in (
+        "facts.governance.skill",
+        "facts.board[0]",
+        "facts.find_hint",
+        "facts.policy.carries",
+        "facts.policy.phrase",
+    ):
+        assert f"keel_liquidity_stress.md: {key}:" in said, key
+    # every other story says what it said before the break, in the same run
+    for e in [*before.errors, *before.ladder_errors]:
+        if Path(e.file).stem != "keel_liquidity_stress":
+            assert flat(f"{Path(e.file).name}: {e.key}: {e.message}") in said, (e.file, e.key)
+    # and the draft ran, on the three stories without a facts error
+    out = flat(result.stdout)
+    assert "market_risk_officer: draft " in out and "/15 certify" in out
+    assert "drafted without keel_liquidity_stress" in out
