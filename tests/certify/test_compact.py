@@ -105,10 +105,42 @@ def test_a_column_equal_to_another_on_every_row_is_said_once():
     assert untable(tabulate(differs)) == differs
 
 
+def test_a_column_that_follows_from_another_is_said_once_per_value_of_it():
+    kinds = ["table", "chart", "table", "metric", "table", "chart", "table", "table"]
+    size = {"table": {"h": 12, "w": 20}, "chart": {"h": 12, "w": 20}, "metric": {"h": 5, "w": 40}}
+    rows = [{"id": f"w{n}", "type": t, "grid": size[t]} for n, t in enumerate(kinds)]
+    table = tabulate(rows)
+    assert table["columns"] == ["id", "type"]
+    assert table["per"] == {"grid": {"type": size}}
+    assert untable(table) == rows
+    # one widget of a type at another size: the grid no longer follows from the type, and every row keeps it
+    odd = [*rows[:-1], {"id": "w7", "type": "table", "grid": {"h": 8, "w": 40}}]
+    assert "per" not in tabulate(odd) and untable(tabulate(odd)) == odd
+    # a key that is not a string (an object's keys are) is never looked up by
+    numbered = [{"id": f"w{n}", "level": n % 2, "name": ["even", "odd"][n % 2] * 5} for n in range(8)]
+    assert "per" not in tabulate(numbered) and untable(tabulate(numbered)) == numbered
+
+
+def test_a_mapping_longer_than_the_column_it_replaces_is_not_used():
+    # every id distinct: the name follows from the id, but the mapping would repeat every value and more
+    rows = [{"id": f"w{n}", "name": f"Widget {n}"} for n in range(6)]
+    assert tabulate(rows) == {"columns": ["id", "name"], "rows": [[f"w{n}", f"Widget {n}"] for n in range(6)]}
+
+
+def test_what_a_column_follows_from_is_itself_kept_in_the_rows():
+    # c follows from b and b from a: only one of the lookups is used, so every value is one lookup away
+    rows = [{"a": f"a{n % 3}", "b": f"b{n % 3}" * 4, "c": f"c{n % 3}" * 4, "id": str(n)} for n in range(12)]
+    table = tabulate(rows)
+    derived = set(table.get("per", {}))
+    sources = {other for spec in table.get("per", {}).values() for other in spec}
+    assert derived and not derived & sources
+    assert untable(table) == rows
+
+
 def test_the_system_prompt_says_how_to_read_every_part_of_a_table():
     from certify.agents.compact import TABLE_NOTE
 
-    for key in ('"columns"', '"rows"', '"all"', '"same"', '"groups"'):
+    for key in ('"columns"', '"rows"', '"all"', '"same"', '"per"', '"groups"'):
         assert key in TABLE_NOTE
 
 
