@@ -192,15 +192,30 @@ def dumps(value: Any) -> str:
 
 
 def compact_schema(node: Any) -> Any:
-    """A tool's argument schema in its shorter equivalent form: an optional value pydantic spells
-    `{"anyOf": [{"type": T}, {"type": "null"}], "default": null}` becomes `{"type": [T, "null"]}` (the same
-    JSON Schema; the default of an argument left out is null either way). Sent with every request, the long form
-    was an eighth of the tool schemas."""
+    """A tool's argument schema in its shorter equivalent form, sent with every request:
+    - an optional value pydantic spells `{"anyOf": [{"type": T}, {"type": "null"}], "default": null}` becomes
+      `{"type": [T, "null"]}` (the same JSON Schema; the default of an argument left out is null either way; the
+      long form was an eighth of the tool schemas);
+    - `"additionalProperties": true` goes: it is JSON Schema's default (an open object is open without it);
+    - a `title` pydantic derived from the name it stands under (`chart_type` → "Chart Type", a model's own
+      class name under `$defs`) goes: an annotation that repeats the key, with no bearing on validation. A title
+      written by hand stays."""
+    return _compact_schema(node, None)
+
+
+def _compact_schema(node: Any, derived_title: str | None) -> Any:
     if isinstance(node, list):
-        return [compact_schema(v) for v in node]
+        return [_compact_schema(v, None) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {k: compact_schema(v) for k, v in node.items()}
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k in ("properties", "$defs") and isinstance(v, dict):
+            out[k] = {name: _compact_schema(sub, _auto_title(name, k)) for name, sub in v.items()}
+        elif (k == "additionalProperties" and v is True) or (k == "title" and v == derived_title):
+            continue
+        else:
+            out[k] = _compact_schema(v, None)
     options = out.get("anyOf")
     if (
         isinstance(options, list)
@@ -213,3 +228,8 @@ def compact_schema(node: Any) -> Any:
             rest = {k: v for k, v in out.items() if k not in ("anyOf", "default")}
             return {"type": [other["type"], "null"], **rest}
     return out
+
+
+def _auto_title(name: str, under: str) -> str:
+    """The title pydantic gives a field called `name` (under "properties") or a model class (under "$defs")."""
+    return name if under == "$defs" else name.replace("_", " ").title()

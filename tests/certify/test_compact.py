@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from certify.agents.compact import MIN_ROWS, dumps, tabulate
 from certify.agents.compact import untabulate as untable
 
@@ -61,6 +63,68 @@ def test_an_optional_argument_is_sent_in_the_short_form_of_the_same_schema():
     assert short["properties"]["w"] == schema["properties"]["w"]
     assert short["properties"]["spec"] == schema["properties"]["spec"]
     assert len(json.dumps(short)) < len(json.dumps(schema))
+
+
+def test_a_schema_loses_only_what_json_schema_implies_or_pydantic_derived_from_a_name():
+    from certify.agents.compact import compact_schema
+
+    schema = {
+        "$defs": {"ChartParams": {"additionalProperties": True, "title": "ChartParams", "type": "object"}},
+        "additionalProperties": False,
+        "properties": {
+            "chart_type": {"title": "Chart Type", "type": "string"},
+            "kind": {"title": "What to draw", "type": "string"},
+            "title": {"title": "Title", "type": "string"},
+            "args": {
+                "anyOf": [{"additionalProperties": True, "type": "object"}, {"type": "null"}],
+                "default": None,
+            },
+        },
+        "type": "object",
+    }
+    short = compact_schema(schema)
+    assert short["$defs"] == {"ChartParams": {"type": "object"}}
+    assert short["additionalProperties"] is False  # a closed object stays closed
+    assert short["properties"] == {
+        "chart_type": {"type": "string"},
+        "kind": {"title": "What to draw", "type": "string"},  # written by hand: kept
+        "title": {"type": "string"},  # a field called title is a field, its derived title goes
+        "args": {"type": ["object", "null"]},
+    }
+
+
+def test_every_tool_schema_accepts_and_refuses_the_same_arguments_in_its_compact_form():
+    """The real tool schemas, checked with a JSON Schema validator on every argument set the shipped references
+    send and on each made wrong (an unknown key, a null, a number for a string)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from pathlib import Path
+
+    from certify.agents.compact import compact_schema
+    from certify.episode import reference_calls
+    from certify.evaluate import select_tasks
+    from simulator.toolspec import tool_schemas
+
+    schemas = {t["name"]: t["parameters"] for t in tool_schemas()}
+    root = Path(__file__).resolve().parents[2] / "tasksets" / "workspace_tasks"
+    cases: list[tuple[str, dict]] = []
+    for task in select_tasks(root):
+        for tool, args in reference_calls(task):
+            if tool in schemas and isinstance(args, dict):
+                cases += [(tool, args), (tool, {**args, "unknown_key": 1})]
+                cases += [(tool, {**args, k: None}) for k in args]
+                cases += [(tool, {**args, k: 7}) for k in args]
+    cases += [(name, {}) for name in schemas]
+    seen = {tool for tool, _ in cases}
+    assert len(seen) >= 12
+    refused = 0
+    for tool, args in cases:
+        long_ok = jsonschema.Draft202012Validator(schemas[tool]).is_valid(args)
+        short_ok = jsonschema.Draft202012Validator(compact_schema(schemas[tool])).is_valid(args)
+        assert long_ok == short_ok, (tool, args)
+        refused += not long_ok
+    assert 0 < refused < len(cases)
+    sent = sum(len(json.dumps(compact_schema(s))) for s in schemas.values())
+    assert sent < 0.8 * sum(len(json.dumps(s)) for s in schemas.values())
 
 
 def test_consecutive_rows_that_share_values_are_grouped_and_come_back_in_order():
