@@ -11,9 +11,7 @@ for it.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -32,28 +30,11 @@ from simulator import World
 Reader = Any  # Callable[[Path], bytes | None]
 
 
-# The rubric's audits of drafts, by world, path and task content: the author gates its own draft (submit_level)
-# and the pipeline gates the same draft again, each with its audit; the rubric is deterministic, so the second
-# is the first (about 0.1 s of CPU a judged level, between a story's model calls).
-_DRAFT_AUDITS: dict[tuple[str, str, str], JudgeAudit] = {}
-_DRAFT_AUDITS_LOCK = threading.Lock()
-_DRAFT_AUDITS_KEPT = 256
-
-
 def draft_audit(world: World, task: Task, path: str) -> JudgeAudit | None:
     """The rubric's audit of one judged draft (None for a task that is not judged)."""
     if task.eval.judged is None:
         return None
-    key = (world.fingerprint, path, hashlib.sha256(task.model_dump_json().encode()).hexdigest())
-    with _DRAFT_AUDITS_LOCK:
-        found = _DRAFT_AUDITS.get(key)
-    if found is None:
-        found = audit_now(world, [(Path(path), task)])
-        with _DRAFT_AUDITS_LOCK:
-            if len(_DRAFT_AUDITS) >= _DRAFT_AUDITS_KEPT:
-                _DRAFT_AUDITS.clear()
-            _DRAFT_AUDITS[key] = found
-    return found
+    return audit_now(world, [(Path(path), task)])
 
 
 def audit_file(
