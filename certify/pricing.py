@@ -1,12 +1,15 @@
 """What a model's tokens cost, so a run reports money next to pass rates.
 
 Prices are USD per one million tokens. The built-in table covers a few common hosted models and goes stale,
-so it can be overridden: a JSON file named by TASKFORGE_PRICES (`{"<model>": {"input": 2.5, "output": 10,
-"cached_input": 1.25}}`) and then an explicit mapping, each entry replacing the built-in one for that model.
-Prompt tokens a server reports as read from its prefix cache are priced at `cached_input` (providers charge a
-fraction of the input price for them, which is why an episode's history is appended, never rewritten); a price
-without it charges them as input. A model with no price
-(a local Ollama or vLLM model, a new release) costs 0 and carries a note, so a zero never passes for a
+and it is unverified: its rates (the cached-input ones included) were entered by hand from OpenAI's list prices
+as the author knew them (standard tier, 2025), and nothing in this project has checked them against the
+provider's current price page — it is developed without network access. A cost computed from them is an
+estimate; for figures to quote, supply checked prices. The table can be overridden: a JSON file named by
+TASKFORGE_PRICES (`{"<model>": {"input": 2.5, "output": 10, "cached_input": 1.25}}`) and then an explicit
+mapping, each entry replacing the built-in one for that model. Prompt tokens a server reports as read from its
+prefix cache are priced at `cached_input` (providers charge a fraction of the input price for them, which is
+why an episode's history is appended, never rewritten); a price without it charges them as input. A model with
+no price (a local Ollama or vLLM model, a new release) costs 0 and carries a note, so a zero never passes for a
 measured cost without saying so.
 """
 
@@ -37,6 +40,8 @@ class Price(BaseModel):
     )
 
 
+# UNVERIFIED (see the module's docstring): hand-entered list prices, standard tier, as known in 2025; not
+# checked against a live price page here. Override with TASKFORGE_PRICES rather than trusting them for money.
 DEFAULT_PRICES: dict[str, Price] = {
     "gpt-4o": Price(input=2.50, output=10.00, cached_input=1.25),
     "gpt-4o-mini": Price(input=0.15, output=0.60, cached_input=0.075),

@@ -7,6 +7,8 @@ kept, in order, and only the repeated keys go. Three more things are said once i
 only when it is shorter:
 - `"all": {key: value}`: a column whose value is the same on every row (a catalog listing's origin and backend);
 - `"same": {key: other}`: a column equal to another column on every row (an option's label and its value);
+- `"per": {key: {other: {value of other: value}}}`: a column whose value follows from another column's on every
+  row (a listing's grid size, the same for every widget of a type), said once for each value of the other;
 - `"groups": [{"all": {key: value}, "rows": [...]}, ...]` in place of `"rows"`: consecutive rows that share the
   values of some columns (a listing's category, which the catalog keeps in runs), those values said once a run.
 Nothing else changes: the workspace returns the same envelope, the trial records it whole and grading reads that;
@@ -26,9 +28,10 @@ MIN_GROUP_ROWS = 2
 TABLE_NOTE = (
     'A list of records in a result may come as a table, {"columns": [names], "rows": [[values], ...]}: each row '
     "is one record, its values in the columns' order. A table's \"all\" holds the fields every record has with "
-    'the same value; its "same" maps a field to the field it equals in every record; "groups" in place of '
-    '"rows" lists consecutive records in groups, {"all": {...}, "rows": [...]}, a group\'s "all" holding the '
-    "fields its records share."
+    'the same value; its "same" maps a field to the field it equals in every record; its "per" gives a field '
+    'by the value of another, {field: {other: {value of other: value of field}}}; "groups" in place of "rows" '
+    'lists consecutive records in groups, {"all": {...}, "rows": [...]}, a group\'s "all" holding the fields '
+    "its records share."
 )
 TABLE_KEYS = ({"columns", "rows"}, {"columns", "groups"})
 
@@ -64,6 +67,24 @@ def _table(items: list[dict[str, Any]], keys: list[str]) -> dict[str, Any]:
                 copies[k] = kept
                 break
     cols = [k for k in cols if k not in copies]
+    table = _rows(items, wire, cols, {})
+    per = _dependents(items, wire, cols)
+    # kept only when the whole table comes out shorter (the groups may have said those values already)
+    if per:
+        derived = _rows(items, wire, [k for k in cols if k not in per], per)
+        if len(_wire(derived)) < len(_wire(table)):
+            table = derived
+    if same_value:
+        table["all"] = same_value
+    if copies:
+        table["same"] = copies
+    return table
+
+
+def _rows(
+    items: list[dict[str, Any]], wire: list[dict[str, str]], cols: list[str], per: dict[str, Any]
+) -> dict[str, Any]:
+    """The table's columns and its rows (or groups) over `cols`, with `per` (see `_dependents`) if any."""
     by = _group_columns(wire, cols)
     table: dict[str, Any] = {"columns": [k for k in cols if k not in by]}
     if not by:
@@ -75,11 +96,39 @@ def _table(items: list[dict[str, Any]], keys: list[str]) -> dict[str, Any]:
                 groups.append({"all": {k: item[k] for k in by}, "rows": []})
             groups[-1]["rows"].append([item[k] for k in table["columns"]])
         table["groups"] = groups
-    if same_value:
-        table["all"] = same_value
-    if copies:
-        table["same"] = copies
+    if per:
+        table["per"] = per
     return table
+
+
+def _dependents(items: list[dict[str, Any]], wire: list[dict[str, str]], cols: list[str]) -> dict[str, Any]:
+    """The columns whose value follows from another column's on every row, each as `{other: {value of other:
+    its value}}` — only where saying that mapping once is shorter than the column's values on every row. The
+    other column holds strings (an object's keys) and stays in the table; a column another follows from is not
+    itself derived, so every value is one lookup away."""
+    per: dict[str, Any] = {}
+    keyed = [d for d in cols if all(isinstance(i[d], str) for i in items)]
+    for k in cols:
+        if any(k in spec for spec in per.values()):
+            continue
+        column = sum(len(w[k]) + 1 for w in wire)
+        best: dict[str, Any] | None = None
+        for d in keyed:
+            if d == k or d in per:
+                continue
+            mapping: dict[str, Any] = {}
+            said: dict[str, str] = {}
+            for item, w in zip(items, wire, strict=True):
+                if said.setdefault(item[d], w[k]) != w[k]:
+                    break
+                mapping.setdefault(item[d], item[k])
+            else:
+                spec = {d: mapping}
+                if len(_wire({k: spec})) < column and (best is None or len(_wire(spec)) < len(_wire(best))):
+                    best = spec
+        if best is not None:
+            per[k] = best
+    return per
 
 
 def _group_columns(wire: list[dict[str, str]], cols: list[str]) -> list[str]:
@@ -115,7 +164,7 @@ def untabulate(value: Any) -> Any:
         return [untabulate(v) for v in value]
     if not isinstance(value, dict):
         return value
-    if {k for k in value if k not in ("all", "same")} in TABLE_KEYS:
+    if {k for k in value if k not in ("all", "same", "per")} in TABLE_KEYS:
         groups = value.get("groups") or [{"all": {}, "rows": value["rows"]}]
         records = []
         for group in groups:
@@ -123,6 +172,9 @@ def untabulate(value: Any) -> Any:
                 record = dict(zip(value["columns"], row, strict=True))
                 record.update(group["all"])
                 record.update(value.get("all", {}))
+                for k, spec in value.get("per", {}).items():
+                    ((other, mapping),) = spec.items()
+                    record[k] = mapping[record[other]]
                 record.update({k: record[other] for k, other in value.get("same", {}).items()})
                 records.append(untabulate(record))
         return records
@@ -140,15 +192,30 @@ def dumps(value: Any) -> str:
 
 
 def compact_schema(node: Any) -> Any:
-    """A tool's argument schema in its shorter equivalent form: an optional value pydantic spells
-    `{"anyOf": [{"type": T}, {"type": "null"}], "default": null}` becomes `{"type": [T, "null"]}` (the same
-    JSON Schema; the default of an argument left out is null either way). Sent with every request, the long form
-    was an eighth of the tool schemas."""
+    """A tool's argument schema in its shorter equivalent form, sent with every request:
+    - an optional value pydantic spells `{"anyOf": [{"type": T}, {"type": "null"}], "default": null}` becomes
+      `{"type": [T, "null"]}` (the same JSON Schema; the default of an argument left out is null either way; the
+      long form was an eighth of the tool schemas);
+    - `"additionalProperties": true` goes: it is JSON Schema's default (an open object is open without it);
+    - a `title` pydantic derived from the name it stands under (`chart_type` → "Chart Type", a model's own
+      class name under `$defs`) goes: an annotation that repeats the key, with no bearing on validation. A title
+      written by hand stays."""
+    return _compact_schema(node, None)
+
+
+def _compact_schema(node: Any, derived_title: str | None) -> Any:
     if isinstance(node, list):
-        return [compact_schema(v) for v in node]
+        return [_compact_schema(v, None) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {k: compact_schema(v) for k, v in node.items()}
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k in ("properties", "$defs") and isinstance(v, dict):
+            out[k] = {name: _compact_schema(sub, _auto_title(name, k)) for name, sub in v.items()}
+        elif (k == "additionalProperties" and v is True) or (k == "title" and v == derived_title):
+            continue
+        else:
+            out[k] = _compact_schema(v, None)
     options = out.get("anyOf")
     if (
         isinstance(options, list)
@@ -161,3 +228,8 @@ def compact_schema(node: Any) -> Any:
             rest = {k: v for k, v in out.items() if k not in ("anyOf", "default")}
             return {"type": [other["type"], "null"], **rest}
     return out
+
+
+def _auto_title(name: str, under: str) -> str:
+    """The title pydantic gives a field called `name` (under "properties") or a model class (under "$defs")."""
+    return name if under == "$defs" else name.replace("_", " ").title()

@@ -618,3 +618,30 @@ def test_the_call_cap_holds_exactly_when_stories_call_the_model_at_once(llm, ctx
     assert len(refused) == 4
     assert all("the run's budget is spent: 4 model calls (cap 4)" in o for o in refused), refused
     assert h.drivers.validator.endpoint.budget.run.calls == 4
+
+
+def test_a_judged_level_certifies_on_its_first_submission_as_the_pipeline_gates_it(llm, skills, tmp_path):
+    """The author's own gating of a judged draft holds it against the rubric's audit, as the pipeline's does: a
+    draft file belongs to no taskset yet, and without that audit every judged level read "not certified" to the
+    model, which resubmitted it until its rounds ran out."""
+    from authoring.options import RunOptions
+    from simulator import DEFAULT_WORLD
+    from tests.authoring.role_player import contexts
+
+    options = RunOptions(
+        persona="portfolio_manager",
+        sources_root=str(Path(__file__).resolve().parents[2]),
+        tasksets_dir=str(tmp_path / "tasksets"),
+        skills_dir=str(skills),
+        world=str(DEFAULT_WORLD),
+        repeats=1,
+        commit=False,
+    )
+    ctx = contexts(options)["keel_europe_tilt"]
+    level0 = rule_level(ctx, 0)
+    assert parsed(level0).eval.judged is not None
+    h = llm([[("submit_level", {"task": level0})], [("submit_level", {"task": level0})]])
+    draft = h.drivers.author.draft(ctx, 0, [], [])
+    assert draft.task == level0
+    assert len(h.model.requests) == 1
+    assert h.progress == ["llm author keel_europe_tilt_level0: round 1: certified"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from certify.agents.compact import MIN_ROWS, dumps, tabulate
 from certify.agents.compact import untabulate as untable
 
@@ -63,6 +65,68 @@ def test_an_optional_argument_is_sent_in_the_short_form_of_the_same_schema():
     assert len(json.dumps(short)) < len(json.dumps(schema))
 
 
+def test_a_schema_loses_only_what_json_schema_implies_or_pydantic_derived_from_a_name():
+    from certify.agents.compact import compact_schema
+
+    schema = {
+        "$defs": {"ChartParams": {"additionalProperties": True, "title": "ChartParams", "type": "object"}},
+        "additionalProperties": False,
+        "properties": {
+            "chart_type": {"title": "Chart Type", "type": "string"},
+            "kind": {"title": "What to draw", "type": "string"},
+            "title": {"title": "Title", "type": "string"},
+            "args": {
+                "anyOf": [{"additionalProperties": True, "type": "object"}, {"type": "null"}],
+                "default": None,
+            },
+        },
+        "type": "object",
+    }
+    short = compact_schema(schema)
+    assert short["$defs"] == {"ChartParams": {"type": "object"}}
+    assert short["additionalProperties"] is False  # a closed object stays closed
+    assert short["properties"] == {
+        "chart_type": {"type": "string"},
+        "kind": {"title": "What to draw", "type": "string"},  # written by hand: kept
+        "title": {"type": "string"},  # a field called title is a field, its derived title goes
+        "args": {"type": ["object", "null"]},
+    }
+
+
+def test_every_tool_schema_accepts_and_refuses_the_same_arguments_in_its_compact_form():
+    """The real tool schemas, checked with a JSON Schema validator on every argument set the shipped references
+    send and on each made wrong (an unknown key, a null, a number for a string)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from pathlib import Path
+
+    from certify.agents.compact import compact_schema
+    from certify.episode import reference_calls
+    from certify.evaluate import select_tasks
+    from simulator.toolspec import tool_schemas
+
+    schemas = {t["name"]: t["parameters"] for t in tool_schemas()}
+    root = Path(__file__).resolve().parents[2] / "tasksets" / "workspace_tasks"
+    cases: list[tuple[str, dict]] = []
+    for task in select_tasks(root):
+        for tool, args in reference_calls(task):
+            if tool in schemas and isinstance(args, dict):
+                cases += [(tool, args), (tool, {**args, "unknown_key": 1})]
+                cases += [(tool, {**args, k: None}) for k in args]
+                cases += [(tool, {**args, k: 7}) for k in args]
+    cases += [(name, {}) for name in schemas]
+    seen = {tool for tool, _ in cases}
+    assert len(seen) >= 12
+    refused = 0
+    for tool, args in cases:
+        long_ok = jsonschema.Draft202012Validator(schemas[tool]).is_valid(args)
+        short_ok = jsonschema.Draft202012Validator(compact_schema(schemas[tool])).is_valid(args)
+        assert long_ok == short_ok, (tool, args)
+        refused += not long_ok
+    assert 0 < refused < len(cases)
+    sent = sum(len(json.dumps(compact_schema(s))) for s in schemas.values())
+    assert sent < 0.8 * sum(len(json.dumps(s)) for s in schemas.values())
+
+
 def test_consecutive_rows_that_share_values_are_grouped_and_come_back_in_order():
     risk, ops = "Risk Radar Dashboard", "Settlements & Breaks Hub"
     cats = [risk] * 6 + [ops] * 6 + [risk] * 4  # a value may come back in a later run
@@ -105,10 +169,42 @@ def test_a_column_equal_to_another_on_every_row_is_said_once():
     assert untable(tabulate(differs)) == differs
 
 
+def test_a_column_that_follows_from_another_is_said_once_per_value_of_it():
+    kinds = ["table", "chart", "table", "metric", "table", "chart", "table", "table"]
+    size = {"table": {"h": 12, "w": 20}, "chart": {"h": 12, "w": 20}, "metric": {"h": 5, "w": 40}}
+    rows = [{"id": f"w{n}", "type": t, "grid": size[t]} for n, t in enumerate(kinds)]
+    table = tabulate(rows)
+    assert table["columns"] == ["id", "type"]
+    assert table["per"] == {"grid": {"type": size}}
+    assert untable(table) == rows
+    # one widget of a type at another size: the grid no longer follows from the type, and every row keeps it
+    odd = [*rows[:-1], {"id": "w7", "type": "table", "grid": {"h": 8, "w": 40}}]
+    assert "per" not in tabulate(odd) and untable(tabulate(odd)) == odd
+    # a key that is not a string (an object's keys are) is never looked up by
+    numbered = [{"id": f"w{n}", "level": n % 2, "name": ["even", "odd"][n % 2] * 5} for n in range(8)]
+    assert "per" not in tabulate(numbered) and untable(tabulate(numbered)) == numbered
+
+
+def test_a_mapping_longer_than_the_column_it_replaces_is_not_used():
+    # every id distinct: the name follows from the id, but the mapping would repeat every value and more
+    rows = [{"id": f"w{n}", "name": f"Widget {n}"} for n in range(6)]
+    assert tabulate(rows) == {"columns": ["id", "name"], "rows": [[f"w{n}", f"Widget {n}"] for n in range(6)]}
+
+
+def test_what_a_column_follows_from_is_itself_kept_in_the_rows():
+    # c follows from b and b from a: only one of the lookups is used, so every value is one lookup away
+    rows = [{"a": f"a{n % 3}", "b": f"b{n % 3}" * 4, "c": f"c{n % 3}" * 4, "id": str(n)} for n in range(12)]
+    table = tabulate(rows)
+    derived = set(table.get("per", {}))
+    sources = {other for spec in table.get("per", {}).values() for other in spec}
+    assert derived and not derived & sources
+    assert untable(table) == rows
+
+
 def test_the_system_prompt_says_how_to_read_every_part_of_a_table():
     from certify.agents.compact import TABLE_NOTE
 
-    for key in ('"columns"', '"rows"', '"all"', '"same"', '"groups"'):
+    for key in ('"columns"', '"rows"', '"all"', '"same"', '"per"', '"groups"'):
         assert key in TABLE_NOTE
 
 

@@ -89,6 +89,20 @@ def test_a_family_counts_the_check_modules_it_imports():
     assert {p.name for p in lock._family_files("certify.grader.answer_checks")} == {"answer_checks.py"}
 
 
+def test_a_family_module_is_parsed_once_while_unchanged_and_again_when_it_changes(tmp_path, monkeypatch):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    for name in ("a", "b", "c"):
+        (package / f"{name}.py").write_text("X = 1\n")
+    monkeypatch.setattr(lock, "_PACKAGES", tmp_path)
+    a = package / "a.py"
+    a.write_text("from .b import X\n")
+    assert [p.name for p in lock._imported_files(a)] == ["b.py"]
+    assert lock._imported_files(a) == lock._imported_files(a)  # the same answer, from the cache
+    a.write_text("from .c import X  # another import, another size\n")
+    assert [p.name for p in lock._imported_files(a)] == ["c.py"]
+
+
 # --------------------------------------------------------------------- through the CLI, on a copy of the code
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout

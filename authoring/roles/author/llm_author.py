@@ -30,6 +30,7 @@ from certify import (
 from simulator import Prompt, Resource, SetupError, Skill, Workspace
 
 from ...failures import RoleFailure
+from ...judged import draft_audit
 from ..llm import EVIDENCE, Endpoint, clip, standard_defaults
 from ..prompts import prompt_data, render_prompt
 from .context import AuthorContext, Draft, story_setup
@@ -244,8 +245,13 @@ class _Tools:
         except TaskFileError as exc:
             return {"certified": False, "error": f"the task does not validate: {exc.field}: {exc.message}"}
         try:
+            # gated as the pipeline gates it (graph/context.py), a judged draft against the rubric's audit: the
+            # draft is in no taskset yet, and without the audit the judge gate refuses every judged level
+            where = f"{parsed.id}.json"
             with _GATING:
-                cert = certify_task(self.ctx.world, parsed, f"{parsed.id}.json")
+                cert = certify_task(
+                    self.ctx.world, parsed, where, judge_audit=draft_audit(self.ctx.world, parsed, where)
+                )
         except (
             Exception
         ) as exc:  # a draft the gates cannot even run on is feedback for the model, not a crash
