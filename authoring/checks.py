@@ -205,7 +205,7 @@ def prose_errors(world: World, resolved: list[ResolvedStory], drafts: list[Task]
     errors: list[SourceError] = []
     said: set[tuple[str, str]] = set()
     for task in drafts:
-        story = by_story.get(task.meta.story if task.meta else "")
+        story = by_story.get((task.meta.story if task.meta else None) or "")
         if story is None:
             continue
         for fault in prompt_faults(world, task):

@@ -22,7 +22,9 @@ _BACKEND = (
 _WIDGET = re.compile(rf"\b(?:serving|serves|with)\s+(?:an?|the)\s+({_CAP})\s+({_KINDS})\b")
 # a widget whose name ends in its kind is not followed by the kind again ("serving a KPI Lineage Table keyed on
 # …"): the name's last word is the kind
-_NAMED_KIND = re.compile(rf"\b(?:serving|serves|with)\s+(?:an?|the)\s+({_CAP}\s+(?i:{_KINDS}))\b(?!\s+(?:{_KINDS})\b)")
+_NAMED_KIND = re.compile(
+    rf"\b(?:serving|serves|with)\s+(?:an?|the)\s+({_CAP}\s+(?i:{_KINDS}))\b(?!\s+(?:{_KINDS})\b)"
+)
 _APP = (
     re.compile(r"\bpublish(?:es|ing)?\s+(?:the\s+|an?\s+)?((?:[A-Z][\w&'’-]*\s+)*?App)\b"),
     re.compile(r"\b((?:[A-Z][\w&'’-]*\s+)+App)\b"),

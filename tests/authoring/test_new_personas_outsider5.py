@@ -69,13 +69,19 @@ def test_a_built_table_named_after_its_kind_is_said_once_and_built_under_that_na
     from certify import prompt_faults
 
     world, _, drafts = _validator_drafts()
-    compose = next(t for t in drafts if t.meta and t.meta.story == "oaknova_kpi_inputs" and t.difficulty == "level4")
+    compose = next(
+        t for t in drafts if t.meta and t.meta.story == "oaknova_kpi_inputs" and t.difficulty == "level4"
+    )
     assert "KPI Lineage Table" in compose.prompt
     assert "Table table" not in compose.prompt
     assert prompt_faults(world, compose) == []
     spec = build_spec(compose.prompt)
     assert spec is not None
-    assert (spec.widget, spec.widget_type, spec.backend) == ("KPI Lineage Table", "table", "Input Lineage Service")
+    assert (spec.widget, spec.widget_type, spec.backend) == (
+        "KPI Lineage Table",
+        "table",
+        "Input Lineage Service",
+    )
 
 
 def test_plain_check_reports_a_prose_fault_of_a_first_draft_on_the_facts_field_it_comes_from():
@@ -106,5 +112,7 @@ def test_the_overlay_register_checks_and_its_planted_rows_are_groundable():
         .invoke(app, ["world", "show", "--facts", "esg-screening-register", "--sources", str(ESG)])
         .stdout.split()
     )
-    assert "its row for Exclusions screen: Exclusions screen | the exclusions screen is run on Energy" in shown
+    assert (
+        "its row for Exclusions screen: Exclusions screen | the exclusions screen is run on Energy" in shown
+    )
     assert "esg_analyst/energy_exclusions_repair" in shown
