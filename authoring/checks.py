@@ -20,6 +20,7 @@ from .sources import (
     STORIES_PER_PERSONA,
     Persona,
     SourceError,
+    SourceErrors,
     Story,
     check_name,
     identical_facts,
@@ -159,6 +160,8 @@ def check_persona(
         return report
     try:
         report.source = load_persona(root, persona)
+    except SourceErrors as exc:
+        report.errors += exc.errors
     except SourceError as exc:
         report.errors.append(exc)
     paths = story_paths(root, persona)

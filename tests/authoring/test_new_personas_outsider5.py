@@ -116,3 +116,21 @@ def test_the_overlay_register_checks_and_its_planted_rows_are_groundable():
         "its row for Exclusions screen: Exclusions screen | the exclusions screen is run on Energy" in shown
     )
     assert "esg_analyst/energy_exclusions_repair" in shown
+
+
+def test_check_reports_every_misread_voice_verb_at_once(tmp_path):
+    """The validator's first check round named 'lift' (read_verbs) and not 'true up' (repair_verbs), which only
+    the third round showed: every declared verb the agents would misread is an error of the same run."""
+    import shutil
+
+    root = tmp_path / "sources"
+    shutil.copytree(VALIDATOR, root)
+    persona = root / "personas" / "model_validator.md"
+    text = persona.read_text(encoding="utf-8")
+    text = text.replace('read_verbs: ["pull off", "read off"]', 'read_verbs: ["pull off", "lift"]')
+    text = text.replace('repair_verbs: ["re-point", "set right"]', 'repair_verbs: ["re-point", "true up"]')
+    persona.write_text(text, encoding="utf-8")
+    report = check_persona(root, "model_validator", World.load(world_for(root, None)))
+    keys = {e.key for e in report.errors if Path(e.file).name == "model_validator.md"}
+    assert keys == {"voice.read_verbs[1]", "voice.repair_verbs[1]"}
+    assert len(report.resolved) == 4  # the stories are still checked
