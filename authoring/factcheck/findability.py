@@ -157,15 +157,29 @@ def _findability_errors(
     rivals = [x for i, x in enumerate(scores) if i != mine]
     if scores[mine] > max(rivals, default=0.0):
         shared = sorted(lexical(hint) & catalog[mine])
+        # the words the request says anyway (the app, each stated value with its label) that the entry repeats
+        besides = sorted((lexical(f"{app} {stated}") & catalog[mine]) - set(shared))
+        told = f"; the app and the stated values share {', '.join(repr(w) for w in besides)}" if besides else ""
+        if shared:
+            fix = (
+                "describe what you want to see in your own words — its columns and filters "
+                f"({served_text(target.widget.schema())}) — not the catalog's"
+            )
+        else:
+            # no wording of the hint takes away what the rest of the request says: the writer would otherwise
+            # reword a hint that is not the cause, round after round
+            fix = (
+                "the hint is not the cause, so no rewording of it helps: pick a first target whose catalog entry "
+                "does not repeat its app's name or its parameters, or other values"
+            )
         errors.append(
             SourceError(
                 story.file,
                 "facts.find_hint",
                 f"'{hint}' makes '{target.name}' the top lexical match among {app}'s catalog names and "
                 f"descriptions (with the app and the stated values the prompt says; the hint shares "
-                f"{', '.join(repr(w) for w in shared) or 'no stem itself'}): a description-word matcher finds "
-                "it without looking at what it serves; describe what you want to see in your own words — its "
-                f"columns and filters ({served_text(target.widget.schema())}) — not the catalog's",
+                f"{', '.join(repr(w) for w in shared) or 'no stem itself'}{told}): a description-word matcher "
+                f"finds it without looking at what it serves; {fix}",
             )
         )
     index = BM25([served_text(d.schema()) for d in pool])

@@ -134,3 +134,30 @@ def test_check_reports_every_misread_voice_verb_at_once(tmp_path):
     keys = {e.key for e in report.errors if Path(e.file).name == "model_validator.md"}
     assert keys == {"voice.read_verbs[1]", "voice.repair_verbs[1]"}
     assert len(report.resolved) == 4  # the stories are still checked
+
+
+def test_a_target_its_request_gives_away_whatever_the_hint_says_is_said_so(tmp_path):
+    """The ESG analyst's third round: Lead Time Signals ('Leading indicators of demand for the sector, by
+    region.') was the top description match through the stated values alone, and check said only "the hint
+    shares no stem itself" — so the writer reworded a hint that was not the cause. It now names the words the
+    rest of the request shares and says to pick another target."""
+    import shutil
+
+    root = tmp_path / "sources"
+    shutil.copytree(ESG, root)
+    story = root / "stories" / "esg_analyst" / "industrials_controversy_sweep.md"
+    text = story.read_text(encoding="utf-8").replace(
+        'widget: "Quality Screen Results"', 'widget: "Lead Time Signals"'
+    )
+    text = text.replace(
+        "each ticker's roic, fcf margin, net debt to ebitda and its score out of ten",
+        "freight rates and similar gauges, each with its latest reading and its change",
+    )
+    story.write_text(text, encoding="utf-8")
+    report = check_persona(root, "esg_analyst", World.load(world_for(root, None)))
+    hint = [e.message for e in [*report.errors, *report.ladder_errors] if e.key == "facts.find_hint"]
+    assert any(
+        "no stem itself; the app and the stated values share 'region', 'sector'" in m
+        and "the hint is not the cause" in m
+        for m in hint
+    ), hint
