@@ -159,7 +159,9 @@ def _findability_errors(
         shared = sorted(lexical(hint) & catalog[mine])
         # the words the request says anyway (the app, each stated value with its label) that the entry repeats
         besides = sorted((lexical(f"{app} {stated}") & catalog[mine]) - set(shared))
-        told = f"; the app and the stated values share {', '.join(repr(w) for w in besides)}" if besides else ""
+        told = (
+            f"; the app and the stated values share {', '.join(repr(w) for w in besides)}" if besides else ""
+        )
         if shared:
             fix = (
                 "describe what you want to see in your own words — its columns and filters "
