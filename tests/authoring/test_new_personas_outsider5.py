@@ -161,3 +161,31 @@ def test_a_target_its_request_gives_away_whatever_the_hint_says_is_said_so(tmp_p
         and "the hint is not the cause" in m
         for m in hint
     ), hint
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "each date's exception flag and both $m figures, predicted and realised",
+        "each date with the $m actually dropped beside the $m foreseen, flagged yes or no",
+    ],
+)
+def test_a_target_no_hint_can_describe_is_said_to_be_one(tmp_path, hint):
+    """The validator's rounds 6-9: Model Backtest Exceptions serves nothing its catalog entry does not say but
+    fund, period and date, which VaR History serves too, so a hint in the entry's words was refused as a
+    description matcher's pick and one without them as finding VaR History — in turn. Whichever the hint trips,
+    check now says the two take turns and to pick another first target."""
+    import shutil
+
+    root = tmp_path / "sources"
+    shutil.copytree(VALIDATOR, root)
+    story = root / "stories" / "model_validator" / "lantern_var_path.md"
+    text = story.read_text(encoding="utf-8").replace(
+        'widget: "VaR History"', 'widget: "Model Backtest Exceptions"'
+    )
+    text = text.replace("each date's 95% figure in $m beside the ceiling in $m", hint)
+    story.write_text(text, encoding="utf-8")
+    report = check_persona(root, "model_validator", World.load(world_for(root, None)))
+    said = [e.message for e in [*report.errors, *report.ladder_errors] if e.key == "facts.find_hint"]
+    assert any("take turns whatever the wording: pick another first target" in m for m in said), said
+    assert any("(date fund period)" in m and "'VaR History'" in m for m in said), said
