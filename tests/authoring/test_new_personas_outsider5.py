@@ -26,10 +26,12 @@ from pathlib import Path
 import pytest
 
 from authoring.checks import check_persona, first_drafts, prose_errors
-from authoring.draft import draft_persona
 from authoring.overlay import world_for
 from certify.agents.building import build_spec
 from simulator import World
+from tests.authoring.test_new_personas_outsider4 import (
+    test_check_was_clean_and_the_first_author_run_certifies_twenty as first_run_certifies,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VALIDATOR = FIXTURES / "outsider5_model_validator"
@@ -47,12 +49,8 @@ PERSONAS = [
 @pytest.mark.parametrize(("root", "persona", "world_dir"), PERSONAS, ids=lambda v: getattr(v, "name", v))
 def test_check_was_clean_and_the_first_author_run_certifies_twenty(root, persona, world_dir, tmp_path):
     """Frozen at check clean: plain `check` still has no error, and the authoring run itself (as `check --draft`
-    and the first `author` run run it) certifies 20/20 with nothing to review."""
-    world = World.load(world_for(root, world_dir))
-    report = check_persona(root, persona, world)
-    assert report.ok, [str(e) for e in [*report.errors, *report.ladder_errors]]
-    drafted = draft_persona(root, persona, world, tmp_path / "tasksets", "workspace_tasks")
-    assert drafted.ok and drafted.certified == 20, [i["reason"] for i in drafted.items]
+    and the first `author` run run it) certifies 20/20 with nothing to review (round 4's measure, reused)."""
+    first_run_certifies(root, persona, world_dir, tmp_path)
 
 
 def _validator_drafts():
