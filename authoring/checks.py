@@ -7,9 +7,11 @@ not, but an author should read them before twenty tasks are built on top: `taskf
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from simulator import World
 
@@ -18,6 +20,7 @@ from .sources import (
     STORIES_PER_PERSONA,
     Persona,
     SourceError,
+    SourceErrors,
     Story,
     check_name,
     identical_facts,
@@ -27,6 +30,9 @@ from .sources import (
     story_paths,
 )
 from .voicecheck import unsaid_phrases
+
+if TYPE_CHECKING:
+    from certify import Task
 
 # The references a draft runs without a model: plain `check` drafts with them by default (a model reference is
 # drafted only when asked, `check --draft`, as it spends calls).
@@ -46,7 +52,8 @@ class SourceWarning:
 class PersonaCheck:
     persona: str
     errors: list[SourceError] = field(default_factory=list)
-    ladder_errors: list[SourceError] = field(default_factory=list)  # what the ladder calibration blocks on
+    # what `author` blocks on that the facts alone do not say: the ladder calibration's and the prose gate's
+    ladder_errors: list[SourceError] = field(default_factory=list)
     warnings: list[SourceWarning] = field(default_factory=list)
     resolved: list[ResolvedStory] = field(default_factory=list)
     source: Persona | None = None
@@ -118,19 +125,30 @@ def persona_warnings(root: Path, persona: str, resolved: Iterable[ResolvedStory]
     ]
 
 
-def voice_warnings(world: World, persona: Persona, resolved: list[ResolvedStory]) -> list[SourceWarning]:
-    """The persona's declared phrases that the requests the rule author drafts from its stories never say
-    (`voicecheck.unsaid_phrases`), naming the persona file and the voice field; `check` and `author` both show
-    them. The drafts are the rule author's own compilation, before any gate (about a second for twenty
-    requests)."""
+def first_drafts(world: World, persona: Persona, resolved: list[ResolvedStory]) -> list[Task] | None:
+    """Every level of every story as the rule author's first round writes it (`rule_drafts`: its own
+    compilation, before any gate; about a second for twenty requests), or None when it cannot compile them."""
     from .roles.author import AuthoringError, rule_drafts
 
+    if not resolved:
+        return None
+    try:
+        return rule_drafts(world, PersonaCheck(persona.slug, resolved=list(resolved), source=persona))
+    except AuthoringError:
+        return None
+
+
+def voice_warnings(
+    world: World, persona: Persona, resolved: list[ResolvedStory], drafts: list[Task] | None = None
+) -> list[SourceWarning]:
+    """The persona's declared phrases that the requests the rule author drafts from its stories never say
+    (`voicecheck.unsaid_phrases`), naming the persona file and the voice field; `check` and `author` both show
+    them. `drafts` are the rule author's first drafts (`first_drafts`), compiled here when not given."""
     v = persona.voice
     if not resolved or not (v.openers or v.deadlines or v.signoffs or v.aliases or v.period_names):
         return []
-    try:
-        drafts = rule_drafts(world, PersonaCheck(persona.slug, resolved=list(resolved), source=persona))
-    except AuthoringError:
+    drafts = first_drafts(world, persona, resolved) if drafts is None else drafts
+    if drafts is None:
         return []
     return [
         SourceWarning(persona.file, f"{key}: {message}")
@@ -153,6 +171,8 @@ def check_persona(
         return report
     try:
         report.source = load_persona(root, persona)
+    except SourceErrors as exc:
+        report.errors += exc.errors
     except SourceError as exc:
         report.errors.append(exc)
     paths = story_paths(root, persona)
@@ -182,8 +202,64 @@ def check_persona(
         report.ladder_errors += _find_prompt_errors(world, report, backends)
     report.warnings = persona_warnings(root, persona, report.resolved)
     if report.source is not None and not report.errors:
-        report.warnings += voice_warnings(world, report.source, report.resolved)
+        drafts = first_drafts(world, report.source, report.resolved)
+        report.warnings += voice_warnings(world, report.source, report.resolved, drafts)
+        # a gate of `author` blocks on them, so, like the ladder's, they do not stop a draft
+        report.ladder_errors += prose_errors(world, report.resolved, drafts or [])
     return report
+
+
+def prose_errors(world: World, resolved: list[ResolvedStory], drafts: list[Task]) -> list[SourceError]:
+    """What `author`'s prose gate would refuse, read off the rule author's first drafts. The rule author is a
+    pure function of the facts (a later round writes the same request: it takes no feedback), so a fault in a
+    first draft fails the level on every round and blocks the run; it comes from a story's own words — a name
+    that repeats the noun the request puts after it, a phrase that reads as a fragment — so the error names the
+    story file and the facts field whose words the faulty passage holds."""
+    from certify import prompt_faults
+
+    by_story = {r.story.slug: r for r in resolved}
+    errors: list[SourceError] = []
+    said: set[tuple[str, str]] = set()
+    for task in drafts:
+        story = by_story.get((task.meta.story if task.meta else None) or "")
+        if story is None:
+            continue
+        for fault in prompt_faults(world, task):
+            key = _field_in(story, fault.where)
+            if (story.story.file, key) in said:
+                continue
+            said.add((story.story.file, key))
+            errors.append(
+                SourceError(
+                    story.story.file,
+                    key,
+                    f"{task.difficulty}'s request, as the rule author words it, fails the prose gate on "
+                    f"every round ({fault}): reword {key} so the request does not read that way",
+                )
+            )
+    return errors
+
+
+def _field_in(resolved: ResolvedStory, excerpt: str) -> str:
+    """The facts field whose words the excerpt of a faulty passage holds most of ("facts" when none does)."""
+    words = set(re.findall(r"[\w'-]+", excerpt.casefold()))
+
+    def leaves(value: Any, key: str) -> Iterable[tuple[str, str]]:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield from leaves(v, f"{key}.{k}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                yield from leaves(v, f"{key}[{i}]")
+        elif isinstance(value, str):
+            yield key, value
+
+    best, score = "facts", 0
+    for key, value in leaves(resolved.story.facts.model_dump(exclude_none=True), "facts"):
+        shared = len(words & set(re.findall(r"[\w'-]+", value.casefold())))
+        if shared > score:
+            best, score = key, shared
+    return best
 
 
 def _find_prompt_errors(world: World, report: PersonaCheck, backends: list[str]) -> list[SourceError]:

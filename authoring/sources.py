@@ -37,6 +37,16 @@ class SourceError(Exception):
         self.message = message
 
 
+class SourceErrors(SourceError):
+    """Several mistakes of one file found together (every declared verb the agents misread, not the first
+    alone): raised as its first, so a caller that reports one still says something true; `check` reports all."""
+
+    def __init__(self, errors: list[SourceError]) -> None:
+        first = errors[0]
+        super().__init__(first.file, first.key, first.message)
+        self.errors = errors
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -387,8 +397,9 @@ def load_persona(root: Path, slug: str) -> Persona:
     except ValidationError as exc:
         loc, msg = _first_error(exc, Voice)
         raise SourceError(str(path), f"voice.{loc}", msg) from exc
-    for key, message in voice_errors(voice):
-        raise SourceError(str(path), key, message)
+    misread = [SourceError(str(path), key, message) for key, message in voice_errors(voice)]
+    if misread:
+        raise SourceErrors(misread)
     heading = re.search(r"^#\s*(?:Persona:\s*)?(.+)$", body, re.M)
     title = heading.group(1).strip() if heading else slug.replace("_", " ")
     if not body.strip():

@@ -157,19 +157,57 @@ def _findability_errors(
     rivals = [x for i, x in enumerate(scores) if i != mine]
     if scores[mine] > max(rivals, default=0.0):
         shared = sorted(lexical(hint) & catalog[mine])
+        # the words the request says anyway (the app, each stated value with its label) that the entry repeats
+        besides = sorted((lexical(f"{app} {stated}") & catalog[mine]) - set(shared))
+        told = (
+            f"; the app and the stated values share {', '.join(repr(w) for w in besides)}" if besides else ""
+        )
+        if shared:
+            fix = (
+                "describe what you want to see in your own words — its columns and filters "
+                f"({served_text(target.widget.schema())}) — not the catalog's"
+            )
+        else:
+            # no wording of the hint takes away what the rest of the request says: the writer would otherwise
+            # reword a hint that is not the cause, round after round
+            fix = (
+                "the hint is not the cause, so no rewording of it helps: pick a first target whose catalog entry "
+                "does not repeat its app's name or its parameters, or other values"
+            )
         errors.append(
             SourceError(
                 story.file,
                 "facts.find_hint",
                 f"'{hint}' makes '{target.name}' the top lexical match among {app}'s catalog names and "
                 f"descriptions (with the app and the stated values the prompt says; the hint shares "
-                f"{', '.join(repr(w) for w in shared) or 'no stem itself'}): a description-word matcher finds "
-                "it without looking at what it serves; describe what you want to see in your own words — its "
-                f"columns and filters ({served_text(target.widget.schema())}) — not the catalog's",
+                f"{', '.join(repr(w) for w in shared) or 'no stem itself'}{told}): a description-word matcher "
+                f"finds it without looking at what it serves; {fix}",
             )
         )
+    lexical_error = len(errors)
     index = BM25([served_text(d.schema()) for d in pool])
     ranked = index.rank(hint)
+    # what the target serves beyond its catalog entry's words: a hint must find it by these alone, or the
+    # description matcher finds it too — when they do not single it out, the two errors below take turns
+    own = [
+        w
+        for w in sorted(set(words(served_text(target.widget.schema()))))
+        if word_stem(w, cut=None) not in catalog[mine]
+    ]
+    by_own = index.rank(" ".join(own)) if own else []
+    alone = (
+        bool(by_own)
+        and pool[by_own[0][0]].widget_id == target.widget_id
+        and (len(by_own) < 2 or by_own[1][1] < by_own[0][1])
+    )
+    bind = (
+        ""
+        if alone
+        else f"; what '{target.name}' serves beyond its catalog entry's words ({' '.join(own) or 'nothing'}) does "
+        f"not single it out by content{' (it finds ' + repr(pool[by_own[0][0]].name) + ' as well or first)' if by_own else ''}, "
+        "so a hint that finds it must say words of its catalog entry too, and this error and the other take "
+        "turns whatever the wording: pick another first target"
+    )
     top = pool[ranked[0][0]] if ranked else None
     cuts = description_cuts(hint.rstrip("."))
     if cuts and top is not None and top.widget_id == target.widget_id:
@@ -210,9 +248,12 @@ def _findability_errors(
                 "facts.find_hint",
                 f"'{hint}' matches {found} in {app} best by what it serves, not '{target.name}' (an agent "
                 "finds a described widget by its columns and filters); use words of what the target serves: "
-                f"{served_text(target.widget.schema())}",
+                f"{served_text(target.widget.schema())}{bind}",
             )
         )
+    if lexical_error and bind:
+        first = errors[0]
+        errors[0] = SourceError(first.file, first.key, first.message + bind)
     return errors
 
 

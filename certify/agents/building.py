@@ -12,12 +12,19 @@ _CAP = r"[A-Z][\w&'’-]*(?:\s+[A-Z][\w&'’-]*)*"
 _KINDS = r"table|chart|markdown|metric|note|newsfeed|html"
 _BACKEND = (
     re.compile(rf"\b({_CAP})\s+backend\b"),
+    # a backend whose name ends in its noun is not called a backend again ("add a Lineage Backend serving …")
+    re.compile(rf"\b({_CAP}\s+Backend)\b"),
     re.compile(
         rf"\b(?i:register|registering|stand up|standing up)\s+(?:an?\s+|the\s+)?({_CAP})\s*(?:\(|,)?\s*"
         r"(?:serving|that serves|which serves|with)\b"
     ),
 )
 _WIDGET = re.compile(rf"\b(?:serving|serves|with)\s+(?:an?|the)\s+({_CAP})\s+({_KINDS})\b")
+# a widget whose name ends in its kind is not followed by the kind again ("serving a KPI Lineage Table keyed on
+# …"): the name's last word is the kind
+_NAMED_KIND = re.compile(
+    rf"\b(?:serving|serves|with)\s+(?:an?|the)\s+({_CAP}\s+(?i:{_KINDS}))\b(?!\s+(?:{_KINDS})\b)"
+)
 _APP = (
     re.compile(r"\bpublish(?:es|ing)?\s+(?:the\s+|an?\s+)?((?:[A-Z][\w&'’-]*\s+)*?App)\b"),
     re.compile(r"\b((?:[A-Z][\w&'’-]*\s+)+App)\b"),
@@ -89,16 +96,17 @@ class BuildSpec:
 def build_spec(prompt: str) -> BuildSpec | None:
     """The build a prompt asks for, or None when it names no backend serving a widget."""
     backend = next((m.group(1) for p in _BACKEND for m in [p.search(prompt)] if m), None)
-    widget = _WIDGET.search(prompt)
+    widget = _WIDGET.search(prompt) or _NAMED_KIND.search(prompt)
     if backend is None or widget is None:
         return None
+    kind = widget.group(2) if widget.re is _WIDGET else widget.group(1).split()[-1]
     app = next((m.group(1).strip() for p in _APP for m in [p.search(prompt)] if m), None)
     tab = _TAB.search(prompt)
     keyed = _KEYED.search(prompt)
     return BuildSpec(
         backend=backend.strip(),
         widget=widget.group(1).strip(),
-        widget_type=widget.group(2).lower(),
+        widget_type=kind.lower(),
         app=app,
         tab=tab.group(1).strip() if tab else None,
         place=bool(_PLACE.search(prompt)),

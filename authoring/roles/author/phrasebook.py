@@ -465,7 +465,8 @@ class Phrasing:
         text = " ".join(
             s for s in (slots.opener, *sentences, *closing, as_sentence(slots.deadline), slots.signoff) if s
         )
-        return tidy(named_once(self.second_mentions(text), ask.dash))
+        built = [ask.build.backend, ask.build.table, ask.build.app, ask.build.tab] if ask.build else []
+        return tidy(named_once(self.second_mentions(text), ask.dash, *built))
 
     def ground(self, g: Ground) -> str:
         hop = self.pick("ground_hop", row=g.hop_row) if g.hop_row else ""
@@ -521,10 +522,20 @@ def as_sentence(text: str) -> str:
     return text if not text or text[-1:] in ".!?" else text + "."
 
 
-def named_once(text: str, dash: str) -> str:
-    """A dashboard whose name ends in its noun ("Margin Call Board") is not called a board again after it."""
-    if dash.split()[-1:] and dash.split()[-1].casefold() in ("board", "dashboard"):
-        text = re.sub(rf"({re.escape(dash)}) (?:board|dashboard)\b", r"\1", text)
+# the nouns a name ending in one of them is not followed by again ("Margin Call Board", not "… Board dashboard")
+SAME_NOUN = {"board": ("board", "dashboard"), "dashboard": ("board", "dashboard")}
+
+
+def named_once(text: str, *names: str) -> str:
+    """A name that ends in the noun the request puts after it — a dashboard "Margin Call Board", a built table
+    "KPI Lineage Table", a backend "Lineage Backend" — is not followed by that noun again ("a KPI Lineage Table
+    table" is a doubled word the prose gate refuses); the agents read such a name as naming its own kind."""
+    for name in names:
+        last = name.split()[-1:]
+        if not last:
+            continue
+        nouns = SAME_NOUN.get(last[0].casefold(), (last[0].casefold(),))
+        text = re.sub(rf"({re.escape(name)}) (?:{'|'.join(nouns)})\b", r"\1", text)
     return text
 
 
