@@ -1,7 +1,7 @@
 """Play the frozen outside-auditor players over a taskset in process (the EpisodeHost `serve` and OpenEnv use).
 
-`python -m tests.certify.adversary.run [TASKSET] [--round4|--round5]` prints each player's passes per level (the
-first rounds' players, or with --round4/--round5 those of players_round4.py/players_round5.py)."""
+`python -m tests.certify.adversary.run [TASKSET] [--round4|--round5|--round6]` prints each player's passes per
+level (the first rounds' players, or with --round4/--round5/--round6 those of players_round4.py/5/6)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,9 @@ def play_all(
             remember = getattr(player, "remember", None)
             if remember is not None:  # a player that has seen the published taskset's prompts
                 remember([t.prompt for t in host.tasks.values()])
+            remember_tasks = getattr(player, "remember_tasks", None)
+            if remember_tasks is not None:  # ... and knows which task (story, level) each prompt belongs to
+                remember_tasks({task_id: t.prompt for task_id, t in host.tasks.items()})
             for task_id, task in host.tasks.items():
                 obs = env.reset(task_id=task_id)
                 player.play(env, obs, lower_prompts(host.tasks, task_id))
@@ -60,7 +63,7 @@ def play_all(
 
 
 def main(argv: list[str]) -> int:
-    args = [a for a in argv if a not in ("--round4", "--round5")]
+    args = [a for a in argv if a not in ("--round4", "--round5", "--round6")]
     taskset = Path(args[0]) if args else SHIPPED
     if "--round4" in argv:
         from .players_round4 import PLAYERS as ROUND4
@@ -70,6 +73,10 @@ def main(argv: list[str]) -> int:
         from .players_round5 import PLAYERS as ROUND5
 
         results = play_all(taskset, ROUND5)
+    elif "--round6" in argv:
+        from .players_round6 import PLAYERS as ROUND6
+
+        results = play_all(taskset, ROUND6)
     else:
         results = play_all(taskset)
     levels = sorted({lv for per in results.values() for lv in per})
