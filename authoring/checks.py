@@ -183,8 +183,10 @@ def check_persona(
     for path in paths:
         try:
             stories.append(load_story(path, persona))
+        except SourceErrors as exc:
+            report.errors += exc.errors
         except SourceError as exc:
-            report.errors += getattr(exc, "every", [exc])
+            report.errors.append(exc)
     report.errors += identical_facts(stories)
     for story in stories:
         try:

@@ -38,8 +38,9 @@ class SourceError(Exception):
 
 
 class SourceErrors(SourceError):
-    """Several mistakes of one file found together (every declared verb the agents misread, not the first
-    alone): raised as its first, so a caller that reports one still says something true; `check` reports all."""
+    """Several mistakes of one file found together (every declared verb the agents misread, every schema mistake
+    of a block — not the first alone): raised as its first, so a caller that reports one still says something
+    true; `check` reports all."""
 
     def __init__(self, errors: list[SourceError]) -> None:
         first = errors[0]
@@ -356,15 +357,6 @@ def _schema_errors(exc: ValidationError, model: type[BaseModel] | None = None) -
         seen.add(loc)
         rest.append((loc, msg))
     return [first, *rest]
-
-
-class SourceErrors(SourceError):
-    """Every mistake of one block of a source file: raised as its first (what a caller that stops at one says),
-    carrying them all for `check` (`every`)."""
-
-    def __init__(self, every: list[SourceError]) -> None:
-        super().__init__(every[0].file, every[0].key, every[0].message)
-        self.every = every
 
 
 def check_name(name: str, file: str, what: str) -> str:
