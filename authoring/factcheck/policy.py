@@ -100,7 +100,13 @@ def ruled_note(world: World, story: Story, param: dict[str, Any], rules: list[tu
     parameter's other options (coined under a qualifier on the story phrase's noun that names no option and
     shares no word with the rules already there), in an order drawn by the story — so that where a rule stands
     in the note says nothing of which one the request asks for. The agents read a rule by its phrase; the
-    further ones are never graded."""
+    further ones are never graded.
+
+    A parameter with too few options to fill the note gets further rules on the options already there, the
+    least set first (so no value is the note's odd one out, which a reader of the rarest or the commonest
+    option would take), and the story's rule stands neither first nor last: the counterfactual copy swaps the
+    values in place, so a reader of the note's first or last line would otherwise be right in both copies
+    whenever the story's rule happened to stand there."""
     from certify import load_lexicon, phrase_pattern, reads_as_policy
 
     label = param_label(param, str(param.get("paramName") or ""))
@@ -111,10 +117,18 @@ def ruled_note(world: World, story: Story, param: dict[str, Any], rules: list[tu
     values = [v for v in option_values(param) if all(str(v) != str(r) for _, r in rules)]
     qualifiers = [*RIVAL_QUALIFIERS, *OWN_QUALIFIERS]
     start = sum(map(ord, story.slug))
-    for i in range(len(values)):
+    options = [v for v in option_values(param) if any(str(v) == str(r) for _, r in rules)]
+    for i in range(NOTE_RULES):
         if len(out) >= NOTE_RULES:
             break
-        value = values[(start + i) % len(values)]
+        if i < len(values):
+            value = values[(start + i) % len(values)]
+        elif options:
+            # too few options left: the least set of those already defined (the story's own last on a tie)
+            count = {str(o): sum(str(r) == str(o) for _, r in out) for o in options}
+            value = min(options, key=lambda o: (count[str(o)], str(o) == str(rules[0][1])))
+        else:
+            break
         for j in range(len(qualifiers)):
             qualifier = qualifiers[(start + j) % len(qualifiers)]
             phrase = f"the {qualifier} {noun}"
@@ -132,7 +146,10 @@ def ruled_note(world: World, story: Story, param: dict[str, Any], rules: list[tu
     def drawn(rule: tuple[str, Any]) -> str:
         return hashlib.sha256(f"{story.slug}|{rule[0]}".encode()).hexdigest()
 
-    return "\n".join(policy_line(p, label, v) for p, v in sorted(out, key=drawn))
+    rest = sorted(out[1:], key=drawn)
+    at = 1 + int(drawn(out[0]), 16) % (len(rest) - 1) if len(rest) >= 2 else int(drawn(out[0]), 16) % 2
+    ordered = [*rest[:at], out[0], *rest[at:]]
+    return "\n".join(policy_line(p, label, v) for p, v in ordered)
 
 
 # How a rival rule is told apart from the story's own when the story names none (the source benchmark's format

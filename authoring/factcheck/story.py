@@ -299,10 +299,16 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
                 + "); carry another parameter, or a value that is not the default",
             )
         )
-    if carried_param is not None and viewed is None and 0 < len(option_values(carried_param)) <= 2:
-        # two options and no second view: a fixed guess takes the carried value on half such tasks, and of a
-        # document defining the two rules a reader of its first rule or of its last (the battery's source and
-        # tail skimmers) takes it whichever order the rules stand in
+    if (
+        carried_param is not None
+        and viewed is None
+        and 0 < len(option_values(carried_param)) <= 2
+        and (policy_doc is None or policy_doc.kind != "note")
+    ):
+        # two options and no second view: of a document defining the two rules a reader of its first rule or
+        # of its last (the battery's source and tail skimmers) takes the carried value whichever order the
+        # rules stand in. A note the pipeline writes (`ruled_note`) is not refused: it defines further rules
+        # on the two options, as many of each, and never puts the story's rule first or last.
         blocking.append(
             SourceError(
                 file,

@@ -217,6 +217,12 @@ class RuleFairness:
                         f"'{stand.for_name}' on",
                         f"{args} vs {on_target}",
                     )
+        found = by_level[1].meta.hidden if by_level[1].meta else []
+        if stand is None and any(h.instance for h in found):
+            # Execute works another instance of the target's widget (Find hides an instance among twins): its
+            # board seats that instance on a twin's values, and the widgets it grades to stay as seeded are
+            # drawn for that board, as beside a stand-in
+            base -= _kept(by_level[0])
         for lv in range(1, 5):
             missing = base - _graded_core(by_level[lv])
             if missing:

@@ -260,3 +260,28 @@ def test_the_authors_default_reference_agent_is_the_capability_ladder():
 
     author_cmd = get_command(app).commands["author"]
     assert next(p for p in author_cmd.params if p.name == "reference_agent").default == "ladder"
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+def test_a_note_on_a_two_option_parameter_defines_each_option_as_often_and_hides_the_asked_rule_inside(
+    persona,
+):
+    """A parameter with two options cannot fill the note with other values: the note defines further coined rules
+    on the two options, as many of each, and the story's rule stands neither first nor last (a reader of the
+    note's first or last line must not be right in both counterfactual copies)."""
+    from authoring.factcheck.policy import NOTE_RULES, policy_line, ruled_note
+
+    param = {
+        "paramName": "scenario",
+        "label": "Scenario",
+        "options": [{"value": "Base"}, {"value": "Stress"}],
+    }
+    for resolved in _persona(persona).resolved:
+        story = resolved.story
+        own = ("the downside case", "Stress")
+        lines = ruled_note(_world(), story, param, [own, ("the central case", "Base")]).splitlines()
+        assert len(lines) == NOTE_RULES, (story.slug, lines)
+        assert sum(line.endswith("to Stress.") for line in lines) == sum(
+            line.endswith("to Base.") for line in lines
+        )
+        assert policy_line(own[0], "scenario", own[1]) in lines[1:-1], (story.slug, lines)

@@ -51,14 +51,17 @@ PERSONAS = (
 # Grid: its Symbol siblings draw theirs from an endpoint, so the signature matcher repaired the one placed widget
 # listing AAPL whatever the request said) stands among two twin instances of itself on other options, and the
 # planted pointer names each instance by what it shows ("Live Grid on TSLA"); the target sits between its twins,
-# the counterfactual copy swaps the entries (`factcheck.twin_values`): 20, 20, 20 and 20. Since (players6): the
+# the counterfactual copy swaps the entries (`factcheck.working.twin_values`): 20, 20, 20 and 20. Since (players6): the
 # battery's tail skimmer (players5) reads a policy note's last rule, and var_monitor's Derive carries scenario,
 # which declares two options (no second view): of its two-rule rulebook a reader of the first rule or of the last
 # takes the carried value whichever order they stand in (it certified on the order the source skimmer missed), so
-# the level is refused, and `check` says so first (facts.policy.carries): 20, 19, 20 and 20.
+# the level was refused (20, 19, 20 and 20). Since: a note the pipeline writes defines further rules on the two
+# options, as many of each, and never puts the story's rule first or last (`factcheck.policy.ruled_note`), so
+# neither skimmer is right in both counterfactual copies and check refuses only a writer's own document with two
+# options: 20, 20, 20 and 20.
 DRAFTED = {
     "client_advisor": (20, set()),
-    "compliance_risk": (19, {"var_monitor_level2"}),
+    "compliance_risk": (20, set()),
     "fund_operations": (20, set()),
     "portfolio_manager": (20, set()),
 }

@@ -26,12 +26,10 @@ from pathlib import Path
 import pytest
 
 from authoring.checks import check_persona, first_drafts, prose_errors
+from authoring.draft import draft_persona
 from authoring.overlay import world_for
 from certify.agents.building import build_spec
 from simulator import World
-from tests.authoring.test_new_personas_outsider4 import (
-    test_check_was_clean_and_the_first_author_run_certifies_twenty as first_run_certifies,
-)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VALIDATOR = FIXTURES / "outsider5_model_validator"
@@ -46,11 +44,31 @@ PERSONAS = [
 ]
 
 
+# Frozen before the battery's tail skimmer (players5) joined: plain `check` now refuses the Ground facts that are
+# the last passage of their document naming an option of the parameter (a reader of a document's last mention
+# would take them), and says so; those stories are the only ones the first run may block on.
+REFUSED = {
+    "model_validator": {"pellston_dcf_upgrade"},
+    "esg_analyst": {"energy_exclusions_repair", "halloway_ageing_basket", "water_theme_momentum"},
+    "digital_assets_analyst": set(),
+}
+
+
 @pytest.mark.parametrize(("root", "persona", "world_dir"), PERSONAS, ids=lambda v: getattr(v, "name", v))
-def test_check_was_clean_and_the_first_author_run_certifies_twenty(root, persona, world_dir, tmp_path):
-    """Frozen at check clean: plain `check` still has no error, and the authoring run itself (as `check --draft`
-    and the first `author` run run it) certifies 20/20 with nothing to review (round 4's measure, reused)."""
-    first_run_certifies(root, persona, world_dir, tmp_path)
+def test_check_names_every_level_the_first_author_run_blocks_on(root, persona, world_dir, tmp_path):
+    """Frozen at check clean: plain `check` refuses only the Ground facts their documents name last (REFUSED),
+    and the authoring run itself (as `check --draft` and the first `author` run run it) blocks on nothing check
+    did not name; with check clean it certifies 20/20 with nothing to review."""
+    world = World.load(world_for(root, world_dir))
+    report = check_persona(root, persona, world)
+    found = [*report.errors, *report.ladder_errors]
+    assert {Path(e.file).stem for e in found} == REFUSED[persona], [str(e) for e in found]
+    assert all(e.key == "facts.governance.fact" and "names last" in e.message for e in found)
+    drafted = draft_persona(root, persona, world, tmp_path / "tasksets", "workspace_tasks")
+    blocked = {i["task_id"].rsplit("_level", 1)[0] for i in drafted.items if i.get("severity") == "blocker"}
+    assert blocked <= REFUSED[persona], [i["reason"] for i in drafted.items]
+    if not found:
+        assert drafted.ok and drafted.certified == 20, [i["reason"] for i in drafted.items]
 
 
 def _validator_drafts():
