@@ -329,4 +329,13 @@ def execute_stories(
     name = hidden or story.targets[0].name
     instance = twin_instance(story)
     out = [replace(story, execute_instance=instance)] if instance and name == story.targets[0].name else []
-    return out + [at_execute(story, s, hidden) for s in stand_ins_for(story, world, backends, name)]
+    worked = [at_execute(story, s, hidden) for s in stand_ins_for(story, world, backends, name)]
+    return out + [w for w in worked if len(_cuts(w)) == len(_cuts(story))]
+
+
+def _cuts(story: ResolvedStory) -> set[tuple[str, str, str]]:
+    """The distinct widgets-with-values a story's targets are. Two targets of one widget (two cuts of it) on a
+    stand-in that declares none of the parameters telling them apart would be one widget placed twice on the
+    same values: Execute's request would ask for the same thing twice and its reference would fail its own
+    'at most one' checks, so such a stand-in is not one Execute can work on."""
+    return {(t.origin, t.widget_id, repr(sorted(t.params.items()))) for t in story.targets}

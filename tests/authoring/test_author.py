@@ -141,9 +141,9 @@ def test_two_targets_of_one_widget_are_both_described_at_find(world, tmp_path, k
     assert "Positions" not in find and "Book Summary" not in find, find  # no catalog name
     assert "Positions" in tasks[0].prompt and "Gamma" in find and "Beta" in find
     graded = {(r.widget_id, r.data_args["fund"]) for r in tasks[1].eval.required_widgets}
-    decoy = (
-        {("desk_overview_book_summary", "Alpha")} if kind == "repair" else set()
-    )  # placed look-alike, kept as is
+    # the placed look-alike, kept as is: by the one decoy rule (players6) it shows what the target's instances show,
+    # in turn (the first cut's fund), so the target is not the board's odd one out
+    decoy = {("desk_overview_book_summary", "Gamma")} if kind == "repair" else set()
     assert graded == {("desk_overview_positions", "Gamma"), ("desk_overview_positions", "Beta")} | decoy
     if kind == "repair":
         updates = [s.args["widget_uuid"] for s in tasks[0].eval.required_tools if s.tool == "update_widget"]

@@ -316,7 +316,18 @@ def test_validator_flag(llm, ctx, skills):
     assert schema["schema"]["required"] == ["verdict", "flags"]
     assert request["messages"][0]["content"] == (skills / "task-validator.md").read_text()
     user = h.user(0)
-    assert '"max_turns": 2' in user and '"weight": 0.0524' in user and '"Desk App"' in user
+    # level 0 works on a stand-in of the target Find hides (standin: naming the target there would state what Find
+    # hides): the validator reads that widget, with the rows the world serves for the level's values
+    stand = raw["meta"]["stands_in"]
+    served = json.loads(
+        user.split("## What the world serves for it", 1)[1].split("```json", 1)[1].split("```")[0]
+    )
+    [widget] = served["widgets"]
+    assert '"max_turns": 2' in user and (widget["widget_id"], widget["name"]) == (
+        stand["widget_id"],
+        stand["name"],
+    )
+    assert [r["data_args"] for r in widget["rows"]] == [{"fund": "Beta", "period": "QTD"}]
     # the validator reads the task, not the sources: the persona's text never reaches it, and of the story only
     # what the request itself says (its purpose, the storyline's first sentence here)
     assert "Runs the Acme desk" not in user and "the Beta book on the Risk Review board" in parsed(raw).prompt
@@ -638,10 +649,13 @@ def test_a_judged_level_certifies_on_its_first_submission_as_the_pipeline_gates_
         commit=False,
     )
     ctx = contexts(options)["keel_europe_tilt"]
-    level0 = rule_level(ctx, 0)
-    assert parsed(level0).eval.judged is not None
-    h = llm([[("submit_level", {"task": level0})], [("submit_level", {"task": level0})]])
-    draft = h.drivers.author.draft(ctx, 0, [], [])
-    assert draft.task == level0
+    # the story's first judged level: Execute asks for no analysis where its stand-in (standin) does not serve
+    # the analysed figure and label
+    number, level = next(
+        (n, raw) for n in range(5) if parsed(raw := rule_level(ctx, n)).eval.judged is not None
+    )
+    h = llm([[("submit_level", {"task": level})], [("submit_level", {"task": level})]])
+    draft = h.drivers.author.draft(ctx, number, [], [])
+    assert draft.task == level
     assert len(h.model.requests) == 1
-    assert h.progress == ["llm author keel_europe_tilt_level0: round 1: certified"]
+    assert h.progress == [f"llm author keel_europe_tilt_level{number}: round 1: certified"]
