@@ -54,6 +54,8 @@ REFUSED = {
     "credit_analyst": {"breakwater_backtest_repair", "breakwater_latam_exposure", "committee_var_read"},
     "investor_relations_lead": {"brennan_call_followups", "corran_meeting_diary", "finchley_delivery_repair"},
     "data_platform_lead": set(),
+    # the round-3 trader's handbooks name no Ground fact last: plain check is clean, so the run must be 20/20
+    "execution_trader": set(),
 }
 
 

@@ -61,10 +61,18 @@ def test_an_instance_among_twins_is_said_below_only_by_what_it_shows():
     it, does."""
     from certify.task import HiddenValue
 
-    levels = next(ls for ls in _stories().values() if ls[0].meta and ls[0].meta.stands_in and _worked(ls[0]))
-    execute = levels[0]
+    # The lower level: a shipped level (Execute first) that repairs one seat and keeps another on a value of its
+    # own. Since the one decoy rule (players6) a repair's furniture takes the values its target shows, so no
+    # shipped Execute (its target the stand-in) keeps a seat on a value the stand-in does not show; a Derive whose
+    # board keeps a look-alike on another status does. stated_below reads only what the lower level says.
+    levels, execute = next(
+        (ls, ls[lv])
+        for lv in range(4)
+        for ls in _stories().values()
+        if _worked(ls[lv]) and _seated_kept(ls[lv])
+    )
     repaired, kept = _worked(execute), _seated_kept(execute)
-    name = execute.meta.stands_in.for_name  # type: ignore[union-attr]
+    name = next(h.value for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
 
     def find_hiding(instance: dict[str, str]):
         hidden = [HiddenValue(kind="target", value=name, instance=instance)]

@@ -1,9 +1,14 @@
 """The round-6 frozen outside-auditor players (players_round6.py) over every shipped task, in process: each passes
 at most 10% of the tasks of each level 1-4 (level 0 states everything). Measured cells: ROUND6.md.
 
-Two cells are above the bar on the shipped taskset and their causes lie in Find's seeding, which this branch
-does not change (other branches do): they are strict xfails naming the cause, and the day a seeding change
-brings one under the bar the test says so and the entry must go.
+Two cells were above the bar when the players were frozen, their causes in Find's seeding; since the seeding
+branches landed both are under it (ROUND6.md, "Measured again on integ") and assert the bar:
+- non_default (Find 6/24 -> 1/24): one decoy rule (players6) seats the look-alikes and furniture on the values the
+  target shows, so on no level-1 repair is the target alone off its schema defaults (2-6 placed widgets tie).
+- any_level_copier (Find 17/24 -> 2/24): Execute works on a stand-in (standin), so level 0 no longer names Find's
+  target. That is only half its cause: levels 2-4 still name the target in all 24 stories, and the frozen player
+  scores low because it reads the nearest level first, level 0 before level 2, and takes the stand-in's name. A
+  copier of the higher levels alone still passes 17/24: a strict xfail below keeps that cell in sight.
 
 One cell is not a shortcut: hop_skimmer at Ground follows "step N of the X skill's workflow" and takes the option
 step N mentions. Where the request's source IS that step (single-hop prompts), that is the reading the level asks
@@ -14,25 +19,19 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
-from .players_round6 import PLAYERS
+from .players import by_order
+from .players_round6 import PLAYERS, Round6
 from .run import SHIPPED, play_all
 from .test_outside_players import LEVELS, cells
 
 BAR = 0.10
 
-KNOWN: dict[tuple[str, str], str] = {
-    ("non_default", "level1"): (
-        "Find seeding: on 5 of the 6 level-1 repairs the target is the only placed widget (or the one) off its "
-        "schema defaults; the look-alike and the furniture sit on the defaults"
-    ),
-    ("any_level_copier", "level1"): (
-        "Find seeding (stand-ins): every other level of all 24 stories, level 0 and levels 2-4 alike, names "
-        "Find's target, so a player that saw the published taskset reads it there"
-    ),
-}
+KNOWN: dict[tuple[str, str], str] = {}  # no cell is known to be above the bar (see the docstring)
 
 TWO_HOP = re.compile(r"\b(document it points to|reference it gives)\b")
 
@@ -81,3 +80,28 @@ def test_round6_player_passes_at_most_a_tenth_of_a_level(player: str, level: str
     tasks = results()[player][level]
     won = sorted(t for t, ok in tasks.items() if ok and not reads_as_asked(player, level, prompts()[t]))
     assert len(won) <= BAR * len(tasks), f"{player} passes {len(won)}/{len(tasks)} of {level}: {won}"
+
+
+@dataclass(frozen=True)
+class HigherLevelsCopier(Round6):
+    """any_level_copier reading only the story's higher levels (a diagnostic variant, not a frozen player): what
+    the frozen copier would read had it not taken level 0's stand-in first."""
+
+    def play(self, env: Any, obs: Any, lower_prompts: list[str]) -> None:
+        higher = [p for p in self.other_levels(obs.prompt or "") if p not in lower_prompts]
+        super(Round6, self).play(env, obs, higher)  # Round6.play would hand it every other level again
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Find seeding (stand-ins): levels 2-4 of all 24 stories name Find's target (only level 0 works on a "
+    "stand-in), so a player that saw the published taskset's higher levels reads it there",
+)
+def test_a_copier_of_the_higher_levels_passes_at_most_a_tenth_of_find():
+    tasks = play_all(
+        SHIPPED, (HigherLevelsCopier("higher_levels_copier", by_order, fill="levels", lower_levels=True),)
+    )["higher_levels_copier"]["level1"]
+    won = sorted(t for t, ok in tasks.items() if ok)
+    assert len(won) <= BAR * len(tasks), (
+        f"higher_levels_copier passes {len(won)}/{len(tasks)} of level1: {won}"
+    )
