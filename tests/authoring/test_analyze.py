@@ -117,7 +117,8 @@ def test_the_analyze_facts_are_checked_against_the_world(tmp_path, old, new, key
 def test_every_level_asks_for_the_analysis_without_naming_the_target_at_find(levels):
     for task in levels:
         assert re.search(
-            rf"cites each {_label(task)}'s active weight, compares it with the skill's talking-point", task.prompt
+            rf"cites each {_label(task)}'s active weight, compares it with the skill's talking-point",
+            task.prompt,
         )
         assert "Portfolio Morning Brief" in task.prompt and "verdict" in task.prompt
         assert "140" not in task.prompt  # the skill says the number
