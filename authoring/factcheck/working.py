@@ -97,7 +97,7 @@ def stand_ins(
     one of another backend; then the same order for widgets that take the stated values of the parameters they
     declare (Execute states those), and last for widgets that declare none of them (a target whose values no
     other widget lists: Execute then adds or reads the stand-in on its own defaults). A story asking for an
-    analysis ranks those serving its figure before all of these (Execute asks the analysis over the stand-in's
+    analysis ranks those of the target's backend serving its figure before all of these (Execute asks the analysis over the stand-in's
     rows, `analysis_on`). Within each, those serving every column the story records and analyses
     come first (Execute then records and analyses the same columns; a read's Execute on another records that
     widget's own columns, `plan`, and asks for no analysis where the figure is not served, `at_execute`), then
@@ -153,9 +153,10 @@ def stand_ins(
             near = 0 if mine else 1 if origin == first.origin else 2
             tier = near + (0 if len(takes) == len(first.params) else 3 if takes else 6)
             full = all(c in columns for c in needed)
-            # a story that asks for an analysis keeps it at Execute only on a stand-in serving its figure (the
-            # skill's threshold is about that figure): those come first, whatever their tier
-            drops = bool(analyzed) and analyzed[0] not in columns
+            # a story that asks for an analysis keeps it at Execute only on a stand-in of the target's backend
+            # serving its figure (the skill's threshold is about that figure as that backend serves it; a column
+            # of the same name elsewhere is not known to mean the same): those come first, whatever their tier
+            drops = bool(analyzed) and (analyzed[0] not in columns or origin != first.origin)
             digest = hashlib.sha256(f"{key}|{origin}|{wid}".encode()).hexdigest()
             ranked.append((drops, tier, not full, digest, candidate))
     return tuple(c for *_, c in sorted(ranked, key=lambda r: r[:4])[:MAX_STAND_INS])
@@ -195,14 +196,15 @@ def stand_ins_for(
     )
 
 
-def analysis_on(analyze: ResolvedAnalyze, stand_in: ResolvedTarget) -> ResolvedAnalyze | None:
+def analysis_on(analyze: ResolvedAnalyze, stand_in: ResolvedTarget, origin: str) -> ResolvedAnalyze | None:
     """The story's analysis as Execute asks it over what its stand-in reads: the same figure and threshold (the
     skill's threshold is about the figure), its rows told apart by the stand-in's own label column where it does
     not serve the story's (Country Exposure's markets for Sector Tilt vs Benchmark's sectors: the first column
     neither the figure nor a parameter the stand-in is read on, a text one where its rows say). None where the
-    stand-in does not serve the figure: no band to compare its columns with."""
+    stand-in does not serve the figure, or is of another backend than the target's (`origin`: a column of the
+    same name there is not known to mean what the skill's threshold is about): no band to compare it with."""
     served = columns_of(stand_in.widget.definition, stand_in.widget.rows or [])
-    if analyze.figure not in served:
+    if analyze.figure not in served or stand_in.origin != origin:
         return None
     if analyze.label in served:
         return analyze
@@ -238,7 +240,7 @@ def at_execute(story: ResolvedStory, stand_in: ResolvedTarget, hidden: str | Non
         # the stand-in works in place of another target: the first, whose rows the analysis reads, stays
         return replace(story, targets=targets, standing_in=first, stand_in_at=story.targets.index(first))
     if analyze is not None:
-        analyze = analysis_on(analyze, stand_in)
+        analyze = analysis_on(analyze, stand_in, first.origin)
     declared = targets[0].params
     wrong = {k: v for k, v in story.seeded_wrong.items() if k in declared}
     return replace(story, targets=targets, analyze=analyze, seeded_wrong=wrong, standing_in=first)

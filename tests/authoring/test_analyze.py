@@ -215,6 +215,32 @@ def test_the_ladder_reads_the_threshold_from_the_skill_on_the_figures_scale(
     assert line is not None and line.said == said and line.value == pytest.approx(value) and line.size == size
 
 
+def test_an_analysis_execute_on_the_target_is_reported_and_any_other_is_blocked(levels):
+    """An Execute that works on the story's own target because its judged analysis has no stand-in serving the
+    figure names what Find hides: reported (minor), so that the analysis is asked at every level; the same
+    Execute without the analysis, or a leak above level 0, stays a blocker."""
+    from authoring.roles.fairness import RuleFairness
+
+    execute = levels[0]
+    meta = execute.meta.model_copy(update={"stands_in": None})
+    on_target = execute.model_copy(
+        update={"prompt": execute.prompt + " Then look at Sector Tilt vs Benchmark.", "meta": meta}
+    )
+
+    def said_below(ladder):
+        flags = RuleFairness().review(STORY, ladder, ladder, PERSONA)
+        return {(f.level, f.severity) for f in flags if f.check == "stated_below"}
+
+    assert said_below([on_target, *levels[1:]]) == {(1, "minor")}
+    plain = on_target.model_copy(
+        update={"eval": on_target.eval.model_copy(update={"judge_evaluation": None})}
+    )
+    assert (1, "blocker") in said_below([plain, *levels[1:]])
+    # a stand-in's Execute that names the target anyway is not excused by its analysis
+    leaky = execute.model_copy(update={"prompt": on_target.prompt})
+    assert (1, "blocker") in said_below([leaky, *levels[1:]])
+
+
 # ------------------------------------------------------------------------------------------- the record
 def test_a_persona_run_records_its_audit_beside_the_other_personas(world, levels, tmp_path):
     other = draft_audit(world, levels[0], "trading_desk/other_level0.json")
