@@ -110,7 +110,7 @@ def stand_ins(
     used = {(t.origin, t.widget_id) for t in targets}
     app = set(_in_app(world, first, backends))
     needed = [*(record or []), *analyzed]
-    ranked: list[tuple[int, bool, str, ResolvedTarget]] = []
+    ranked: list[tuple[bool, int, bool, str, ResolvedTarget]] = []
     key = f"{story.slug}_level0"
     fixtures = {f.origin: f for name in backends if (f := world.backend(name)) is not None}
     for origin, fixture in fixtures.items():
