@@ -7,7 +7,10 @@ taskset) would read Find's answer there: the taskset itself would be the answer 
 story's work — the same action, the same stated values, the same columns recorded and analysed — on a
 *stand-in*: another widget of the same app (else of the backend) that takes every value the story states for
 its first target, drawn per task, and whose name is not the target's (nor contains it). Levels 1-4 climb on
-the story's own target.
+the story's own target. A story asking for a judged analysis asks it at every level: its Execute works on a
+stand-in serving the analysed figure (the analysis is then over the stand-in's rows), and where no widget but
+the target serves it, on the target itself — the analysis is kept, and level 0 names what Find hides (the
+fairness review reports it as minor, `roles.fairness`).
 
 A Find repair whose target is the one widget listing the values to set among its declared options cannot be
 told apart from other widgets by any description (the signature matcher repairs the one placed widget listing
@@ -37,7 +40,7 @@ from typing import Any
 from certify import states_value
 from simulator import WidgetDef, World, option_values, value_allowed
 
-from ..analyze import columns_of
+from ..analyze import ResolvedAnalyze, columns_of
 from ..sources import SourceError, Story
 from .model import ResolvedStory, ResolvedTarget
 from .reads import _first_row
@@ -93,7 +96,9 @@ def stand_ins(
     that takes every value the story states for the target, then one of another app of the same backend, then
     one of another backend; then the same order for widgets that take the stated values of the parameters they
     declare (Execute states those), and last for widgets that declare none of them (a target whose values no
-    other widget lists: Execute then adds or reads the stand-in on its own defaults). Within each, those serving every column the story records and analyses
+    other widget lists: Execute then adds or reads the stand-in on its own defaults). A story asking for an
+    analysis ranks those of the target's backend serving its figure before all of these (Execute asks the analysis over the stand-in's
+    rows, `analysis_on`). Within each, those serving every column the story records and analyses
     come first (Execute then records and analyses the same columns; a read's Execute on another records that
     widget's own columns, `plan`, and asks for no analysis where the figure is not served, `at_execute`), then
     by a hash of the task id. `first`: the target Find hides, when it is not the story's first (Find describes
@@ -105,7 +110,7 @@ def stand_ins(
     used = {(t.origin, t.widget_id) for t in targets}
     app = set(_in_app(world, first, backends))
     needed = [*(record or []), *analyzed]
-    ranked: list[tuple[int, bool, str, ResolvedTarget]] = []
+    ranked: list[tuple[bool, int, bool, str, ResolvedTarget]] = []
     key = f"{story.slug}_level0"
     fixtures = {f.origin: f for name in backends if (f := world.backend(name)) is not None}
     for origin, fixture in fixtures.items():
@@ -148,10 +153,13 @@ def stand_ins(
             near = 0 if mine else 1 if origin == first.origin else 2
             tier = near + (0 if len(takes) == len(first.params) else 3 if takes else 6)
             full = all(c in columns for c in needed)
-            ranked.append(
-                (tier, not full, hashlib.sha256(f"{key}|{origin}|{wid}".encode()).hexdigest(), candidate)
-            )
-    return tuple(c for *_, c in sorted(ranked, key=lambda r: r[:3])[:MAX_STAND_INS])
+            # a story that asks for an analysis keeps it at Execute only on a stand-in of the target's backend
+            # serving its figure (the skill's threshold is about that figure as that backend serves it; a column
+            # of the same name elsewhere is not known to mean the same): those come first, whatever their tier
+            drops = bool(analyzed) and (analyzed[0] not in columns or origin != first.origin)
+            digest = hashlib.sha256(f"{key}|{origin}|{wid}".encode()).hexdigest()
+            ranked.append((drops, tier, not full, digest, candidate))
+    return tuple(c for *_, c in sorted(ranked, key=lambda r: r[:4])[:MAX_STAND_INS])
 
 
 def working_errors(
@@ -188,6 +196,33 @@ def stand_ins_for(
     )
 
 
+def analysis_on(analyze: ResolvedAnalyze, stand_in: ResolvedTarget, origin: str) -> ResolvedAnalyze | None:
+    """The story's analysis as Execute asks it over what its stand-in reads: the same figure and threshold (the
+    skill's threshold is about the figure), its rows told apart by the stand-in's own label column where it does
+    not serve the story's (Country Exposure's markets for Sector Tilt vs Benchmark's sectors: the first column
+    neither the figure nor a parameter the stand-in is read on, a text one where its rows say). None where the
+    stand-in does not serve the figure, or is of another backend than the target's (`origin`: a column of the
+    same name there is not known to mean what the skill's threshold is about): no band to compare it with."""
+    served = columns_of(stand_in.widget.definition, stand_in.widget.rows or [])
+    if analyze.figure not in served or stand_in.origin != origin:
+        return None
+    if analyze.label in served:
+        return analyze
+    first = next((r for r in stand_in.widget.rows or [] if isinstance(r, dict)), {})
+    label = next(
+        (
+            c
+            for c in served
+            if c != analyze.figure
+            and c not in stand_in.params
+            and stand_in.widget.param(c) is None
+            and (not first or isinstance(first.get(c), str))
+        ),
+        None,
+    )
+    return replace(analyze, label=label) if label is not None else None
+
+
 def at_execute(story: ResolvedStory, stand_in: ResolvedTarget, hidden: str | None = None) -> ResolvedStory:
     """The story as Execute works it: every target that is the first target's widget replaced by `stand_in`
     (with that target's own values of the parameters the stand-in declares), the rest as they are. The analysis is asked where the stand-in serves its
@@ -205,9 +240,7 @@ def at_execute(story: ResolvedStory, stand_in: ResolvedTarget, hidden: str | Non
         # the stand-in works in place of another target: the first, whose rows the analysis reads, stays
         return replace(story, targets=targets, standing_in=first, stand_in_at=story.targets.index(first))
     if analyze is not None:
-        served = set(columns_of(stand_in.widget.definition, stand_in.widget.rows or []))
-        if not {analyze.figure, analyze.label} <= served:
-            analyze = None
+        analyze = analysis_on(analyze, stand_in, first.origin)
     declared = targets[0].params
     wrong = {k: v for k, v in story.seeded_wrong.items() if k in declared}
     return replace(story, targets=targets, analyze=analyze, seeded_wrong=wrong, standing_in=first)
@@ -330,7 +363,11 @@ def execute_stories(
     instance = twin_instance(story)
     out = [replace(story, execute_instance=instance)] if instance and name == story.targets[0].name else []
     worked = [at_execute(story, s, hidden) for s in stand_ins_for(story, world, backends, name)]
-    return out + [w for w in worked if len(_cuts(w)) == len(_cuts(story))]
+    # a story asking for a judged analysis asks it at every level: a stand-in that drops it is not worked on,
+    # and where none keeps it Execute works on the target itself (`analysis_on`; the fairness review reports
+    # that level 0 then names what Find hides, `roles.fairness`)
+    kept = [s for s in worked if story.analyze is None or s.analyze is not None]
+    return out + [w for w in kept if len(_cuts(w)) == len(_cuts(story))]
 
 
 def _cuts(story: ResolvedStory) -> set[tuple[str, str, str]]:

@@ -149,6 +149,19 @@ def stated_below(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
     return out
 
 
+def _analysis_on_target(by_level: dict[int, Task], lv: int) -> bool:
+    """Whether what level `lv` hides is said below only by an Execute that works on the story's own target
+    because it asks for a judged analysis that no stand-in serves (`factcheck.working.execute_stories`): the
+    analysis over the target's rows is kept at every level in preference to hiding the target from a player
+    that met level 0, so that level is reported, not blocked."""
+    execute = by_level.get(0)
+    if lv != 1 or execute is None or execute.eval.judged is None:
+        return False
+    if execute.meta is not None and execute.meta.stands_in is not None:
+        return False
+    return stated_below({k: t for k, t in by_level.items() if k != 0}).get(lv, ("", ""))[0] != "blocker"
+
+
 def _required(task: Task, tool: str, operation: str | None = None) -> bool:
     return any(
         not s.optional and s.tool == tool and (operation is None or s.args.get("operation") == operation)
@@ -249,6 +262,12 @@ class RuleFairness:
                     "does not show what this level hides",
                 )
         for lv, (severity, reason) in stated_below(by_level).items():
+            if severity == "blocker" and _analysis_on_target(by_level, lv):
+                severity = "minor"
+                reason += (
+                    " (Execute reads the target itself: the story asks for a judged analysis at every level and "
+                    "no other widget serves its figure)"
+                )
             flag(lv, "stated_below", reason, severity=severity)
         for lv in range(5):
             knows = any(_required(by_level[lv], tool) for tool in DOCUMENT_TOOLS)

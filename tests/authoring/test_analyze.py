@@ -63,6 +63,14 @@ def levels(ctx):
     return out
 
 
+def _label(task) -> str:
+    """The column the task's analysis tells its rows apart by: the story's (sector) on its own target; Execute
+    reads Country Exposure in its place (a stand-in serving the analysed figure, so that level 0 does not name
+    what Find hides) and tells its rows apart by market, the stand-in's own label column."""
+    stand = task.meta.stands_in if task.meta else None
+    return "sector" if stand is None else {"Country Exposure": "market"}[stand.name]
+
+
 def _served(world, task) -> list[dict]:
     t = task.eval.required_tools
     read = next(s for s in t if s.tool == "get_widget_data")
@@ -109,11 +117,14 @@ def test_the_analyze_facts_are_checked_against_the_world(tmp_path, old, new, key
 def test_every_level_asks_for_the_analysis_without_naming_the_target_at_find(levels):
     for task in levels:
         assert re.search(
-            r"cites each sector's active weight, compares it with the skill's talking-point", task.prompt
+            rf"cites each {_label(task)}'s active weight, compares it with the skill's talking-point",
+            task.prompt,
         )
         assert "Portfolio Morning Brief" in task.prompt and "verdict" in task.prompt
         assert "140" not in task.prompt  # the skill says the number
     assert "Sector Tilt vs Benchmark" not in levels[1].prompt
+    # Execute asks the same analysis over a stand-in serving the figure, not over the target Find hides
+    assert levels[0].meta.stands_in is not None and "Sector Tilt vs Benchmark" not in levels[0].prompt
 
 
 def test_the_exemplar_and_key_points_come_from_the_served_rows_and_the_skill(world, levels):
@@ -125,11 +136,12 @@ def test_the_exemplar_and_key_points_come_from_the_served_rows_and_the_skill(wor
         rows = _served(world, task)
         answer = task.eval.reference_answer
         assert answer is not None and "140 bps" in answer and "Verdict:" in answer
+        label = _label(task)
         for row in rows:
-            assert f"{row['sector']}: active weight {row['active_weight']}" in answer
+            assert f"{row[label]}: active weight {row['active_weight']}" in answer
         figures = [f for p in spec.key_points for f in p.figures]
         assert figures == ["140 bps", *(str(r["active_weight"]) for r in rows)]
-        assert ["verdict", *(r["sector"] for r in rows if abs(r["active_weight"]) > 0.014)] == (
+        assert ["verdict", *(r[label] for r in rows if abs(r["active_weight"]) > 0.014)] == (
             spec.key_points[-1].terms
         )
         # the other cuts' figures are what an answer over the wrong rows would state
@@ -164,7 +176,8 @@ def test_the_ladder_writes_the_analysis_where_it_should_pass_and_fails_where_it_
 def test_the_judge_decides_an_answer_over_the_wrong_rows_or_without_reasoning(world, levels):
     task = levels[0]
     rows = _served(world, task)
-    ask = AnalysisAsk("sector", "active weight", "talking-point threshold", task.prompt)
+    label = _label(task)
+    ask = AnalysisAsk(label, "active weight", "talking-point threshold", task.prompt)
     from certify.agents.knowledge import Document
 
     skill = world.skills["portfolio-morning-brief"]
@@ -176,7 +189,7 @@ def test_the_judge_decides_an_answer_over_the_wrong_rows_or_without_reasoning(wo
         "get_widget_data", {**read.args, "data_args": {**read.args["data_args"], "region": "Asia Pacific"}}
     ).to_dict()["data"]["data"]
     wrong = write_analysis(ask, other, {}, docs)
-    stub = " ".join(f"{r['sector']} {r['active_weight']}" for r in rows)
+    stub = " ".join(f"{r[label]} {r['active_weight']}" for r in rows)
 
     def verdict(answer):
         return default_judge().judge_now(build_case(world, task, [], answer)).verdict
@@ -200,6 +213,32 @@ def test_the_ladder_reads_the_threshold_from_the_skill_on_the_figures_scale(
 ):
     line = threshold(AnalysisAsk("row", "figure", name, ""), world.skills[slug].content, figures)
     assert line is not None and line.said == said and line.value == pytest.approx(value) and line.size == size
+
+
+def test_an_analysis_execute_on_the_target_is_reported_and_any_other_is_blocked(levels):
+    """An Execute that works on the story's own target because its judged analysis has no stand-in serving the
+    figure names what Find hides: reported (minor), so that the analysis is asked at every level; the same
+    Execute without the analysis, or a leak above level 0, stays a blocker."""
+    from authoring.roles.fairness import RuleFairness
+
+    execute = levels[0]
+    meta = execute.meta.model_copy(update={"stands_in": None})
+    on_target = execute.model_copy(
+        update={"prompt": execute.prompt + " Then look at Sector Tilt vs Benchmark.", "meta": meta}
+    )
+
+    def said_below(ladder):
+        flags = RuleFairness().review(STORY, ladder, ladder, PERSONA)
+        return {(f.level, f.severity) for f in flags if f.check == "stated_below"}
+
+    assert said_below([on_target, *levels[1:]]) == {(1, "minor")}
+    plain = on_target.model_copy(
+        update={"eval": on_target.eval.model_copy(update={"judge_evaluation": None})}
+    )
+    assert (1, "blocker") in said_below([plain, *levels[1:]])
+    # a stand-in's Execute that names the target anyway is not excused by its analysis
+    leaky = execute.model_copy(update={"prompt": on_target.prompt})
+    assert (1, "blocker") in said_below([leaky, *levels[1:]])
 
 
 # ------------------------------------------------------------------------------------------- the record
