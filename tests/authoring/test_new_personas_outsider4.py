@@ -22,10 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from authoring.checks import check_persona
-from authoring.draft import draft_persona
-from authoring.overlay import world_for
-from simulator import World
+from tests.authoring.first_run import check_names_what_the_first_run_blocks_on
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DEFAULT_WORLD = FIXTURES / "outsider4"
@@ -64,18 +61,7 @@ def test_check_names_every_level_the_first_author_run_blocks_on(root, persona, w
     """Frozen at check clean: plain `check` refuses only the Ground facts their handbooks name last (REFUSED),
     and the authoring run itself (as `check --draft` and the first `author` run run it) blocks on nothing check
     did not name; with check clean it certifies 20/20 with nothing to review."""
-    from pathlib import Path as P
-
-    world = World.load(world_for(root, world_dir))
-    report = check_persona(root, persona, world)
-    found = [*report.errors, *report.ladder_errors]
-    assert {P(e.file).stem for e in found} == REFUSED[persona], [str(e) for e in found]
-    assert all(e.key == "facts.governance.fact" and "names last" in e.message for e in found)
-    drafted = draft_persona(root, persona, world, tmp_path / "tasksets", "workspace_tasks")
-    blocked = {i["task_id"].rsplit("_level", 1)[0] for i in drafted.items if i.get("severity") == "blocker"}
-    assert blocked <= REFUSED[persona], [i["reason"] for i in drafted.items]
-    if not found:
-        assert drafted.ok and drafted.certified == 20, [i["reason"] for i in drafted.items]
+    check_names_what_the_first_run_blocks_on(root, persona, world_dir, REFUSED[persona], tmp_path)
 
 
 def test_the_overlay_handbooks_check_and_every_planted_row_is_groundable():
