@@ -118,7 +118,7 @@ def ruled_note(world: World, story: Story, param: dict[str, Any], rules: list[tu
     qualifiers = [*RIVAL_QUALIFIERS, *OWN_QUALIFIERS]
     start = sum(map(ord, story.slug))
     options = [v for v in option_values(param) if any(str(v) == str(r) for _, r in rules)]
-    for i in range(NOTE_RULES):
+    for i in range(len(values) + NOTE_RULES):  # every other option first, then repeats of those defined
         if len(out) >= NOTE_RULES:
             break
         if i < len(values):
