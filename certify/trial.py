@@ -208,6 +208,9 @@ async def run_trial(
         try:
             await asyncio.wait_for(drive(episode, agent, task, holder), timeout=timeout_s)
         except AgentRefused as exc:
+            if exc.reply is not None:
+                # the model answered, with nothing usable: a turn like any reply that is not an action
+                record_unparseable(episode, exc.reply, str(exc))
             episode.ended_by = trial.ended_by = exc.reason
             trial.error = str(exc)
         finally:

@@ -110,11 +110,13 @@ class AgentUnavailable(Exception):
 class AgentRefused(Exception):
     """The model refused the request for a reason that is its own limit (its context window overflowed, it does
     not accept a parameter the harness needs). The trial describes the agent: it is a failure with this reason,
-    never an invalid trial."""
+    never an invalid trial. `reply` is what the model did answer when the refusal follows a reply (one cut at the
+    output cap): that reply was a turn, and the trial records it as one."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, reply: str | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+        self.reply = reply
 
 
 @runtime_checkable

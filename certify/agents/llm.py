@@ -341,6 +341,7 @@ class OpenAISession:
             "output_truncated",
             f"{self.agent.name}: the reply was cut at the output cap ({cap} tokens, finish_reason length) "
             "before it held an action; raise --max-tokens if the model needs longer replies",
+            reply=completion.text or "",
         )
 
     async def _next_json(self, observation: dict[str, Any] | None) -> Action | None:

@@ -56,6 +56,9 @@ def test_a_server_refusal_ends_the_trial_as_section_6_says(case, mini_world):
         assert trial.valid and trial.passed is False, (trial.invalid_reason, trial.error)
         assert trial.ended_by == case["reason"] and trial.failure_codes[0] == case["reason"]
         assert trial.error
+        # a refusal that follows a reply (one cut at the cap) counts that reply as the turn it was
+        assert trial.turns == (1 if case["reason"] == "output_truncated" else 0), trial.events
+        assert trial.requests == 1
     else:
         assert trial.valid and trial.passed, (trial.invalid_reason, trial.error, trial.failure_codes)
 
