@@ -56,6 +56,11 @@ def _draft_verdict(report: Any, drafted: Any) -> str:
     good = drafted.ok and drafted.certified == expected
     left = info.get("stories_left_out") or []
     counted = f"{report.persona}: draft {drafted.certified}/{expected} certify, {len(drafted.items)} blocking item(s)"
+    folded = len(drafted.items) - len(report.draft_errors)
+    if folded > 0:
+        # an item whose story and field a facts error already names is not printed again: say so, or the count
+        # reads as items nobody printed
+        counted += f" ({folded} of them the consequence of the facts errors above, not printed again)"
     if left:
         return (
             f"{counted}: drafted without {', '.join(left)} (a facts error stops it), the other stories' levels "

@@ -72,13 +72,18 @@ OverlaySources = Annotated[
 ]
 
 
-def _world_with_overlay(world: Path | None, sources: Path | None) -> tuple[Any, set[str]]:
-    """The world, with the overlay of `sources` applied (and the files the overlay adds or replaces)."""
+def _world_with_overlay(
+    world: Path | None, sources: Path | None, *, need_overlay: bool = True
+) -> tuple[Any, set[str]]:
+    """The world, with the overlay of `sources` applied (and the files the overlay adds or replaces). `world
+    check --sources` validates an overlay, so a folder without one is a usage error there; `world show
+    --sources` also names the personas of the folder that ground a fact, which a folder without an overlay has
+    too (`need_overlay=False`: the world as it is)."""
     from authoring.overlay import OverlayError, find_overlay, overlay_documents, world_for
 
     overlay = find_overlay(sources) if sources is not None else None
     if sources is None or overlay is None:
-        if sources is not None:
+        if sources is not None and need_overlay:
             raise usage_error(f"--sources: {sources} has no overlay/ folder")
         return load_world(world), set()
     try:
@@ -162,7 +167,7 @@ def show(
     from authoring.suggest import listing
     from authoring.worldinfo import lookup, overview
 
-    w, _ = _world_with_overlay(world, sources)
+    w, _ = _world_with_overlay(world, sources, need_overlay=False)
     if facts:
         _facts(w, name, sources or Path("."), as_json)
         return
@@ -198,8 +203,10 @@ def _facts(w: Any, name: str | None, sources: Path, as_json: bool) -> None:
         sys.stdout.write(json.dumps([g.to_dict() for g in items], indent=2, ensure_ascii=False) + "\n")
         return
     for g in items:
-        tags = (" [planted]" if g.planted else "") + (
-            f" [used by {', '.join(g.used_by)}]" if g.used_by else ""
+        tags = (
+            (" [planted]" if g.planted else "")
+            + (f" [used by {', '.join(g.used_by)}]" if g.used_by else "")
+            + g.sets_tags()
         )
         render.say(console, f"{g.position}: {g.text}{tags}", prefix=f"{g.kind} {g.ref} | ")
     free = sum(1 for g in items if not g.used_by)

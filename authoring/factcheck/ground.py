@@ -4,6 +4,7 @@ reading the passage the request points at."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from certify import URI, option_mentions, units
@@ -180,8 +181,10 @@ def _skimmed_errors(
     the document it sends to) but not the piece the request points at — the battery's source and tail skimmers,
     taking the option the text mentions most (the first of a tie) or last, or the first or last tab title it
     quotes — must get it wrong. One whose document names no rival of the value elsewhere, or names the value most, blocks the level
-    at the shortcuts gate; check says so first, and why."""
-    from certify import skimmed_options, skimmed_title
+    at the shortcuts gate; check says so first, and why, and names the pieces of the world that would carry a
+    fact for the same parameter (`world show --facts` tags every piece the same way): a writer cannot reorder a
+    document of the world, only pick another piece or replace the document through the overlay."""
+    from ..groundable import skimmed
 
     value = gov.value
     read: list[str] = []
@@ -192,24 +195,18 @@ def _skimmed_errors(
     param = next((t.widget.param(gov.sets) for t in targets if gov.sets and gov.sets in t.params), None)
     if value is None or not read or (param is None and gov.sets != "tab"):
         return []
+    why = skimmed(read, param, value)
+    if not why:
+        return []
     if param is None:
-        tail = skimmed_title(read, tail=True) == value
-        if skimmed_title(read) != value and not tail:
-            return []
+        tail = why == "tail"
         what = f"the {'last' if tail else 'first'} tab title {gov.source} quotes is '{value}'"
         fix = f"let {'a later' if tail else 'an earlier'} passage of it quote another tab's title"
     else:
-        text = "\n".join(read)
-        order = skimmed_options(text, param)
-        last = skimmed_options(text, param, tail=True)
-        head = bool(order) and str(order[0]) == str(value)
-        tail = bool(last) and str(last[0]) == str(value)
-        if not head and not tail:
-            return []
-        alone = len(order) == 1
+        head = why != "tail"
         what = (
             f"{gov.source} names no option of '{gov.sets}' but {value_text(value)!r}"
-            if alone
+            if why == "alone"
             else f"{value_text(value)!r} is the option of '{gov.sets}' {gov.source} names most (or first)"
             if head
             else f"{value_text(value)!r} is the option of '{gov.sets}' {gov.source} names last"
@@ -224,9 +221,39 @@ def _skimmed_errors(
             file,
             "facts.governance.fact",
             f"{what}, so an agent that reads the document but not {gov.position or 'the passage'} gets the "
-            f"Ground level right (the shortcuts' source skimmer passes it); {fix}",
+            f"Ground level right (the shortcuts' source skimmer passes it); {fix}{_elsewhere(world, gov)}",
         )
     ]
+
+
+def _elsewhere(world: World, gov: Governance) -> str:
+    """Where else the story could ground `gov.sets`: the document is the world's (or the overlay's, which the
+    writer edits as the fix says), so name up to three pieces `world show --facts` lists as accepted for the
+    same parameter — the story's own value first — and the overlay as the way to give a world document the
+    passage the fix asks for."""
+    from ..groundable import groundable
+
+    key = "authoring:groundable"
+    if key not in world.cache:
+        world.cache[key] = groundable(world)
+    pieces = [
+        (str(x.value) != str(gov.value), f"{g.kind} {g.ref} | {g.position} ({gov.sets}={x.value})")
+        for g in world.cache[key]
+        for x in g.sets
+        if x.param == gov.sets and not x.refused and f"{g.kind}:{g.ref}" != f"{gov.kind}:{gov.ref}"
+    ]
+    pieces.sort(key=lambda p: p[0])
+    offer = (
+        f"; pieces that carry a '{gov.sets}' fact check accepts: {'; '.join(p for _, p in pieces[:3])}"
+        if pieces
+        else ""
+    )
+    found = _source_of(world, gov.kind, gov.ref)
+    name = Path(found[0]).name if found else "a file named like it"
+    return (
+        f" (a document of the world changes through the overlay: overlay/{gov.kind}s/{name} replaces it){offer}; "
+        "`taskforge world show --facts` tags each piece with what it sets and whether check accepts it"
+    )
 
 
 _MARKUP = re.compile(r"\*\*|__|`|\*")

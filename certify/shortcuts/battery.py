@@ -121,8 +121,13 @@ class NoteStuffer(Generic):
                     self.texts.append(str(data.get("content") or ""))
         if "resource" in self.prompt.lower():
             envelope_uris = yield from self.resource_uris()
+            # the resource the request names is ranked by the sentences that speak of a resource (its title is
+            # there), not by the whole request, whose parameter and widget words favour another document
+            pointing = " ".join(
+                p for p in re.split(r"(?<=[.!?;:])\s+", self.prompt) if re.search(r"\bresources?\b", p, re.I)
+            )
             for i in ranked(
-                self.prompt,
+                pointing or self.prompt,
                 [u.rsplit("/", 2)[-2] + " " + u.rsplit("/", 1)[-1].replace("-", " ") for u in envelope_uris],
             )[:1]:
                 data = yield from self.call("read_workspace_resource", {"uri": envelope_uris[i]})
