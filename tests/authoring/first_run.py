@@ -1,4 +1,4 @@
-"""The measure of a frozen outsider persona (rounds 4 and 5): plain `check` names every story the first `author`
+"""The measure of a frozen outsider persona (rounds 4, 5 and 6): plain `check` names every story the first `author`
 run blocks on, and with check clean that run certifies 20/20. One home, so a round that freezes new personas
 holds them to the same measure rather than a copy of it."""
 
