@@ -129,12 +129,17 @@ class RuleValidator:
 
         if task.level == 1 and meta is not None:
             for hidden in meta.hidden:
-                if hidden.kind == "target" and not _findable(task, world, hidden.value):
+                # a target read from a planted pointer (`source`) is found there, not by the description
+                if (
+                    hidden.kind == "target"
+                    and hidden.source is None
+                    and not _findable(task, world, hidden.value)
+                ):
                     flag(
                         "findability",
                         "minor",
                         f"the description may not lead to '{hidden.value}': other widgets "
-                        "of the same origin share more of the prompt's words",
+                        "of the same origin serve more of what the prompt describes",
                     )
         for reason in find_giveaways(task, world):
             flag(
@@ -163,19 +168,20 @@ def _words(text: str) -> set[str]:
 
 
 def _findable(task: Task, world: World, name: str) -> bool:
-    """Whether the catalog widget called `name` is among the best matches of the prompt's words in its origin."""
-    prompt = _words(task.prompt)
+    """Whether the catalog widget called `name` is among the best matches of the prompt in its origin, by what
+    each widget serves (its columns and what it can be filtered by), as the Find rung reads a description. Not by
+    the catalog's own words: a find hint must not be the catalog's description (`check` refuses one whose words
+    make the target the description matcher's pick), so a measure by those words would flag every hint that
+    obeys that rule."""
+    from certify import BM25, served_text
+
     for fixture in world.backends.values():
         widgets = list(fixture.catalog.widgets.values())
-        target = next((w for w in widgets if w.name == name), None)
-        if target is None:
+        mine = next((i for i, w in enumerate(widgets) if w.name == name), None)
+        if mine is None:
             continue
-        scores = sorted(
-            (len(prompt & _words(f"{w.name} {w.definition.get('description', '')}")), w.widget_id)
-            for w in widgets
-        )
-        mine = len(prompt & _words(f"{target.name} {target.definition.get('description', '')}"))
-        better = sum(1 for s, _ in scores if s > mine)
+        scores = BM25([served_text(w.schema()) for w in widgets]).scores(task.prompt)
+        better = sum(1 for s in scores if s > scores[mine])
         return better < 5
     return True
 

@@ -101,3 +101,37 @@ def test_a_request_naming_a_tab_the_board_lacks_is_incoherent(mini_world):
     )
     # the article slip is the prose gate's (tests/certify/test_prose.py): a validator sees certified tasks only
     assert {(f.check, f.severity) for f in flags} >= {("coherence", "blocker")}
+
+
+def test_the_findability_note_reads_what_widgets_serve_not_the_catalog_words():
+    """The validator's "may not lead to" note measures a Find prompt as the Find rung reads it, by what each
+    widget serves: a hint that obeys check's rule (not the catalog's words) is not flagged on any shipped Find
+    task, while the same task asking for another widget's columns is."""
+    from pathlib import Path
+
+    from certify import served_text
+    from certify.task import load_task
+    from simulator import DEFAULT_WORLD
+
+    world = World.load(DEFAULT_WORLD)
+    shipped = Path(__file__).resolve().parents[2] / "tasksets" / "workspace_tasks"
+    described = []
+    for path in sorted(shipped.glob("*/*_level1.json")):
+        task = load_task(path)
+        assert task.meta is not None
+        if any(h.kind == "target" and h.source is None for h in task.meta.hidden):
+            described.append(task)
+            notes = [f for f in RuleValidator().review(task, world, "x") if f.check == "findability"]
+            assert [f for f in notes if f.severity == "minor"] == [], (task.id, notes)
+    assert len(described) >= 10
+    task = described[0]
+    (hidden,) = [h for h in task.meta.hidden if h.kind == "target"]
+    origin = next(
+        f for f in world.backends.values() if any(w.name == hidden.value for w in f.catalog.widgets.values())
+    )
+    other = next(
+        w for w in origin.catalog.widgets.values() if w.name != hidden.value and served_text(w.schema())
+    )
+    elsewhere = task.model_copy(update={"prompt": f"Show me {served_text(other.schema())}."})
+    notes = [f for f in RuleValidator().review(elsewhere, world, "x") if f.check == "findability"]
+    assert any("may not lead to" in f.model_dump_json() for f in notes), notes
