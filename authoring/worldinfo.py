@@ -121,6 +121,23 @@ def widget_info(
     }
 
 
+def params_alone(fixture: BackendFixture, widget: WidgetDef) -> bool:
+    """Whether no other widget of `widget`'s app takes every one of its parameters: then the values a story
+    states for all of them single it out (a signature matcher finds it without the description), and `check`
+    refuses it as a first target (`factcheck.findability._signature_errors`). Said up front, in `world show APP`,
+    so a writer picks a first target another widget could be mistaken for."""
+    app = widget.definition.get("category")
+    names = [str(p.get("paramName")) for p in widget.params if p.get("paramName")]
+    if not app or not names:
+        return False
+    return not any(
+        other.widget_id != widget.widget_id
+        and other.definition.get("category") == app
+        and all(other.param(n) is not None for n in names)
+        for other in fixture.catalog.widgets.values()
+    )
+
+
 def app_info(fixture: BackendFixture, app: dict[str, Any]) -> dict[str, Any]:
     tabs = []
     for tab in (app.get("tabs") or {}).values():
@@ -137,6 +154,7 @@ def app_info(fixture: BackendFixture, app: dict[str, Any]) -> dict[str, Any]:
                     "name": definition.name if definition else None,
                     "type": definition.type if definition else None,
                     "params": (item.get("state") or {}).get("params") or {},
+                    "params_alone": params_alone(fixture, definition) if definition else False,
                 }
             )
         tabs.append({"id": tab.get("id"), "name": tab.get("name"), "widgets": widgets})

@@ -346,7 +346,20 @@ def _app(out: Console, a: dict[str, Any]) -> None:
         out.print(render.text(f"tab {tab['name']} (id {tab['id']})", "bold"), soft_wrap=True)
         for item in tab["widgets"]:
             params = f" with {_yaml_flow(item['params'])}" if item["params"] else ""
-            render.say(out, f"{item['name']} ({item['widget_id']}, {item['type']}){params}", prefix="  - ")
+            alone = (
+                " [no other widget of the app takes all its parameters]" if item.get("params_alone") else ""
+            )
+            render.say(
+                out, f"{item['name']} ({item['widget_id']}, {item['type']}){params}{alone}", prefix="  - "
+            )
+    if any(item.get("params_alone") for tab in a["tabs"] for item in tab["widgets"]):
+        render.say(
+            out,
+            "[no other widget of the app takes all its parameters]: a story stating all of them gives values "
+            "that single the widget out without the description, and check refuses it as a first target; "
+            "pick one whose parameters another widget of the app also takes",
+            style="dim",
+        )
 
 
 def _backend(out: Console, b: dict[str, Any]) -> None:

@@ -217,3 +217,39 @@ def test_version():
 
     result = invoke("--version")
     assert result.exit_code == 0 and result.stdout == f"taskforge {version('taskforge')}\n"
+
+
+def test_world_show_app_marks_the_widgets_check_refuses_as_first_targets():
+    """`world show APP` marks a widget whose parameters no other widget of its app takes, and the mark is what
+    check's refusal says: with a value stated for each of its parameters, it is the one widget of the app that
+    takes them (`factcheck.findability._signature_errors`), on every app of the default world."""
+    from simulator import DEFAULT_WORLD, World, option_values, value_allowed
+
+    world = World.load(DEFAULT_WORLD)
+    marked = unmarked = 0
+    for fixture in world.backends.values():
+        for definition in fixture.catalog.widgets.values():
+            from authoring.worldinfo import params_alone
+
+            app = definition.definition.get("category")
+            if not app or not definition.params:
+                continue
+            values = {}
+            for p in definition.params:
+                options = option_values(p)
+                values[p["paramName"]] = options[0] if options else p.get("value") or "x"
+            siblings = [w for w in fixture.catalog.widgets.values() if w.definition.get("category") == app]
+            fits = [
+                w.widget_id
+                for w in siblings
+                if all((q := w.param(k)) is not None and value_allowed(q, v) for k, v in values.items())
+            ]
+            if params_alone(fixture, definition):
+                marked += 1
+                assert fits == [definition.widget_id], (definition.name, fits)
+            else:
+                unmarked += 1
+    assert marked and unmarked
+    out = " ".join(invoke("world", "show", "Risk Radar").stdout.split())
+    assert "[no other widget of the app takes all its parameters]" in out
+    assert "check refuses it as a first target" in out
