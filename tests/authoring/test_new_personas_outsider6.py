@@ -119,3 +119,15 @@ def test_a_skimmed_ground_fact_names_the_pieces_that_would_carry_it_and_the_over
     drafted = draft_persona(root, "alm_actuary", world, tmp_path / "tasksets", "workspace_tasks")
     blocked = {i["task_id"] for i in drafted.items if i.get("severity") == "blocker"}
     assert blocked == {"breakwater_surrender_liquidity_level3"}, [i["reason"] for i in drafted.items]
+
+
+def test_a_distractor_on_the_default_is_said_when_a_coined_rule_takes_its_place():
+    """The auditor's basket story sets its distractor on the desk parameter's default; Derive's second view
+    cannot take the default (a view added without the parameter would show it unread), so the pipeline coins a
+    rule beside it. That used to happen silently; check now says it, naming the facts field."""
+    report = check_persona(AUDITOR, "internal_auditor", World.load(world_for(AUDITOR, None)))
+    said = [w.message for w in report.warnings if w.file.endswith("basket_desk_halts.md")]
+    assert any(
+        m.startswith("facts.policy.distractor.value 'Cash Equities' is desk's default") and "coins" in m
+        for m in said
+    ), said
