@@ -210,6 +210,16 @@ def seed_board(level: Level) -> Board:
                     if _still_found(level, [*board_ids, more[0]]):
                         board_ids.append(more[0])
                         lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
+                for side in _open_sides(level, board_ids):
+                    # a reader of the catalog's order takes the first (or last) listed widget of those placed that
+                    # take the stated values: one listed before the target and one after it are placed too
+                    # (the live product's listing order is the world's; the board is ours to furnish)
+                    more = _decoy(level, frozenset(seen), own_app=True, turn=len(lookalikes) + 1, where=side)
+                    if more is not None and _still_found(level, [*board_ids, more[0]]):
+                        seen.add(more[0])
+                        board_ids.append(more[0])
+                        lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
+                _off_defaults_above(level, placing, lookalikes, stale[0])
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         lines = doc.text.splitlines()
@@ -375,16 +385,104 @@ def _still_found(level: Level, widget_ids: list[str]) -> bool:
     )
 
 
+def _fit(level: Level, definition: WidgetDef) -> int:
+    """How many of the values the Find prompt states for the first target `definition`'s parameters take (what
+    the decoy rule and a signature or catalog-order reader count)."""
+    stated = level.said(level.first, level=1)
+    return sum(1 for k, v in stated.items() if (p := definition.param(k)) is not None and value_allowed(p, v))
+
+
+def _open_sides(level: Level, board_ids: list[str]) -> list[Any]:
+    """For a Find repair's board (`board_ids`, the target first): a test of a widget id for each side of the target
+    in its catalog's listing order on which no placed widget takes as many stated values as the target does — where
+    the target would be the first (or the last) such widget listed, which a reader of places takes unread."""
+    t0 = level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return []
+    order = {wid: i for i, wid in enumerate(fixture.catalog.widgets)}
+    catalog = fixture.catalog.widgets
+    top = _fit(level, t0.widget)
+    fits = [w for w in dict.fromkeys(board_ids[1:]) if w in catalog and _fit(level, catalog[w]) >= top]
+    at = order.get(t0.widget_id, 0)
+    out: list[Any] = []
+    if not any(order.get(w, -1) < at for w in fits):
+        out.append(lambda wid: order.get(wid, len(order)) < at)
+    if not any(order.get(w, -1) > at for w in fits):
+        out.append(lambda wid: order.get(wid, -1) > at)
+    return out
+
+
+def _off_default(definition: WidgetDef, args: dict[str, Any]) -> int:
+    """How many of `args` stand off their parameter's schema default (what a reader of "the one left off its
+    defaults" counts)."""
+    return sum(
+        1
+        for p in definition.params
+        if p.get("paramName") in args and str(args[str(p.get("paramName"))]) != str(p.get("value"))
+    )
+
+
+def _off_defaults_above(level: Level, placing: _Placing, lookalikes: list[Seeded], target: Seeded) -> None:
+    """A Find repair's target is seeded on its wrong values, off its defaults, and a decoy or look-alike shows
+    those values where it takes them (`_shown_wrong`); on the rest of its parameters a look-alike would show its
+    defaults, and the target could be the placed widget furthest off its defaults — unique or first of a tie,
+    which a reader of values ("the one somebody changed") takes. So unless a placed widget already stands further
+    off, the look-alike nearest the target's count (of another widget than the target's) gets parameters the
+    prompt does not state set off their defaults (an option drawn by the task) until it stands further off than
+    the target: then no order of breaking ties makes the target the top one. In place, in both lists."""
+    t0 = level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return
+    catalog = fixture.catalog.widgets
+    mine = _off_default(catalog[target.widget_id], target.data_args)
+    placed = [w for w in placing.widgets if w.uuid != target.uuid and w.widget_id in catalog]
+    if any(_off_default(catalog[w.widget_id], w.data_args) > mine for w in placed):
+        return
+    hidden = _derive_hidden(level)
+    ranked = sorted(
+        (w for w in lookalikes if w.widget_id != target.widget_id and w.widget_id in catalog),
+        key=lambda w: (-_off_default(catalog[w.widget_id], w.data_args), w.uuid),
+    )
+    for w in ranked:
+        definition = catalog[w.widget_id]
+        args = dict(w.data_args)
+        for p in definition.option_params:
+            name = str(p.get("paramName"))
+            if _off_default(definition, args) > mine:
+                break
+            if name in t0.params or (name in args and str(args[name]) != str(p.get("value"))):
+                continue
+            others = [
+                v for v in option_values(p) if str(v) != str(p.get("value")) and said_as_text(v) not in hidden
+            ]
+            if others:
+                args[name] = pick([str(v) for v in others], level.slug, w.uuid, name)
+                args[name] = next(v for v in others if str(v) == args[name])
+        if _off_default(definition, args) > mine:
+            raised = replace(w, data_args=args)
+            placing.widgets[placing.widgets.index(w)] = raised
+            lookalikes[lookalikes.index(w)] = raised
+            return
+
+
 def _decoy(
-    level: Level, exclude: frozenset[str] = frozenset(), *, own_app: bool = False, turn: int = 0
+    level: Level,
+    exclude: frozenset[str] = frozenset(),
+    *,
+    own_app: bool = False,
+    turn: int = 0,
+    where: Any = None,
 ) -> tuple[str, str, dict[str, Any]] | None:
     """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
     target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
     dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
     target takes the description (or its name). `exclude`: widgets already placed as look-alikes; `own_app`:
     only a widget of the target's app (Find's further look-alikes: a board holds views of the story's own world);
-    `turn`: which of the values the target's instances show it takes (`_shown_wrong`), in turn.
-    (widget_id, origin, params)."""
+    `turn`: which of the values the target's instances show it takes (`_shown_wrong`), in turn; `where`: a test
+    of the widget id (a side of the target in the catalog's order, `_open_sides`), whose widgets must take as many
+    stated values as the target. (widget_id, origin, params)."""
     s, t0 = level.story, level.first
     fixture = level.fixture(t0.origin)
     if fixture is None:
@@ -402,13 +500,16 @@ def _decoy(
     best: tuple[int, int, int, str] | None = None
     # the stated values asked once, not once per widget of the catalog (each asking of every widget)
     stated = level.said(t0, level=1)
+    full = _fit(level, t0.widget) if where is not None else 0
     for wid, definition in fixture.catalog.widgets.items():
         if wid in taken or (own_app and definition.definition.get("category") != app):
+            continue
+        if where is not None and not where(wid):
             continue
         fit = sum(
             1 for k, v in stated.items() if (p := definition.param(k)) is not None and value_allowed(p, v)
         )
-        if not fit or (best is not None and s.standing_in is None and fit < best[0]):
+        if not fit or fit < full or (best is not None and s.standing_in is None and fit < best[0]):
             continue
         pull = -lexical_pull(said, t0.widget, definition) if own_app else 0
         mine = definition.definition.get("category") == app
