@@ -722,11 +722,7 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
     }
     # A look-alike already placed beside the target first: that is the widget a reader must tell apart.
     graded_ids = {str(r.get("widget_id")) for r in dumped["eval"].get("required_widgets") or []}
-    mates = [
-        w
-        for w in mates
-        if w not in graded_ids and catalog.widgets[w].name.casefold() not in task.prompt.casefold()
-    ] or mates
+    unsaid = [w for w in mates if catalog.widgets[w].name.casefold() not in task.prompt.casefold()]
     wanted = next(
         (
             dict(h.get("data_args") or {})
@@ -742,7 +738,15 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
 
     # One that takes what the target must end on first: its content then fits at the target's catalog place, so a
     # reader of places (the first or last listed widget that takes the stated values) takes the same place in
-    # both copies and is wrong in one; then a look-alike already placed beside the target.
+    # both copies and is wrong in one; then a look-alike already placed beside the target. A widget the eval
+    # grades is passed over, unless only a look-alike placed beside the target (graded as kept as seeded, its
+    # requirement relabelled with it) takes those values.
+    ungraded = [w for w in unsaid if w not in graded_ids]
+    mates = (
+        ungraded
+        if any(takes(w) for w in ungraded)
+        else [w for w in unsaid if w in on_board and takes(w)] or ungraded or mates
+    )
     mates.sort(key=lambda w: (not takes(w), w not in on_board))
     if not mates:
         return NotApplicable("target", name, f"'{a}' is the only widget of {origin}: nothing else could fit")

@@ -213,13 +213,31 @@ def seed_board(level: Level) -> Board:
                 for side in _open_sides(level, board_ids):
                     # a reader of the catalog's order takes the first (or last) listed widget of those placed that
                     # take the stated values: one listed before the target and one after it are placed too
-                    # (the live product's listing order is the world's; the board is ours to furnish)
+                    # (the live product's listing order is the world's; the board is ours to furnish), of the
+                    # target's app when one of it is listed there, else of another app of its backend
                     more = _decoy(level, frozenset(seen), own_app=True, turn=len(lookalikes) + 1, where=side)
+                    more = more or _decoy(level, frozenset(seen), turn=len(lookalikes) + 1, where=side)
                     if more is not None and _still_found(level, [*board_ids, more[0]]):
                         seen.add(more[0])
                         board_ids.append(more[0])
                         lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
-                _off_defaults_above(level, placing, lookalikes, stale[0])
+                if not _off_defaults_above(level, placing, lookalikes, stale[0]):
+                    # no look-alike placed has parameters enough to stand further off: one that has is placed
+                    mine = _off_default(
+                        level.widget_def(stale[0].origin, stale[0].widget_id), stale[0].data_args
+                    )
+                    more = _decoy(
+                        level,
+                        frozenset(seen),
+                        own_app=True,
+                        turn=len(lookalikes) + 1,
+                        where=lambda wid: _can_stand_off(level, wid) > mine,
+                    )
+                    if more is not None and _still_found(level, [*board_ids, more[0]]):
+                        seen.add(more[0])
+                        board_ids.append(more[0])
+                        lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
+                    _off_defaults_above(level, placing, lookalikes, stale[0], tie=True)
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         lines = doc.text.splitlines()
@@ -423,48 +441,95 @@ def _off_default(definition: WidgetDef, args: dict[str, Any]) -> int:
     )
 
 
-def _off_defaults_above(level: Level, placing: _Placing, lookalikes: list[Seeded], target: Seeded) -> None:
+def _can_stand_off(level: Level, widget_id: str) -> int:
+    """How many parameters of `widget_id` could stand off their defaults on a look-alike (`_off_defaults_above`):
+    those with an option besides the default that is neither a value Derive hides nor the one the prompt states
+    for the target."""
+    fixture = level.fixture(level.first.origin)
+    definition = fixture.catalog.widgets.get(widget_id) if fixture is not None else None
+    if definition is None:
+        return 0
+    hidden = _derive_hidden(level)
+    stated = level.first.params
+    return sum(
+        1
+        for p in definition.option_params
+        if any(
+            str(v) != str(p.get("value"))
+            and said_as_text(v) not in hidden
+            and str(v) != str(stated.get(str(p.get("paramName"))))
+            for v in option_values(p)
+        )
+    )
+
+
+def _off_defaults_above(
+    level: Level, placing: _Placing, lookalikes: list[Seeded], target: Seeded, tie: bool = False
+) -> bool:
     """A Find repair's target is seeded on its wrong values, off its defaults, and a decoy or look-alike shows
     those values where it takes them (`_shown_wrong`); on the rest of its parameters a look-alike would show its
     defaults, and the target could be the placed widget furthest off its defaults — unique or first of a tie,
     which a reader of values ("the one somebody changed") takes. So unless a placed widget already stands further
-    off, the look-alike nearest the target's count (of another widget than the target's) gets parameters the
-    prompt does not state set off their defaults (an option drawn by the task) until it stands further off than
-    the target: then no order of breaking ties makes the target the top one. In place, in both lists."""
+    off, the look-alike nearest the target's count (of another widget than the target's) gets parameters that
+    stand on their defaults set off them (an option drawn by the task, never the value the prompt states for the
+    target) until it stands further off than the target: then no order of breaking ties makes the target the top
+    one. In place, in both lists; whether a placed widget now stands further off than the target. With `tie`,
+    where none can, look-alikes are raised to the target's count instead."""
     t0 = level.first
     fixture = level.fixture(t0.origin)
     if fixture is None:
-        return
+        return True
     catalog = fixture.catalog.widgets
     mine = _off_default(catalog[target.widget_id], target.data_args)
     placed = [w for w in placing.widgets if w.uuid != target.uuid and w.widget_id in catalog]
     if any(_off_default(catalog[w.widget_id], w.data_args) > mine for w in placed):
-        return
+        return True
     hidden = _derive_hidden(level)
     ranked = sorted(
         (w for w in lookalikes if w.widget_id != target.widget_id and w.widget_id in catalog),
         key=lambda w: (-_off_default(catalog[w.widget_id], w.data_args), w.uuid),
     )
-    for w in ranked:
+
+    def raised(w: Seeded, upto: int) -> dict[str, Any]:
         definition = catalog[w.widget_id]
         args = dict(w.data_args)
         for p in definition.option_params:
             name = str(p.get("paramName"))
-            if _off_default(definition, args) > mine:
+            if _off_default(definition, args) >= upto:
                 break
-            if name in t0.params or (name in args and str(args[name]) != str(p.get("value"))):
+            if name in args and str(args[name]) != str(p.get("value")):
                 continue
+            # never the default, a value Derive hides, or the value the prompt states for the target
             others = [
-                v for v in option_values(p) if str(v) != str(p.get("value")) and said_as_text(v) not in hidden
+                v
+                for v in option_values(p)
+                if str(v) != str(p.get("value"))
+                and said_as_text(v) not in hidden
+                and str(v) != str(t0.params.get(name))
             ]
             if others:
-                args[name] = pick([str(v) for v in others], level.slug, w.uuid, name)
-                args[name] = next(v for v in others if str(v) == args[name])
-        if _off_default(definition, args) > mine:
-            raised = replace(w, data_args=args)
-            placing.widgets[placing.widgets.index(w)] = raised
-            lookalikes[lookalikes.index(w)] = raised
-            return
+                drawn = pick([str(v) for v in others], level.slug, w.uuid, name)
+                args[name] = next(v for v in others if str(v) == drawn)
+        return args
+
+    def put(w: Seeded, args: dict[str, Any]) -> None:
+        now = replace(w, data_args=args)
+        placing.widgets[placing.widgets.index(w)] = now
+        lookalikes[lookalikes.index(w)] = now
+
+    for w in ranked:
+        args = raised(w, mine + 1)
+        if _off_default(catalog[w.widget_id], args) > mine:
+            put(w, args)
+            return True
+    if tie:
+        # none can stand further off (its widget has too few parameters): as many as can stand as far off as the
+        # target, so that a reader breaking the tie by chance takes the target as seldom as the board allows
+        for w in ranked:
+            args = raised(w, mine)
+            if args != w.data_args and _off_default(catalog[w.widget_id], args) == mine:
+                put(w, args)
+    return False
 
 
 def _decoy(
