@@ -104,10 +104,11 @@ def ruled_note(world: World, story: Story, param: dict[str, Any], rules: list[tu
 
     A parameter with too few options to fill the note gets further rules on the options already there, the
     least set first (so no value is the note's odd one out, which a reader of the rarest or the commonest
-    option would take). The story's rule stands on any line, drawn by the story like the others (the seeded board
-    rotates the note per task as well): no fixed line is the rule's across a taskset, and on the task where it
-    is, the counterfactual copy moves the rule to another line (`certify.counterfactual.moved_rule`), so a reader
-    of a fixed line is wrong in one of the two copies."""
+    option would take). The story's rule stands on an inner line drawn by the story (a reader of the first or
+    the last mention, the source and tail skimmers, would take it at an end; the seeded board rotates the note
+    further where a shortcut still passes), and on the task where it stands at a reader's fixed line, the
+    counterfactual copy moves it to another line (`certify.counterfactual.moved_rule`), so a reader of a fixed
+    line is wrong in one of the two copies."""
     from certify import load_lexicon, phrase_pattern, reads_as_policy
 
     label = param_label(param, str(param.get("paramName") or ""))
@@ -148,7 +149,7 @@ def ruled_note(world: World, story: Story, param: dict[str, Any], rules: list[tu
         return hashlib.sha256(f"{story.slug}|{rule[0]}".encode()).hexdigest()
 
     rest = sorted(out[1:], key=drawn)
-    at = int(drawn(out[0]), 16) % (len(rest) + 1)
+    at = 1 + int(drawn(out[0]), 16) % (len(rest) - 1) if len(rest) >= 2 else int(drawn(out[0]), 16) % 2
     ordered = [*rest[:at], out[0], *rest[at:]]
     return "\n".join(policy_line(p, label, v) for p, v in ordered)
 

@@ -23,6 +23,8 @@ from .level import Level, pick, word_pattern
 
 SEED_W, SEED_H, NOTE_H = 20, 14, 8
 FIND_BOARD = 6  # widgets on a Find repair's board: the target, the decoy and look-alikes up to this many
+# ... and up to this many more, placed against readers of places and values (`_open_sides`, `_off_defaults_above`)
+FIND_EXTRA = 2
 
 
 @dataclass(frozen=True)
@@ -210,13 +212,13 @@ def seed_board(level: Level) -> Board:
                     if _still_found(level, [*board_ids, more[0]]):
                         board_ids.append(more[0])
                         lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
-                for side in _open_sides(level, board_ids):
+                for side in _open_sides(level, board_ids)[:FIND_EXTRA]:
                     # a reader of the catalog's order takes the first (or last) listed widget of those placed that
                     # take the stated values: one listed before the target and one after it are placed too
                     # (the live product's listing order is the world's; the board is ours to furnish), of the
-                    # target's app when one of it is listed there, else of another app of its backend
+                    # target's app (a board holds views of its own world: where the app lists none there, the
+                    # counterfactual copy establishes the level, and `check` warns)
                     more = _decoy(level, frozenset(seen), own_app=True, turn=len(lookalikes) + 1, where=side)
-                    more = more or _decoy(level, frozenset(seen), turn=len(lookalikes) + 1, where=side)
                     if more is not None and _still_found(level, [*board_ids, more[0]]):
                         seen.add(more[0])
                         board_ids.append(more[0])
@@ -233,7 +235,8 @@ def seed_board(level: Level) -> Board:
                         turn=len(lookalikes) + 1,
                         where=lambda wid: _can_stand_off(level, wid) > mine,
                     )
-                    if more is not None and _still_found(level, [*board_ids, more[0]]):
+                    room = len(placing.widgets) < FIND_BOARD + FIND_EXTRA
+                    if room and more is not None and _still_found(level, [*board_ids, more[0]]):
                         seen.add(more[0])
                         board_ids.append(more[0])
                         lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
