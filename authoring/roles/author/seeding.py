@@ -244,7 +244,12 @@ def seed_board(level: Level) -> Board:
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         lines = doc.text.splitlines()
-        turn = level.draw % max(1, len(lines))
+        # the rotation drawn from the task's id first (so no fixed line holds the rule across a taskset), then
+        # the next ones, as `rules.compile_level` asks while a shortcut still passes: every rotation is tried
+        offset = int.from_bytes(
+            hashlib.sha256(f"{level.ctx.persona.slug}|{level.slug}".encode()).digest()[:4], "big"
+        )
+        turn = (offset + level.draw) % max(1, len(lines))
         text = "\n".join(lines[turn:] + lines[:turn])
         policy_note = placing.note("policy-note", doc.ref, text, Slot.at(len(placing.widgets), NOTE_H))
     elif level.compare is not None and doc is not None and doc.rival_note is not None:
