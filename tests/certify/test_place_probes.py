@@ -98,16 +98,13 @@ def shipped():
 def test_a_reader_of_a_fixed_rule_line_passes_at_most_one_of_the_two_copies(shipped, probe):
     assert probe in PROBES
     world, tasks = shipped
-    checked = 0
     for task in tasks:
         if task.level != 2 or not grade(task, run_shortcut(probe, world, task)).passed:
             continue
         for cf in copies(world, task):
             if isinstance(cf, Copy) and cf.kind == "carried":
-                checked += 1
                 there = grade(cf.task, run_shortcut(probe, cf.world, cf.task)).passed
                 assert not there, f"{probe} passes both copies of {task.id} ({cf.value} → {cf.other})"
-    assert checked >= 0
 
 
 def test_the_copy_of_a_noted_rule_puts_it_on_another_line(shipped):
