@@ -156,6 +156,77 @@ def voice_warnings(
     ]
 
 
+def listed_place(world: World, target: Any, backends: list[str]) -> tuple[int, list[str]]:
+    """Where `target` (a ResolvedTarget) sits among the widgets of its app that take every value it is graded
+    on, in the catalog's listing order: (its index, their names). The listing order is the live product's, so
+    the authoring cannot draw it; at an end of that list, a reader of places finds the target of an add unread."""
+    from simulator import value_allowed
+
+    fixture = world.fixture_of(target.origin, backends)
+    if fixture is None:
+        return 0, [target.name]
+    app = target.widget.definition.get("category")
+    fits = [
+        d
+        for d in fixture.catalog.widgets.values()
+        if d.definition.get("category") == app
+        and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in target.params.items())
+    ]
+    names = [d.name for d in fits]
+    return next((i for i, d in enumerate(fits) if d.widget_id == target.widget_id), 0), names
+
+
+def place_warnings(
+    world: World, resolved: list[ResolvedStory], drafts: list[Task] | None, backends: list[str]
+) -> list[SourceWarning]:
+    """A Find level whose target a reader of the catalog's order finds: the first or the last listed widget of
+    those that take the stated values (the `catalog_first` / `catalog_last` probes pass the first draft). A repair's
+    board places a fitting widget on each side of the target where its backend lists one (`seeding._open_sides`);
+    an add looks in the catalog, whose order is the world's. The counterfactual gate still certifies the level
+    (the copy gives the target's content to a widget at another place, so the reader fails one copy), but a
+    player reading places passes the shipped task: the warning names the place and the fix — another target of
+    the story described first, one listed between widgets that take its values."""
+    from certify.grader import grade
+    from certify.shortcuts import run_shortcut
+
+    by_story = {r.story.slug: r for r in resolved}
+    out: list[SourceWarning] = []
+    for task in drafts or []:
+        story = by_story.get((task.meta.story if task.meta else None) or "")
+        if story is None or task.level != 1:
+            continue
+        ends = [
+            p for p in ("catalog_first", "catalog_last") if grade(task, run_shortcut(p, world, task)).passed
+        ]
+        if not ends:
+            continue
+        hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
+        target = next((t for t in story.targets if t.name == hidden), story.targets[0])
+        at, names = listed_place(world, target, backends)
+        inner = [
+            t.name
+            for t in story.targets
+            if t is not target and 0 < (place := listed_place(world, t, backends))[0] < len(place[1]) - 1
+        ]
+        fix = (
+            f"put {' or '.join(repr(n) for n in inner)} first in facts.targets (listed between widgets that take "
+            "its values) so Find describes it"
+            if inner
+            else "pick a first target listed between widgets of its app that take its values, or state a value "
+            "a widget listed on the other side also takes"
+        )
+        out.append(
+            SourceWarning(
+                story.story.file,
+                f"facts.targets[0]: Find's '{target.name}' is the {' and the '.join(e.split('_')[1] for e in ends)} "
+                f"listed of the widgets that take its values ({', '.join(names)}, in the catalog's order): a "
+                f"reader of places passes the level without reading what it serves (position {at + 1} of "
+                f"{len(names)}; the counterfactual gate still certifies it) — {fix}",
+            )
+        )
+    return out
+
+
 def check_persona(
     root: Path, persona: str, world: World, backends: list[str] | None = None, ladder: bool = True
 ) -> PersonaCheck:
@@ -206,6 +277,7 @@ def check_persona(
     if report.source is not None and not report.errors:
         drafts = first_drafts(world, report.source, report.resolved)
         report.warnings += voice_warnings(world, report.source, report.resolved, drafts)
+        report.warnings += place_warnings(world, report.resolved, drafts, backends or [])
         # a gate of `author` blocks on them, so, like the ladder's, they do not stop a draft
         report.ladder_errors += prose_errors(world, report.resolved, drafts or [])
     return report

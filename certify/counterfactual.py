@@ -29,6 +29,7 @@ from typing import Any
 from simulator import Workspace, World, option_values, value_allowed
 
 from .agents.knowledge import defines, policy_value
+from .agents.reading import option_mentions
 from .agents.request import note_entries, read_request, shown_by
 from .episode import Episode, start_episode
 from .task import Task
@@ -185,14 +186,67 @@ def _every_doc(world: World) -> list[str]:
     )
 
 
-def _rewrite_docs(world: World, docs: list[str], pairs: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """The world parts with `pairs` swapped in the named documents' text, and the documents that changed."""
+def _rewrite_docs(
+    world: World, docs: list[str], pairs: dict[str, str], move: Callable[[str, str], str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The world parts with `pairs` swapped in the named documents' text (and, with `move`, the rule's line moved
+    as `moved_rule` does), and the documents that changed."""
     texts: dict[str, str] = {}
     for doc in docs:
         text = source_text(world, doc)
         if text is not None and (new := swap_words(text, pairs)) != text:
-            texts[doc] = new
+            texts[doc] = move(text, new) if move is not None else new
     return _replace_texts(world, texts), list(texts)
+
+
+def moved_rule(
+    before: str,
+    after: str,
+    says_value: Callable[[str], bool],
+    says_other: Callable[[str], bool],
+    rule_line: Callable[[str], bool],
+    reads: Callable[[str], Any] | None = None,
+    kept: Callable[[str], bool] = lambda line: False,
+) -> str:
+    """`after` — `before` with the carried value and the other option exchanged in place — with the rule moved off
+    its line, as a writer of the other document could have put it. Swapped in place, every rule keeps its line, so
+    a reader of a fixed line ("the note's second rule") takes the right option in both copies whenever the rule
+    the request names happens to stand there. So the lines that stated the value exchange places with those that
+    stated the other option (each line then states, in the copy, what its place stated in the original, and the
+    phrases are what moved), or, where no line stated the other option, with the next rule line of the same shape
+    (a list item with a list item) that `kept` does not hold — a line stating another value the task grades (the
+    rival rule Derive's second view takes) stays, or a reader of two fixed lines would find the same pair of
+    options in both copies. `reads(text)`: what a reader of the rules takes from a text (the options each policy
+    phrase gets); a move that changes it is not made (a heading whose rule sits on the line below)."""
+    old, new = before.split("\n"), after.split("\n")
+    if len(old) != len(new):
+        return after
+    changed = [i for i in range(len(old)) if old[i] != new[i]]
+    of_other = [i for i in changed if says_other(old[i]) and not says_value(old[i])]
+    of_value = [i for i in changed if i not in of_other]
+    if not of_value:
+        return after
+    lines = list(new)
+    if of_other and len(of_other) == len(of_value):
+        for i, j in zip(of_value, of_other, strict=True):
+            lines[i], lines[j] = new[j], new[i]
+    else:
+
+        def shape(line: str) -> str:
+            return re.match(r"\s*([-*|>#]|\d+[.)])?", line).group(0).strip()  # type: ignore[union-attr]
+
+        free = [j for j in range(len(old)) if j not in of_value and rule_line(old[j]) and not kept(old[j])]
+        for i in of_value:
+            same = [j for j in free if shape(old[j]) == shape(old[i])]
+            if not same:
+                continue
+            j = min(same, key=lambda j: ((j - i) % len(old), j))
+            free.remove(j)
+            lines[i], lines[j] = lines[j], lines[i]
+    moved = "\n".join(lines)
+    if reads is not None and reads(moved) != reads(after):
+        return after
+    return moved
 
 
 # ------------------------------------------------------------------------------------------- carried value
@@ -268,15 +322,28 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
         for text in {str(option), _label(param, option) or ""} - set(pairs) - {""}:
             if any(_word(k).search(text) for k in list(pairs)):
                 pairs[text] = text
-    parts, changed = _rewrite_docs(world, docs, pairs)
+    # A Derive rule is moved off its line as its value changes (`moved_rule`); a Ground fact stays where the request
+    # points (a step, a row), which is what the level asks an agent to find.
+    move = (
+        _rule_mover(task.prompt, param, value, str(other), label, other_label, used)
+        if kind == "carried"
+        else None
+    )
+    parts, changed = _rewrite_docs(world, docs, pairs, move)
     if not changed:
         # The value is not spelt out where it is defined (the document says "quarter to date" for QTD): the
         # definition the reader finds is restated with the other option.
-        parts, changed = _restate_definitions(world, docs, task.prompt, param, value, str(other))
-    # A policy may also sit in a note on the board (the task's own setup): it says the other thing too, and the
-    # eval's check that the note is kept reads the note as the copy has it.
+        parts, changed = _restate_definitions(world, docs, task.prompt, param, value, str(other), move)
+    # A policy may also sit in a note on the board (the task's own setup): it says the other thing too (its rule
+    # moved off its line as in a document), and the eval's check that the note is kept reads the note as the copy
+    # has it (line by line, so in any order).
     dumped = task.model_dump(mode="json", exclude_none=True)
-    setup = _walk(dumped["setup"], lambda x, k: _sentence_swap(x, pairs) if k == "data" else x)
+
+    def noted(x: Any, k: str | None) -> Any:
+        swapped = _sentence_swap(x, pairs) if k == "data" else x
+        return move(x, swapped) if move is not None and isinstance(x, str) and swapped != x else swapped
+
+    setup = _walk(dumped["setup"], noted)
     if setup != dumped["setup"]:
         changed.append("the board's notes")
     if not changed:
@@ -294,8 +361,46 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     return Copy(kind, value, str(other), ", ".join(changed), cf_world, cf_task)
 
 
+def _rule_mover(
+    prompt: str,
+    param: dict[str, Any],
+    value: str,
+    other: str,
+    label: str | None,
+    other_label: str | None,
+    graded: set[Any] = frozenset(),  # type: ignore[assignment]
+) -> Callable[[str, str], str]:
+    """`moved_rule` for one carried value: lines said to state the value or the other option by their words,
+    rule lines by the options of `param` they state, what a reader takes by the prompt's policy phrases, and the
+    lines of the task's other `graded` values of the parameter kept where they are."""
+    keys = [value, *([label] if label else [])]
+    other_keys = [other, *([other_label] if other_label else [])]
+    rivals = {str(v) for v in graded} - {value, other}
+    phrases = [p.phrase for p in read_request(prompt).policies]
+
+    def reads(text: str) -> list[Any]:
+        found = [policy_value(text, p, param, phrases) for p in phrases]
+        return [str(f.value) if f is not None else None for f in found]
+
+    return lambda before, after: moved_rule(
+        before,
+        after,
+        lambda line: any(_word(k).search(line) for k in keys),
+        lambda line: any(_word(k).search(line) for k in other_keys),
+        lambda line: bool(option_mentions(line, param)),
+        reads,
+        lambda line: any(str(m.value) in rivals for m in option_mentions(line, param)),
+    )
+
+
 def _restate_definitions(
-    world: World, docs: list[str], prompt: str, param: dict[str, Any], value: str, other: str
+    world: World,
+    docs: list[str],
+    prompt: str,
+    param: dict[str, Any],
+    value: str,
+    other: str,
+    move: Callable[[str, str], str] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The world parts with each definition of one of the prompt's policy phrases that assigns `value` to
     `param` — the span a reader takes for the value, however it is worded — replaced by `other`."""
@@ -314,7 +419,7 @@ def _restate_definitions(
             if found is not None and str(found.value) == value:
                 new = new[: found.start] + other + new[found.end :]
         if new != text:
-            texts[doc] = new
+            texts[doc] = move(text, new) if move is not None else new
     return _replace_texts(world, texts), list(texts)
 
 
@@ -617,12 +722,32 @@ def target_copy(world: World, task: Task, name: str) -> Copy | NotApplicable:
     }
     # A look-alike already placed beside the target first: that is the widget a reader must tell apart.
     graded_ids = {str(r.get("widget_id")) for r in dumped["eval"].get("required_widgets") or []}
-    mates = [
-        w
-        for w in mates
-        if w not in graded_ids and catalog.widgets[w].name.casefold() not in task.prompt.casefold()
-    ] or mates
-    mates.sort(key=lambda w: w not in on_board)
+    unsaid = [w for w in mates if catalog.widgets[w].name.casefold() not in task.prompt.casefold()]
+    wanted = next(
+        (
+            dict(h.get("data_args") or {})
+            for h in dumped["eval"].get("required_widgets") or []
+            if h.get("origin") == origin and h.get("widget_id") == a
+        ),
+        {},
+    )
+
+    def takes(w: str) -> bool:
+        d = catalog.widgets[w]
+        return all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in wanted.items())
+
+    # One that takes what the target must end on first: its content then fits at the target's catalog place, so a
+    # reader of places (the first or last listed widget that takes the stated values) takes the same place in
+    # both copies and is wrong in one; then a look-alike already placed beside the target. A widget the eval
+    # grades is passed over, unless only a look-alike placed beside the target (graded as kept as seeded, its
+    # requirement relabelled with it) takes those values.
+    ungraded = [w for w in unsaid if w not in graded_ids]
+    mates = (
+        ungraded
+        if any(takes(w) for w in ungraded)
+        else [w for w in unsaid if w in on_board and takes(w)] or ungraded or mates
+    )
+    mates.sort(key=lambda w: (not takes(w), w not in on_board))
     if not mates:
         return NotApplicable("target", name, f"'{a}' is the only widget of {origin}: nothing else could fit")
     b = mates[0]
@@ -920,4 +1045,4 @@ def play(world: World, task: Task, agent_name: str) -> Episode:
     raise RuntimeError(f"{agent_name} suspended; the counterfactual check needs a scripted agent")
 
 
-__all__ = ["Copy", "NotApplicable", "copies", "play", "pointer_copy", "swap_words"]
+__all__ = ["Copy", "NotApplicable", "copies", "moved_rule", "play", "pointer_copy", "swap_words"]

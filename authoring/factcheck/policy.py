@@ -104,9 +104,11 @@ def ruled_note(world: World, story: Story, param: dict[str, Any], rules: list[tu
 
     A parameter with too few options to fill the note gets further rules on the options already there, the
     least set first (so no value is the note's odd one out, which a reader of the rarest or the commonest
-    option would take), and the story's rule stands neither first nor last: the counterfactual copy swaps the
-    values in place, so a reader of the note's first or last line would otherwise be right in both copies
-    whenever the story's rule happened to stand there."""
+    option would take). The story's rule stands on an inner line drawn by the story (a reader of the first or
+    the last mention, the source and tail skimmers, would take it at an end; the seeded board rotates the note
+    further where a shortcut still passes), and on the task where it stands at a reader's fixed line, the
+    counterfactual copy moves it to another line (`certify.counterfactual.moved_rule`), so a reader of a fixed
+    line is wrong in one of the two copies."""
     from certify import load_lexicon, phrase_pattern, reads_as_policy
 
     label = param_label(param, str(param.get("paramName") or ""))

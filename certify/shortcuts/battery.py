@@ -564,3 +564,111 @@ class PointerLast(PointerFirst):
     """`pointer_first` reading the note's last line: the other salient place of a list."""
 
     line = -1
+
+
+@shortcut("catalog_first", PROBES)
+class CatalogFirst(SignatureMatcher):
+    """Reads where the catalog lists things, not what they are: takes the widgets the prompt names and, for the
+    one it describes, the first entry in the listing's order among those whose parameters take the most of the
+    values the prompt states — the placed widgets for a repair (as the signature matcher looks there first),
+    else the named app's catalog. A catalog lists an app's widgets in a fixed order (the live product's), so a
+    target that is its app's first (or last) fit is found by its place alone; the authoring side keeps a widget
+    listed before and one after it plausible (seeding.py), and this agent shows it per task."""
+
+    last = False  # catalog_last: the last such entry
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        named = self.named()
+        said = {(w.get("origin"), w.get("widget_id")) for w in named}
+        by_key = {(w.get("origin"), w.get("widget_id")): w for w in self.catalog}
+        placed = [
+            by_key[k]
+            for k in dict.fromkeys((w.get("origin"), w.get("widget_id")) for w in self.placed())
+            if k in by_key
+        ]
+        # the schemas read in the signature matcher's order (a battery's common calls are made once), the named
+        # widgets set aside after
+        best = yield from self.best_fits(placed)
+        best = [w for w in best if (w.get("origin"), w.get("widget_id")) not in said]
+        if not best:
+            keys = {id(w) for w in placed}
+            fits = yield from self.best_fits([w for w in self.scope() if id(w) not in keys])
+            best = [w for w in fits if (w.get("origin"), w.get("widget_id")) not in said]
+        place = {id(w): i for i, w in enumerate(self.catalog)}
+        best.sort(key=lambda w: place.get(id(w), len(place)))
+        pick = best[-1:] if self.last else best[:1]
+        plans = yield from self.plans_for(named + pick)
+        return plans
+
+
+@shortcut("catalog_last", PROBES)
+class CatalogLast(CatalogFirst):
+    """`catalog_first` taking the last such entry: the other end of the listing."""
+
+    last = True
+
+
+def rule_lines(text: str, param: dict[str, Any]) -> list[Any]:
+    """The option each line of `text` that states exactly one option of `param` states, in the text's order: a
+    policy note's rules, or a document's list of them, as a reader of places sees it."""
+    out = []
+    for line in text.split("\n"):
+        found = {str(m.value): m.value for m in option_mentions(line, param)}
+        if len(found) == 1:
+            out.append(next(iter(found.values())))
+    return out
+
+
+@shortcut("line_first", PROBES)
+class LineFirst(SourceSkimmer):
+    """Reads where a policy stands, not which rule the request names: reads the sources the source skimmer reads
+    (the board's notes, the skills, prompts and resource the request points at) and, for each parameter the
+    prompt leaves unsaid, takes the option on a fixed line of the first of them that lists two or more rules
+    for it (with two policies asked, the next line's option for the second view). It passes wherever the rule
+    a request names stands at that line — a note always written in one order, or a counterfactual copy that
+    swaps the values in place and so leaves the rule on its line. A probe: with k rules a fixed line is right on
+    about one task in k however they are drawn, so the counterfactual gate, not a per-task gate, establishes it
+    (the copy moves the rule to another line)."""
+
+    line = 0
+
+    def values(self, schema: dict[str, Any]) -> list[dict[str, Any]]:
+        stated = stated_values(self.live_prompt(), schema)
+        asked = len(policies(self.prompt))
+        views = 2 if asked >= 2 else 1
+        picks: dict[str, list[Any]] = {}
+        for param in option_params(schema):
+            name = str(param["paramName"])
+            if name in stated or not asked:
+                # only where the request names a policy: a passage the request points at by its place ("the
+                # first step of the workflow") is found by that place, which is the reading Ground asks for
+                continue
+            ruled = next((r for t in self.texts if len(r := rule_lines(t, param)) >= 2), [])
+            if -len(ruled) <= self.line < len(ruled):
+                at = range(len(ruled))[self.line]
+                picks[name] = [ruled[at], ruled[(at + 1) % len(ruled)]]
+        out = [{**stated, **{k: v[0] for k, v in picks.items()}}]
+        if views == 2 and picks:
+            out.append({**stated, **{k: v[1] for k, v in picks.items()}})
+        return out
+
+
+@shortcut("line_second", PROBES)
+class LineSecond(LineFirst):
+    """`line_first` on the second line."""
+
+    line = 1
+
+
+@shortcut("line_third", PROBES)
+class LineThird(LineFirst):
+    """`line_first` on the third line."""
+
+    line = 2
+
+
+@shortcut("line_last", PROBES)
+class LineLast(LineFirst):
+    """`line_first` on the last line."""
+
+    line = -1

@@ -68,3 +68,33 @@ def pointer_line_share(tasks: Iterable[Task], line: int) -> dict[str, tuple[int,
             total[task.difficulty] += 1
             hits[task.difficulty] += at
     return {level: (hits[level], total[level]) for level in sorted(total)}
+
+
+def rule_line(task: Task) -> tuple[int, int] | None:
+    """(line, lines) of the policy note on the task's board where the rule its request names first stands — the
+    line a reader of a fixed line would have to hit; None when no note on the board defines that rule beside
+    another (a policy a world's document defines, or no policy asked)."""
+    from ..agents.knowledge import phrase_pattern
+    from ..agents.request import policies
+
+    asked = policies(task.prompt)
+    board = task.setup.initial_state.dashboard if task.setup.initial_state else None
+    if not asked or board is None:
+        return None
+    pattern = phrase_pattern(asked[0].phrase)
+    for note in board.generated_widgets:
+        lines = [line for line in str(note.data or "").split("\n") if line.strip()]
+        hits = [i for i, line in enumerate(lines) if pattern.search(line)]
+        if len(lines) >= 2 and len(hits) == 1:
+            return hits[0], len(lines)
+    return None
+
+
+def rule_line_share(tasks: Iterable[Task]) -> dict[str, Counter[int]]:
+    """Per level: how many tasks' rule stands on each line of its policy note (`rule_line`)."""
+    out: dict[str, Counter[int]] = {}
+    for task in tasks:
+        at = rule_line(task)
+        if at is not None:
+            out.setdefault(task.difficulty, Counter())[at[0]] += 1
+    return dict(sorted(out.items()))

@@ -85,7 +85,17 @@ def test_the_carried_value_changes_in_the_document_and_in_what_is_graded(world, 
     before = world.resources[uri].text
     for cf in (policy, rival):
         after = cf.world.resources[uri].text
-        assert before != after and swap_words(after, {cf.value: "1D", "1D": cf.value}) == before
+        # the values exchanged and the rule moved off its line (`moved_rule`): the same lines, in another order
+        back = swap_words(after, {cf.value: "1D", "1D": cf.value})
+        assert before != after and back != before and sorted(back.split("\n")) == sorted(before.split("\n"))
+        lines, now = before.split("\n"), after.split("\n")
+        was = [i for i, line in enumerate(lines) if f" to {cf.value}" in line]
+        moved = [
+            i
+            for i, line in enumerate(now)
+            if line.replace(" to 1D", f" to {cf.value}") in lines and " to 1D" in line
+        ]
+        assert moved and moved != was, f"the rule setting {cf.value} stays on line {was}"
         assert cf.world.fingerprint != world.fingerprint
     # each copy moves the view its rule decides and keeps the other one
     periods = [[r.data_args for r in cf.task.eval.required_widgets] for cf in (policy, rival)]

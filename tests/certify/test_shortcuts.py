@@ -415,7 +415,18 @@ def test_positional_probe(mini_world):
     """The positional probe repairs the first placed widget with the stated values: right when the seeding puts the
     target first, wrong when the decoy that takes the same values comes first. It is measured over a taskset, not
     gated per task (PROBES, not SHORTCUTS)."""
-    assert list(PROBES) == ["positional", "pointer_first", "pointer_last"] and "positional" not in SHORTCUTS
+    assert list(PROBES) == [
+        "positional",
+        "pointer_first",
+        "pointer_last",
+        "catalog_first",
+        "catalog_last",
+        "line_first",
+        "line_second",
+        "line_third",
+        "line_last",
+    ]
+    assert "positional" not in SHORTCUTS
     first = signature_task(closed=True)
     board = first.setup.initial_state.dashboard.model_dump(exclude_none=True)
     board["widgets"].reverse()

@@ -23,6 +23,8 @@ from .level import Level, pick, word_pattern
 
 SEED_W, SEED_H, NOTE_H = 20, 14, 8
 FIND_BOARD = 6  # widgets on a Find repair's board: the target, the decoy and look-alikes up to this many
+# ... and up to this many more, placed against readers of places and values (`_open_sides`, `_off_defaults_above`)
+FIND_EXTRA = 2
 
 
 @dataclass(frozen=True)
@@ -210,10 +212,44 @@ def seed_board(level: Level) -> Board:
                     if _still_found(level, [*board_ids, more[0]]):
                         board_ids.append(more[0])
                         lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
+                for side in _open_sides(level, board_ids)[:FIND_EXTRA]:
+                    # a reader of the catalog's order takes the first (or last) listed widget of those placed that
+                    # take the stated values: one listed before the target and one after it are placed too
+                    # (the live product's listing order is the world's; the board is ours to furnish), of the
+                    # target's app (a board holds views of its own world: where the app lists none there, the
+                    # counterfactual copy establishes the level, and `check` warns)
+                    more = _decoy(level, frozenset(seen), own_app=True, turn=len(lookalikes) + 1, where=side)
+                    if more is not None and _still_found(level, [*board_ids, more[0]]):
+                        seen.add(more[0])
+                        board_ids.append(more[0])
+                        lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
+                if not _off_defaults_above(level, placing, lookalikes, stale[0]):
+                    # no look-alike placed has parameters enough to stand further off: one that has is placed
+                    mine = _off_default(
+                        level.widget_def(stale[0].origin, stale[0].widget_id), stale[0].data_args
+                    )
+                    more = _decoy(
+                        level,
+                        frozenset(seen),
+                        own_app=True,
+                        turn=len(lookalikes) + 1,
+                        where=lambda wid: _can_stand_off(level, wid) > mine,
+                    )
+                    room = len(placing.widgets) < FIND_BOARD + FIND_EXTRA
+                    if room and more is not None and _still_found(level, [*board_ids, more[0]]):
+                        seen.add(more[0])
+                        board_ids.append(more[0])
+                        lookalikes.append(placing.widget(f"lookalike{len(lookalikes)}", *more))
+                    _off_defaults_above(level, placing, lookalikes, stale[0], tie=True)
     doc = s.policy_doc
     if level.number == 2 and doc is not None and doc.kind == "note":
         lines = doc.text.splitlines()
-        turn = level.draw % max(1, len(lines))
+        # the rotation drawn from the task's id first (so no fixed line holds the rule across a taskset), then
+        # the next ones, as `rules.compile_level` asks while a shortcut still passes: every rotation is tried
+        offset = int.from_bytes(
+            hashlib.sha256(f"{level.ctx.persona.slug}|{level.slug}".encode()).digest()[:4], "big"
+        )
+        turn = (offset + level.draw) % max(1, len(lines))
         text = "\n".join(lines[turn:] + lines[:turn])
         policy_note = placing.note("policy-note", doc.ref, text, Slot.at(len(placing.widgets), NOTE_H))
     elif level.compare is not None and doc is not None and doc.rival_note is not None:
@@ -375,16 +411,151 @@ def _still_found(level: Level, widget_ids: list[str]) -> bool:
     )
 
 
+def _fit(level: Level, definition: WidgetDef) -> int:
+    """How many of the values the Find prompt states for the first target `definition`'s parameters take (what
+    the decoy rule and a signature or catalog-order reader count)."""
+    stated = level.said(level.first, level=1)
+    return sum(1 for k, v in stated.items() if (p := definition.param(k)) is not None and value_allowed(p, v))
+
+
+def _open_sides(level: Level, board_ids: list[str]) -> list[Any]:
+    """For a Find repair's board (`board_ids`, the target first): a test of a widget id for each side of the target
+    in its catalog's listing order on which no placed widget takes as many stated values as the target does — where
+    the target would be the first (or the last) such widget listed, which a reader of places takes unread."""
+    t0 = level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return []
+    order = {wid: i for i, wid in enumerate(fixture.catalog.widgets)}
+    catalog = fixture.catalog.widgets
+    top = _fit(level, t0.widget)
+    fits = [w for w in dict.fromkeys(board_ids[1:]) if w in catalog and _fit(level, catalog[w]) >= top]
+    at = order.get(t0.widget_id, 0)
+    out: list[Any] = []
+    if not any(order.get(w, -1) < at for w in fits):
+        out.append(lambda wid: order.get(wid, len(order)) < at)
+    if not any(order.get(w, -1) > at for w in fits):
+        out.append(lambda wid: order.get(wid, -1) > at)
+    return out
+
+
+def _off_default(definition: WidgetDef, args: dict[str, Any]) -> int:
+    """How many of `args` stand off their parameter's schema default (what a reader of "the one left off its
+    defaults" counts)."""
+    return sum(
+        1
+        for p in definition.params
+        if p.get("paramName") in args and str(args[str(p.get("paramName"))]) != str(p.get("value"))
+    )
+
+
+def _can_stand_off(level: Level, widget_id: str) -> int:
+    """How many parameters of `widget_id` could stand off their defaults on a look-alike (`_off_defaults_above`):
+    those with an option besides the default that is neither a value Derive hides nor the one the prompt states
+    for the target."""
+    fixture = level.fixture(level.first.origin)
+    definition = fixture.catalog.widgets.get(widget_id) if fixture is not None else None
+    if definition is None:
+        return 0
+    hidden = _derive_hidden(level)
+    stated = level.first.params
+    return sum(
+        1
+        for p in definition.option_params
+        if any(
+            str(v) != str(p.get("value"))
+            and said_as_text(v) not in hidden
+            and str(v) != str(stated.get(str(p.get("paramName"))))
+            for v in option_values(p)
+        )
+    )
+
+
+def _off_defaults_above(
+    level: Level, placing: _Placing, lookalikes: list[Seeded], target: Seeded, tie: bool = False
+) -> bool:
+    """A Find repair's target is seeded on its wrong values, off its defaults, and a decoy or look-alike shows
+    those values where it takes them (`_shown_wrong`); on the rest of its parameters a look-alike would show its
+    defaults, and the target could be the placed widget furthest off its defaults — unique or first of a tie,
+    which a reader of values ("the one somebody changed") takes. So unless a placed widget already stands further
+    off, the look-alike nearest the target's count (of another widget than the target's) gets parameters that
+    stand on their defaults set off them (an option drawn by the task, never the value the prompt states for the
+    target) until it stands further off than the target: then no order of breaking ties makes the target the top
+    one. In place, in both lists; whether a placed widget now stands further off than the target. With `tie`,
+    where none can, look-alikes are raised to the target's count instead."""
+    t0 = level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None:
+        return True
+    catalog = fixture.catalog.widgets
+    mine = _off_default(catalog[target.widget_id], target.data_args)
+    placed = [w for w in placing.widgets if w.uuid != target.uuid and w.widget_id in catalog]
+    if any(_off_default(catalog[w.widget_id], w.data_args) > mine for w in placed):
+        return True
+    hidden = _derive_hidden(level)
+    ranked = sorted(
+        (w for w in lookalikes if w.widget_id != target.widget_id and w.widget_id in catalog),
+        key=lambda w: (-_off_default(catalog[w.widget_id], w.data_args), w.uuid),
+    )
+
+    def raised(w: Seeded, upto: int) -> dict[str, Any]:
+        definition = catalog[w.widget_id]
+        args = dict(w.data_args)
+        for p in definition.option_params:
+            name = str(p.get("paramName"))
+            if _off_default(definition, args) >= upto:
+                break
+            if name in args and str(args[name]) != str(p.get("value")):
+                continue
+            # never the default, a value Derive hides, or the value the prompt states for the target
+            others = [
+                v
+                for v in option_values(p)
+                if str(v) != str(p.get("value"))
+                and said_as_text(v) not in hidden
+                and str(v) != str(t0.params.get(name))
+            ]
+            if others:
+                drawn = pick([str(v) for v in others], level.slug, w.uuid, name)
+                args[name] = next(v for v in others if str(v) == drawn)
+        return args
+
+    def put(w: Seeded, args: dict[str, Any]) -> None:
+        now = replace(w, data_args=args)
+        placing.widgets[placing.widgets.index(w)] = now
+        lookalikes[lookalikes.index(w)] = now
+
+    for w in ranked:
+        args = raised(w, mine + 1)
+        if _off_default(catalog[w.widget_id], args) > mine:
+            put(w, args)
+            return True
+    if tie:
+        # none can stand further off (its widget has too few parameters): as many as can stand as far off as the
+        # target, so that a reader breaking the tie by chance takes the target as seldom as the board allows
+        for w in ranked:
+            args = raised(w, mine)
+            if args != w.data_args and _off_default(catalog[w.widget_id], args) == mine:
+                put(w, args)
+    return False
+
+
 def _decoy(
-    level: Level, exclude: frozenset[str] = frozenset(), *, own_app: bool = False, turn: int = 0
+    level: Level,
+    exclude: frozenset[str] = frozenset(),
+    *,
+    own_app: bool = False,
+    turn: int = 0,
+    where: Any = None,
 ) -> tuple[str, str, dict[str, Any]] | None:
     """A widget whose parameters take the values the Find prompt states (all of them if any does; one of the
     target's app first), seeded on another cut at every level (the graded core stays constant): with it on the
     dashboard, "the one placed widget that accepts the stated values" is no longer the target, so finding the
     target takes the description (or its name). `exclude`: widgets already placed as look-alikes; `own_app`:
     only a widget of the target's app (Find's further look-alikes: a board holds views of the story's own world);
-    `turn`: which of the values the target's instances show it takes (`_shown_wrong`), in turn.
-    (widget_id, origin, params)."""
+    `turn`: which of the values the target's instances show it takes (`_shown_wrong`), in turn; `where`: a test
+    of the widget id (a side of the target in the catalog's order, `_open_sides`), whose widgets must take as many
+    stated values as the target. (widget_id, origin, params)."""
     s, t0 = level.story, level.first
     fixture = level.fixture(t0.origin)
     if fixture is None:
@@ -402,13 +573,16 @@ def _decoy(
     best: tuple[int, int, int, str] | None = None
     # the stated values asked once, not once per widget of the catalog (each asking of every widget)
     stated = level.said(t0, level=1)
+    full = _fit(level, t0.widget) if where is not None else 0
     for wid, definition in fixture.catalog.widgets.items():
         if wid in taken or (own_app and definition.definition.get("category") != app):
+            continue
+        if where is not None and not where(wid):
             continue
         fit = sum(
             1 for k, v in stated.items() if (p := definition.param(k)) is not None and value_allowed(p, v)
         )
-        if not fit or (best is not None and s.standing_in is None and fit < best[0]):
+        if not fit or fit < full or (best is not None and s.standing_in is None and fit < best[0]):
             continue
         pull = -lexical_pull(said, t0.widget, definition) if own_app else 0
         mine = definition.definition.get("category") == app

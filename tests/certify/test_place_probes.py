@@ -1,0 +1,137 @@
+"""The place probes: readers of where a hidden value stands, not of what the source says.
+
+- `line_first` … `line_last`: the option on a fixed line of a policy note or a document's list of rules. The
+  counterfactual copy of a Derive value moves the rule off its line (`moved_rule`), so on every shipped Derive
+  task a fixed-line reader passes at most one of the two copies, not only on average.
+- `catalog_first` / `catalog_last`: the first (last) listed widget among those that take the most stated values.
+  The live product's listing order is the world's, so on an add it cannot be drawn; the target copy gives the
+  target's content to a widget that takes its values, at another catalog place, and a reader of places passes at
+  most one of the two copies. On a repair the board is ours: a fitting widget is placed on each side of the
+  target in the listing's order, so the reader fails the task itself (test_find_boards_hide_the_catalog_place).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from certify.counterfactual import Copy, copies, moved_rule
+from certify.grader import grade
+from certify.shortcuts import PROBES, run_shortcut
+from certify.shortcuts.battery import rule_lines
+from certify.shortcuts.positions import rule_line
+from certify.task import TaskSet, load_task
+from simulator import DEFAULT_WORLD, World
+from tests.conftest import ROOT
+
+SHIPPED = ROOT / "tasksets" / "workspace_tasks"
+LINES = ["line_first", "line_second", "line_third", "line_last"]
+PARAM = {
+    "paramName": "status",
+    "value": "Open",
+    "options": [{"value": v, "label": v} for v in ("Open", "Draft", "Sent", "Approved", "In Review")],
+}
+
+
+def _says(word: str):
+    return lambda line: word in line
+
+
+def test_a_rule_swapped_in_place_moves_to_the_line_that_stated_the_other_option():
+    before = "\n".join(
+        [
+            "The standing rule sets the status to In Review.",
+            "The before-review rule sets the status to Draft.",
+            "The trial rule sets the status to Sent.",
+            "The after-review rule sets the status to Approved.",
+        ]
+    )
+    after = before.replace("Draft", "@").replace("Sent", "Draft").replace("@", "Sent")
+    moved = moved_rule(before, after, _says("Draft"), _says("Sent"), lambda line: "sets" in line)
+    lines = moved.split("\n")
+    # every place states what it stated; the phrases moved: the rule now sets Sent, on the trial rule's line
+    assert rule_lines(moved, PARAM) == rule_lines(before, PARAM)
+    assert lines[2] == "The before-review rule sets the status to Sent."
+    assert lines[1] == "The trial rule sets the status to Draft."
+
+
+def test_a_rule_whose_other_option_no_line_states_leaves_its_line_but_never_for_a_graded_rivals():
+    before = "\n".join(
+        [
+            "The standing rule sets the status to In Review.",
+            "The before-review rule sets the status to Draft.",
+            "The after-review rule sets the status to Approved.",
+            "The trial rule sets the status to Sent.",
+        ]
+    )
+    after = before.replace("Draft", "Open")
+    moved = moved_rule(
+        before,
+        after,
+        _says("Draft"),
+        _says("Open"),
+        lambda line: "sets" in line,
+        kept=_says("Approved"),  # the rival rule Derive's second view takes stays on its line
+    )
+    lines = moved.split("\n")
+    assert lines.index("The before-review rule sets the status to Open.") != 1
+    assert lines[2] == "The after-review rule sets the status to Approved."
+    assert sorted(lines) == sorted(after.split("\n"))
+
+
+def test_a_move_that_changes_what_a_reader_takes_is_not_made():
+    before = "**The before-review rule**\nsets the status to Draft.\nThe trial rule sets the status to Sent."
+    after = before.replace("Draft", "Open")
+    reads = lambda text: text.split("\n")[1]  # noqa: E731 - the heading's rule sits on the line below
+    assert (
+        moved_rule(before, after, _says("Draft"), _says("Open"), lambda line: "sets" in line, reads) == after
+    )
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    world = World.load(DEFAULT_WORLD)
+    taskset = TaskSet.load(SHIPPED)
+    return world, [load_task(p, taskset) for p in taskset.task_files()]
+
+
+@pytest.mark.parametrize("probe", LINES)
+def test_a_reader_of_a_fixed_rule_line_passes_at_most_one_of_the_two_copies(shipped, probe):
+    assert probe in PROBES
+    world, tasks = shipped
+    for task in tasks:
+        if task.level != 2 or not grade(task, run_shortcut(probe, world, task)).passed:
+            continue
+        for cf in copies(world, task):
+            if isinstance(cf, Copy) and cf.kind == "carried":
+                there = grade(cf.task, run_shortcut(probe, cf.world, cf.task)).passed
+                assert not there, f"{probe} passes both copies of {task.id} ({cf.value} → {cf.other})"
+
+
+def test_the_copy_of_a_noted_rule_puts_it_on_another_line(shipped):
+    world, tasks = shipped
+    moved = 0
+    for task in tasks:
+        at = rule_line(task)
+        if task.level != 2 or at is None:
+            continue
+        first = next(
+            (cf for cf in copies(world, task) if isinstance(cf, Copy) and cf.kind == "carried"), None
+        )
+        assert first is not None, task.id
+        there = rule_line(first.task)
+        assert there is not None and there[0] != at[0], f"{task.id}: the rule stays on line {at[0] + 1}"
+        moved += 1
+    assert moved >= 3, "the shipped Derive levels seed policy notes"
+
+
+@pytest.mark.parametrize("probe", ["catalog_first", "catalog_last"])
+def test_a_reader_of_catalog_places_passes_at_most_one_of_the_two_copies(shipped, probe):
+    assert probe in PROBES
+    world, tasks = shipped
+    for task in tasks:
+        if task.level != 1 or not grade(task, run_shortcut(probe, world, task)).passed:
+            continue
+        for cf in copies(world, task):
+            if isinstance(cf, Copy) and cf.kind == "target":
+                there = grade(cf.task, run_shortcut(probe, cf.world, cf.task)).passed
+                assert not there, f"{probe} passes both copies of {task.id} ({cf.value} → {cf.other})"
