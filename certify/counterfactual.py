@@ -83,10 +83,9 @@ def _says_word(text: str, value: str) -> bool:
 def swap_words(text: str, pairs: dict[str, str]) -> str:
     """`text` with every whole-word occurrence of each key replaced by its value, in one pass (so a swap a↔b
     given as {a: b, b: a} exchanges them instead of undoing itself)."""
-    # A key that does not occur in `text` matches nowhere in it: left out, the alternation matches exactly as
-    # before, and a text holding none of the keys (most leaves a copy rewrites) needs no pattern at all.
-    keys = sorted((k for k in pairs if k and k in text), key=len, reverse=True)
-    if not keys:
+    keys = sorted((k for k in pairs if k), key=len, reverse=True)
+    # A text holding none of the keys (most leaves a copy rewrites) has nothing to swap: it needs no pattern.
+    if not any(k in text for k in keys):
         return text
     return _swap_pattern(tuple(keys)).sub(lambda m: pairs[m.group(1)], text)
 

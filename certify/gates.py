@@ -454,9 +454,24 @@ def _mask_names(world: World, task: Task) -> str:
                 names.add(str(definition.definition["category"]))
     text = task.prompt
     for name in sorted(names, key=len, reverse=True):
-        if _may_hold(text, name, any_case=True):
-            text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+        text = _blank(text, name)
     return text
+
+
+def _blank(text: str, name: str) -> str:
+    """`re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)`: every occurrence of `name`, in any case,
+    replaced by a space, left to right. Both ASCII (where ignoring case is lowering both, `_may_hold`), found
+    by `str.find` on the lowered text instead of a pattern compiled per name."""
+    if not (name and text.isascii() and name.isascii()):
+        return re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    low, needle = text.lower(), name.lower()
+    parts, start = [], 0
+    while (at := low.find(needle, start)) >= 0:
+        parts.append(text[start:at])
+        start = at + len(needle)
+    if not parts:
+        return text
+    return " ".join(parts) + " " + text[start:]
 
 
 @gate("determinism")
