@@ -360,13 +360,62 @@ class Workspace:
             self.counters.dashboards = self.counters.widgets = 0
             dashboards = []
             for i, seed in enumerate(baseline.dashboards):
-                dash = self._seed_dashboard(seed, f"baseline '{baseline.slug}' dashboards[{i}]")
-                dash.frozen = True
-                dashboards.append(dash)
+                dashboards.append(
+                    self._baseline_dashboard(seed, f"baseline '{baseline.slug}' dashboards[{i}]")
+                )
             hit = _Seeded(dashboards, self.counters.widgets, self.counters.dashboards)
             self.counters.dashboards, self.counters.widgets = saved.dashboards, saved.widgets
             self.world.cache[key] = hit
         return hit
+
+    def _baseline_dashboard(self, seed: DashboardSeed, where: str) -> Dashboard:
+        """One baseline dashboard seeded (frozen), or the one seeded before from the same seed at the same
+        counters out of the same catalog widgets. Seeding reads nothing else (the seed, the counters, and for each
+        placed widget the origin it resolves to and that widget's definition), so a derived world with one
+        catalog replaced (a counterfactual copy exchanging two widgets) seeds again only the dashboards that
+        place one of the replaced widgets, instead of the whole baseline. Kept under the baseline builds' key
+        (`shared_builds` hands them on)."""
+        placed: list[tuple[str, WidgetDef]] = []
+        resolved: list[tuple[str, WidgetDef]] | None = placed
+        for ws in seed.widgets:
+            conn = (
+                self._origin_or_none(ws.origin)
+                if ws.origin is not None
+                else next(iter(c for c in self.connections if ws.widget_id in c.catalog.widgets), None)
+            )
+            definition = conn.catalog.widgets.get(ws.widget_id) if conn is not None else None
+            if (
+                conn is None
+                or definition is None
+                or (
+                    ws.origin is None
+                    and sum(ws.widget_id in c.catalog.widgets for c in self.connections) != 1
+                )
+            ):
+                resolved = None  # a seed that does not resolve fails as it always did, never from a memo
+                break
+            placed.append((conn.name, definition))
+        key = None
+        if resolved is not None:
+            key = (
+                _BASELINE_BUILD,
+                "dashboard",
+                id(seed),
+                self.counters.dashboards,
+                self.counters.widgets,
+                tuple((name, id(d)) for name, d in resolved),
+            )
+            hit = self.world.cache.get(key)
+            if hit is not None and hit[0] is seed:
+                _, _, dash, dashboards, widgets = hit
+                self.counters.dashboards, self.counters.widgets = dashboards, widgets
+                return dash
+        dash = self._seed_dashboard(seed, where)
+        dash.frozen = True
+        if key is not None:
+            # the seed and the definitions held beside the dashboard, so the ids in the key stay theirs
+            self.world.cache[key] = (seed, resolved, dash, self.counters.dashboards, self.counters.widgets)
+        return dash
 
     def _connect(
         self, name: str, url: str, catalog: Catalog, kind: str, backend_id: str | None = None
