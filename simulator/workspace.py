@@ -1314,21 +1314,9 @@ class Workspace:
     def _index(self, resource: Any) -> dict[str, Any]:
         apps, lines = [], []
         for conn in self.connections:
-            for app in conn.catalog.apps:
-                tabs = _dict_or_empty(app.get("tabs"))
-                entry: dict[str, Any] = {
-                    "backend_id": conn.id,
-                    "backend_name": conn.name,
-                    "name": app.get("name"),
-                    "template_id": _template_id(app),
-                    "description": app.get("description") or "",
-                    "tab_ids": sorted(str(k) for k in tabs),
-                }
-                apps.append(entry)
-                lines.append(
-                    f"{conn.name} | {entry['name']} | {entry['template_id']} | {entry['description']} | "
-                    f"tabs={','.join(entry['tab_ids'])}"
-                )
+            entries, said = _index_entries(conn.id, conn.name, conn.catalog.apps)
+            apps += [{**e, "tab_ids": list(e["tab_ids"])} for e in entries]  # the caller's own copies
+            lines += said
         head = resource.text if resource is not None else "Workspace app builder index"
         text = "\n".join([head, "", "Apps served by the connected backends:", *lines])
         return {"uri": INDEX_URI, "mime_type": "application/json", "text": text, "apps": apps}
@@ -1351,6 +1339,42 @@ class Workspace:
         """Hand tasks to other agents: task_requests [{id, description, assigned_holder_url,
         assigned_agent_id}]."""
         return {"task_requests": [r.model_dump(exclude_none=True) for r in args.task_requests]}
+
+
+# The index's entries and lines for one connection's apps, by (backend id, backend name, the apps tuple held): a
+# catalog's apps are never changed in place (a refresh builds a new catalog), and the index is read again in every
+# episode whose agent looks for an app (each entry slugs its app's name).
+_INDEX: dict[tuple[str, str, int], tuple[tuple[dict[str, Any], ...], list[dict[str, Any]], list[str]]] = {}
+_INDEX_SIZE = 1024
+
+
+def _index_entries(
+    backend_id: str, backend_name: str, catalog_apps: tuple[dict[str, Any], ...]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    key = (backend_id, backend_name, id(catalog_apps))
+    held = _INDEX.get(key)
+    if held is not None and held[0] is catalog_apps:
+        return held[1], held[2]
+    apps, lines = [], []
+    for app in catalog_apps:
+        tabs = _dict_or_empty(app.get("tabs"))
+        entry: dict[str, Any] = {
+            "backend_id": backend_id,
+            "backend_name": backend_name,
+            "name": app.get("name"),
+            "template_id": _template_id(app),
+            "description": app.get("description") or "",
+            "tab_ids": sorted(str(k) for k in tabs),
+        }
+        apps.append(entry)
+        lines.append(
+            f"{backend_name} | {entry['name']} | {entry['template_id']} | {entry['description']} | "
+            f"tabs={','.join(entry['tab_ids'])}"
+        )
+    if len(_INDEX) >= _INDEX_SIZE:
+        _INDEX.clear()
+    _INDEX[key] = (catalog_apps, apps, lines)
+    return apps, lines
 
 
 def _dict_or_empty(value: Any) -> dict[str, Any]:
