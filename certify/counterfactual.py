@@ -925,9 +925,19 @@ def play(world: World, task: Task, agent_name: str) -> Episode:
     """One episode of a deterministic reference agent (a ladder rung) on `task`: a trial's own loop
     (`certify.trial.drive`), driven synchronously, for the gate has no event loop; a rung's session is a script
     whose awaits never suspend."""
-    from .agents import resolve_agent
+    from .agents import ladder  # noqa: F401  (registers the rungs)
+    from .agents.base import AGENTS
 
-    agent = resolve_agent(agent_name)
+    # A rung is made by its own factory, as `resolve_agent` makes it, without registering every agent first:
+    # that imports the model agent and its client (a sizeable share of a certification's imports), which no
+    # rung needs. Any other name goes through `resolve_agent`.
+    factory = AGENTS.get(agent_name)
+    if factory is None:
+        from .agents import resolve_agent
+
+        agent = resolve_agent(agent_name)
+    else:
+        agent = factory(agent_name)
     episode = start_episode(world, task)
     loop = drive(episode, agent, task, {}, until_unparseable=True)
     try:
