@@ -31,7 +31,7 @@ from simulator import Workspace, World, option_values, value_allowed
 from .agents.knowledge import defines, policy_value
 from .agents.reading import option_mentions
 from .agents.request import note_entries, read_request, shown_by
-from .episode import Episode, start_episode
+from .episode import ByObject, Episode, start_episode
 from .task import Task
 from .trial import drive
 
@@ -74,11 +74,19 @@ def _word(value: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])")
 
 
+def _says_word(text: str, value: str) -> bool:
+    """`_word(value).search(text)`: `text` holds `value` as a word. A value that does not occur in `text` at all
+    cannot occur as a word: asked first, it spares compiling a pattern for most of the values a copy asks about
+    (each cell and label of a task is a pattern of its own, compiled once per process)."""
+    return value in text and _word(value).search(text) is not None
+
+
 def swap_words(text: str, pairs: dict[str, str]) -> str:
     """`text` with every whole-word occurrence of each key replaced by its value, in one pass (so a swap a↔b
     given as {a: b, b: a} exchanges them instead of undoing itself)."""
     keys = sorted((k for k in pairs if k), key=len, reverse=True)
-    if not keys:
+    # A text holding none of the keys (most leaves a copy rewrites) has nothing to swap: it needs no pattern.
+    if not any(k in text for k in keys):
         return text
     return _swap_pattern(tuple(keys)).sub(lambda m: pairs[m.group(1)], text)
 
@@ -136,6 +144,16 @@ def _cells(row: Any) -> list[tuple[Any, Any]]:
     if isinstance(row, dict):
         return list(row.items())
     return list(enumerate(row)) if isinstance(row, list) else []
+
+
+# A task as JSON, by the task (`ByObject`: a task is never edited in place — a changed task is a new model). A
+# copy reads the same task's eval and setup through it several times over (the carrying parameter, the values
+# used, the target's arguments, the graded cuts); read only, never edited: a copy edits a dump of its own.
+_DUMPED = ByObject(256)
+
+
+def _dumped(task: Task) -> dict[str, Any]:
+    return dict(_DUMPED.get(task, lambda t: t.model_dump(mode="json")))
 
 
 def _copy_world(world: World, what: str, **changes: Any) -> World:
@@ -252,7 +270,7 @@ def moved_rule(
 # ------------------------------------------------------------------------------------------- carried value
 def _carrying_param(world: World, task: Task, value: str) -> tuple[str, str, str, dict[str, Any]] | None:
     """(origin, widget_id, param, its declaration) of a catalog widget the eval sets to `value`."""
-    ev = task.model_dump(mode="json")["eval"]
+    ev = _dumped(task)["eval"]
     for holder, args in _data_args(ev):
         for key, v in args.items():
             if v != value:
@@ -275,7 +293,7 @@ def _label(param: dict[str, Any], value: Any) -> str | None:
 
 def _used_values(task: Task, key: str) -> set[Any]:
     """Every value the task's setup or eval gives parameter `key` anywhere (twins, decoys, look-alikes)."""
-    dumped = task.model_dump(mode="json")
+    dumped = _dumped(task)
     return {args[key] for _, args in _data_args([dumped["setup"], dumped["eval"]]) if key in args}
 
 
@@ -320,7 +338,7 @@ def carried_copy(world: World, task: Task, value: str, source: str | None, kind:
     # is taken first, so the swap does not turn it into an option nobody declared ("Partially Cancelled")
     for option in option_values(param):
         for text in {str(option), _label(param, option) or ""} - set(pairs) - {""}:
-            if any(_word(k).search(text) for k in list(pairs)):
+            if any(_says_word(text, k) for k in list(pairs)):
                 pairs[text] = text
     # A Derive rule is moved off its line as its value changes (`moved_rule`); a Ground fact stays where the request
     # points (a step, a row), which is what the level asks an agent to find.
@@ -485,13 +503,13 @@ def _graded_args(task: Task, origin: str, wid: str) -> set[str]:
     """The data_args (frozen) of every widget `wid` of `origin` the eval requires."""
     return {
         _frozen(args)
-        for holder, args in _data_args(task.model_dump(mode="json")["eval"])
+        for holder, args in _data_args(_dumped(task)["eval"])
         if holder.get("origin") == origin and holder.get("widget_id") == wid and "min_count" in holder
     }
 
 
 def _target_args(task: Task, origin: str, wid: str, key: str, value: str) -> dict[str, Any]:
-    for holder, args in _data_args(task.model_dump(mode="json")["eval"]):
+    for holder, args in _data_args(_dumped(task)["eval"]):
         if holder.get("origin") == origin and holder.get("widget_id") == wid and args.get(key) == value:
             return dict(args)
     return {key: value}
@@ -561,7 +579,7 @@ def _retarget(
         return str(m) in served or str(m) in text
 
     if isinstance(ev.get("answer_must_not_contain"), list):
-        cited = [x for x in cells if _word(x).search(str(ev.get("reference_answer") or ""))]
+        cited = [x for x in cells if _says_word(str(ev.get("reference_answer") or ""), x)]
         new["answer_must_not_contain"] = [m for m in ev["answer_must_not_contain"] if not still_served(m)] + [
             x for x in cited if not still_served(x) and x not in ev["answer_must_not_contain"]
         ]
@@ -593,7 +611,7 @@ def phrase_copy(world: World, task: Task, phrase: str, source: str | None) -> Co
     if text is None:
         return NotApplicable("planted", phrase, f"its source '{source}' is not in the world")
     words = phrase.split()
-    used = (text + " " + task.prompt + " " + json.dumps(task.model_dump(mode="json"))).casefold()
+    used = (text + " " + task.prompt + " " + json.dumps(_dumped(task))).casefold()
     fresh = next((w for w in PHRASE_WORDS if w not in used), None)
     if not words or fresh is None:
         return NotApplicable("planted", phrase, "no other phrase is free in this task")
@@ -614,7 +632,7 @@ def phrase_copy(world: World, task: Task, phrase: str, source: str | None) -> Co
 
 def _free_text_copy(world: World, task: Task, value: str, docs: list[str], kind: str) -> Copy | NotApplicable:
     """A carried value with no declared options (a tab title): the passage states another title."""
-    text = json.dumps(task.model_dump(mode="json")) + task.prompt
+    text = json.dumps(_dumped(task)) + task.prompt
     other = next((t for t in TITLE_ALTERNATIVES if t not in text), None)
     if other is None:
         return NotApplicable(kind, value, "no alternative title is free in this task")
@@ -634,7 +652,7 @@ def _free_text_copy(world: World, task: Task, value: str, docs: list[str], kind:
 # ----------------------------------------------------------------------------------------------- find target
 def _target_widget(world: World, task: Task, name: str) -> tuple[str, str] | None:
     """(origin, widget_id) of the catalog widget named `name` that the eval grades."""
-    ev = task.model_dump(mode="json")["eval"]
+    ev = _dumped(task)["eval"]
     placed = {
         w.widget_uuid: (str(w.origin), str(w.widget_id))
         for w in (
@@ -967,7 +985,7 @@ def _twin_pointer_copy(
     left as seeded — and the world is unchanged: no name, position, signature or id tells the copies apart."""
     dumped = task.model_dump(mode="json", exclude_none=True)
     found = _target_widget(world, task, name)
-    mine = [(label, said) for label, said in twins if _word(label.casefold()).search(task.prompt.casefold())]
+    mine = [(label, said) for label, said in twins if _says_word(task.prompt.casefold(), label.casefold())]
     if found is None or len(twins) < 2 or len(mine) != 1:
         return NotApplicable("target", name, f"'{note}' names no twin of '{name}' beside the entry asked for")
     origin, a = found
@@ -1032,9 +1050,19 @@ def play(world: World, task: Task, agent_name: str) -> Episode:
     """One episode of a deterministic reference agent (a ladder rung) on `task`: a trial's own loop
     (`certify.trial.drive`), driven synchronously, for the gate has no event loop; a rung's session is a script
     whose awaits never suspend."""
-    from .agents import resolve_agent
+    from .agents import ladder  # noqa: F401  (registers the rungs)
+    from .agents.base import AGENTS
 
-    agent = resolve_agent(agent_name)
+    # A rung is made by its own factory, as `resolve_agent` makes it, without registering every agent first:
+    # that imports the model agent and its client (a sizeable share of a certification's imports), which no
+    # rung needs. Any other name goes through `resolve_agent`.
+    factory = AGENTS.get(agent_name)
+    if factory is None:
+        from .agents import resolve_agent
+
+        agent = resolve_agent(agent_name)
+    else:
+        agent = factory(agent_name)
     episode = start_episode(world, task)
     loop = drive(episode, agent, task, {}, until_unparseable=True)
     try:

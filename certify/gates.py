@@ -413,7 +413,21 @@ def _spaced(text: str) -> str:
 def states_value(text: str, value: str, *, any_case: bool = False) -> bool:
     """Whether `text` states `value` as a word, by default with its own case: "status Open" states Open, "the
     open-items policy" does not (and, with its own case, neither does "the open dashboard")."""
-    return bool(value.strip()) and _value_pattern(value, any_case).search(text) is not None
+    return (
+        bool(value.strip())
+        and _may_hold(text, value, any_case)
+        and _value_pattern(value, any_case).search(text) is not None
+    )
+
+
+def _may_hold(text: str, value: str, any_case: bool) -> bool:
+    """False only where `value` cannot match in `text`: it is not a substring (with its own case), or, both being
+    ASCII, not a substring of the lowered text (ignoring case, `re` pairs ASCII letters with two non-ASCII ones,
+    the Kelvin sign and the long s, so the shortcut is taken for ASCII texts only). A certification asks of
+    thousands of values, most of them absent: each is spared compiling its pattern."""
+    if not any_case:
+        return value in text
+    return not (text.isascii() and value.isascii()) or value.lower() in text.lower()
 
 
 @lru_cache(maxsize=4096)
@@ -440,8 +454,24 @@ def _mask_names(world: World, task: Task) -> str:
                 names.add(str(definition.definition["category"]))
     text = task.prompt
     for name in sorted(names, key=len, reverse=True):
-        text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+        text = _blank(text, name)
     return text
+
+
+def _blank(text: str, name: str) -> str:
+    """`re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)`: every occurrence of `name`, in any case,
+    replaced by a space, left to right. Both ASCII (where ignoring case is lowering both, `_may_hold`), found
+    by `str.find` on the lowered text instead of a pattern compiled per name."""
+    if not (name and text.isascii() and name.isascii()):
+        return re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    low, needle = text.lower(), name.lower()
+    parts, start = [], 0
+    while (at := low.find(needle, start)) >= 0:
+        parts.append(text[start:at])
+        start = at + len(needle)
+    if not parts:
+        return text
+    return " ".join(parts) + " " + text[start:]
 
 
 @gate("determinism")

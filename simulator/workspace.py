@@ -360,13 +360,62 @@ class Workspace:
             self.counters.dashboards = self.counters.widgets = 0
             dashboards = []
             for i, seed in enumerate(baseline.dashboards):
-                dash = self._seed_dashboard(seed, f"baseline '{baseline.slug}' dashboards[{i}]")
-                dash.frozen = True
-                dashboards.append(dash)
+                dashboards.append(
+                    self._baseline_dashboard(seed, f"baseline '{baseline.slug}' dashboards[{i}]")
+                )
             hit = _Seeded(dashboards, self.counters.widgets, self.counters.dashboards)
             self.counters.dashboards, self.counters.widgets = saved.dashboards, saved.widgets
             self.world.cache[key] = hit
         return hit
+
+    def _baseline_dashboard(self, seed: DashboardSeed, where: str) -> Dashboard:
+        """One baseline dashboard seeded (frozen), or the one seeded before from the same seed at the same
+        counters out of the same catalog widgets. Seeding reads nothing else (the seed, the counters, and for each
+        placed widget the origin it resolves to and that widget's definition), so a derived world with one
+        catalog replaced (a counterfactual copy exchanging two widgets) seeds again only the dashboards that
+        place one of the replaced widgets, instead of the whole baseline. Kept under the baseline builds' key
+        (`shared_builds` hands them on)."""
+        placed: list[tuple[str, WidgetDef]] = []
+        resolved: list[tuple[str, WidgetDef]] | None = placed
+        for ws in seed.widgets:
+            conn = (
+                self._origin_or_none(ws.origin)
+                if ws.origin is not None
+                else next(iter(c for c in self.connections if ws.widget_id in c.catalog.widgets), None)
+            )
+            definition = conn.catalog.widgets.get(ws.widget_id) if conn is not None else None
+            if (
+                conn is None
+                or definition is None
+                or (
+                    ws.origin is None
+                    and sum(ws.widget_id in c.catalog.widgets for c in self.connections) != 1
+                )
+            ):
+                resolved = None  # a seed that does not resolve fails as it always did, never from a memo
+                break
+            placed.append((conn.name, definition))
+        key = None
+        if resolved is not None:
+            key = (
+                _BASELINE_BUILD,
+                "dashboard",
+                id(seed),
+                self.counters.dashboards,
+                self.counters.widgets,
+                tuple((name, id(d)) for name, d in resolved),
+            )
+            hit = self.world.cache.get(key)
+            if hit is not None and hit[0] is seed:
+                _, _, dash, dashboards, widgets = hit
+                self.counters.dashboards, self.counters.widgets = dashboards, widgets
+                return dash
+        dash = self._seed_dashboard(seed, where)
+        dash.frozen = True
+        if key is not None:
+            # the seed and the definitions held beside the dashboard, so the ids in the key stay theirs
+            self.world.cache[key] = (seed, resolved, dash, self.counters.dashboards, self.counters.widgets)
+        return dash
 
     def _connect(
         self, name: str, url: str, catalog: Catalog, kind: str, backend_id: str | None = None
@@ -1265,21 +1314,9 @@ class Workspace:
     def _index(self, resource: Any) -> dict[str, Any]:
         apps, lines = [], []
         for conn in self.connections:
-            for app in conn.catalog.apps:
-                tabs = _dict_or_empty(app.get("tabs"))
-                entry: dict[str, Any] = {
-                    "backend_id": conn.id,
-                    "backend_name": conn.name,
-                    "name": app.get("name"),
-                    "template_id": _template_id(app),
-                    "description": app.get("description") or "",
-                    "tab_ids": sorted(str(k) for k in tabs),
-                }
-                apps.append(entry)
-                lines.append(
-                    f"{conn.name} | {entry['name']} | {entry['template_id']} | {entry['description']} | "
-                    f"tabs={','.join(entry['tab_ids'])}"
-                )
+            entries, said = _index_entries(conn.id, conn.name, conn.catalog.apps)
+            apps += [{**e, "tab_ids": list(e["tab_ids"])} for e in entries]  # the caller's own copies
+            lines += said
         head = resource.text if resource is not None else "Workspace app builder index"
         text = "\n".join([head, "", "Apps served by the connected backends:", *lines])
         return {"uri": INDEX_URI, "mime_type": "application/json", "text": text, "apps": apps}
@@ -1302,6 +1339,42 @@ class Workspace:
         """Hand tasks to other agents: task_requests [{id, description, assigned_holder_url,
         assigned_agent_id}]."""
         return {"task_requests": [r.model_dump(exclude_none=True) for r in args.task_requests]}
+
+
+# The index's entries and lines for one connection's apps, by (backend id, backend name, the apps tuple held): a
+# catalog's apps are never changed in place (a refresh builds a new catalog), and the index is read again in every
+# episode whose agent looks for an app (each entry slugs its app's name).
+_INDEX: dict[tuple[str, str, int], tuple[tuple[dict[str, Any], ...], list[dict[str, Any]], list[str]]] = {}
+_INDEX_SIZE = 1024
+
+
+def _index_entries(
+    backend_id: str, backend_name: str, catalog_apps: tuple[dict[str, Any], ...]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    key = (backend_id, backend_name, id(catalog_apps))
+    held = _INDEX.get(key)
+    if held is not None and held[0] is catalog_apps:
+        return held[1], held[2]
+    apps, lines = [], []
+    for app in catalog_apps:
+        tabs = _dict_or_empty(app.get("tabs"))
+        entry: dict[str, Any] = {
+            "backend_id": backend_id,
+            "backend_name": backend_name,
+            "name": app.get("name"),
+            "template_id": _template_id(app),
+            "description": app.get("description") or "",
+            "tab_ids": sorted(str(k) for k in tabs),
+        }
+        apps.append(entry)
+        lines.append(
+            f"{backend_name} | {entry['name']} | {entry['template_id']} | {entry['description']} | "
+            f"tabs={','.join(entry['tab_ids'])}"
+        )
+    if len(_INDEX) >= _INDEX_SIZE:
+        _INDEX.clear()
+    _INDEX[key] = (catalog_apps, apps, lines)
+    return apps, lines
 
 
 def _dict_or_empty(value: Any) -> dict[str, Any]:

@@ -74,8 +74,12 @@ def param_options(param: dict[str, Any] | None) -> list[Option]:
 
 
 def option_values(param: dict[str, Any] | None) -> list[Any]:
-    """The values a declared parameter offers, in order ([] when it declares none)."""
-    return [o.value for o in param_options(param)]
+    """The values a declared parameter offers, in order ([] when it declares none): `param_options`' values,
+    read without making an `Option` of each (asked for every parameter of every widget an agent reads)."""
+    options = (param or {}).get("options")
+    if not isinstance(options, list):
+        return []
+    return [o.get("value") if isinstance(o, dict) else o for o in options]
 
 
 @dataclass(frozen=True, slots=True)

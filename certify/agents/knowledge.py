@@ -159,12 +159,35 @@ def _stated(text: str, param: dict[str, Any]) -> list[Mention]:
 def phrase_pattern(phrase: str) -> re.Pattern[str]:
     """A phrase matched across case, hyphens and apostrophes ("pulled-orders rule" ≡ "Pulled orders rule").
     Compiled once per phrase (remembered: `re`'s own cache is too small for a certification's patterns)."""
+    return re.compile(
+        r"(?<![A-Za-z0-9])"
+        + r"[^A-Za-z0-9\n]{1,3}".join(map(re.escape, _phrase_tokens(phrase)))
+        + r"(?![A-Za-z0-9])",
+        re.I,
+    )
+
+
+@functools.lru_cache(maxsize=2048)
+def _phrase_tokens(phrase: str) -> tuple[str, ...]:
     tokens = [t for t in re.split(r"[^A-Za-z0-9]+", phrase) if t]
     if tokens and tokens[0].lower() == "the":
         tokens = tokens[1:]
-    return re.compile(
-        r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9\n]{1,3}".join(map(re.escape, tokens)) + r"(?![A-Za-z0-9])", re.I
-    )
+    return tuple(tokens)
+
+
+_lowered = functools.lru_cache(maxsize=1024)(str.lower)
+
+
+def may_state(text: str, phrase: str) -> bool:
+    """False only where `phrase_pattern(phrase)` cannot match in `text` (in the whole of it or any part): a
+    word of the phrase is not in it. Its words are ASCII; in an ASCII text ignoring case is lowering both (`re`
+    pairs two ASCII letters with non-ASCII ones, so any other text is left to the pattern). Asked first, it
+    spares compiling a pattern for each phrase a reader looks for in a document that does not hold it."""
+    tokens = _phrase_tokens(phrase)
+    if not tokens or not text.isascii():
+        return True
+    low = _lowered(text)
+    return all(t.lower() in low for t in tokens)
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -179,8 +202,11 @@ def policy_value(text: str, phrase: str, param: dict[str, Any], others: list[str
     """The option of `param` that `text` assigns to the policy `phrase`: stated after the phrase on its line (up
     to where another policy starts), else before it on the same line, else on the next line (a heading
     followed by its rule). `others` are the phrases of other policies, which bound the search."""
+    if not may_state(text, phrase):
+        return None
     pattern = phrase_pattern(phrase)
-    fences = [phrase_pattern(o) for o in others if o.lower() != phrase.lower()]
+    # a fence that cannot match in the text bounds nothing in it
+    fences = [phrase_pattern(o) for o in others if o.lower() != phrase.lower() and may_state(text, o)]
     spans = _lines(text)
     for m in pattern.finditer(text):
         line = next(((a, b) for a, b in spans if a <= m.start() <= b), (0, len(text)))
@@ -205,7 +231,7 @@ def policy_value(text: str, phrase: str, param: dict[str, Any], others: list[str
 
 
 def defines(text: str, phrase: str) -> bool:
-    return phrase_pattern(phrase).search(text) is not None
+    return may_state(text, phrase) and phrase_pattern(phrase).search(text) is not None
 
 
 def units(text: str) -> list[str]:

@@ -131,6 +131,46 @@ def test_baseline_is_shared_and_copy_on_write(mini_world):
     assert first.initial_dashboards["dash_002"].widgets[0].data_args["fund"] == "Alpha"
 
 
+def test_a_derived_world_seeds_again_only_the_baseline_dashboards_it_changed():
+    """A world with one catalog replaced (a counterfactual copy exchanging two widgets) reuses the baseline
+    dashboards that place none of the replaced widgets and seeds the others again: every dashboard is what a
+    build from nothing gives."""
+    import dataclasses
+
+    from simulator import DEFAULT_WORLD, World
+
+    world = World.load(DEFAULT_WORLD)
+    slug, baseline = max(world.baselines.items(), key=lambda kv: len(kv[1].dashboards))
+    setup = {"workspace_baseline": slug}
+    Workspace.start(world, setup)
+    placed = {(w.origin, w.widget_id) for d in baseline.dashboards for w in d.widgets}
+    fixture = next(f for f in world.backends.values() if any(o == f.origin for o, _ in placed))
+    a, b = sorted(wid for o, wid in placed if o == fixture.origin)[:2]
+    catalog = fixture.catalog
+    widgets = dict(catalog.widgets)
+    widgets[a] = dataclasses.replace(catalog.widgets[b], widget_id=a)
+    widgets[b] = dataclasses.replace(catalog.widgets[a], widget_id=b)
+    backends = {
+        **world.backends,
+        fixture.slug: dataclasses.replace(
+            fixture, catalog=dataclasses.replace(catalog, widgets=widgets, _listings={})
+        ),
+    }
+    derived = dataclasses.replace(
+        world, fingerprint="derived", cache=Workspace.shared_builds(world), backends=backends
+    )
+    fresh = dataclasses.replace(world, fingerprint="fresh", cache={}, backends=backends)
+    reused, built = Workspace.start(derived, setup), Workspace.start(fresh, setup)
+    original = Workspace.start(world, setup)
+    assert reused.state_hash() == built.state_hash() != original.state_hash()
+    assert list(reused.dashboards) == list(built.dashboards) == list(original.dashboards)
+    changed = [k for k, d in reused.dashboards.items() if any(w.widget_id in (a, b) for w in d.widgets)]
+    assert changed and len(changed) < len(reused.dashboards)
+    for k, dash in reused.dashboards.items():
+        assert dash.digest() == built.dashboards[k].digest()
+        assert (dash is original.dashboards[k]) == (k not in changed)
+
+
 def test_state_hash_is_stable_and_sensitive(mini_world):
     a = Workspace.start(mini_world, {"workspace_baseline": "lived"})
     b = Workspace.start(mini_world, {"workspace_baseline": "lived"})
