@@ -186,8 +186,7 @@ def place_warnings(
     (the copy gives the target's content to a widget at another place, so the reader fails one copy), but a
     player reading places passes the shipped task: the warning names the place and the fix — another target of
     the story described first, one listed between widgets that take its values."""
-    from certify.grader import grade
-    from certify.shortcuts import run_shortcut
+    from certify import grade, run_shortcut
 
     by_story = {r.story.slug: r for r in resolved}
     out: list[SourceWarning] = []

@@ -111,12 +111,17 @@ def _world_params(world: World) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+def quoted(text: str) -> str | None:
+    """The first short quoted span of `text` (a title a document gives in quotes): one home for the facts check
+    and the pieces' tags, so both read the same title."""
+    match = re.search(r"[\"“]([^\"”]{2,40})[\"”]", text)
+    return match.group(1) if match else None
+
+
 def _sets_of(text: str, doc: str, params: list[dict[str, Any]]) -> list[Sets]:
     """What a `sets` fact in the piece `text` of document `doc` would set: the first option of each parameter
     it names (as the facts check reads it), with the refusal where the document gives the option away; a
     parameter the world declares under several option lists counts as accepted when any of them accepts it."""
-    from .factcheck.ground import _quoted
-
     found: dict[tuple[str, str], str] = {}
     said_by = [(param, option_mentions(text, param, as_written=True)) for param in params]
     spans = [(m.start, m.end) for _, said in said_by for m in said]
@@ -132,7 +137,7 @@ def _sets_of(text: str, doc: str, params: list[dict[str, Any]]) -> list[Sets]:
         key = (str(param.get("paramName")), str(said[0].value))
         why = skimmed([doc], param, said[0].value)
         found[key] = "" if not why or not found.get(key, why) else _SKIMMED[why]
-    title = _quoted(text) if re.search(r"\btabs?\b", text, re.I) else None
+    title = quoted(text) if re.search(r"\btabs?\b", text, re.I) else None
     if title:
         why = skimmed([doc], None, title)
         found[("tab", title)] = _SKIMMED_TAB[why] if why else ""

@@ -135,6 +135,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "run_rollouts": ("certify.rollouts", "rollouts"),
     "serialise": ("certify.rollouts", "serialise"),
     "run_battery": ("certify.shortcuts", "run_battery"),
+    "run_shortcut": ("certify.shortcuts", "run_shortcut"),
     "lexical_picks": ("certify.shortcuts.battery", "lexical_picks"),
     "lexical_exposure": ("certify.shortcuts.lexical", "exposure"),
     "lexical_measures": ("certify.shortcuts.lexical", "measures"),
@@ -347,6 +348,7 @@ __all__ = [
     "run_locally",
     "run_parity",
     "run_rollouts",
+    "run_shortcut",
     "run_trial",
     "save_surface",
     "schema_mentions",
@@ -504,7 +506,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .rewards import RewardMode
     from .rollouts import RolloutFilter, RolloutFormat, RolloutSourceError, resolve_source, serialise
     from .rollouts import rollouts as run_rollouts
-    from .shortcuts import run_battery
+    from .shortcuts import run_battery, run_shortcut
     from .shortcuts.battery import lexical_picks, skimmed_options, skimmed_title
     from .shortcuts.lexical import exposure as lexical_exposure
     from .shortcuts.lexical import measures as lexical_measures

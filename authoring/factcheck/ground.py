@@ -10,6 +10,7 @@ from typing import Any
 from certify import URI, option_mentions, units
 from simulator import World
 
+from ..groundable import quoted
 from ..sources import SourceError, Story
 from ..suggest import did_you_mean, listing
 from .governance import STEP, _where_in, world_texts
@@ -27,11 +28,6 @@ def _source_of(world: World, kind: str, ref: str) -> tuple[str, str, str, tuple[
         return (res.file, res.title or res.uri, res.text, res.planted) if res else None
     prompt = world.prompts.get(ref)
     return (prompt.file, prompt.name, prompt.text, prompt.planted) if prompt else None
-
-
-def _quoted(text: str) -> str | None:
-    match = re.search(r"[\"“]([^\"”]{2,40})[\"”]", text)
-    return match.group(1) if match else None
 
 
 def _ground_fact(
@@ -116,7 +112,7 @@ def _ground_fact(
     sets = facts.governance.sets or ""
     gov.sets = sets
     if sets == "tab":
-        title = _quoted(piece)
+        title = quoted(piece)
         if title is None:
             return [
                 SourceError(

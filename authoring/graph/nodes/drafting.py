@@ -11,7 +11,7 @@ from langgraph.types import Command, Send
 
 from certify import LEVEL_NAMES, LEVELS
 
-from ...checks import persona_warnings, voice_warnings
+from ...checks import first_drafts, persona_warnings, place_warnings, voice_warnings
 from ...failures import RoleFailure
 from ...flags import make_flag
 from ...roles.author import AuthoringError
@@ -33,7 +33,13 @@ def load(state: PipelineState, runtime: Runtime[RunContext]) -> Command[Literal[
         f"loaded persona {options.persona}: {len(ctxs)} stories, facts checked against {run.world.name}",
     )
     resolved = [c.story for c in ctxs.values()]
-    voiced = voice_warnings(run.world, next(iter(ctxs.values())).persona, resolved) if ctxs else []
+    voiced = []
+    if ctxs:
+        # the same first drafts check reads, so author says what check says (voice and catalog places)
+        persona = next(iter(ctxs.values())).persona
+        drafts = first_drafts(run.world, persona, resolved)
+        voiced = voice_warnings(run.world, persona, resolved, drafts)
+        voiced += place_warnings(run.world, resolved, drafts, list(run.world.default_backends))
     for warning in [*persona_warnings(Path(options.sources_root), options.persona, resolved), *voiced]:
         run.drivers.progress(f"warning: {warning}")
     flags = {}
