@@ -23,6 +23,7 @@ from certify import (
     resolve_agent,
     run_battery,
     run_trial,
+    states_value,
 )
 from simulator import TOOL_NAMES
 
@@ -108,7 +109,50 @@ def _compile(
                 ctx, parse_task(compiled[0], f"{compiled[0]['id']}.json", ctx.defaults), EXECUTE_RUNG
             ):
                 return compiled
+    if number >= 2:
+        # Derive, Ground and Compose name the widget they work on too, so they work on a stand-in (or another
+        # instance) of the target Find hides as Execute does, drawn for their own task id: a player that read the
+        # published taskset's higher levels would read Find's answer there otherwise
+        return _off_target(ctx, number, others, note_draw) or _compile_level(ctx, number, others, note_draw)
     return _compile_level(ctx, number, others, note_draw)
+
+
+def _off_target(
+    ctx: AuthorContext, number: int, others: bool, note_draw: int
+) -> tuple[dict[str, Any], int | None] | None:
+    """Level `number` (Derive, Ground or Compose) worked on what `factcheck.execute_stories` chooses for it, the
+    first that compiles, hides what the level on the target hides (Derive's carried values, Ground's fact: the
+    graded values stay constant, the widget differs), names not what Find hides, is solved by its rung and not
+    by the rung below, and leaves no shortcut agent passing (the gates would refuse it otherwise). None where
+    none does: the level works on the target itself and says why (`meta.on_target`, which the fairness review
+    reports)."""
+    hidden = _find_hidden(ctx)
+    if hidden is None:
+        return None
+    try:
+        own = _compile_level(ctx, number, others, note_draw)[0]
+    except AuthoringError:
+        return None
+    if not states_value(own["prompt"], hidden, any_case=True):
+        return None  # the level does not name what Find hides: nothing to stand in for
+    for story in execute_stories(ctx.story, ctx.world, ctx.backends, hidden, number):
+        try:
+            compiled = _compile_level(replace(ctx, story=story), number, others, note_draw)
+        except AuthoringError:
+            continue
+        task = compiled[0]
+        if task["meta"].get("hidden") != own["meta"].get("hidden"):
+            continue
+        if states_value(task["prompt"], hidden, any_case=True):
+            continue
+        parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
+        if (
+            _rung_passes(ctx, parsed, f"ladder-{number}")
+            and not _rung_passes(ctx, parsed, f"ladder-{number - 1}")
+            and not any(r.passed for r in run_battery(ctx.world, parsed))
+        ):
+            return compiled
+    return None
 
 
 def _find_hidden(ctx: AuthorContext) -> str | None:
