@@ -261,7 +261,10 @@ class RuleFairness:
                 on_target = _graded_args(by_level[1], moved.origin, moved.for_widget_id)
                 # (a value the level itself hides is its own: Derive's second view on the rival rule's value)
                 carried = {h.value for h in by_level[lv].meta.hidden if h.kind == "carried"}  # type: ignore[union-attr]
+                kept = {c[2] for c in _kept(by_level[lv]) if c[:2] == (moved.origin, moved.widget_id)}
                 for args in _graded_args(by_level[lv], moved.origin, moved.widget_id):
+                    if repr(sorted(args.items())) in kept:
+                        continue  # a twin of the stand-in, graded to stay as seeded
                     args = {k: v for k, v in args.items() if str(v) not in carried}
                     if not any(args.items() <= other.items() for other in on_target):
                         flag(

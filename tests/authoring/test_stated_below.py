@@ -62,6 +62,34 @@ def test_every_shipped_execute_stands_in_for_the_target_find_hides():
     assert len(on_target) < 6 and "portfolio_manager/keel_europe_tilt" not in on_target, on_target
 
 
+def test_no_shipped_level_but_find_names_the_target_find_hides():
+    """Derive, Ground and Compose work on a stand-in too (`factcheck.working`, drawn per level): a player that read
+    the published taskset's higher levels does not read Find's answer there. Only a level asking for a judged
+    analysis that no stand-in serves works on the target itself (reported, as at Execute)."""
+    from certify import states_value
+
+    on_target = []
+    for name, levels in _stories().items():
+        hidden = next(h.value for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
+        for lv in (0, 2, 3, 4):
+            if not states_value(levels[lv].prompt, hidden, any_case=True):
+                continue
+            assert _on_target({0: levels[lv]}), f"{name} level{lv} names {hidden!r}"
+            on_target.append(f"{name}/level{lv}")
+    assert len({n.rsplit("/", 1)[0] for n in on_target}) < 6, on_target
+
+
+def test_a_target_named_above_is_a_blocker():
+    """The property holds for every level, not only below Find: a higher level naming Find's target is read
+    by a player that saw the published taskset's higher levels."""
+    levels = next(ls for ls in _stories().values() if not _on_target(ls))
+    hidden = next(h for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
+    for lv in (2, 3, 4):
+        leaky = levels[lv].model_copy(update={"prompt": levels[lv].prompt + f" Then look at {hidden.value}."})
+        got = stated_below({**levels, lv: leaky})
+        assert got[1][0] == "blocker" and f"stated at level{lv}" in got[1][1], lv
+
+
 def test_a_target_named_below_is_a_blocker_and_a_copied_carried_value_is_reported():
     levels = next(iter(_stories().values()))
     hidden = next(h for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]

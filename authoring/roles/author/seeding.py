@@ -538,6 +538,9 @@ def _furniture(level: Level, decoy: Seeded | None) -> tuple[str, str, str, dict[
         return None
     catalog = fixture.catalog
     taken = {t.widget_id for t in s.targets} | ({decoy.widget_id} if decoy else set())
+    if s.standing_in is not None:
+        # a level worked on a stand-in does not seat the target it stands in for (`factcheck.working`)
+        taken.add(s.standing_in.widget_id)
     by_name = {w.name: wid for wid, w in catalog.widgets.items()}
     own = [w for n in story_widgets(level) if (w := by_name[n]) not in taken]
     if own:
