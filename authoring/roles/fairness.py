@@ -89,8 +89,8 @@ def _graded_args(task: Task, origin: str, widget_id: str) -> list[dict[str, Any]
     return out
 
 
-def _states(below: Task, hidden: HiddenValue) -> bool:
-    """Whether the lower level `below` says `hidden` (`stated_below`): its prompt states the value — for a target
+def says_hidden(below: Task, hidden: HiddenValue) -> bool:
+    """Whether another level `below` says `hidden` (`stated_below`): its prompt states the value — for a target
     hidden as an instance among twins, every value the instance is seeded on — or, for an instance, it works on
     (is graded to change) a seated widget showing those values."""
     if not hidden.instance:
@@ -136,7 +136,7 @@ def stated_below(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
         if not hidden:
             continue
         said = [
-            [j for j, other in (others if h.kind == "target" else lower).items() if _states(other, h)]
+            [j for j, other in (others if h.kind == "target" else lower).items() if says_hidden(other, h)]
             for h in hidden
         ]
         named = [(h, js) for h, js in zip(hidden, said, strict=True) if js and h.kind != "carried"]

@@ -15,6 +15,7 @@ from typing import Any
 from certify import (
     LEVEL_NAMES,
     LEVELS,
+    HiddenValue,
     Task,
     TaskMeta,
     lexical_exposure,
@@ -23,12 +24,12 @@ from certify import (
     resolve_agent,
     run_battery,
     run_trial,
-    states_value,
 )
 from simulator import TOOL_NAMES
 
 from ...factcheck import execute_stories, find_pointers, source_format
 from ...memo import Memo, content_key
+from ..fairness import says_hidden
 from .context import AuthorContext, AuthoringError, Draft, own_deadlines, story_setup
 from .evalblock import record
 from .level import Level
@@ -122,20 +123,21 @@ def _off_target(
 ) -> tuple[dict[str, Any], int | None] | None:
     """Level `number` (Derive, Ground or Compose) worked on what `factcheck.execute_stories` chooses for it, the
     first that compiles, hides what the level on the target hides (Derive's carried values, Ground's fact: the
-    graded values stay constant, the widget differs), names not what Find hides, is solved by its rung and not
-    by the rung below, and leaves no shortcut agent passing (the gates would refuse it otherwise). None where
-    none does: the level works on the target itself and says why (`meta.on_target`, which the fairness review
-    reports)."""
-    hidden = _find_hidden(ctx)
-    if hidden is None:
+    graded values stay constant, the widget differs), does not say what Find hides (`fairness.says_hidden`: its
+    name, or for an instance what it shows), is solved by its rung and not by the rung below, and leaves no
+    shortcut agent passing (the gates would refuse it otherwise). None where the level on the target says
+    nothing Find hides, or no choice does: the level then works on the target itself (the fairness review
+    reports what it names)."""
+    found = _find_target(ctx)
+    if found is None:
         return None
     try:
         own = _compile_level(ctx, number, others, note_draw)[0]
     except AuthoringError:
         return None
-    if not states_value(own["prompt"], hidden, any_case=True):
-        return None  # the level does not name what Find hides: nothing to stand in for
-    for story in execute_stories(ctx.story, ctx.world, ctx.backends, hidden, number):
+    if not says_hidden(parse_task(own, f"{own['id']}.json", ctx.defaults), found):
+        return None  # nothing to stand in for
+    for story in execute_stories(ctx.story, ctx.world, ctx.backends, found.value, number):
         try:
             compiled = _compile_level(replace(ctx, story=story), number, others, note_draw)
         except AuthoringError:
@@ -143,16 +145,26 @@ def _off_target(
         task = compiled[0]
         if task["meta"].get("hidden") != own["meta"].get("hidden"):
             continue
-        if states_value(task["prompt"], hidden, any_case=True):
-            continue
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         if (
-            _rung_passes(ctx, parsed, f"ladder-{number}")
+            not says_hidden(parsed, found)
+            and _rung_passes(ctx, parsed, f"ladder-{number}")
             and not _rung_passes(ctx, parsed, f"ladder-{number - 1}")
             and not any(r.passed for r in run_battery(ctx.world, parsed))
         ):
             return compiled
     return None
+
+
+def _find_target(ctx: AuthorContext) -> HiddenValue | None:
+    """The target the story's Find level hides, as its meta.hidden declares it (None when that level does not
+    compile or hides no target)."""
+    try:
+        task = _compiled(ctx, 1)[0]
+    except AuthoringError:
+        return None
+    hidden = [h for h in task["meta"].get("hidden") or [] if h.get("kind") == "target"]
+    return HiddenValue.model_validate(hidden[0]) if hidden else None
 
 
 def _find_hidden(ctx: AuthorContext) -> str | None:
