@@ -3,7 +3,13 @@ story names what a higher one hides and a story whose target has no stand-in sti
 
 Find (level 1) hides which widget the story is about. If Execute (level 0) did the same work on the same widget,
 its request would name it, and a player that met the story's level 0 first (or any reader of the published
-taskset) would read Find's answer there: the taskset itself would be the answer key. So Execute does the
+taskset) would read Find's answer there: the taskset itself would be the answer key. The same holds above
+Find: Derive, Ground and Compose name the widget they work on too, and a reader of the published taskset has
+read them. So every level but Find works on what this module chooses for it, each drawn for its own task id
+(`execute_stories(..., level)`); Derive, Ground and Compose keep their own hidden value on it (a stand-in takes
+the target's value of the parameter Derive carries or Ground's fact sets, `_kept_params`), and the rule author
+keeps a choice only where the level hides what it hides on the target and its rung, and no shortcut agent,
+still behaves (`roles.author.rules._off_target`). Below, Execute stands for any of them. So Execute does the
 story's work — the same action, the same stated values, the same columns recorded and analysed — on a
 *stand-in*: another widget of the same app (else of the backend) that takes every value the story states for
 its first target, drawn per task, and whose name is not the target's (nor contains it). Levels 1-4 climb on

@@ -166,13 +166,40 @@ def _on_own_target(task: Task) -> bool:
 
 def _analysis_on_target(by_level: dict[int, Task], lv: int) -> bool:
     """Whether what level `lv` hides is said elsewhere only by levels that work on the story's own target
-    because they ask for a judged analysis that no stand-in serves (`_on_own_target`): that level is reported,
-    not blocked."""
-    excused = {j for j, t in by_level.items() if j != 1 and _on_own_target(t)}
+    because they ask for a judged analysis that no stand-in serves (`_on_own_target`), or because nothing
+    stands in for it there (a level above Find whose author says why, `meta.on_target`): that level is
+    reported, not blocked."""
+    excused = {
+        j for j, t in by_level.items() if j != 1 and (_on_own_target(t) or (t.meta and t.meta.on_target))
+    }
     if lv != 1 or not excused:
         return False
     rest = {k: t for k, t in by_level.items() if k not in excused}
     return stated_below(rest).get(lv, ("", ""))[0] != "blocker"
+
+
+def stated_elsewhere(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
+    """`stated_below` as the fairness review reports it: a hidden target said only by levels that work on it
+    because nothing stands in for it there (`_analysis_on_target`) is minor, with their reasons."""
+    out = {}
+    for lv, (severity, reason) in stated_below(by_level).items():
+        if severity == "blocker" and _analysis_on_target(by_level, lv):
+            severity = "minor"
+            whys = sorted(
+                {f"level{j}: {t.meta.on_target}" for j, t in by_level.items() if t.meta and t.meta.on_target}
+            )
+            reason += (
+                " (the levels naming it work on the target itself: "
+                + (
+                    "; ".join(whys)
+                    if whys
+                    else "the story asks for a judged analysis at every level and no other widget serves its "
+                    "figure"
+                )
+                + ")"
+            )
+        out[lv] = (severity, reason)
+    return out
 
 
 def _required(task: Task, tool: str, operation: str | None = None) -> bool:
@@ -297,13 +324,7 @@ class RuleFairness:
                     f"the hidden {kind} '{value}' is not stated at Execute, so the level below "
                     "does not show what this level hides",
                 )
-        for lv, (severity, reason) in stated_below(by_level).items():
-            if severity == "blocker" and _analysis_on_target(by_level, lv):
-                severity = "minor"
-                reason += (
-                    " (the levels naming it read the target itself: the story asks for a judged analysis at every "
-                    "level and no other widget serves its figure)"
-                )
+        for lv, (severity, reason) in stated_elsewhere(by_level).items():
             flag(lv, "stated_below", reason, severity=severity)
         for lv in range(5):
             knows = any(_required(by_level[lv], tool) for tool in DOCUMENT_TOOLS)

@@ -114,30 +114,38 @@ def _compile(
         # Derive, Ground and Compose name the widget they work on too, so they work on a stand-in (or another
         # instance) of the target Find hides as Execute does, drawn for their own task id: a player that read the
         # published taskset's higher levels would read Find's answer there otherwise
-        return _off_target(ctx, number, others, note_draw) or _compile_level(ctx, number, others, note_draw)
+        moved, why = _off_target(ctx, number, others, note_draw)
+        if moved is not None:
+            return moved
+        compiled = _compile_level(ctx, number, others, note_draw)
+        if why:
+            compiled[0]["meta"]["on_target"] = why
+        return compiled
     return _compile_level(ctx, number, others, note_draw)
 
 
 def _off_target(
     ctx: AuthorContext, number: int, others: bool, note_draw: int
-) -> tuple[dict[str, Any], int | None] | None:
+) -> tuple[tuple[dict[str, Any], int | None] | None, str]:
     """Level `number` (Derive, Ground or Compose) worked on what `factcheck.execute_stories` chooses for it, the
     first that compiles, hides what the level on the target hides (Derive's carried values, Ground's fact: the
     graded values stay constant, the widget differs), does not say what Find hides (`fairness.says_hidden`: its
     name, or for an instance what it shows), is solved by its rung and not by the rung below, and leaves no
-    shortcut agent passing (the gates would refuse it otherwise). None where the level on the target says
-    nothing Find hides, or no choice does: the level then works on the target itself (the fairness review
-    reports what it names)."""
+    shortcut agent passing (the gates would refuse it otherwise). (None, "") where the level on the target says
+    nothing Find hides; (None, why) where no choice does: the level then works on the target itself and says
+    why (`meta.on_target`, which the fairness review reports)."""
     found = _find_target(ctx)
     if found is None:
-        return None
+        return None, ""
     try:
         own = _compile_level(ctx, number, others, note_draw)[0]
     except AuthoringError:
-        return None
+        return None, ""
     if not says_hidden(parse_task(own, f"{own['id']}.json", ctx.defaults), found):
-        return None  # nothing to stand in for
+        return None, ""  # nothing to stand in for
+    tried = 0
     for story in execute_stories(ctx.story, ctx.world, ctx.backends, found.value, number):
+        tried += 1
         try:
             compiled = _compile_level(replace(ctx, story=story), number, others, note_draw)
         except AuthoringError:
@@ -152,8 +160,14 @@ def _off_target(
             and not _rung_passes(ctx, parsed, f"ladder-{number - 1}")
             and not any(r.passed for r in run_battery(ctx.world, parsed))
         ):
-            return compiled
-    return None
+            return compiled, ""
+    return None, (
+        f"no other widget takes the values this level hides on '{found.value}' (and serves what it records or "
+        "analyses)"
+        if not tried
+        else f"none of the {tried} widget(s) that could stand in for '{found.value}' keeps what this level hides "
+        "with its rung solving it, the rung below failing and no shortcut agent passing"
+    )
 
 
 def _find_target(ctx: AuthorContext) -> HiddenValue | None:
