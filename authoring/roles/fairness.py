@@ -278,8 +278,9 @@ class RuleFairness:
             base -= _kept(by_level[0])
         for lv in range(1, 5):
             missing = base - _graded_core(by_level[lv])
-            moved = by_level[lv].meta.stands_in if by_level[lv].meta else None
-            if moved is not None:
+            meta = by_level[lv].meta
+            moved = meta.stands_in if meta is not None else None
+            if meta is not None and moved is not None:
                 # the level works on a stand-in of its own (no level names what Find hides): as beside
                 # Execute's, what it keeps is its core but for the target's entries, its note and the widgets its
                 # board seats to stay as seeded; the stand-in is graded on values the target is graded on above
@@ -287,7 +288,7 @@ class RuleFairness:
                 missing = {c for c in missing - _kept(by_level[0]) if c[:2] not in away and c[0] != "note"}
                 on_target = _graded_args(by_level[1], moved.origin, moved.for_widget_id)
                 # (a value the level itself hides is its own: Derive's second view on the rival rule's value)
-                carried = {h.value for h in by_level[lv].meta.hidden if h.kind == "carried"}  # type: ignore[union-attr]
+                carried = {h.value for h in meta.hidden if h.kind == "carried"}
                 kept = {c[2] for c in _kept(by_level[lv]) if c[:2] == (moved.origin, moved.widget_id)}
                 for args in _graded_args(by_level[lv], moved.origin, moved.widget_id):
                     if repr(sorted(args.items())) in kept:

@@ -74,9 +74,38 @@ def test_no_shipped_level_but_find_names_the_target_find_hides():
         for lv in (0, 2, 3, 4):
             if not states_value(levels[lv].prompt, hidden, any_case=True):
                 continue
-            assert _on_target({0: levels[lv]}), f"{name} level{lv} names {hidden!r}"
+            meta = levels[lv].meta
+            assert _on_target({0: levels[lv]}) or (meta and meta.on_target), (
+                f"{name} level{lv} names {hidden!r}"
+            )
             on_target.append(f"{name}/level{lv}")
     assert len({n.rsplit("/", 1)[0] for n in on_target}) < 6, on_target
+
+
+def test_a_level_above_find_keeps_its_own_hidden_value_on_its_stand_in():
+    """Derive's carried values and Ground's fact sit on the widget the level works on: a stand-in is graded on
+    them where the target was (the graded values stay constant, only the widget differs), and on no value Find
+    does not grade the target on but those the level itself hides."""
+    moved = 0
+    for name, levels in _stories().items():
+        for lv in (2, 3, 4):
+            task = levels[lv]
+            stand = task.meta.stands_in if task.meta else None
+            if stand is None:
+                continue
+            moved += 1
+            assert stand.for_name == next(h.value for h in levels[1].meta.hidden if h.kind == "target"), name
+            assert stand.name not in [h.value for h in levels[1].meta.hidden], name
+            carried = {h.value for h in task.meta.hidden if h.kind == "carried"}  # type: ignore[union-attr]
+            graded = [{str(v) for v in r.data_args.values()} for r in task.eval.required_widgets] + [
+                {str(v) for v in (s.args.get("data_args") or {}).values()}
+                for s in task.eval.required_tools
+                if s.tool == "get_widget_data"
+            ]
+            if lv == 2:
+                # Derive's carried values are graded still (on the stand-in where it carries them)
+                assert carried and carried <= set().union(*graded), (name, lv, carried, graded)
+    assert moved >= 40, moved
 
 
 def test_a_target_named_above_is_a_blocker():
@@ -88,6 +117,22 @@ def test_a_target_named_above_is_a_blocker():
         leaky = levels[lv].model_copy(update={"prompt": levels[lv].prompt + f" Then look at {hidden.value}."})
         got = stated_below({**levels, lv: leaky})
         assert got[1][0] == "blocker" and f"stated at level{lv}" in got[1][1], lv
+
+
+def test_a_level_on_the_target_because_nothing_stands_in_is_reported_not_blocked():
+    """Where no stand-in fits a level above Find (`meta.on_target` says why), it keeps working on the target, as
+    today, and the review reports it as minor with that reason; the same naming without a reason blocks."""
+    from authoring.roles.fairness import stated_elsewhere
+
+    levels = next(ls for ls in _stories().values() if not _on_target(ls))
+    hidden = next(h for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
+    named = levels[3].prompt + f" Then look at {hidden.value}."
+    meta = levels[3].meta.model_copy(update={"stands_in": None, "on_target": "nothing takes its values"})  # type: ignore[union-attr]
+    excused = levels[3].model_copy(update={"prompt": named, "meta": meta})
+    got = stated_elsewhere({**levels, 3: excused})
+    assert got[1][0] == "minor" and "level3: nothing takes its values" in got[1][1]
+    blunt = levels[3].model_copy(update={"prompt": named})
+    assert stated_elsewhere({**levels, 3: blunt})[1][0] == "blocker"
 
 
 def test_a_target_named_below_is_a_blocker_and_a_copied_carried_value_is_reported():
