@@ -185,19 +185,18 @@ def stated_elsewhere(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
     for lv, (severity, reason) in stated_below(by_level).items():
         if severity == "blocker" and _analysis_on_target(by_level, lv):
             severity = "minor"
-            whys = sorted(
-                {f"level{j}: {t.meta.on_target}" for j, t in by_level.items() if t.meta and t.meta.on_target}
-            )
-            reason += (
-                " (the levels naming it work on the target itself: "
+            whys = [
+                f"level{j}: "
                 + (
-                    "; ".join(whys)
-                    if whys
+                    t.meta.on_target
+                    if t.meta and t.meta.on_target
                     else "the story asks for a judged analysis at every level and no other widget serves its "
                     "figure"
                 )
-                + ")"
-            )
+                for j, t in sorted(by_level.items())
+                if j != 1 and (_on_own_target(t) or (t.meta and t.meta.on_target))
+            ]
+            reason += " (the levels naming it work on the target itself: " + "; ".join(whys) + ")"
         out[lv] = (severity, reason)
     return out
 

@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from authoring.roles.fairness import stated_below
+from authoring.roles.fairness import stated_below, stated_elsewhere
 from certify.task import Task
 from tests.conftest import ROOT
 
@@ -22,6 +22,11 @@ def _stories() -> dict[str, dict[int, Task]]:
         assert task.meta is not None and task.meta.story and task.meta.level is not None
         out[f"{task.meta.persona}/{task.meta.story}"][task.meta.level] = task
     return out
+
+
+def _stood_in(levels: dict[int, Task]) -> bool:
+    """Whether every level of the story but Find works on a stand-in (none on the target for want of one)."""
+    return all(t.meta is not None and t.meta.stands_in is not None for lv, t in levels.items() if lv != 1)
 
 
 def _on_target(levels: dict[int, Task]) -> bool:
@@ -42,6 +47,10 @@ def test_every_shipped_story_hides_what_its_lower_levels_do_not_say():
             target = next(h.value for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
             assert set(found[name]) == {1} and found[name][1][0] == "blocker", name
             assert f"'{target}' is stated at level0" in found[name][1][1], name
+            del found[name]
+        elif any(t.meta and t.meta.on_target for t in levels.values()):
+            # a level above Find with nothing to stand in for the target works on it and says why: reported
+            assert set(found[name]) == {1} and stated_elsewhere(levels)[1][0] == "minor", name
             del found[name]
     assert {name: got for name, got in found.items() if got} == {}
 
@@ -111,7 +120,7 @@ def test_a_level_above_find_keeps_its_own_hidden_value_on_its_stand_in():
 def test_a_target_named_above_is_a_blocker():
     """The property holds for every level, not only below Find: a higher level naming Find's target is read
     by a player that saw the published taskset's higher levels."""
-    levels = next(ls for ls in _stories().values() if not _on_target(ls))
+    levels = next(ls for ls in _stories().values() if _stood_in(ls))
     hidden = next(h for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
     for lv in (2, 3, 4):
         leaky = levels[lv].model_copy(update={"prompt": levels[lv].prompt + f" Then look at {hidden.value}."})
@@ -122,9 +131,7 @@ def test_a_target_named_above_is_a_blocker():
 def test_a_level_on_the_target_because_nothing_stands_in_is_reported_not_blocked():
     """Where no stand-in fits a level above Find (`meta.on_target` says why), it keeps working on the target, as
     today, and the review reports it as minor with that reason; the same naming without a reason blocks."""
-    from authoring.roles.fairness import stated_elsewhere
-
-    levels = next(ls for ls in _stories().values() if not _on_target(ls))
+    levels = next(ls for ls in _stories().values() if _stood_in(ls))
     hidden = next(h for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
     named = levels[3].prompt + f" Then look at {hidden.value}."
     meta = levels[3].meta.model_copy(update={"stands_in": None, "on_target": "nothing takes its values"})  # type: ignore[union-attr]
