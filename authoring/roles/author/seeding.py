@@ -345,6 +345,8 @@ def _twin_params(level: Level) -> dict[str, Any] | None:
         avoid = {
             str(t.params.get(key)) for t in s.targets if (t.origin, t.widget_id) == (t0.origin, t0.widget_id)
         } | {str(s.seeded_wrong.get(key, t0.params.get(key)))}
+        if s.execute_instance and key in s.execute_instance:
+            avoid.add(str(s.execute_instance[key]))  # the instance the level repairs shows it (`working`)
         other = _other_value(t0, key, avoid)
         if other is not None:
             twin[key] = other
