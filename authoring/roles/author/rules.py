@@ -153,6 +153,8 @@ def _off_target(
         task = compiled[0]
         if task["meta"].get("hidden") != own["meta"].get("hidden"):
             continue
+        if _spells_more(task["prompt"], own):
+            continue  # a stand-in whose name spells a value the level hides (Commentary Drafts, Draft)
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         if (
             not says_hidden(parsed, found)
@@ -168,6 +170,17 @@ def _off_target(
         else f"none of the {tried} widget(s) that could stand in for '{found.value}' keeps what this level hides "
         "with its rung solving it, the rung below failing and no shortcut agent passing"
     )
+
+
+def _spells_more(prompt: str, own: dict[str, Any]) -> bool:
+    """Whether `prompt` contains, in any case and inside any word, a value the level `own` (the level on the
+    target) hides that its own prompt does not: a stand-in's name that spells it ("Commentary Drafts" where
+    Derive hides Draft) hands a word or stem matcher the value."""
+    said = own["prompt"].casefold()
+    values = [
+        str(h["value"]).casefold() for h in own["meta"].get("hidden") or [] if h.get("kind") != "target"
+    ]
+    return any(v and v in prompt.casefold() and v not in said for v in values)
 
 
 def _find_target(ctx: AuthorContext) -> HiddenValue | None:
