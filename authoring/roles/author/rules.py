@@ -129,7 +129,8 @@ def _off_target(
 ) -> tuple[tuple[dict[str, Any], int | None] | None, str]:
     """Level `number` (Derive, Ground or Compose) worked on what `factcheck.execute_stories` chooses for it, the
     first that compiles, hides what the level on the target hides (Derive's carried values, Ground's fact: the
-    graded values stay constant, the widget differs), does not say what Find hides (`fairness.says_hidden`: its
+    graded values stay constant, the widget differs; of those passing, the first no longer than the level on the
+    target, else the first), does not say what Find hides (`fairness.says_hidden`: its
     name, or for an instance what it shows), is solved by its rung and not by the rung below, and leaves no
     shortcut agent passing (the gates would refuse it otherwise). (None, "") where the level on the target says
     nothing Find hides; (None, why) where no choice does: the level then works on the target itself and says
@@ -144,6 +145,7 @@ def _off_target(
     if not says_hidden(parse_task(own, f"{own['id']}.json", ctx.defaults), found):
         return None, ""  # nothing to stand in for
     tried = 0
+    longer: tuple[dict[str, Any], int | None] | None = None
     for story in execute_stories(ctx.story, ctx.world, ctx.backends, found.value, number):
         tried += 1
         try:
@@ -162,7 +164,13 @@ def _off_target(
             and not _rung_passes(ctx, parsed, f"ladder-{number - 1}")
             and not any(r.passed for r in run_battery(ctx.world, parsed))
         ):
-            return compiled, ""
+            if len(task["prompt"]) <= len(own["prompt"]):
+                return compiled, ""
+            # a longer request than the level's on the target (a longer name) is kept only when no later
+            # choice is as short: the requests stay as long as the source's at each level
+            longer = longer or compiled
+    if longer is not None:
+        return longer, ""
     return None, (
         f"no other widget takes the values this level hides on '{found.value}' (and serves what it records or "
         "analyses)"
