@@ -164,7 +164,13 @@ def _off_target(
             and not _rung_passes(ctx, parsed, f"ladder-{number - 1}")
             and not any(r.passed for r in run_battery(ctx.world, parsed))
         ):
-            if len(task["prompt"]) <= len(own["prompt"]):
+            worked = story.targets[story.stand_in_at]
+            if longer is None and worked.app != ctx.story.targets[story.stand_in_at].app:
+                return compiled, ""  # the first that passes is of another app: none of the target's app does
+            if (
+                len(task["prompt"]) <= len(own["prompt"])
+                and worked.app == ctx.story.targets[story.stand_in_at].app
+            ):
                 return compiled, ""
             # a longer request than the level's on the target (a longer name) is kept only when no later
             # choice is as short: the requests stay as long as the source's at each level
