@@ -392,6 +392,10 @@ class TaskMeta(_Strict):
     hidden: list[HiddenValue] = Field(default_factory=list)
     authored_by: str | None = None
     stands_in: StandIn | None = None
+    # a level other than Find that works on the target Find hides because nothing stands in for it there (no
+    # other widget takes the values the level hides on it, or none the level's rung solves): why, in words; the
+    # fairness review reports such a level as minor instead of blocking it
+    on_target: str | None = None
 
 
 class Task(_Strict):

@@ -3,7 +3,13 @@ story names what a higher one hides and a story whose target has no stand-in sti
 
 Find (level 1) hides which widget the story is about. If Execute (level 0) did the same work on the same widget,
 its request would name it, and a player that met the story's level 0 first (or any reader of the published
-taskset) would read Find's answer there: the taskset itself would be the answer key. So Execute does the
+taskset) would read Find's answer there: the taskset itself would be the answer key. The same holds above
+Find: Derive, Ground and Compose name the widget they work on too, and a reader of the published taskset has
+read them. So every level but Find works on what this module chooses for it, each drawn for its own task id
+(`execute_stories(..., level)`); Derive, Ground and Compose keep their own hidden value on it (a stand-in takes
+the target's value of the parameter Derive carries or Ground's fact sets, `_kept_params`), and the rule author
+keeps a choice only where the level hides what it hides on the target and its rung, and no shortcut agent,
+still behaves (`roles.author.rules._off_target`). Below, Execute stands for any of them. So Execute does the
 story's work — the same action, the same stated values, the same columns recorded and analysed — on a
 *stand-in*: another widget of the same app (else of the backend) that takes every value the story states for
 its first target, drawn per task, and whose name is not the target's (nor contains it). Levels 1-4 climb on
@@ -87,6 +93,8 @@ def stand_ins(
     record: list[str] | None,
     analyzed: tuple[str, ...],
     first: ResolvedTarget | None = None,
+    level: int = 0,
+    keeps: tuple[str, ...] = (),
 ) -> tuple[ResolvedTarget, ...]:
     """Every widget of the connected backends that can stand in for the first target at Execute, in the order
     drawn for the story's level 0 (at most MAX_STAND_INS). A stand-in's name neither is nor contains another
@@ -102,7 +110,10 @@ def stand_ins(
     come first (Execute then records and analyses the same columns; a read's Execute on another records that
     widget's own columns, `plan`, and asks for no analysis where the figure is not served, `at_execute`), then
     by a hash of the task id. `first`: the target Find hides, when it is not the story's first (Find describes
-    another target when nothing tells the first apart)."""
+    another target when nothing tells the first apart); `level`: the level the order is drawn for (each level
+    of a story that works on a stand-in draws its own, by its task id); `keeps`: the parameters the level's own
+    hidden value sits on (Derive's carried one, the one Ground's fact sets) — a stand-in takes the first
+    target's value of each, or the level would hide another value on it."""
     if not targets:
         return ()
     first = first or targets[0]
@@ -111,7 +122,7 @@ def stand_ins(
     app = set(_in_app(world, first, backends))
     needed = [*(record or []), *analyzed]
     ranked: list[tuple[bool, int, bool, str, ResolvedTarget]] = []
-    key = f"{story.slug}_level0"
+    key = f"{story.slug}_level{level}"
     fixtures = {f.origin: f for name in backends if (f := world.backend(name)) is not None}
     for origin, fixture in fixtures.items():
         catalog = fixture.catalog
@@ -139,6 +150,8 @@ def stand_ins(
             declared = {k for k in first.params if widget.param(k) is not None}
             if set(takes) != declared:
                 continue  # a value it declares but does not take
+            if any(k in first.params and k not in takes for k in keeps):
+                continue  # the level's hidden value would not sit on it
             wrong = {k: v for k, v in seeded_wrong.items() if k in takes}
             if not all((p := widget.param(k)) is not None and value_allowed(p, v) for k, v in wrong.items()):
                 continue
@@ -184,16 +197,49 @@ def working_errors(
 
 
 def stand_ins_for(
-    story: ResolvedStory, world: World, backends: list[str], name: str
+    story: ResolvedStory, world: World, backends: list[str], name: str, level: int = 0
 ) -> tuple[ResolvedTarget, ...]:
-    """The stand-ins of the story's target called `name` (the one Find hides), in their drawn order."""
+    """The stand-ins of the story's target called `name` (the one Find hides), in the order drawn for `level`."""
     hidden = next((t for t in story.targets if t.name == name), None)
-    if hidden is None or hidden is story.targets[0]:
+    if (hidden is None or hidden is story.targets[0]) and level == 0:
         return story.execute_stand_ins
     analyzed = (story.analyze.figure, story.analyze.label) if story.analyze is not None else ()
+    if hidden is None or hidden is story.targets[0]:
+        return stand_ins(
+            world,
+            story.story,
+            story.targets,
+            backends,
+            story.seeded_wrong,
+            story.facts.record,
+            analyzed,
+            level=level,
+            keeps=_kept_params(story, 0, level),
+        )
+    at = story.targets.index(hidden)
     return stand_ins(
-        world, story.story, story.targets, backends, {}, story.facts.record, analyzed, first=hidden
+        world,
+        story.story,
+        story.targets,
+        backends,
+        {},
+        story.facts.record,
+        analyzed,
+        first=hidden,
+        level=level,
+        keeps=_kept_params(story, at, level),
     )
+
+
+def _kept_params(story: ResolvedStory, at: int, level: int) -> tuple[str, ...]:
+    """The parameters level `level`'s own hidden value sits on when the stand-in works in place of target `at`:
+    Derive's carried parameter (on its carried target), the one Ground's fact sets (Ground and Compose)."""
+    if level == 2 and story.carried_target == at:
+        return (story.carried_key,)
+    sets = story.governance.sets if story.governance is not None else None
+    if level >= 3 and sets not in (None, "tab"):
+        return (str(sets),)
+    return ()
 
 
 def analysis_on(analyze: ResolvedAnalyze, stand_in: ResolvedTarget, origin: str) -> ResolvedAnalyze | None:
@@ -338,31 +384,33 @@ def _listed_errors(
     ]
 
 
-def twin_instance(story: ResolvedStory) -> dict[str, Any] | None:
+def twin_instance(story: ResolvedStory, level: int = 0) -> dict[str, Any] | None:
     """The values Execute seats the target's widget on when it works on another instance of it (a Find that
     stands the target between twins, `twin_values`): one of Find's twins' — drawn by the story, so that neither
     the pointer's rival nor the unnamed twin is always the one — where the stale target is seeded on its wrong
-    values. None when Find has no twins."""
+    values (drawn per level: each level that works another instance draws its own). None when Find has no
+    twins."""
     pointer = story.find_pointer
     if pointer is None or not pointer.twins:
         return None
-    digest = hashlib.sha256(f"{story.story.slug}_level0|twin".encode()).digest()
+    digest = hashlib.sha256(f"{story.story.slug}_level{level}|twin".encode()).digest()
     return dict(pointer.twins[digest[0] % len(pointer.twins)])
 
 
 def execute_stories(
-    story: ResolvedStory, world: World, backends: list[str], hidden: str | None
+    story: ResolvedStory, world: World, backends: list[str], hidden: str | None, level: int = 0
 ) -> list[ResolvedStory]:
-    """The story as Execute may work it, best first: where Find stands the target it hides (`hidden`, the
+    """The story as Execute (or another level than Find, `level`: Derive, Ground and Compose work on a stand-in
+    too, so that no level of the story names what Find hides) may work it, best first: where Find stands the target it hides (`hidden`, the
     first target by default) between twin instances of itself, on another instance of the target's widget
     (`twin_instance`: Find's pointer names the widget anyway, and a stand-in repaired from the target's own
     wrong values would show Find's player which instance to repair); then on each stand-in of that target in
     its drawn order. The rule author keeps the first that compiles and that Execute's rung solves, and the
     story itself where none does (the fairness review then reports what Execute names)."""
     name = hidden or story.targets[0].name
-    instance = twin_instance(story)
+    instance = twin_instance(story, level)
     out = [replace(story, execute_instance=instance)] if instance and name == story.targets[0].name else []
-    worked = [at_execute(story, s, hidden) for s in stand_ins_for(story, world, backends, name)]
+    worked = [at_execute(story, s, hidden) for s in stand_ins_for(story, world, backends, name, level)]
     # a story asking for a judged analysis asks it at every level: a stand-in that drops it is not worked on,
     # and where none keeps it Execute works on the target itself (`analysis_on`; the fairness review reports
     # that level 0 then names what Find hides, `roles.fairness`)

@@ -89,8 +89,8 @@ def _graded_args(task: Task, origin: str, widget_id: str) -> list[dict[str, Any]
     return out
 
 
-def _states(below: Task, hidden: HiddenValue) -> bool:
-    """Whether the lower level `below` says `hidden` (`stated_below`): its prompt states the value — for a target
+def says_hidden(below: Task, hidden: HiddenValue) -> bool:
+    """Whether another level `below` says `hidden` (`stated_below`): its prompt states the value — for a target
     hidden as an instance among twins, every value the instance is seeded on — or, for an instance, it works on
     (is graded to change) a seated widget showing those values."""
     if not hidden.instance:
@@ -112,25 +112,33 @@ def _states(below: Task, hidden: HiddenValue) -> bool:
 
 
 def stated_below(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
-    """Per level, (severity, why) a lower level of the same story states what it hides (levels not listed are
-    sound).
+    """Per level, (severity, why) another level of the same story states what it hides (levels not listed are
+    sound): a lower one for every hidden value, and any other one — above it too — for a hidden target.
 
-    A player that met the story's lower levels first (or anyone reading the published taskset) must not find a
-    level's answer there. A hidden target (Find) or planted fact (Ground) said below is a blocker. A hidden
-    carried value may be said below — Derive's first value is the one Execute and Find state, the dial it turns
-    — when the level also hides something no lower level says (Derive's second view, Ground's planted passage,
-    whose read is graded); a level every hidden value of which a lower level states is answered by copying, and
-    is reported (minor: a Derive whose parameter offers no rival to ask a second view on has nothing else to
-    hide). A target hidden as an instance among twins of its own widget (`instance`: its name names them all) is
-    said below where a lower level states the values that instance is seeded on, or works on a widget seated on
-    them (a player that repaired it there repairs the instance showing the same)."""
+    A player that met the story's lower levels first (or anyone reading the published taskset, its higher
+    levels included) must not find a level's answer there. A hidden target (Find) said at any other level, or a
+    planted fact (Ground) said below, is a blocker: Execute, Derive, Ground and Compose work on a stand-in of
+    the target Find hides (`factcheck.working`). A hidden carried value may be said below — Derive's first
+    value is the one Execute and Find state, the dial it turns — when the level also hides something no lower
+    level says (Derive's second view, Ground's planted passage, whose read is graded); a level every hidden
+    value of which a lower level states is answered by copying, and is reported (minor: a Derive whose
+    parameter offers no rival to ask a second view on has nothing else to hide). Values other than a target
+    are read below only: a higher level states what a lower one hides by design (Ground says the value Derive
+    carries where its fact sets another parameter). A target hidden as an instance among twins of its own
+    widget (`instance`: its name names them all) is said where another level states the values that instance
+    is seeded on, or works on a widget seated on them (a player that repaired it there repairs the instance
+    showing the same)."""
     out: dict[int, tuple[str, str]] = {}
     for lv, task in sorted(by_level.items()):
-        lower = [by_level[j] for j in sorted(by_level) if j < lv]
+        lower = {j: by_level[j] for j in sorted(by_level) if j < lv}
+        others = {j: by_level[j] for j in sorted(by_level) if j != lv}
         hidden = task.meta.hidden if task.meta else []
-        if not lower or not hidden:
+        if not hidden:
             continue
-        said = [[j for j, below in enumerate(lower) if _states(below, h)] for h in hidden]
+        said = [
+            [j for j, other in (others if h.kind == "target" else lower).items() if says_hidden(other, h)]
+            for h in hidden
+        ]
         named = [(h, js) for h, js in zip(hidden, said, strict=True) if js and h.kind != "carried"]
         if named:
             h, js = named[0]
@@ -139,7 +147,7 @@ def stated_below(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
                 f"the hidden {h.kind} '{h.value}' is stated at level{js[0]} of the story: a player that met it "
                 "there reads this level's answer",
             )
-        elif all(said):
+        elif lower and all(said):
             out[lv] = (
                 "minor",
                 "every hidden value ("
@@ -149,17 +157,48 @@ def stated_below(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
     return out
 
 
+def _on_own_target(task: Task) -> bool:
+    """Whether a level other than Find works on the story's own target because it asks for a judged analysis
+    that no stand-in serves (`factcheck.working.execute_stories`): the analysis over the target's rows is kept
+    at every level in preference to hiding the target from a player that met that level."""
+    return task.eval.judged is not None and (task.meta is None or task.meta.stands_in is None)
+
+
 def _analysis_on_target(by_level: dict[int, Task], lv: int) -> bool:
-    """Whether what level `lv` hides is said below only by an Execute that works on the story's own target
-    because it asks for a judged analysis that no stand-in serves (`factcheck.working.execute_stories`): the
-    analysis over the target's rows is kept at every level in preference to hiding the target from a player
-    that met level 0, so that level is reported, not blocked."""
-    execute = by_level.get(0)
-    if lv != 1 or execute is None or execute.eval.judged is None:
+    """Whether what level `lv` hides is said elsewhere only by levels that work on the story's own target
+    because they ask for a judged analysis that no stand-in serves (`_on_own_target`), or because nothing
+    stands in for it there (a level above Find whose author says why, `meta.on_target`): that level is
+    reported, not blocked."""
+    excused = {
+        j for j, t in by_level.items() if j != 1 and (_on_own_target(t) or (t.meta and t.meta.on_target))
+    }
+    if lv != 1 or not excused:
         return False
-    if execute.meta is not None and execute.meta.stands_in is not None:
-        return False
-    return stated_below({k: t for k, t in by_level.items() if k != 0}).get(lv, ("", ""))[0] != "blocker"
+    rest = {k: t for k, t in by_level.items() if k not in excused}
+    return stated_below(rest).get(lv, ("", ""))[0] != "blocker"
+
+
+def stated_elsewhere(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
+    """`stated_below` as the fairness review reports it: a hidden target said only by levels that work on it
+    because nothing stands in for it there (`_analysis_on_target`) is minor, with their reasons."""
+    out = {}
+    for lv, (severity, reason) in stated_below(by_level).items():
+        if severity == "blocker" and _analysis_on_target(by_level, lv):
+            severity = "minor"
+            whys = [
+                f"level{j}: "
+                + (
+                    t.meta.on_target
+                    if t.meta and t.meta.on_target
+                    else "the story asks for a judged analysis at every level and no other widget serves its "
+                    "figure"
+                )
+                for j, t in sorted(by_level.items())
+                if j != 1 and (_on_own_target(t) or (t.meta and t.meta.on_target))
+            ]
+            reason += " (the levels naming it work on the target itself: " + "; ".join(whys) + ")"
+        out[lv] = (severity, reason)
+    return out
 
 
 def _required(task: Task, tool: str, operation: str | None = None) -> bool:
@@ -238,6 +277,30 @@ class RuleFairness:
             base -= _kept(by_level[0])
         for lv in range(1, 5):
             missing = base - _graded_core(by_level[lv])
+            meta = by_level[lv].meta
+            moved = meta.stands_in if meta is not None else None
+            if meta is not None and moved is not None:
+                # the level works on a stand-in of its own (no level names what Find hides): as beside
+                # Execute's, what it keeps is its core but for the target's entries, its note and the widgets its
+                # board seats to stay as seeded; the stand-in is graded on values the target is graded on above
+                away = {(moved.origin, moved.for_widget_id), (moved.origin, moved.widget_id)}
+                missing = {c for c in missing - _kept(by_level[0]) if c[:2] not in away and c[0] != "note"}
+                on_target = _graded_args(by_level[1], moved.origin, moved.for_widget_id)
+                # (a value the level itself hides is its own: Derive's second view on the rival rule's value)
+                carried = {h.value for h in meta.hidden if h.kind == "carried"}
+                kept = {c[2] for c in _kept(by_level[lv]) if c[:2] == (moved.origin, moved.widget_id)}
+                for args in _graded_args(by_level[lv], moved.origin, moved.widget_id):
+                    if repr(sorted(args.items())) in kept:
+                        continue  # a twin of the stand-in, graded to stay as seeded
+                    args = {k: v for k, v in args.items() if str(v) not in carried}
+                    if not any(args.items() <= other.items() for other in on_target):
+                        flag(
+                            lv,
+                            "constant_core",
+                            f"the stand-in '{moved.name}' is graded on values Find does not grade "
+                            f"'{moved.for_name}' on",
+                            f"{args} vs {on_target}",
+                        )
             if missing:
                 flag(
                     lv,
@@ -261,13 +324,7 @@ class RuleFairness:
                     f"the hidden {kind} '{value}' is not stated at Execute, so the level below "
                     "does not show what this level hides",
                 )
-        for lv, (severity, reason) in stated_below(by_level).items():
-            if severity == "blocker" and _analysis_on_target(by_level, lv):
-                severity = "minor"
-                reason += (
-                    " (Execute reads the target itself: the story asks for a judged analysis at every level and "
-                    "no other widget serves its figure)"
-                )
+        for lv, (severity, reason) in stated_elsewhere(by_level).items():
             flag(lv, "stated_below", reason, severity=severity)
         for lv in range(5):
             knows = any(_required(by_level[lv], tool) for tool in DOCUMENT_TOOLS)

@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from authoring.graph import Drivers, RunContext, build_graph, serializer
 from authoring.options import RunOptions
 from authoring.roles.author import RuleAuthor
-from authoring.roles.fairness import RuleFairness, stated_below
+from authoring.roles.fairness import RuleFairness, stated_elsewhere
 from authoring.roles.fixer import RuleFixer
 from authoring.roles.validator import RuleValidator
 from certify import Task
@@ -83,14 +83,15 @@ def test_the_first_author_run_of_each_source_template_certifies_what_it_did_when
     assert drafted.certified == certified
     assert {i.get("task_id") for i in drafted.items if i.get("task_id")} == blocked
     assert drafted.ok is (certified == 20)
-    # no lower level of a story states what a higher one hides (`fairness.stated_below`): a stand-in at
+    # no other level of a story states what Find hides, no lower one what a higher one hides, but where nothing
+    # stands in for the target (`fairness.stated_elsewhere`, which reports those as minor): a stand-in at
     # Execute, or another instance of the target's widget where Find stands it between twins
     stories: dict[str, dict[int, Task]] = defaultdict(dict)
     for drafted_task in drafted.tasks.values():
         task = Task.model_validate(drafted_task.raw)
         assert task.meta is not None and task.meta.story is not None and task.meta.level is not None
         stories[task.meta.story][task.meta.level] = task
-    below = {story: stated_below(levels) for story, levels in stories.items()}
+    below = {story: stated_elsewhere(levels) for story, levels in stories.items()}
     assert not {s: got for s, got in below.items() if any(sev == "blocker" for sev, _ in got.values())}
     if persona == "client_advisor":
         _assert_twins_hide_the_target(drafted.tasks["holdings_watch_level1"].raw)

@@ -27,8 +27,9 @@ def test_a_shipped_repair_with_a_note_and_an_analysis_is_said_as_what_is_graded(
     assert out.startswith("keel_europe_tilt_level3 prompt: ")
     graded = out[out.index("graded: ") :]
     for said in (
-        "at most one Sector Tilt vs Benchmark on fund Keel Core Equity and region Europe on tab Tilt",
-        "the Sector Tilt vs Benchmark on fund Keel Core Equity and region North America kept as seeded",
+        # (Ground works on a stand-in of the target Find hides, Sector Tilt vs Benchmark: `factcheck.working`)
+        "at most one Country Exposure on fund Keel Core Equity and region Europe on tab Tilt",
+        "the Country Exposure on fund Keel Core Equity and region North America kept as seeded",
         "a note named Keel Tilt Desk Note holding",
         "the portfolio-morning-brief skill read",
         "an answer judged on 4 key point(s)",
@@ -79,8 +80,8 @@ def test_the_words_follow_the_eval_not_the_prompt():
 def test_a_shipped_repair_is_said_as_put_back_from_what_the_board_seeds():
     out = flat(run("--prompts", "--task", "lantern_factsheet_stage_level3").stdout)
     graded = out[out.index("graded: ") :]
+    # (Ground repairs a stand-in of the target Find hides, Factsheet Builds, on the values it declares)
     assert (
-        "the Factsheet Builds back on fund Lantern Macro and status Draft (seeded on fund Keel Core Equity and "
-        "status Sent) on tab Reporting" in graded
+        "the Client Report Requests back on status Draft (seeded on status Sent) on tab Reporting" in graded
     )
-    assert "the Factsheet Builds on fund Breakwater Credit and status In Review kept as seeded" in graded
+    assert "the Client Report Requests on status In Review kept as seeded" in graded

@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from authoring.roles.fairness import stated_below
+from authoring.roles.fairness import stated_below, stated_elsewhere
 from certify.task import Task
 from tests.conftest import ROOT
 
@@ -22,6 +22,11 @@ def _stories() -> dict[str, dict[int, Task]]:
         assert task.meta is not None and task.meta.story and task.meta.level is not None
         out[f"{task.meta.persona}/{task.meta.story}"][task.meta.level] = task
     return out
+
+
+def _stood_in(levels: dict[int, Task]) -> bool:
+    """Whether every level of the story but Find works on a stand-in (none on the target for want of one)."""
+    return all(t.meta is not None and t.meta.stands_in is not None for lv, t in levels.items() if lv != 1)
 
 
 def _on_target(levels: dict[int, Task]) -> bool:
@@ -43,6 +48,10 @@ def test_every_shipped_story_hides_what_its_lower_levels_do_not_say():
             assert set(found[name]) == {1} and found[name][1][0] == "blocker", name
             assert f"'{target}' is stated at level0" in found[name][1][1], name
             del found[name]
+        elif any(t.meta and t.meta.on_target for t in levels.values()):
+            # a level above Find with nothing to stand in for the target works on it and says why: reported
+            assert set(found[name]) == {1} and stated_elsewhere(levels)[1][0] == "minor", name
+            del found[name]
     assert {name: got for name, got in found.items() if got} == {}
 
 
@@ -60,6 +69,77 @@ def test_every_shipped_execute_stands_in_for_the_target_find_hides():
     # at most the analysis stories (one per persona) work their Execute on the target, not every one of them:
     # portfolio_manager's Execute asks its analysis over a stand-in serving the figure
     assert len(on_target) < 6 and "portfolio_manager/keel_europe_tilt" not in on_target, on_target
+
+
+def test_no_shipped_level_but_find_names_the_target_find_hides():
+    """Derive, Ground and Compose work on a stand-in too (`factcheck.working`, drawn per level): a player that read
+    the published taskset's higher levels does not read Find's answer there. Only a level asking for a judged
+    analysis that no stand-in serves works on the target itself (reported, as at Execute)."""
+    from certify import states_value
+
+    on_target = []
+    for name, levels in _stories().items():
+        hidden = next(h.value for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
+        for lv in (0, 2, 3, 4):
+            if not states_value(levels[lv].prompt, hidden, any_case=True):
+                continue
+            meta = levels[lv].meta
+            assert _on_target({0: levels[lv]}) or (meta and meta.on_target), (
+                f"{name} level{lv} names {hidden!r}"
+            )
+            on_target.append(f"{name}/level{lv}")
+    assert len({n.rsplit("/", 1)[0] for n in on_target}) < 6, on_target
+
+
+def test_a_level_above_find_keeps_its_own_hidden_value_on_its_stand_in():
+    """Derive's carried values and Ground's fact sit on the widget the level works on: a stand-in is graded on
+    them where the target was (the graded values stay constant, only the widget differs), and on no value Find
+    does not grade the target on but those the level itself hides."""
+    moved = 0
+    for name, levels in _stories().items():
+        for lv in (2, 3, 4):
+            task = levels[lv]
+            stand = task.meta.stands_in if task.meta else None
+            if stand is None:
+                continue
+            moved += 1
+            assert stand.for_name == next(h.value for h in levels[1].meta.hidden if h.kind == "target"), name
+            assert stand.name not in [h.value for h in levels[1].meta.hidden], name
+            carried = {h.value for h in task.meta.hidden if h.kind == "carried"}  # type: ignore[union-attr]
+            graded = [{str(v) for v in r.data_args.values()} for r in task.eval.required_widgets] + [
+                {str(v) for v in (s.args.get("data_args") or {}).values()}
+                for s in task.eval.required_tools
+                if s.tool == "get_widget_data"
+            ]
+            if lv == 2:
+                # Derive's carried values are graded still (on the stand-in where it carries them)
+                assert carried and carried <= set().union(*graded), (name, lv, carried, graded)
+    assert moved >= 40, moved
+
+
+def test_a_target_named_above_is_a_blocker():
+    """The property holds for every level, not only below Find: a higher level naming Find's target is read
+    by a player that saw the published taskset's higher levels."""
+    levels = next(ls for ls in _stories().values() if _stood_in(ls))
+    hidden = next(h for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
+    for lv in (2, 3, 4):
+        leaky = levels[lv].model_copy(update={"prompt": levels[lv].prompt + f" Then look at {hidden.value}."})
+        got = stated_below({**levels, lv: leaky})
+        assert got[1][0] == "blocker" and f"stated at level{lv}" in got[1][1], lv
+
+
+def test_a_level_on_the_target_because_nothing_stands_in_is_reported_not_blocked():
+    """Where no stand-in fits a level above Find (`meta.on_target` says why), it keeps working on the target, as
+    today, and the review reports it as minor with that reason; the same naming without a reason blocks."""
+    levels = next(ls for ls in _stories().values() if _stood_in(ls))
+    hidden = next(h for h in levels[1].meta.hidden if h.kind == "target")  # type: ignore[union-attr]
+    named = levels[3].prompt + f" Then look at {hidden.value}."
+    meta = levels[3].meta.model_copy(update={"stands_in": None, "on_target": "nothing takes its values"})  # type: ignore[union-attr]
+    excused = levels[3].model_copy(update={"prompt": named, "meta": meta})
+    got = stated_elsewhere({**levels, 3: excused})
+    assert got[1][0] == "minor" and "level3: nothing takes its values" in got[1][1]
+    blunt = levels[3].model_copy(update={"prompt": named})
+    assert stated_elsewhere({**levels, 3: blunt})[1][0] == "blocker"
 
 
 def test_a_target_named_below_is_a_blocker_and_a_copied_carried_value_is_reported():

@@ -103,7 +103,9 @@ def test_a_twin_from_an_aliased_app_is_said_by_the_alias_and_reads_well():
     tasks = {t.id: t for t in rule_drafts(world, report)}
     for level in (3, 4):
         task = tasks[f"escalated_surveillance_cases_level{level}"]
-        assert "Surveillance Watchtower" in task.prompt and "Case Files from the watchtower" in task.prompt
+        # (the level works on a stand-in of the target Find hides, Case Files: its twin is the stand-in's)
+        worked = task.meta.stands_in.name if task.meta and task.meta.stands_in else "Case Files"
+        assert "Surveillance Watchtower" in task.prompt and f"{worked} from the watchtower" in task.prompt
         assert prompt_faults(world, task) == []
 
 

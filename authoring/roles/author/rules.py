@@ -15,6 +15,7 @@ from typing import Any
 from certify import (
     LEVEL_NAMES,
     LEVELS,
+    HiddenValue,
     Task,
     TaskMeta,
     lexical_exposure,
@@ -28,6 +29,7 @@ from simulator import TOOL_NAMES
 
 from ...factcheck import execute_stories, find_pointers, source_format
 from ...memo import Memo, content_key
+from ..fairness import says_hidden
 from .context import AuthorContext, AuthoringError, Draft, own_deadlines, story_setup
 from .evalblock import record
 from .level import Level
@@ -108,7 +110,102 @@ def _compile(
                 ctx, parse_task(compiled[0], f"{compiled[0]['id']}.json", ctx.defaults), EXECUTE_RUNG
             ):
                 return compiled
+    if number >= 2:
+        # Derive, Ground and Compose name the widget they work on too, so they work on a stand-in (or another
+        # instance) of the target Find hides as Execute does, drawn for their own task id: a player that read the
+        # published taskset's higher levels would read Find's answer there otherwise
+        moved, why = _off_target(ctx, number, others, note_draw)
+        if moved is not None:
+            return moved
+        compiled = _compile_level(ctx, number, others, note_draw)
+        if why:
+            compiled[0]["meta"]["on_target"] = why
+        return compiled
     return _compile_level(ctx, number, others, note_draw)
+
+
+def _off_target(
+    ctx: AuthorContext, number: int, others: bool, note_draw: int
+) -> tuple[tuple[dict[str, Any], int | None] | None, str]:
+    """Level `number` (Derive, Ground or Compose) worked on what `factcheck.execute_stories` chooses for it, the
+    first that compiles, hides what the level on the target hides (Derive's carried values, Ground's fact: the
+    graded values stay constant, the widget differs; of those passing, the first no longer than the level on the
+    target, else the first), does not say what Find hides (`fairness.says_hidden`: its
+    name, or for an instance what it shows), is solved by its rung and not by the rung below, and leaves no
+    shortcut agent passing (the gates would refuse it otherwise). (None, "") where the level on the target says
+    nothing Find hides; (None, why) where no choice does: the level then works on the target itself and says
+    why (`meta.on_target`, which the fairness review reports)."""
+    found = _find_target(ctx)
+    if found is None:
+        return None, ""
+    try:
+        own = _compile_level(ctx, number, others, note_draw)[0]
+    except AuthoringError:
+        return None, ""
+    if not says_hidden(parse_task(own, f"{own['id']}.json", ctx.defaults), found):
+        return None, ""  # nothing to stand in for
+    tried = 0
+    longer: tuple[dict[str, Any], int | None] | None = None
+    for story in execute_stories(ctx.story, ctx.world, ctx.backends, found.value, number):
+        tried += 1
+        try:
+            compiled = _compile_level(replace(ctx, story=story), number, others, note_draw)
+        except AuthoringError:
+            continue
+        task = compiled[0]
+        if task["meta"].get("hidden") != own["meta"].get("hidden"):
+            continue
+        if _spells_more(task["prompt"], own):
+            continue  # a stand-in whose name spells a value the level hides (Commentary Drafts, Draft)
+        parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
+        if (
+            not says_hidden(parsed, found)
+            and _rung_passes(ctx, parsed, f"ladder-{number}")
+            and not _rung_passes(ctx, parsed, f"ladder-{number - 1}")
+            and not any(r.passed for r in run_battery(ctx.world, parsed))
+        ):
+            worked = story.targets[story.stand_in_at]
+            if longer is None and worked.app != ctx.story.targets[story.stand_in_at].app:
+                return compiled, ""  # the first that passes is of another app: none of the target's app does
+            if (
+                len(task["prompt"]) <= len(own["prompt"])
+                and worked.app == ctx.story.targets[story.stand_in_at].app
+            ):
+                return compiled, ""
+            # a longer request than the level's on the target (a longer name) is kept only when no later
+            # choice is as short: the requests stay as long as the source's at each level
+            longer = longer or compiled
+    if longer is not None:
+        return longer, ""
+    return None, (
+        f"no other widget takes the values this level hides on '{found.value}' (and serves what it records or "
+        "analyses)"
+        if not tried
+        else f"none of the {tried} widget(s) that could stand in for '{found.value}' keeps what this level hides "
+        "with its rung solving it, the rung below failing and no shortcut agent passing"
+    )
+
+
+def _spells_more(prompt: str, own: dict[str, Any]) -> bool:
+    """Whether `prompt` contains, in any case and inside any word, a value the level `own` (the level on the
+    target) hides that its own prompt does not: a stand-in's name that spells it ("Commentary Drafts" where
+    Derive hides Draft) hands a word or stem matcher the value."""
+    said = own["prompt"].casefold()
+    values = [
+        str(h["value"]).casefold() for h in own["meta"].get("hidden") or [] if h.get("kind") != "target"
+    ]
+    return any(v and v in prompt.casefold() and v not in said for v in values)
+
+
+def _find_target(ctx: AuthorContext) -> HiddenValue | None:
+    """The target the story's Find level hides, as its meta.hidden declares it (None when that level does not
+    compile or hides no target)."""
+    try:
+        task = _compiled(ctx, 1)[0]
+    except AuthoringError:
+        return None
+    hidden = [h for h in task["meta"].get("hidden") or [] if h.get("kind") == "target"]
+    return HiddenValue.model_validate(hidden[0]) if hidden else None
 
 
 def _find_hidden(ctx: AuthorContext) -> str | None:

@@ -381,6 +381,8 @@ def _twin_params(level: Level) -> dict[str, Any] | None:
         avoid = {
             str(t.params.get(key)) for t in s.targets if (t.origin, t.widget_id) == (t0.origin, t0.widget_id)
         } | {str(s.seeded_wrong.get(key, t0.params.get(key)))}
+        if s.execute_instance and key in s.execute_instance:
+            avoid.add(str(s.execute_instance[key]))  # the instance the level repairs shows it (`working`)
         other = _other_value(t0, key, avoid)
         if other is not None:
             twin[key] = other
@@ -712,6 +714,9 @@ def _furniture(level: Level, decoy: Seeded | None) -> tuple[str, str, str, dict[
         return None
     catalog = fixture.catalog
     taken = {t.widget_id for t in s.targets} | ({decoy.widget_id} if decoy else set())
+    if s.standing_in is not None:
+        # a level worked on a stand-in does not seat the target it stands in for (`factcheck.working`)
+        taken.add(s.standing_in.widget_id)
     by_name = {w.name: wid for wid, w in catalog.widgets.items()}
     own = [w for n in story_widgets(level) if (w := by_name[n]) not in taken]
     if own:

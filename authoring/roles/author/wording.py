@@ -126,7 +126,8 @@ class Wording:
             ]
         stale = None
         if s.kind == "repair" and level.lived:
-            stale = _labelled(t0.widget, {**t0.params, **s.seeded_wrong})
+            # (a level worked on another instance of the target's widget shows a Find twin's values instead)
+            stale = _labelled(t0.widget, {**t0.params, **s.seeded_wrong, **(s.execute_instance or {})})
         note = None
         if s.kind == "read":
             columns = {
