@@ -245,18 +245,18 @@ def resolve(world: World, story: Story, backends: list[str]) -> ResolvedStory:
     tab_name = facts.tab or (words[-1] if len(words) > 1 else facts.dashboard)
     warnings: list[str] = []
     carried_param = targets[carried_target].widget.param(carried_key)
-    rival = facts.policy.distractor if facts.policy is not None else None
+    story_rival = facts.policy.distractor if facts.policy is not None else None
     if (
         policy_doc is not None
-        and rival is not None
+        and story_rival is not None
         and carried_param is not None
-        and str(rival.value) == str(carried_param.get("value"))
+        and str(story_rival.value) == str(carried_param.get("value"))
         and policy_doc.rival is not None
-        and str(policy_doc.rival[1]) != str(rival.value)
+        and str(policy_doc.rival[1]) != str(story_rival.value)
     ):
         # said, not silently done: the level the writer reads is not quite the level they wrote
         warnings.append(
-            f"facts.policy.distractor.value {rival.value!r} is {carried_key}'s default, which a view added "
+            f"facts.policy.distractor.value {story_rival.value!r} is {carried_key}'s default, which a view added "
             f"without that parameter shows unread: Derive's second view takes a rule the pipeline coins beside "
             f"yours in the note ('{policy_doc.rival[0]}' on {policy_doc.rival[1]!r}); give the distractor "
             "another option to have the level ask for your own"
