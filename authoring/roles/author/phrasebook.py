@@ -362,7 +362,7 @@ class Phrasing:
         source's requests), the widget's name only where the clause is about several."""
         if ask.copy is None or ask.kind == "read":
             return ""
-        what = f"a copy of the {ask.copy.name}" if named else "a copy"
+        what = f"a copy of {ask.copy.name}" if named else "a copy"
         rng = self.copying
         if ask.kind == "add":
             return self.pick("copy", rng, copy=what, phrase=ask.copy.phrase)
