@@ -129,8 +129,8 @@ def _off_target(
 ) -> tuple[tuple[dict[str, Any], int | None] | None, str]:
     """Level `number` (Derive, Ground or Compose) worked on what `factcheck.execute_stories` chooses for it, the
     first that compiles, hides what the level on the target hides (Derive's carried values, Ground's fact: the
-    graded values stay constant, the widget differs; of those passing, the shortest request among the target's
-    app's, else the first of another app), does not say what Find hides (`fairness.says_hidden`: its
+    graded values stay constant, the widget differs; of those passing, the first no longer than the level on the
+    target, else the first), does not say what Find hides (`fairness.says_hidden`: its
     name, or for an instance what it shows), is solved by its rung and not by the rung below, and leaves no
     shortcut agent passing (the gates would refuse it otherwise). (None, "") where the level on the target says
     nothing Find hides; (None, why) where no choice does: the level then works on the target itself and says
@@ -145,8 +145,7 @@ def _off_target(
     if not says_hidden(parse_task(own, f"{own['id']}.json", ctx.defaults), found):
         return None, ""  # nothing to stand in for
     tried = 0
-    same_app: list[tuple[Any, tuple[dict[str, Any], int | None]]] = []
-    elsewhere: list[tuple[Any, tuple[dict[str, Any], int | None]]] = []
+    longer: tuple[dict[str, Any], int | None] | None = None
     for story in execute_stories(ctx.story, ctx.world, ctx.backends, found.value, number):
         tried += 1
         try:
@@ -158,22 +157,26 @@ def _off_target(
             continue
         if _spells_more(task["prompt"], own):
             continue  # a stand-in whose name spells a value the level hides (Commentary Drafts, Draft)
-        worked = story.targets[story.stand_in_at]
-        mine = worked.app == ctx.story.targets[story.stand_in_at].app
-        (same_app if mine else elsewhere).append((story, compiled))
-    # the target's app first (the ranking puts its widgets first), the shortest request first among them: a
-    # stand-in's longer name must not make the level's requests longer than the source's (`authoring.lengths`);
-    # another app's only where none of the target's app passes, in the ranking's order. Compiling is cheap; the
-    # rungs and the battery run only until one passes.
-    for _story, compiled in [*sorted(same_app, key=lambda c: len(c[1][0]["prompt"])), *elsewhere]:
-        parsed = parse_task(compiled[0], f"{compiled[0]['id']}.json", ctx.defaults)
+        parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         if (
             not says_hidden(parsed, found)
             and _rung_passes(ctx, parsed, f"ladder-{number}")
             and not _rung_passes(ctx, parsed, f"ladder-{number - 1}")
             and not any(r.passed for r in run_battery(ctx.world, parsed))
         ):
-            return compiled, ""
+            worked = story.targets[story.stand_in_at]
+            if longer is None and worked.app != ctx.story.targets[story.stand_in_at].app:
+                return compiled, ""  # the first that passes is of another app: none of the target's app does
+            if (
+                len(task["prompt"]) <= len(own["prompt"])
+                and worked.app == ctx.story.targets[story.stand_in_at].app
+            ):
+                return compiled, ""
+            # a longer request than the level's on the target (a longer name) is kept only when no later
+            # choice is as short: the requests stay as long as the source's at each level
+            longer = longer or compiled
+    if longer is not None:
+        return longer, ""
     return None, (
         f"no other widget takes the values this level hides on '{found.value}' (and serves what it records or "
         "analyses)"
