@@ -53,12 +53,7 @@ class SignatureMatcher(Generic):
     are tried first; when one of them fits, the catalog is not searched."""
 
     def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
-        by_key = {(w.get("origin"), w.get("widget_id")): w for w in self.catalog}
-        placed = [
-            by_key[k]
-            for k in dict.fromkeys((w.get("origin"), w.get("widget_id")) for w in self.placed())
-            if k in by_key
-        ]
+        placed = self.placed_entries()
         best = yield from self.best_fits(placed)
         if not best:
             keys = {id(w) for w in placed}
@@ -474,12 +469,7 @@ class Positional(Generic):
     def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
         named = self.named()
         said = {(w.get("origin"), w.get("widget_id")) for w in named}
-        by_key = {(w.get("origin"), w.get("widget_id")): w for w in self.catalog}
-        placed = [
-            by_key[k]
-            for k in dict.fromkeys((w.get("origin"), w.get("widget_id")) for w in self.placed())
-            if k in by_key and k not in said
-        ]
+        placed = self.placed_entries(skip=said)
         first = (
             placed[:1] or [w for w in self.scope() if (w.get("origin"), w.get("widget_id")) not in said][:1]
         )
@@ -580,12 +570,7 @@ class CatalogFirst(SignatureMatcher):
     def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
         named = self.named()
         said = {(w.get("origin"), w.get("widget_id")) for w in named}
-        by_key = {(w.get("origin"), w.get("widget_id")): w for w in self.catalog}
-        placed = [
-            by_key[k]
-            for k in dict.fromkeys((w.get("origin"), w.get("widget_id")) for w in self.placed())
-            if k in by_key
-        ]
+        placed = self.placed_entries()
         # the schemas read in the signature matcher's order (a battery's common calls are made once), the named
         # widgets set aside after
         best = yield from self.best_fits(placed)

@@ -188,6 +188,13 @@ class Generic:
         comp = self.snapshot.get("dashboard_composition") or {}
         return [w for w in comp.get("widgets") or [] if not w.get("generated")]
 
+    def placed_entries(self, skip: set[tuple[Any, Any]] | None = None) -> list[dict[str, Any]]:
+        """The catalog entries of the widgets placed on the board, once each in board order (keyed by origin and
+        widget id; those in `skip` left out): what an agent that tries the board before the catalog reads."""
+        by_key = {(w.get("origin"), w.get("widget_id")): w for w in self.catalog}
+        keys = dict.fromkeys((w.get("origin"), w.get("widget_id")) for w in self.placed())
+        return [by_key[k] for k in keys if k in by_key and k not in (skip or set())]
+
     def recall(self, *key: Any, compute: Callable[[], Any]) -> Any:
         """What this prompt and this listing give under `key`: every agent reading them gets the same, so it is
         worked out once (the key holds only what an agent sees)."""
