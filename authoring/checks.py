@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulator import World
 
-from .factcheck import FactErrors, ResolvedStory, resolve
+from .factcheck import FactErrors, ResolvedStory, listed_fits, resolve
 from .sources import (
     STORIES_PER_PERSONA,
     Persona,
@@ -158,22 +158,13 @@ def voice_warnings(
 
 def listed_place(world: World, target: Any, backends: list[str]) -> tuple[int, list[str]]:
     """Where `target` (a ResolvedTarget) sits among the widgets of its app that take every value it is graded
-    on, in the catalog's listing order: (its index, their names). The listing order is the live product's, so
-    the authoring cannot draw it; at an end of that list, a reader of places finds the target of an add unread."""
-    from simulator import value_allowed
-
+    on, in the catalog's listing order (`factcheck.listed_fits`): (its index, their names)."""
     fixture = world.fixture_of(target.origin, backends)
     if fixture is None:
         return 0, [target.name]
-    app = target.widget.definition.get("category")
-    fits = [
-        d
-        for d in fixture.catalog.widgets.values()
-        if d.definition.get("category") == app
-        and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in target.params.items())
-    ]
-    names = [d.name for d in fits]
-    return next((i for i, d in enumerate(fits) if d.widget_id == target.widget_id), 0), names
+    fits = listed_fits(world, target, backends)
+    names = [fixture.catalog.widgets[w].name for w in fits]
+    return next((i for i, w in enumerate(fits) if w == target.widget_id), 0), names
 
 
 def place_warnings(

@@ -29,6 +29,7 @@ from .pointer import (
 from .policy import OWN_QUALIFIERS, _gives_away
 from .said import owned_sentences, param_label, purpose, rival_said, second_view, value_text
 from .story import resolve
+from .targets import between, listed_fits
 from .working import execute_stories
 
 __all__ = [
@@ -41,12 +42,14 @@ __all__ = [
     "ResolvedStory",
     "ResolvedTarget",
     "_gives_away",
+    "between",
     "execute_stories",
     "find_pointer",
     "find_pointers",
     "find_prompt_errors",
     "find_said",
     "lexical_pull",
+    "listed_fits",
     "owned_sentences",
     "param_label",
     "purpose",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator import BackendFixture, World, option_values
+from simulator import BackendFixture, World, option_values, value_allowed
 
 from ..sources import Facts, SourceError, Story
 from ..suggest import did_you_mean, listing
@@ -87,3 +87,27 @@ def _board_errors(
                 )
             )
     return errors
+
+
+def listed_fits(
+    world: World, target: ResolvedTarget, backends: list[str], keys: tuple[str, ...] | None = None
+) -> list[str]:
+    """The widget ids of the target's app that take the target's values (of `keys`, all by default), in the
+    catalog's listing order — the live product's order, which the authoring cannot draw: a target that is the
+    first or the last of them is what a reader of places takes unread."""
+    fixture = world.fixture_of(target.origin, backends)
+    if fixture is None:
+        return [target.widget_id]
+    app = target.widget.definition.get("category")
+    wanted = tuple(target.params) if keys is None else keys
+    return [
+        wid
+        for wid, d in fixture.catalog.widgets.items()
+        if d.definition.get("category") == app
+        and all((p := d.param(k)) is not None and value_allowed(p, target.params[k]) for k in wanted)
+    ]
+
+
+def between(fits: list[str], widget_id: str) -> bool:
+    """Whether `widget_id` is listed between two of `fits` (neither the first nor the last of them)."""
+    return widget_id in fits[1:-1]

@@ -7,7 +7,7 @@
   The live product's listing order is the world's, so on an add it cannot be drawn; the target copy gives the
   target's content to a widget that takes its values, at another catalog place, and a reader of places passes at
   most one of the two copies. On a repair the board is ours: a fitting widget is placed on each side of the
-  target in the listing's order, so the reader fails the task itself (test_find_boards_hide_the_catalog_place).
+  target in the listing's order, so the reader fails the task itself (tests/authoring/test_find_places.py).
 """
 
 from __future__ import annotations

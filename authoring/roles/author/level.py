@@ -16,7 +16,7 @@ from typing import Any
 from certify import HiddenValue
 from simulator import BackendFixture, WidgetDef, value_allowed
 
-from ...factcheck import ResolvedStory, ResolvedTarget, second_view
+from ...factcheck import ResolvedStory, ResolvedTarget, between, listed_fits, second_view
 from ...factcheck import value_text as said_as_text
 from .context import AuthorContext, AuthoringError
 from .evalblock import record
@@ -116,13 +116,47 @@ class Level:
     # -- what the request says ----------------------------------------------------------------------------
     def said(self, t: ResolvedTarget, level: int | None = None) -> dict[str, Any]:
         """The values the prompt states for a target (at this level, or another): all its parameters, except at a
-        Find repair whose full set of values no other widget takes — there only the values to change are said
-        (the rest stand on the placed widget), so that the values alone do not single the target out."""
+        Find repair whose full set of values no other widget takes, or whose full set leaves it the first or
+        the last listed of the widgets of its app that take them while the values to change do not — there
+        only the values to change are said (the rest stand on the placed widget: the graded core is the same),
+        so that the values alone do not single the target out, and the board can seat a widget that takes
+        them on each side of it in the catalog's order (`seeding._open_sides`: a reader of places then takes
+        a look-alike)."""
         at = self.number if level is None else level
         s = self.story
-        if at == 1 and s.kind == "repair" and t is s.targets[0] and self._signature_unique(t):
+        if (
+            at == 1
+            and s.kind == "repair"
+            and t is s.targets[0]
+            and (self._signature_unique(t) or self._changed_between(t))
+        ):
             return {k: v for k, v in t.params.items() if k in s.seeded_wrong}
         return t.params
+
+    def _changed_between(self, t: ResolvedTarget) -> bool:
+        """Whether the values a repair changes leave `t` listed between widgets of its app that take them, while
+        all its values leave it at an end of those that take them (once per world, backends, widget and values,
+        as `_signature_unique`)."""
+        changed = tuple(k for k in t.params if k in self.story.seeded_wrong)
+        key = (
+            "authoring:changed_between",
+            self.ctx.world.fingerprint,
+            tuple(self.ctx.backends),
+            t.origin,
+            t.widget_id,
+            repr(sorted(t.params.items())),
+            changed,
+        )
+        cache = self.ctx.world.cache
+        if key not in cache:
+            backends = list(self.ctx.backends)
+            cache[key] = (
+                bool(changed)
+                and len(changed) < len(t.params)
+                and not between(listed_fits(self.ctx.world, t, backends), t.widget_id)
+                and between(listed_fits(self.ctx.world, t, backends, changed), t.widget_id)
+            )
+        return bool(cache[key])
 
     def _signature_unique(self, t: ResolvedTarget) -> bool:
         """Whether no other widget of the target's app takes every value of the target. Asked for every value the

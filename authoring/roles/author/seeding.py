@@ -216,9 +216,16 @@ def seed_board(level: Level) -> Board:
                     # a reader of the catalog's order takes the first (or last) listed widget of those placed that
                     # take the stated values: one listed before the target and one after it are placed too
                     # (the live product's listing order is the world's; the board is ours to furnish), of the
-                    # target's app (a board holds views of its own world: where the app lists none there, the
+                    # target's app first (where no widget of the catalog is listed there that takes them, the
                     # counterfactual copy establishes the level, and `check` warns)
                     more = _decoy(level, frozenset(seen), own_app=True, turn=len(lookalikes) + 1, where=side)
+                    if more is None or not _still_found(level, [*board_ids, more[0]]):
+                        # the app lists none on that side (its target is the app's last fit, say): a widget
+                        # of another app listed there that takes the stated values as well — a board mixes
+                        # apps, and a reader of places reads the catalog's order across them
+                        more = _decoy(
+                            level, frozenset(seen), own_app=False, turn=len(lookalikes) + 1, where=side
+                        )
                     if more is not None and _still_found(level, [*board_ids, more[0]]):
                         seen.add(more[0])
                         board_ids.append(more[0])

@@ -1,0 +1,86 @@
+"""Where a Find repair's target stands for a reader of places (issue 20): the first or the last widget listed in
+the catalog, among those placed that take the values the request states (`catalog_first` / `catalog_last`).
+
+The listing order is the world's; the board is the authoring's. So a Find repair says only the values to change
+where all of them would leave its target at an end of the app's widgets that take them and the values to change
+do not (`Level.said`), and its board seats a widget that takes the stated values on each side of the target
+where the catalog lists one — of the target's app first, else of another app (`seeding._open_sides`). Asserted on
+the shipped repair stories: wherever the catalog lists such a widget on both sides, neither reader passes the
+first draft."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from authoring.checks import check_persona
+from authoring.factcheck import between, listed_fits
+from authoring.roles.author.context import own_deadlines
+from authoring.roles.author.level import Level
+from authoring.roles.author.rules import draft_context, first_task
+from certify import grade, parse_task, run_shortcut
+from simulator import DEFAULT_WORLD, World, value_allowed
+from tests.conftest import ROOT
+
+PERSONAS = sorted(p.stem for p in (ROOT / "personas").glob("*.md"))
+
+
+@pytest.fixture(scope="module")
+def repairs():
+    world = World.load(DEFAULT_WORLD)
+    backends = list(world.default_backends)
+    out = []
+    for persona in PERSONAS:
+        checked = check_persona(Path(ROOT), persona, world)
+        siblings = tuple(r.story.slug for r in checked.resolved)
+        for resolved in checked.resolved:
+            if resolved.kind != "repair":
+                continue
+            ctx = draft_context(
+                world, checked.source, resolved, siblings, backends, own_deadlines(checked.resolved)
+            )
+            out.append((world, backends, checked, resolved, Level(ctx, 1)))
+    return out
+
+
+def test_a_find_repair_says_only_the_values_to_change_where_all_would_place_its_target(repairs):
+    narrowed = 0
+    for world, backends, _, resolved, level in repairs:
+        t = resolved.targets[0]
+        changed = tuple(k for k in t.params if k in resolved.seeded_wrong)
+        said = level.said(t, level=1)
+        at_end = not between(listed_fits(world, t, backends), t.widget_id)
+        opens = 0 < len(changed) < len(t.params) and between(
+            listed_fits(world, t, backends, changed), t.widget_id
+        )
+        if at_end and opens:
+            assert set(said) == set(changed), resolved.story.slug
+            narrowed += 1
+        # the other levels say every value (the graded core is the same at every level)
+        assert level.said(t, level=2) == t.params
+    assert narrowed >= 1, "a shipped repair whose full values place its target (lantern_oil_shock)"
+
+
+def test_a_find_repair_board_seats_a_fit_on_each_side_the_catalog_lists_one(repairs):
+    hidden = 0
+    for world, backends, checked, resolved, level in repairs:
+        t = resolved.targets[0]
+        fixture = world.fixture_of(t.origin, backends)
+        said = level.said(t, level=1)
+        order = list(fixture.catalog.widgets)
+        takes = [
+            order.index(wid)
+            for wid, d in fixture.catalog.widgets.items()
+            if wid != t.widget_id
+            and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in said.items())
+        ]
+        at = order.index(t.widget_id)
+        if not (any(i < at for i in takes) and any(i > at for i in takes)):
+            continue  # the catalog lists no such widget on a side: the counterfactual copy establishes it
+        raw, _ = first_task(world, checked, resolved, 1, backends)
+        task = parse_task(raw, f"{raw['id']}.json")
+        for probe in ("catalog_first", "catalog_last"):
+            assert not grade(task, run_shortcut(probe, world, task)).passed, (probe, task.id)
+        hidden += 1
+    assert hidden >= 3, "the shipped repairs with fits listed on both sides"
