@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulator import World
 
-from .factcheck import FactErrors, ResolvedStory, listed_fits, resolve
+from .factcheck import FactErrors, ResolvedStory, between, listed_fits, resolve
 from .sources import (
     STORIES_PER_PERSONA,
     Persona,
@@ -167,6 +167,58 @@ def listed_place(world: World, target: Any, backends: list[str]) -> tuple[int, l
     return next((i for i, w in enumerate(fits) if w == target.widget_id), 0), names
 
 
+def place_fixes(world: World, story: ResolvedStory, target: Any, backends: list[str]) -> list[str]:
+    """The edits of a story that would list its Find target between widgets of its app that take the values
+    Find states (each computed against the world, nothing guessed): another target of the story listed so put
+    first; another widget of the app taking the same values listed between fits (the story's subject would
+    change: the writer decides); the values to leave out of the target's (never the one Derive carries or the
+    Ground fact sets, which the levels above need); for a repair, fewer values left wrong (never those two)."""
+    fixture = world.fixture_of(target.origin, backends)
+    if fixture is None:
+        return []
+    names = fixture.catalog.widgets
+    out: list[str] = []
+    inner = [
+        t.name
+        for t in story.targets
+        if t is not target and between(listed_fits(world, t, backends), t.widget_id)
+    ]
+    if inner:
+        out.append(
+            f"put {' or '.join(repr(n) for n in inner)} first in facts.targets (listed between widgets that take "
+            "its values) so Find describes it"
+        )
+    fits = listed_fits(world, target, backends)
+    others = [names[w].name for w in fits if w != target.widget_id and between(fits, w)]
+    if others:
+        out.append(
+            f"make the first target {' or '.join(repr(n) for n in others)} (the same values, listed between "
+            "widgets that take them), if it serves what the story wants"
+        )
+    keep = {story.carried_key, story.governance.sets}
+    keys = tuple(target.params)
+    for k in keys:
+        if k in keep or k in story.seeded_wrong:
+            continue
+        rest = tuple(o for o in keys if o != k)
+        narrowed = listed_fits(world, target, backends, rest)
+        if between(narrowed, target.widget_id):
+            out.append(
+                f"leave {k} out of the first target's values (then it is listed "
+                f"{narrowed.index(target.widget_id) + 1} of {len(narrowed)} widgets that take them)"
+            )
+    wrong = tuple(k for k in keys if k in story.seeded_wrong)
+    if story.kind == "repair" and len(wrong) > 1:
+        for k in (w for w in wrong if w not in keep):
+            rest = tuple(o for o in wrong if o != k)
+            if between(listed_fits(world, target, backends, rest), target.widget_id):
+                out.append(
+                    f"leave {k} right in facts.seeded_wrong (Find then says only {', '.join(rest)}, which "
+                    "widgets on both sides of it take)"
+                )
+    return out
+
+
 def place_warnings(
     world: World, resolved: list[ResolvedStory], drafts: list[Task] | None, backends: list[str]
 ) -> list[SourceWarning]:
@@ -193,17 +245,8 @@ def place_warnings(
         hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
         target = next((t for t in story.targets if t.name == hidden), story.targets[0])
         at, names = listed_place(world, target, backends)
-        inner = [
-            t.name
-            for t in story.targets
-            if t is not target and 0 < (place := listed_place(world, t, backends))[0] < len(place[1]) - 1
-        ]
-        fix = (
-            f"put {' or '.join(repr(n) for n in inner)} first in facts.targets (listed between widgets that take "
-            "its values) so Find describes it"
-            if inner
-            else "pick a first target listed between widgets of its app that take its values, or state a value "
-            "a widget listed on the other side also takes"
+        fix = "; or ".join(place_fixes(world, story, target, backends)) or (
+            "pick a first target listed between widgets of its app that take its values"
         )
         out.append(
             SourceWarning(

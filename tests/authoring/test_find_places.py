@@ -84,3 +84,29 @@ def test_a_find_repair_board_seats_a_fit_on_each_side_the_catalog_lists_one(repa
             assert not grade(task, run_shortcut(probe, world, task)).passed, (probe, task.id)
         hidden += 1
     assert hidden >= 3, "the shipped repairs with fits listed on both sides"
+
+
+def test_the_edit_a_place_warning_proposes_clears_it(tmp_path):
+    """check's warning computes its fixes against the world: applying the one it proposes for a shipped add
+    (a value left out of the first target's) lists the target between fits, and check no longer warns."""
+    import re
+    import shutil
+
+    world = World.load(DEFAULT_WORLD)
+    root = tmp_path / "src"
+    (root / "personas").mkdir(parents=True)
+    shutil.copy(ROOT / "personas" / "client_advisor.md", root / "personas")
+    shutil.copytree(ROOT / "stories" / "client_advisor", root / "stories" / "client_advisor")
+    before = check_persona(root, "client_advisor", world)
+    warned = [w for w in before.warnings if "a reader of places" in w.message and "quarry" in w.file]
+    assert len(warned) == 1, [w.message for w in before.warnings]
+    left = re.search(r"leave (\w+) out of the first target's values", warned[0].message)
+    assert left is not None, warned[0].message
+    story = root / "stories" / "client_advisor" / "quarry_trustee_pack.md"
+    text = story.read_text()
+    edited = re.sub(rf"{left.group(1)}: [^,}}]+, ", "", text, count=1)
+    assert edited != text
+    story.write_text(edited)
+    after = check_persona(root, "client_advisor", world)
+    assert after.ok, [str(e) for e in after.errors]
+    assert not [w for w in after.warnings if "a reader of places" in w.message and "quarry" in w.file]
