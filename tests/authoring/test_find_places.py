@@ -3,10 +3,11 @@ the catalog, among those placed that take the values the request states (`catalo
 
 The listing order is the world's; the board is the authoring's. So a Find repair says only the values to change
 where all of them would leave its target at an end of the app's widgets that take them and the values to change
-do not (`Level.said`), and its board seats a widget that takes the stated values on each side of the target
-where the catalog lists one — of the target's app first, else of another app (`seeding._open_sides`). Asserted on
-the shipped repair stories: wherever the catalog lists such a widget on both sides, neither reader passes the
-first draft."""
+do not (`Level.said`), and its board seats a widget of the target's app that takes the stated values on each side
+of the target where the catalog lists one (`seeding._open_sides`; a board holds views of its own world). Asserted
+on the shipped repair stories: wherever the app lists such a widget on both sides, neither reader passes the
+first draft. And ids: a target whose minted uuid is the smallest or the largest of the placed candidates is
+minted another between theirs (`seeding._inner_uuid`)."""
 
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ def test_a_find_repair_board_seats_a_fit_on_each_side_the_catalog_lists_one(repa
             order.index(wid)
             for wid, d in fixture.catalog.widgets.items()
             if wid != t.widget_id
+            and d.definition.get("category") == t.widget.definition.get("category")
             and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in said.items())
         ]
         at = order.index(t.widget_id)
@@ -83,7 +85,39 @@ def test_a_find_repair_board_seats_a_fit_on_each_side_the_catalog_lists_one(repa
         for probe in ("catalog_first", "catalog_last"):
             assert not grade(task, run_shortcut(probe, world, task)).passed, (probe, task.id)
         hidden += 1
-    assert hidden >= 3, "the shipped repairs with fits listed on both sides"
+    assert hidden >= 1, "the shipped repairs with fits listed on both sides (lantern_oil_shock)"
+
+
+def test_a_find_repair_target_id_is_neither_the_first_nor_the_last_of_its_candidates(repairs):
+    """Among the placed widgets that take as many stated values as the target (look-alikes, twins), the
+    target's uuid is never the smallest or the largest where two or more stand beside it."""
+    from simulator import value_allowed as allowed
+
+    checked = 0
+    for world, backends, checked_persona, resolved, level in repairs:
+        raw, _ = first_task(world, checked_persona, resolved, 1, backends)
+        t = resolved.targets[0]
+        said = level.said(t, level=1)
+        catalog = world.fixture_of(t.origin, backends).catalog.widgets
+
+        def fit(wid: str, catalog=catalog, said=said) -> int:
+            d = catalog[wid]
+            return sum(1 for k, v in said.items() if (p := d.param(k)) is not None and allowed(p, v))
+
+        placed = raw["setup"]["initial_state"]["dashboard"]["widgets"]
+        repaired = {
+            s["args"]["widget_uuid"]
+            for s in raw["eval"]["required_tools"]
+            if s["tool"] == "update_widget" and "widget_uuid" in s.get("args", {})
+        }
+        target = next(w for w in placed if w["widget_id"] == t.widget_id and w["widget_uuid"] in repaired)
+        top = fit(t.widget_id)
+        rivals = [w["widget_uuid"] for w in placed if w is not target and fit(w["widget_id"]) >= top]
+        if len(rivals) < 2:
+            continue
+        assert min(rivals) < target["widget_uuid"] < max(rivals), raw["id"]
+        checked += 1
+    assert checked >= 3, "the shipped Find repairs with two or more candidates beside the target"
 
 
 def test_the_edit_a_place_warning_proposes_clears_it(tmp_path):

@@ -216,16 +216,9 @@ def seed_board(level: Level) -> Board:
                     # a reader of the catalog's order takes the first (or last) listed widget of those placed that
                     # take the stated values: one listed before the target and one after it are placed too
                     # (the live product's listing order is the world's; the board is ours to furnish), of the
-                    # target's app first (where no widget of the catalog is listed there that takes them, the
+                    # target's app (a board holds views of its own world: where the app lists none there, the
                     # counterfactual copy establishes the level, and `check` warns)
                     more = _decoy(level, frozenset(seen), own_app=True, turn=len(lookalikes) + 1, where=side)
-                    if more is None or not _still_found(level, [*board_ids, more[0]]):
-                        # the app lists none on that side (its target is the app's last fit, say): a widget
-                        # of another app listed there that takes the stated values as well — a board mixes
-                        # apps, and a reader of places reads the catalog's order across them
-                        more = _decoy(
-                            level, frozenset(seen), own_app=False, turn=len(lookalikes) + 1, where=side
-                        )
                     if more is not None and _still_found(level, [*board_ids, more[0]]):
                         seen.add(more[0])
                         board_ids.append(more[0])
@@ -318,6 +311,36 @@ def seed_board(level: Level) -> Board:
     return board(twin=twin, furniture=furniture, prior_note=prior_note)
 
 
+def _inner_uuid(level: Level, board: Board) -> dict[str, str]:
+    """At a Find repair, a new uuid for the target (old → new) where its own is the smallest or the largest of
+    the placed widgets that take as many stated values as it does (its look-alikes, its twins): ids are
+    minted from role names, and an agent that cannot tell the candidates apart may take the first or the last
+    id, as a positional rule takes the first or last cell. The new one is drawn from the old (the same task
+    always mints the same) between the smallest and the largest of theirs. Empty where the target's id is
+    already between them, or fewer than two candidates stand beside it."""
+    if not board.stale:
+        return {}
+    t = board.stale[0]
+    fixture = level.fixture(t.origin)
+    catalog = fixture.catalog.widgets if fixture is not None else {}
+    if t.widget_id not in catalog:
+        return {}
+    top = _fit(level, catalog[t.widget_id])
+    rivals = [
+        w.uuid
+        for w in board.widgets
+        if w.uuid != t.uuid and w.widget_id in catalog and _fit(level, catalog[w.widget_id]) >= top
+    ]
+    if len(rivals) < 2 or min(rivals) < t.uuid < max(rivals):
+        return {}
+    taken = {w.uuid for w in board.widgets} | {n.uuid for n in board.notes}
+    for k in range(1, 4096):
+        new = "w_" + hashlib.sha256(f"{t.uuid}|{k}".encode()).hexdigest()[:4]
+        if min(rivals) < new < max(rivals) and new not in taken:
+            return {t.uuid: new}
+    return {}
+
+
 def _drawn(level: Level, board: Board) -> Board:
     """The board with its widgets' order and grid cells drawn from the task's id: the target, its look-alike,
     the twin, the decoy and the furniture each land first (and in any cell) on some tasks and not on others, so
@@ -351,7 +374,10 @@ def _drawn(level: Level, board: Board) -> Board:
         if place is not None and len(mine) >= 3 and place in (mine[0], mine[-1]):
             j = mine[1 + int.from_bytes(rank(order[place])[:4], "big") % (len(mine) - 2)]
             order[place], order[j] = order[j], order[place]
-    moved = {w.uuid: replace(w, slot=Slot.at(i)) for i, w in enumerate(order)}
+    minted = _inner_uuid(level, board) if level.number == 1 else {}
+    moved = {
+        w.uuid: replace(w, uuid=minted.get(w.uuid, w.uuid), slot=Slot.at(i)) for i, w in enumerate(order)
+    }
 
     def at(w: Seeded | None) -> Seeded | None:
         return moved[w.uuid] if w is not None else None
