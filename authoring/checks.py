@@ -159,21 +159,14 @@ def voice_warnings(
 def listed_place(world: World, target: Any, backends: list[str]) -> tuple[int, list[str]]:
     """Where `target` (a ResolvedTarget) sits among the widgets of its app that take every value it is graded
     on, in the catalog's listing order: (its index, their names). The listing order is the live product's, so
-    the authoring cannot draw it; at an end of that list, a reader of places finds the target of an add unread."""
-    from simulator import value_allowed
+    the authoring cannot draw it; at an end of that list, a reader of places finds the target of an add unread.
+    `worldinfo.listed_among` is the one home of the rule (`world show APP` marks the widgets at an end)."""
+    from .worldinfo import listed_among
 
     fixture = world.fixture_of(target.origin, backends)
     if fixture is None:
         return 0, [target.name]
-    app = target.widget.definition.get("category")
-    fits = [
-        d
-        for d in fixture.catalog.widgets.values()
-        if d.definition.get("category") == app
-        and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in target.params.items())
-    ]
-    names = [d.name for d in fits]
-    return next((i for i, d in enumerate(fits) if d.widget_id == target.widget_id), 0), names
+    return listed_among(fixture, target.widget, target.params)
 
 
 def place_warnings(
