@@ -158,7 +158,8 @@ def voice_warnings(
 
 def listed_place(world: World, target: Any, backends: list[str]) -> tuple[int, list[str]]:
     """Where `target` (a ResolvedTarget) sits among the widgets of its app that take every value it is graded
-    on, in the catalog's listing order (`factcheck.listed_fits`): (its index, their names)."""
+    on, in the catalog's listing order (`factcheck.listed_fits`, the rule `world show APP`'s mark applies too):
+    (its index, their names)."""
     fixture = world.fixture_of(target.origin, backends)
     if fixture is None:
         return 0, [target.name]

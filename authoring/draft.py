@@ -168,7 +168,10 @@ def draft_errors(report: PersonaCheck, outcome: DraftOutcome, partial: bool = Fa
         key = pointed[0] if pointed is not None else "facts"
         if story in files:
             file = files[story]
-            if any(Path(e.file).stem == story and _covers(key, e.key) for e in said):
+            # a gate failure's cause can sit in any field of its story (the gates read the whole draft): any facts
+            # error of the story speaks for it, though the item names the field the failing gate points at
+            folds = "facts" if item.get("kind") == "gate_failure" else key
+            if any(Path(e.file).stem == story and _covers(folds, e.key) for e in said):
                 continue
         elif partial:
             continue  # a persona-wide item of a draft without every story

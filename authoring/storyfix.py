@@ -61,6 +61,111 @@ SOLVED = {
 }
 
 
+# The gates in the story writer's terms: what failing one means, and the facts field that changes it (per level
+# where the level decides it; "facts" where the cause is in the drafted task, not in one field). The exhausted-
+# rounds item says this, not the gate's own code, and its fix line names the same field.
+_LEVEL_FIELD = {
+    0: "facts.targets",
+    1: "facts.targets[0]",
+    2: "facts.policy",
+    3: "facts.governance.fact",
+    4: "facts.build",
+}
+GATE_CAUSES: dict[str, tuple[str, dict[int, str] | str]] = {
+    "schema": ("the drafted task does not parse", "facts"),
+    "grounding": (
+        "a value the task grades is neither among its widget's options nor in the source it names",
+        {3: "facts.governance.fact", **{n: "facts.params" for n in (0, 1, 2, 4)}},
+    ),
+    "oracle": ("the reference solution fails the task's own checks", _LEVEL_FIELD),
+    "noop": (
+        "doing nothing already passes: the board shows what the request asks before any work",
+        {
+            0: "facts.seeded_wrong",
+            1: "facts.seeded_wrong",
+            2: "facts.policy.carries",
+            3: "facts.governance.sets",
+        },
+    ),
+    "load_bearing": ("a step the reference takes is not needed to pass", _LEVEL_FIELD),
+    "leak": (
+        "the request states a value it should leave to the agent",
+        {1: "facts.find_hint", 2: "facts.policy", 3: "facts.governance.fact", 4: "facts.build"},
+    ),
+    "determinism": ("two replays of the reference end differently", "facts"),
+    "equivalence": (
+        "a valid variant of the reference fails: the checks ask more than the request",
+        "facts.targets",
+    ),
+    "shortcuts": (
+        "an agent that does not understand the request passes",
+        {n: field for n, (field, _) in SOLVED.items()},
+    ),
+    "counterfactual": (
+        "the hidden value does not come from its source (varied there, the right answer stays)",
+        {2: "facts.policy", 3: "facts.governance.fact", 4: "facts.build"},
+    ),
+    "judge": ("the judged answer has no current judge audit", "facts"),
+    "prose": ("the request has a wording fault a reviewer would not sign", "facts"),
+}
+# The grader's check codes a gate's finding quotes, in words (a code not listed reads with its underscores
+# dropped): what the reference did not do, as the writer would say it.
+CODE_WORDS = {
+    "missing_widget": "a widget the task requires is missing",
+    "too_many_widgets": "more widgets than the task allows",
+    "unrequested_widget": "a widget the request did not ask for",
+    "forbidden_value": "a value the task forbids",
+    "missing_generated_widget": "a note or generated widget the task requires is missing",
+    "missing_dashboard": "the dashboard is missing",
+    "dashboard_name": "the dashboard's name differs",
+    "missing_tab": "a tab is missing",
+    "missing_tab_name": "a tab's name differs",
+    "missing_final_answer": "no final answer",
+    "missing_answer_value": "the answer lacks a value",
+    "answer_judgment": "the judged answer is not accepted",
+    "missing_custom_backend": "the built backend is missing",
+    "missing_widget_def": "the built widget is missing",
+    "widget_def_mismatch": "the built widget differs",
+    "missing_app_def": "the built app is missing",
+    "app_def_mismatch": "the built app differs",
+    "missing_tool_call": "a required call was not made",
+    "missing_resource_read": "a source the task needs was not read",
+    "collateral_dashboard_change": "another dashboard was changed",
+    "layout_mismatch": "the layout differs",
+}
+_CODE = re.compile(r"\b([a-z]+(?:_[a-z]+)+):")
+
+
+def in_words(finding: str) -> str:
+    """A gate's finding with the grader's check codes said in words."""
+    return _CODE.sub(lambda m: CODE_WORDS.get(m.group(1), m.group(1).replace("_", " ")) + ":", finding)
+
+
+def gate_field(gate: str, level: int | None) -> str:
+    """The facts field a failing gate comes back to at `level`."""
+    field = GATE_CAUSES.get(gate, ("", "facts"))[1]
+    if isinstance(field, str):
+        return field
+    return field.get(level, "facts") if level is not None else "facts"
+
+
+def gate_cause(level: int | None, failing: dict[str, str]) -> str:
+    """What the last round's failing gates (name -> detail) mean for the story: each gate as its cause and the
+    facts field it comes back to, the first gate's first finding with its codes in words. The reason of the
+    item a level that ran out of rounds raises: the writer reads what went wrong, not only that it did."""
+    if not failing:
+        return "the author produced no task"
+    names = list(failing)
+    first = names[0]
+    what = GATE_CAUSES.get(first, (f"the {first} gate fails", "facts"))[0]
+    finding = in_words(" ".join(failing[first].split()).split("; ")[0])
+    if len(finding) > 160:
+        finding = finding[:157].rstrip() + "…"
+    said = f"{what} (gate {first}, {gate_field(first, level)}: {finding})"
+    others = [f"gate {n}, {gate_field(n, level)}" for n in names[1:]]
+    return said + (f"; also {'; '.join(others)}" if others else "")
+
+
 def _level(item: dict[str, Any]) -> int | None:
     if item.get("level") is not None:
         return int(item["level"])
@@ -79,10 +184,11 @@ def story_fix(item: dict[str, Any]) -> tuple[str, str] | None:
             return SOLVED[level]
         return FAILED.get(level)
     if kind == "gate_failure":
-        evidence = " ".join(str(item.get("evidence") or "").split())[:300]
+        evidence = " ".join(str(item.get("evidence") or "").split())
+        gates = re.findall(r"(?:^|; )gate (\w+):", evidence)
         return (
-            "facts",
-            f"the gates failed on what the author made of these facts ({evidence or 'no evidence'}); "
+            gate_field(gates[0], level) if gates else "facts",
+            f"the gates failed on what the author made of these facts ({in_words(evidence[:300]) or 'no evidence'}); "
             "`taskforge check --draft` reproduces it in seconds",
         )
     if kind == "staircase":

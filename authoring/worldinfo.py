@@ -138,6 +138,46 @@ def params_alone(fixture: BackendFixture, widget: WidgetDef) -> bool:
     )
 
 
+def listed_among(fixture: BackendFixture, widget: WidgetDef, values: dict[str, Any]) -> tuple[int, list[str]]:
+    """Where `widget` sits, in the catalog's listing order, among the widgets of its app that take every one of
+    `values` (parameter name -> value): (its index, their names), by `factcheck.fitting_listed`, the rule check's
+    place warning (`checks.listed_place`) applies too. At either end of that list a reader of catalog places
+    (the `catalog_first` / `catalog_last` probes) finds it without reading what it serves."""
+    from .factcheck import fitting_listed
+
+    fits = fitting_listed(fixture, widget, values)
+    names = [fixture.catalog.widgets[w].name for w in fits]
+    return next((i for i, w in enumerate(fits) if w == widget.widget_id), 0), names
+
+
+def own_values(widget: WidgetDef) -> dict[str, Any]:
+    """A value for each parameter of `widget`: its default, else its first option (what a story stating all of
+    them could state, for the marks of `world show APP`)."""
+    out: dict[str, Any] = {}
+    for p in widget.params:
+        name = p.get("paramName")
+        if not name:
+            continue
+        options = option_values(p)
+        default = p.get("value")
+        out[str(name)] = default if default not in (None, "") else (options[0] if options else "")
+    return out
+
+
+def listed_end(fixture: BackendFixture, widget: WidgetDef, shown: dict[str, Any] | None = None) -> bool:
+    """Whether `widget` is the first or the last listed of the widgets of its app that take its parameters'
+    values — those `shown` beside it (an app's layout), the others `own_values` — while another widget of the
+    app takes all its parameters (else `params_alone` says more): a story whose Find target it is, stating
+    these values, gets check's "a reader of places" warning (`checks.listed_place`, the same rule)."""
+    if not widget.definition.get("category") or params_alone(fixture, widget):
+        return False
+    values = {**own_values(widget), **{k: v for k, v in (shown or {}).items() if widget.param(k) is not None}}
+    if not values:
+        return False
+    at, names = listed_among(fixture, widget, values)
+    return at in (0, len(names) - 1)
+
+
 def app_info(fixture: BackendFixture, app: dict[str, Any]) -> dict[str, Any]:
     tabs = []
     for tab in (app.get("tabs") or {}).values():
@@ -155,6 +195,11 @@ def app_info(fixture: BackendFixture, app: dict[str, Any]) -> dict[str, Any]:
                     "type": definition.type if definition else None,
                     "params": (item.get("state") or {}).get("params") or {},
                     "params_alone": params_alone(fixture, definition) if definition else False,
+                    "listed_end": (
+                        listed_end(fixture, definition, (item.get("state") or {}).get("params") or {})
+                        if definition
+                        else False
+                    ),
                 }
             )
         tabs.append({"id": tab.get("id"), "name": tab.get("name"), "widgets": widgets})

@@ -336,6 +336,9 @@ def _widget(out: Console, w: dict[str, Any]) -> None:
         out.print(render.text(f"    {'- ' if i == 0 else '  '}{key}: {_scalar(value)}"), soft_wrap=True)
 
 
+LISTED_END = "first or last listed of the app's widgets that take its values"
+
+
 def _app(out: Console, a: dict[str, Any]) -> None:
     _heading(
         out, f"App {a['name']}", f"template {a['template_id']} on {a['origin']} via {a['backend']}", "  "
@@ -348,7 +351,7 @@ def _app(out: Console, a: dict[str, Any]) -> None:
             params = f" with {_yaml_flow(item['params'])}" if item["params"] else ""
             alone = (
                 " [no other widget of the app takes all its parameters]" if item.get("params_alone") else ""
-            )
+            ) + (f" [{LISTED_END}]" if item.get("listed_end") else "")
             render.say(
                 out, f"{item['name']} ({item['widget_id']}, {item['type']}){params}{alone}", prefix="  - "
             )
@@ -358,6 +361,15 @@ def _app(out: Console, a: dict[str, Any]) -> None:
             "[no other widget of the app takes all its parameters]: a story stating all of them gives values "
             "that single the widget out without the description, and check refuses it as a first target; "
             "pick one whose parameters another widget of the app also takes",
+            style="dim",
+        )
+    if any(item.get("listed_end") for tab in a["tabs"] for item in tab["widgets"]):
+        render.say(
+            out,
+            f"[{LISTED_END}]: a story whose Find target is this widget, stating the values shown, gets check's "
+            '"a reader of places" warning (an agent taking the first or last catalog entry that takes the stated values finds it '
+            "without reading what it serves); put first in facts.targets a widget listed between others that "
+            "take its values, or state a value a widget listed on the other side also takes",
             style="dim",
         )
 

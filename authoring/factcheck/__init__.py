@@ -29,7 +29,7 @@ from .pointer import (
 from .policy import OWN_QUALIFIERS, _gives_away
 from .said import owned_sentences, param_label, purpose, rival_said, second_view, value_text
 from .story import resolve
-from .targets import between, listed_fits
+from .targets import between, fitting_listed, listed_fits
 from .working import execute_stories
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "find_pointers",
     "find_prompt_errors",
     "find_said",
+    "fitting_listed",
     "lexical_pull",
     "listed_fits",
     "owned_sentences",

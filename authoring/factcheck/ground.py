@@ -57,16 +57,13 @@ def _ground_fact(
         ]
     holder_kind, holder_ref, (holder_file, _, text, planted) = gov.kind, gov.ref, named
     if fact.casefold() not in text.casefold():
-        for piece in units(named[2]):
-            for uri in URI.findall(piece):
-                other = _source_of(world, "resource", uri)
-                if other is not None and fact.casefold() in other[2].casefold():
-                    steps = [int(n) for n, step in STEP.findall(named[2]) if uri in step]
-                    position = (
-                        f"step {steps[0]} of its workflow" if steps else "the passage that refers to it"
-                    )
-                    gov.hop = Hop(uri, other[1], position)
-                    holder_kind, holder_ref, (holder_file, _, text, planted) = "resource", uri, other
+        for uri in referred(named[2]):
+            other = _source_of(world, "resource", uri)
+            if other is not None and fact.casefold() in other[2].casefold():
+                steps = [int(n) for n, step in STEP.findall(named[2]) if uri in step]
+                position = f"step {steps[0]} of its workflow" if steps else "the passage that refers to it"
+                gov.hop = Hop(uri, other[1], position)
+                holder_kind, holder_ref, (holder_file, _, text, planted) = "resource", uri, other
         if gov.hop is None:
             marked = _marked_up(text, fact)
             if marked is not None:
@@ -136,10 +133,10 @@ def _ground_fact(
         ]
     target = carrying[0]
     param = target.widget.param(sets) or {}
-    said = option_mentions(piece, param, as_written=True)
+    stated = stated_option(piece, param)
     value = target.params[sets]
-    if not said or str(said[0].value) != str(value):
-        found = f"states {said[0].value!r}" if said else "states no option of it"
+    if stated is None or str(stated) != str(value):
+        found = f"states {stated!r}" if stated is not None else "states no option of it"
         return [
             SourceError(
                 file,
@@ -157,7 +154,7 @@ def _ground_fact(
                 "(facts.seeded_wrong) or ground another parameter",
             )
         ]
-    if kind != "repair" and str(param.get("value")) == str(value):
+    if kind != "repair" and is_default(param, value):
         return [
             SourceError(
                 file,
@@ -170,6 +167,50 @@ def _ground_fact(
     return []
 
 
+def referred(text: str) -> list[str]:
+    """The resource URIs a document's passages refer to, in order: the documents a Ground fact named by this
+    one can sit in (the reader follows the pointer there). One home for check's hop and `world show --facts`'s
+    routes to a piece."""
+    return [uri for piece in units(text) for uri in URI.findall(piece)]
+
+
+def stated_option(piece: str, param: dict[str, Any]) -> Any:
+    """The option of `param` a passage states, as check reads it (the first it names; None when it names
+    none): a Ground fact in the passage sets that value or check refuses it."""
+    said = option_mentions(piece, param, as_written=True)
+    return said[0].value if said else None
+
+
+def is_default(param: dict[str, Any], value: Any) -> bool:
+    """Whether `value` is the parameter's default: an agent that never reads the source gets it right, so an
+    add's (or a read's) Ground fact cannot set it; a repair can, by seeding the stale widget wrong."""
+    return str(param.get("value")) == str(value)
+
+
+def documents_read(world: World, named: str, holder: str | None) -> list[str]:
+    """The texts an agent that skims a Ground fact's source reads: the named source (`<kind>:<ref>`) and the
+    document it sends to (`holder`, when the fact is there), each once."""
+    read: list[str] = []
+    for source in (named, holder):
+        found = _source_of(world, *source.split(":", 1)) if source else None
+        if found is not None and found[2] not in read:
+            read.append(found[2])
+    return read
+
+
+def skim_refusal(
+    world: World, named: str, holder: str | None, param: dict[str, Any] | None, value: Any
+) -> str:
+    """Why check refuses a Ground fact setting `value` (of `param`; None: a tab title) in the document it is
+    in, named as `named` and held by `holder`: `groundable.skimmed` of the documents an agent reads
+    ("alone", "head" or "tail"), "" when it must read the passage. The one judgement `check` blocks by and
+    `world show --facts` tags each piece with, for every way a story can name the piece's document."""
+    from ..groundable import skimmed
+
+    read = documents_read(world, named, holder)
+    return skimmed(read, param, value) if read and value is not None else ""
+
+
 def _skimmed_errors(
     world: World, file: str, gov: Governance, targets: list[ResolvedTarget]
 ) -> list[SourceError]:
@@ -180,18 +221,11 @@ def _skimmed_errors(
     at the shortcuts gate; check says so first, and why, and names the pieces of the world that would carry a
     fact for the same parameter (`world show --facts` tags every piece the same way): a writer cannot reorder a
     document of the world, only pick another piece or replace the document through the overlay."""
-    from ..groundable import skimmed
-
     value = gov.value
-    read: list[str] = []
-    for source in (f"{gov.kind}:{gov.ref}", gov.holder):
-        found = _source_of(world, *source.split(":", 1)) if source else None
-        if found is not None and found[2] not in read:
-            read.append(found[2])
     param = next((t.widget.param(gov.sets) for t in targets if gov.sets and gov.sets in t.params), None)
-    if value is None or not read or (param is None and gov.sets != "tab"):
+    if value is None or (param is None and gov.sets != "tab"):
         return []
-    why = skimmed(read, param, value)
+    why = skim_refusal(world, f"{gov.kind}:{gov.ref}", gov.holder, param, value)
     if not why:
         return []
     if param is None:
@@ -217,12 +251,12 @@ def _skimmed_errors(
             file,
             "facts.governance.fact",
             f"{what}, so an agent that reads the document but not {gov.position or 'the passage'} gets the "
-            f"Ground level right (the shortcuts' source skimmer passes it); {fix}{_elsewhere(world, gov)}",
+            f"Ground level right (the shortcuts' source skimmer passes it); {fix}{_elsewhere(world, gov, param)}",
         )
     ]
 
 
-def _elsewhere(world: World, gov: Governance) -> str:
+def _elsewhere(world: World, gov: Governance, param: dict[str, Any] | None) -> str:
     """Where else the story could ground `gov.sets`: the document is the world's (or the overlay's, which the
     writer edits as the fix says), so name up to three pieces `world show --facts` lists as accepted for the
     same parameter — the story's own value first — and the overlay as the way to give a world document the
@@ -236,7 +270,9 @@ def _elsewhere(world: World, gov: Governance) -> str:
         (str(x.value) != str(gov.value), f"{g.kind} {g.ref} | {g.position} ({gov.sets}={x.value})")
         for g in world.cache[key]
         for x in g.sets
-        if x.param == gov.sets and not x.refused and f"{g.kind}:{g.ref}" != f"{gov.kind}:{gov.ref}"
+        if x.param == gov.sets
+        and f"{g.kind}:{g.ref}" != f"{gov.kind}:{gov.ref}"
+        and x.refusal(f"{g.kind}:{g.ref}", param) == ""
     ]
     pieces.sort(key=lambda p: p[0])
     offer = (

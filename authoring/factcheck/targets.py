@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator import BackendFixture, World, option_values, value_allowed
+from simulator import BackendFixture, WidgetDef, World, option_values, value_allowed
 
 from ..sources import Facts, SourceError, Story
 from ..suggest import did_you_mean, listing
@@ -93,18 +93,25 @@ def listed_fits(
     world: World, target: ResolvedTarget, backends: list[str], keys: tuple[str, ...] | None = None
 ) -> list[str]:
     """The widget ids of the target's app that take the target's values (of `keys`, all by default), in the
-    catalog's listing order — the live product's order, which the authoring cannot draw: a target that is the
-    first or the last of them is what a reader of places takes unread."""
+    catalog's listing order (`fitting_listed`)."""
     fixture = world.fixture_of(target.origin, backends)
     if fixture is None:
         return [target.widget_id]
-    app = target.widget.definition.get("category")
     wanted = tuple(target.params) if keys is None else keys
+    return fitting_listed(fixture, target.widget, {k: target.params[k] for k in wanted})
+
+
+def fitting_listed(fixture: BackendFixture, widget: WidgetDef, values: dict[str, Any]) -> list[str]:
+    """The widget ids of `widget`'s app that take every one of `values`, in the catalog's listing order — the
+    live product's order, which the authoring cannot draw: a widget that is the first or the last of them is
+    what a reader of places (`catalog_first` / `catalog_last`) takes unread. The one home of that rule: check's
+    place warning, the Find repair's said values and `world show APP`'s mark all read it."""
+    app = widget.definition.get("category")
     return [
         wid
         for wid, d in fixture.catalog.widgets.items()
         if d.definition.get("category") == app
-        and all((p := d.param(k)) is not None and value_allowed(p, target.params[k]) for k in wanted)
+        and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in values.items())
     ]
 
 

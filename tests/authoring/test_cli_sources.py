@@ -253,3 +253,61 @@ def test_world_show_app_marks_the_widgets_check_refuses_as_first_targets():
     out = " ".join(invoke("world", "show", "Risk Radar").stdout.split())
     assert "[no other widget of the app takes all its parameters]" in out
     assert "check refuses it as a first target" in out
+
+
+def test_world_show_app_marks_the_widgets_at_an_end_of_check_s_catalog_places():
+    """`world show APP` marks a widget that is the first or the last listed, in the catalog's order, of the
+    widgets of its app that take the values shown beside it (its defaults for the rest): the condition under
+    which check warns "a reader of places" about a Find target (`checks.listed_place`), held on every widget of
+    every app of the default world, and the fits counted here again without the shared function."""
+    from types import SimpleNamespace
+
+    from authoring.checks import listed_place
+    from authoring.worldinfo import app_info, own_values, params_alone
+    from simulator import DEFAULT_WORLD, World, value_allowed
+
+    world = World.load(DEFAULT_WORLD)
+    backends = list(world.default_backends)
+    marked = unmarked = 0
+    for slug in backends:
+        fixture = world.backends[slug]
+        for listed_app in fixture.catalog.apps:
+            for tab in app_info(fixture, listed_app)["tabs"]:
+                for item in tab["widgets"]:
+                    definition = fixture.catalog.widgets.get(str(item["widget_id"]))
+                    if (
+                        definition is None
+                        or not definition.definition.get("category")
+                        or not definition.params
+                    ):
+                        assert not item["listed_end"]
+                        continue
+                    values = own_values(definition)
+                    values.update(
+                        {k: v for k, v in item["params"].items() if definition.param(k) is not None}
+                    )
+                    target = SimpleNamespace(
+                        origin=fixture.origin,
+                        widget=definition,
+                        widget_id=definition.widget_id,
+                        name=definition.name,
+                        params=values,
+                    )
+                    at, names = listed_place(world, target, backends)
+                    fits = [
+                        w.name
+                        for w in fixture.catalog.widgets.values()
+                        if w.definition.get("category") == definition.definition.get("category")
+                        and all(
+                            (q := w.param(k)) is not None and value_allowed(q, v) for k, v in values.items()
+                        )
+                    ]
+                    assert names == fits and fits[at] == definition.name
+                    at_end = at in (0, len(names) - 1) and not params_alone(fixture, definition)
+                    assert item["listed_end"] == at_end, (listed_app.get("name"), definition.name, names)
+                    marked += at_end
+                    unmarked += not at_end
+    assert marked and unmarked
+    out = " ".join(invoke("world", "show", "Risk Radar").stdout.split())
+    assert "[first or last listed of the app's widgets that take its values]" in out
+    assert 'gets check\'s "a reader of places" warning' in out

@@ -96,3 +96,30 @@ def test_a_story_item_keeps_its_file_and_a_persona_wide_level_item_names_the_lev
     where, how = fix_line(dead, [dead])
     assert where == "desk_head's stories at Find" and how.startswith("facts.find_hint: ")
     assert fix_line({"kind": "variety", "task_id": "a_level0", "reason": "similar"}, []) is None
+
+
+def test_the_out_of_rounds_cause_names_the_gate_its_finding_in_words_and_the_field():
+    from authoring.storyfix import gate_cause
+
+    said = gate_cause(
+        1,
+        {
+            "oracle": "reference fails: missing_widget: at least 1 x Positions (0 matching on 'Desk'); other",
+            "shortcuts": "shortcut(s) pass without understanding the request: enumerator",
+        },
+    )
+    assert said.startswith(
+        "the reference solution fails the task's own checks (gate oracle, facts.targets[0]: "
+    )
+    assert (
+        "a widget the task requires is missing: at least 1 x Positions" in said
+        and "missing_widget" not in said
+    )
+    assert "other" not in said, "the first finding only"
+    assert said.endswith("; also gate shortcuts, facts.targets[0]")
+    assert gate_cause(3, {"shortcuts": "x"}).startswith(
+        "an agent that does not understand the request passes"
+    )
+    assert "facts.governance.sets" in gate_cause(3, {"shortcuts": "x"})
+    gate = {"kind": "gate_failure", "level": 2, "reason": "r", "evidence": "gate counterfactual: same answer"}
+    assert story_fix(gate)[0] == "facts.policy"

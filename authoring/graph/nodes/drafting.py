@@ -15,6 +15,7 @@ from ...checks import first_drafts, persona_warnings, place_warnings, voice_warn
 from ...failures import RoleFailure
 from ...flags import make_flag
 from ...roles.author import AuthoringError
+from ...storyfix import gate_cause
 from ...taskset import split_task_id, task_id
 from ..calls import attempt, failure_flag
 from ..context import RunContext
@@ -131,7 +132,13 @@ def draft(
             level=level,
             check="gates",
             severity="blocker",
-            reason=f"level{level} did not certify in {options.author_rounds} rounds",
+            # the cause, in the writer's terms, not only the count: the last round's gates and their finding
+            reason=f"level{level} ({name}) did not certify in {options.author_rounds} rounds: "
+            + (
+                gate_cause(level, {n: g.detail for n, g in cert.gates.items() if not g.ok})
+                if cert.gates
+                else "; ".join(feedback) or "the author produced no task"
+            ),
             evidence="; ".join(feedback) or "the author produced no task",
         )
         update["flags"] = {f.id: f}

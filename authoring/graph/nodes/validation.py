@@ -13,6 +13,7 @@ from certify import task_content_hash
 
 from ...failures import RoleFailure
 from ...flags import make_flag, open_blockers
+from ...storyfix import gate_cause
 from ...taskset import split_task_id
 from ..calls import attempt, failure_flag
 from ..context import RunContext
@@ -79,7 +80,8 @@ def recertify(state: PipelineState, runtime: Runtime[RunContext]) -> PipelineSta
                 level=authored.level,
                 check="recertify",
                 severity="blocker",
-                reason="fails its gates when the set is re-certified together",
+                reason="fails its gates when the set is re-certified together: "
+                + gate_cause(authored.level, {n: g.detail for n, g in cert.gates.items() if not g.ok}),
                 evidence="; ".join(cert.failing()),
             )
             flags[f.id] = f
