@@ -156,10 +156,13 @@ def voice_warnings(
     ]
 
 
-def listed_place(world: World, target: Any, backends: list[str]) -> tuple[int, list[str]]:
+def listed_place(
+    world: World, target: Any, backends: list[str], among: set[str] | None = None
+) -> tuple[int, list[str]]:
     """Where `target` (a ResolvedTarget) sits among the widgets of its app that take every value it is graded
     on, in the catalog's listing order: (its index, their names). The listing order is the live product's, so
-    the authoring cannot draw it; at an end of that list, a reader of places finds the target of an add unread."""
+    the authoring cannot draw it; at an end of that list, a reader of places finds the target of an add unread.
+    `among` keeps only those widget ids (the ones a repair's board places, which such a reader looks at first)."""
     from simulator import value_allowed
 
     fixture = world.fixture_of(target.origin, backends)
@@ -171,9 +174,17 @@ def listed_place(world: World, target: Any, backends: list[str]) -> tuple[int, l
         for d in fixture.catalog.widgets.values()
         if d.definition.get("category") == app
         and all((p := d.param(k)) is not None and value_allowed(p, v) for k, v in target.params.items())
+        and (among is None or d.widget_id in among or d.widget_id == target.widget_id)
     ]
     names = [d.name for d in fits]
     return next((i for i, d in enumerate(fits) if d.widget_id == target.widget_id), 0), names
+
+
+def _board_ids(task: Task) -> set[str]:
+    """The catalog ids of the widgets a task's seeded dashboard places (none for a level that builds on an
+    empty board)."""
+    dash = task.setup.initial_state.dashboard
+    return {w.widget_id for w in dash.widgets} if dash is not None else set()
 
 
 def place_warnings(
@@ -202,6 +213,13 @@ def place_warnings(
         hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
         target = next((t for t in story.targets if t.name == hidden), story.targets[0])
         at, names = listed_place(world, target, backends)
+        where = "in the catalog's order"
+        placed = _board_ids(task)
+        if placed and not any(at == (0 if e == "catalog_first" else len(names) - 1) for e in ends):
+            # a repair's board is read before the catalog: the end the reader found is among the widgets the
+            # board places, not the catalog's (saying the catalog's list there names a middle place "first")
+            at, names = listed_place(world, target, backends, placed)
+            where = "on its Find board, in the catalog's order; which look-alikes a board places is drawn per task"
         inner = [
             t.name
             for t in story.targets
@@ -218,7 +236,7 @@ def place_warnings(
             SourceWarning(
                 story.story.file,
                 f"facts.targets[0]: Find's '{target.name}' is the {' and the '.join(e.split('_')[1] for e in ends)} "
-                f"listed of the widgets that take its values ({', '.join(names)}, in the catalog's order): a "
+                f"listed of the widgets that take its values ({', '.join(names)}, {where}): a "
                 f"reader of places passes the level without reading what it serves (position {at + 1} of "
                 f"{len(names)}; the counterfactual gate still certifies it) — {fix}",
             )
