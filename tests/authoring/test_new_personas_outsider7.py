@@ -21,7 +21,9 @@ matcher passes), with no fix the writer could act on ("the gates failed on what 
 facts"). Cause, in the pipeline: the read target (Fails by Counterparty) shares its values with one look-alike
 (Settlement Instruction Changes) that serves text only — a change, who asked, whether it was verified — and the
 note's `must_not_contain` took a look-alike's figures alone, so a reader that notes every widget that fits wrote
-both widgets' rows and passed on all three rounds. A look-alike serving no figure is now told apart by its text.
+both widgets' rows and passed on all three rounds. A look-alike serving no figure is now told apart by its text,
+and a gate failure whose evidence names a passing shortcut says the facts field that shortcut exploits and how to
+take it away (`authoring.storyfix.SHORTCUT_FIX`) instead of "the gates failed on what the author made of these facts".
 And a repair's place warning said "the first listed … in the catalog's order" of a target at position 2 of 3:
 the reader of places looks at the board first; the warning now lists the widgets the board places.
 """
