@@ -156,14 +156,21 @@ def voice_warnings(
     ]
 
 
-def listed_place(world: World, target: Any, backends: list[str]) -> tuple[int, list[str]]:
+def listed_place(
+    world: World, target: Any, backends: list[str], among: set[str] | None = None
+) -> tuple[int, list[str]]:
     """Where `target` (a ResolvedTarget) sits among the widgets of its app that take every value it is graded
     on, in the catalog's listing order (`factcheck.listed_fits`, the rule `world show APP`'s mark applies too):
-    (its index, their names)."""
+    (its index, their names). `among` keeps only those widget ids (the ones a repair's board places, which such
+    a reader looks at first)."""
     fixture = world.fixture_of(target.origin, backends)
     if fixture is None:
         return 0, [target.name]
-    fits = listed_fits(world, target, backends)
+    fits = [
+        w
+        for w in listed_fits(world, target, backends)
+        if among is None or w in among or w == target.widget_id
+    ]
     names = [fixture.catalog.widgets[w].name for w in fits]
     return next((i for i, w in enumerate(fits) if w == target.widget_id), 0), names
 
@@ -220,6 +227,13 @@ def place_fixes(world: World, story: ResolvedStory, target: Any, backends: list[
     return out
 
 
+def _board_ids(task: Task) -> set[str]:
+    """The catalog ids of the widgets a task's seeded dashboard places (none for a level that builds on an
+    empty board)."""
+    dash = task.setup.initial_state.dashboard
+    return {w.widget_id for w in dash.widgets} if dash is not None else set()
+
+
 def place_warnings(
     world: World, resolved: list[ResolvedStory], drafts: list[Task] | None, backends: list[str]
 ) -> list[SourceWarning]:
@@ -246,6 +260,13 @@ def place_warnings(
         hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
         target = next((t for t in story.targets if t.name == hidden), story.targets[0])
         at, names = listed_place(world, target, backends)
+        where = "in the catalog's order"
+        placed = _board_ids(task)
+        if placed and not any(at == (0 if e == "catalog_first" else len(names) - 1) for e in ends):
+            # a repair's board is read before the catalog: the end the reader found is among the widgets the
+            # board places, not the catalog's (saying the catalog's list there names a middle place "first")
+            at, names = listed_place(world, target, backends, placed)
+            where = "on its Find board, in the catalog's order; which look-alikes a board places is drawn per task"
         fix = "; or ".join(place_fixes(world, story, target, backends)) or (
             "pick a first target listed between widgets of its app that take its values"
         )
@@ -253,7 +274,7 @@ def place_warnings(
             SourceWarning(
                 story.story.file,
                 f"facts.targets[0]: Find's '{target.name}' is the {' and the '.join(e.split('_')[1] for e in ends)} "
-                f"listed of the widgets that take its values ({', '.join(names)}, in the catalog's order): a "
+                f"listed of the widgets that take its values ({', '.join(names)}, {where}): a "
                 f"reader of places passes the level without reading what it serves (position {at + 1} of "
                 f"{len(names)}; the counterfactual gate still certifies it) — {fix}",
             )

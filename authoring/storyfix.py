@@ -166,6 +166,74 @@ def gate_cause(level: int | None, failing: dict[str, str]) -> str:
     return said + (f"; also {'; '.join(others)}" if others else "")
 
 
+# A gate failure whose evidence names the shortcut agent that passes: the facts field the story writer changes
+# and how, per shortcut (what it reads without understanding the request, `certify/shortcuts/battery.py`). The
+# first named shortcut that has an entry decides; an item naming none keeps the evidence-only line.
+SHORTCUT_FIX = {
+    "signature_matcher": (
+        "facts.targets[0]",
+        "an agent that reads only schemas takes every widget of the app accepting the stated values, and that "
+        "is enough: pick a first target whose stated values more widgets of its app take (taskforge world show "
+        "'<app>')",
+    ),
+    "enumerator": (
+        "facts.params",
+        "trying every option of a parameter the request leaves unstated passes: the hidden parameter needs more "
+        "options, or a value the policy or the source alone decides",
+    ),
+    "bag_of_words": (
+        "facts.find_hint",
+        "a word matcher over catalog names and descriptions finds the target: keep the target's name and "
+        "description words out of the hint, the dashboard, the why and the deadline",
+    ),
+    "description_matcher": (
+        "facts.find_hint",
+        "a word matcher over catalog names and descriptions finds the target: keep the target's name and "
+        "description words out of the hint, the dashboard, the why and the deadline",
+    ),
+    "phrase_guesser": (
+        "facts.policy.phrase",
+        "the value is guessed from the names the request says (the policy phrase, the dashboard, the notes) "
+        "through a shared word or a finance-lexicon synonym: reword them so that none names the value",
+    ),
+    "source_skimmer": (
+        "facts.governance.fact",
+        "the source names the value most often (or first): ground in a piece where it is neither "
+        "(taskforge world show --facts '<source>' tags each), or add a document through the overlay",
+    ),
+    "tail_skimmer": (
+        "facts.governance.fact",
+        "the source names the value last: ground in a piece where it is not (taskforge world show --facts "
+        "'<source>' tags each), or add a document through the overlay",
+    ),
+    "title_stuffer": (
+        "facts.tab",
+        "retitling with every name the sources quote passes: ground a tab title the source does not quote "
+        "beside others, or a parameter instead",
+    ),
+    "over_builder": (
+        "facts.targets",
+        "adding the look-alikes too passes: the level must grade what is left out (a single target, or "
+        "targets whose look-alikes take other values)",
+    ),
+    "neighbour_copier": (
+        "facts.params",
+        "copying the same widget placed on another dashboard passes: state a value no other placement of the "
+        "target shows, or pick a target the lived-in boards do not hold",
+    ),
+}
+
+
+def _shortcut_fix(evidence: str) -> tuple[str, str] | None:
+    """The entry of the first shortcut the evidence says passes ("shortcut(s) pass …: signature_matcher (19
+    calls)"), None when it names none."""
+    _, _, passing = evidence.partition("pass without understanding the request:")
+    for name in re.findall(r"\b([a-z]+(?:_[a-z]+)+|[a-z]+)\b(?= \(\d+ calls?\))", passing):
+        if name in SHORTCUT_FIX:
+            return SHORTCUT_FIX[name]
+    return None
+
+
 def _level(item: dict[str, Any]) -> int | None:
     if item.get("level") is not None:
         return int(item["level"])
@@ -185,6 +253,13 @@ def story_fix(item: dict[str, Any]) -> tuple[str, str] | None:
         return FAILED.get(level)
     if kind == "gate_failure":
         evidence = " ".join(str(item.get("evidence") or "").split())
+        named = _shortcut_fix(evidence[:300])
+        if named is not None:
+            field, how = named
+            return (
+                field,
+                f"{how} ({in_words(evidence[:300])}); `taskforge check --draft` reproduces it in seconds",
+            )
         gates = re.findall(r"(?:^|; )gate (\w+):", evidence)
         return (
             gate_field(gates[0], level) if gates else "facts",

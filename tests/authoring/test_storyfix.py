@@ -41,6 +41,24 @@ def test_a_gate_failure_carries_the_gates_feedback_and_others_are_left_alone():
     assert story_fix({"kind": "variety", "task_id": "a_level0", "reason": "similar"}) is None
 
 
+def test_a_gate_failure_naming_a_passing_shortcut_says_the_field_and_the_fix():
+    """Outsider round 7: "the gates failed on what the author made of these facts" left the writer nothing to
+    change; a shortcut the evidence names maps to the facts field it exploits and how to take it away."""
+    evidence = (
+        "gate shortcuts: shortcut(s) pass without understanding the request: signature_matcher (19 calls)"
+    )
+    field, how = story_fix(
+        {"kind": "gate_failure", "task_id": "a_level1", "reason": "x", "evidence": evidence}
+    )
+    assert field == "facts.targets[0]"
+    assert "reads only schemas" in how and "signature_matcher (19 calls)" in how
+    skim = "gate shortcuts: shortcut(s) pass without understanding the request: tail_skimmer (8 calls)"
+    assert (
+        story_fix({"kind": "gate_failure", "task_id": "a_level3", "evidence": skim})[0]
+        == "facts.governance.fact"
+    )
+
+
 def staircase(*inversions: tuple[str, float, str, float]) -> dict:
     """The staircase item the review node raises (its evidence written by the node's own helper)."""
     evidence = inversion_evidence(

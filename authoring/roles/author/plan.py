@@ -33,6 +33,12 @@ SLACK_TURNS = 3
 # calls can number fewer than Derive's (which reads its policy's document), and the budget must still grow.
 LIVED_SLACK_TURNS = SLACK_TURNS + 2
 MAX_DISTRACTORS = 24
+
+
+def _figure(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 WIDGETS_SPEC = "openbb://workspace/specs/widgets-json"
 
 
@@ -481,17 +487,19 @@ class _Planner:
             for wid, d in self._look_alikes():
                 for row in self._rows(t.origin, wid, dict(t.params))[:1]:
                     if isinstance(row, dict):
-                        for k, v in row.items():
-                            # its figures and references only: a name it shows (a desk, a trader) may be
-                            # what another cut of the target serves too
-                            figure = isinstance(v, int | float) and not isinstance(v, bool)
-                            if (
-                                k not in t.params
-                                and d.param(k) is None
-                                and (figure or re.search(r"\d", str(v)))
-                                and not text_contains(target_said, said_as_text(v), blob_numbers=target_nums)
-                            ):
-                                keep(v)
+                        own = [
+                            v
+                            for k, v in row.items()
+                            if k not in t.params
+                            and d.param(k) is None
+                            and not text_contains(target_said, said_as_text(v), blob_numbers=target_nums)
+                        ]
+                        # its figures and references first: a name it shows (a desk, a trader) may be what
+                        # another cut of the target serves too; a look-alike that serves no figure (a log of
+                        # text entries) is told apart by its text, or a reader that notes both widgets passes
+                        figures = [v for v in own if _figure(v) or re.search(r"\d", str(v))]
+                        for v in figures or [v for v in own if re.search(r"[A-Za-z]{3}", str(v))]:
+                            keep(v)
             for key in t.params:
                 for value in t.widget.options(key):
                     if str(value) == str(t.params[key]):
