@@ -34,7 +34,7 @@ from simulator import World
 from ..factcheck import resolve
 from ..judged import draft_audit
 from ..options import RunOptions
-from ..roles.author import AuthorContext, AuthorDriver, own_deadlines
+from ..roles.author import AuthorContext, AuthorDriver, own_deadlines, persona_finds
 from ..roles.fairness import FairnessDriver
 from ..roles.fixer import FixerDriver
 from ..roles.validator import ValidatorDriver
@@ -114,6 +114,7 @@ class Env:
                     siblings,
                     defaults,
                     own_deadlines(resolved),
+                    persona_finds(resolved),
                 )
                 for r in resolved
             }

@@ -178,6 +178,25 @@ def _analysis_on_target(by_level: dict[int, Task], lv: int) -> bool:
     return stated_below(rest).get(lv, ("", ""))[0] != "blocker"
 
 
+def named_elsewhere(story: str, by_level: dict[int, Task], persona_tasks: list[Task]) -> dict[int, str]:
+    """The levels of `story` whose request names what another story's Find level hides: the published set
+    shows every request, so a reader of it reads that Find's answer here. The rule author works such a level
+    on that widget only where nothing else stands in (`rules._others_first`), so it is reported as minor."""
+    out: dict[int, str] = {}
+    for other in persona_tasks:
+        meta = other.meta
+        if other.level != 1 or meta is None or meta.story == story:
+            continue
+        for hidden in (h for h in meta.hidden if h.kind == "target" and not h.instance):
+            for lv, task in by_level.items():
+                if lv not in out and says_hidden(task, hidden):
+                    out[lv] = (
+                        f"names '{hidden.value}', which {other.id} hides: a reader of the published set reads that "
+                        "Find's answer here (nothing else stands in for this level's widget)"
+                    )
+    return out
+
+
 def stated_elsewhere(by_level: dict[int, Task]) -> dict[int, tuple[str, str]]:
     """`stated_below` as the fairness review reports it: a hidden target said only by levels that work on it
     because nothing stands in for it there (`_analysis_on_target`) is minor, with their reasons."""
@@ -326,6 +345,8 @@ class RuleFairness:
                 )
         for lv, (severity, reason) in stated_elsewhere(by_level).items():
             flag(lv, "stated_below", reason, severity=severity)
+        for lv, reason in named_elsewhere(story, by_level, persona_tasks).items():
+            flag(lv, "named_elsewhere", reason, severity="minor")
         for lv in range(5):
             knows = any(_required(by_level[lv], tool) for tool in DOCUMENT_TOOLS)
             builds = _required(by_level[lv], "manage_backends", "add")

@@ -26,7 +26,15 @@ dial, rehearse, draw-ahead.
 """
 
 from .analysis import prompt_word_limit
-from .context import AuthorContext, AuthorDriver, AuthoringError, Draft, own_deadlines, story_setup
+from .context import (
+    AuthorContext,
+    AuthorDriver,
+    AuthoringError,
+    Draft,
+    own_deadlines,
+    persona_finds,
+    story_setup,
+)
 from .llm_author import AUTHOR_TOOLS, TOOLS, LLMAuthor
 from .phrasebook import MAX_PROMPT_WORDS
 from .rules import RuleAuthor, compile_level, first_prompt, first_task, rule_drafts
@@ -45,6 +53,7 @@ __all__ = [
     "first_prompt",
     "first_task",
     "own_deadlines",
+    "persona_finds",
     "prompt_word_limit",
     "rule_drafts",
     "story_setup",

@@ -32,6 +32,15 @@ class AuthorContext:
     # the sibling stories that name their own deadline (facts.deadline): the persona's deadlines are spread over
     # the others' requests, so that each is still said
     deadline_stories: tuple[str, ...] = ()
+    # the names of the widgets the persona's stories' Find levels hide (their first targets): a level of
+    # another story works on one of them only where nothing else will do, since a reader of the published set
+    # would read that Find's answer in its request
+    finds: tuple[str, ...] = ()
+
+
+def persona_finds(resolved: Iterable[ResolvedStory]) -> tuple[str, ...]:
+    """The names of the first targets of a persona's stories (what their Find levels hide): `AuthorContext.finds`."""
+    return tuple(dict.fromkeys(r.targets[0].name for r in resolved if r.targets))
 
 
 def own_deadlines(resolved: Iterable[ResolvedStory]) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ from simulator import TOOL_NAMES
 from ...factcheck import execute_stories, find_pointers, source_format
 from ...memo import Memo, content_key
 from ..fairness import says_hidden
-from .context import AuthorContext, AuthoringError, Draft, own_deadlines, story_setup
+from .context import AuthorContext, AuthoringError, Draft, own_deadlines, persona_finds, story_setup
 from .evalblock import record
 from .level import Level
 from .plan import plan
@@ -101,7 +101,9 @@ def _compile(
         # else another instance of the target's widget where Find stands it between twins — the first that
         # compiles and that Execute's rung solves: naming the target there would state what Find hides. Without
         # one it works on the target itself, and the fairness review reports it.
-        for story in execute_stories(ctx.story, ctx.world, ctx.backends, _find_hidden(ctx)):
+        for story in _others_first(
+            ctx, execute_stories(ctx.story, ctx.world, ctx.backends, _find_hidden(ctx))
+        ):
             try:
                 compiled = _compile_level(replace(ctx, story=story), 0, others, note_draw)
             except AuthoringError:
@@ -146,7 +148,7 @@ def _off_target(
         return None, ""  # nothing to stand in for
     tried = 0
     longer: tuple[dict[str, Any], int | None] | None = None
-    for story in execute_stories(ctx.story, ctx.world, ctx.backends, found.value, number):
+    for story in _others_first(ctx, execute_stories(ctx.story, ctx.world, ctx.backends, found.value, number)):
         tried += 1
         try:
             compiled = _compile_level(replace(ctx, story=story), number, others, note_draw)
@@ -184,6 +186,19 @@ def _off_target(
         else f"none of the {tried} widget(s) that could stand in for '{found.value}' keeps what this level hides "
         "with its rung solving it, the rung below failing and no shortcut agent passing"
     )
+
+
+def _others_first(ctx: AuthorContext, stories: list[Any]) -> list[Any]:
+    """`stories` (what a level may work on, best first) with those working on a widget another story of the
+    persona hides at Find tried last: the published set shows every request, and a level naming that widget
+    would hand its Find's answer to a reader of the set (the same order otherwise)."""
+    own = ctx.story.targets[0].name if ctx.story.targets else ""
+    hidden = set(ctx.finds) - {own}
+
+    def elsewhere(story: Any) -> bool:
+        return story.standing_in is not None and story.targets[story.stand_in_at].name in hidden
+
+    return sorted(stories, key=elsewhere)
 
 
 def _spells_more(prompt: str, own: dict[str, Any]) -> bool:
@@ -431,6 +446,7 @@ def draft_context(
     siblings: tuple[str, ...],
     backends: list[str],
     deadlines: tuple[str, ...] = (),
+    finds: tuple[str, ...] = (),
 ) -> AuthorContext:
     """The rule author's context for one resolved story as a first run sets it up before any gate: the standard
     defaults and the world's first `*workspace-a` baseline ('' — a bare workspace — when it has none, as a run's
@@ -449,6 +465,7 @@ def draft_context(
         siblings,
         STANDARD_DEFAULTS,
         deadlines,
+        finds,
     )
 
 
@@ -469,6 +486,7 @@ def rule_drafts(world: Any, checked: Any) -> list[Task]:
             siblings,
             list(world.default_backends),
             own_deadlines(checked.resolved),
+            persona_finds(checked.resolved),
         )
         for level in range(5):
             raw = author.draft(ctx, level, [], []).task
@@ -488,6 +506,14 @@ def first_task(
     many similarity measures find its target in the kept wording (None: no wording left every shortcut agent
     failing and the Find rung passing)."""
     siblings = tuple(r.story.slug for r in checked.resolved)
-    ctx = draft_context(world, checked.source, resolved, siblings, backends, own_deadlines(checked.resolved))
+    ctx = draft_context(
+        world,
+        checked.source,
+        resolved,
+        siblings,
+        backends,
+        own_deadlines(checked.resolved),
+        persona_finds(checked.resolved),
+    )
     # (Derive keeps the first order of its note's rules that no shortcut agent passes: `compile_level`)
     return (compile_level(ctx, level), 0) if level == 2 else _compiled(ctx, level)
