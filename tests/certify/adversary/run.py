@@ -1,7 +1,7 @@
 """Play the frozen outside-auditor players over a taskset in process (the EpisodeHost `serve` and OpenEnv use).
 
-`python -m tests.certify.adversary.run [TASKSET] [--round4|--round5|--round6]` prints each player's passes per
-level (the first rounds' players, or with --round4/--round5/--round6 those of players_round4.py/5/6)."""
+`python -m tests.certify.adversary.run [TASKSET] [--round4|--round5|--round6|--round7]` prints each player's passes
+per level (the first rounds' players, or with --round4 … --round7 those of players_round4.py … 7)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def play_all(
 
 
 def main(argv: list[str]) -> int:
-    args = [a for a in argv if a not in ("--round4", "--round5", "--round6")]
+    args = [a for a in argv if a not in ("--round4", "--round5", "--round6", "--round7")]
     taskset = Path(args[0]) if args else SHIPPED
     if "--round4" in argv:
         from .players_round4 import PLAYERS as ROUND4
@@ -77,6 +77,10 @@ def main(argv: list[str]) -> int:
         from .players_round6 import PLAYERS as ROUND6
 
         results = play_all(taskset, ROUND6)
+    elif "--round7" in argv:
+        from .players_round7 import PLAYERS as ROUND7
+
+        results = play_all(taskset, ROUND7)
     else:
         results = play_all(taskset)
     levels = sorted({lv for per in results.values() for lv in per})
