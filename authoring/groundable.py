@@ -8,7 +8,7 @@ whether `check` accepts it there — a document that names that option most (or 
 that skims the document without following the pointer (`skimmed`, the one home of that rule, which
 `factcheck/ground.py` refuses by), so a two-rule glossary's entries, or a handbook's last row, often cannot carry
 a `sets` fact although they can be grounded in for a note. The verdict is check's own judgement
-(`factcheck.ground.skim_refusal`, `is_default`, `stated_option`) for every way a story can come to the piece —
+(`skim_refusal`, `is_default`, `stated_option` below, which `factcheck/ground.py` refuses by) for every way a story can come to the piece —
 the source named (the document, or one whose passage sends the reader there: the skimmer reads both) and the
 target parameter's options and default — so a tag that says accepted is never refused by check, nor the reverse.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from certify import option_mentions, skimmed_options, skimmed_title
+from certify import URI, option_mentions, skimmed_options, skimmed_title, units
 from simulator import World, option_values
 
 from .locate import _flat, offered
@@ -194,6 +194,62 @@ _SKIMMED_TAB = {
 _DEFAULT = "it is the parameter's default (an add or a read cannot ground it; a repair seeds it wrong)"
 
 
+# ------------------------------------------------------------------ check's judgement of a Ground fact, one home
+def source_of(world: World, kind: str, ref: str) -> tuple[str, str, str, tuple[Any, ...]] | None:
+    """(file, title, text, planted) of a knowledge source (`kind` skill, resource or prompt; `ref` its slug, uri
+    or name)."""
+    if kind == "skill":
+        skill = world.skills.get(ref)
+        return (skill.file, skill.name, skill.content, skill.planted) if skill else None
+    if kind == "resource":
+        res = world.resources.get(ref)
+        return (res.file, res.title or res.uri, res.text, res.planted) if res else None
+    prompt = world.prompts.get(ref)
+    return (prompt.file, prompt.name, prompt.text, prompt.planted) if prompt else None
+
+
+def referred(text: str) -> list[str]:
+    """The resource URIs a document's passages refer to, in order: the documents a Ground fact named by this
+    one can sit in (the reader follows the pointer there). One home for check's hop and `world show --facts`'s
+    routes to a piece."""
+    return [uri for piece in units(text) for uri in URI.findall(piece)]
+
+
+def stated_option(piece: str, param: dict[str, Any]) -> Any:
+    """The option of `param` a passage states, as check reads it (the first it names; None when it names
+    none): a Ground fact in the passage sets that value or check refuses it."""
+    said = option_mentions(piece, param, as_written=True)
+    return said[0].value if said else None
+
+
+def is_default(param: dict[str, Any], value: Any) -> bool:
+    """Whether `value` is the parameter's default: an agent that never reads the source gets it right, so an
+    add's (or a read's) Ground fact cannot set it; a repair can, by seeding the stale widget wrong."""
+    return str(param.get("value")) == str(value)
+
+
+def documents_read(world: World, named: str, holder: str | None) -> list[str]:
+    """The texts an agent that skims a Ground fact's source reads: the named source (`<kind>:<ref>`) and the
+    document it sends to (`holder`, when the fact is there), each once."""
+    read: list[str] = []
+    for source in (named, holder):
+        found = source_of(world, *source.split(":", 1)) if source else None
+        if found is not None and found[2] not in read:
+            read.append(found[2])
+    return read
+
+
+def skim_refusal(
+    world: World, named: str, holder: str | None, param: dict[str, Any] | None, value: Any
+) -> str:
+    """Why check refuses a Ground fact setting `value` (of `param`; None: a tab title) in the document it is
+    in, named as `named` and held by `holder`: `skimmed` of the documents an agent reads
+    ("alone", "head" or "tail"), "" when it must read the passage. The one judgement `check` blocks by and
+    `world show --facts` tags each piece with, for every way a story can name the piece's document."""
+    read = documents_read(world, named, holder)
+    return skimmed(read, param, value) if read and value is not None else ""
+
+
 def _world_params(world: World) -> list[dict[str, Any]]:
     """Every distinct parameter with options the world's catalogs declare (by name, options and default), the
     ones a `sets` fact can set: check's verdict on a value depends on all three."""
@@ -216,9 +272,7 @@ def quoted(text: str) -> str | None:
 def routes(world: World, kind: str, ref: str) -> list[tuple[str, str | None]]:
     """The ways a story can name a document so that check grounds a fact in it: (the source named, the holder
     check records): the document itself, and every document whose passages send the reader to it (a resource,
-    by its URI: `factcheck.ground.referred`, the hop check follows)."""
-    from .factcheck.ground import referred
-
+    by its URI: `referred`, the hop check follows)."""
     out: list[tuple[str, str | None]] = [(f"{kind}:{ref}", None)]
     if kind != "resource":
         return out
@@ -234,8 +288,6 @@ def _verdict(
     """Check's verdict on a Ground fact setting `value` of `param` (None: a tab title) in a piece, named as
     `named`: the skimmers' rule (`skim_refusal`, said first: it refuses a repair's fact too) and the default
     rule (`is_default`), the functions check refuses by."""
-    from .factcheck.ground import is_default, skim_refusal
-
     options, default = _signature(param)
     why = skim_refusal(world, named, holder, param, value)
     if why:  # refused for any story, a repair's too
@@ -257,8 +309,6 @@ def _sets_of(
     parameter it names (an option inside another parameter's longer option is not said), with check's verdict
     for each way a story can name the document (`ways`) and each option list (and default) a widget gives the
     parameter — refused where check reads another option of it first in the piece (`stated_option`)."""
-    from .factcheck.ground import stated_option
-
     keys: dict[tuple[str, str], None] = {}
     said_by = [(param, option_mentions(text, param, as_written=True)) for param in params]
     spans = [(m.start, m.end) for _, said in said_by for m in said]

@@ -7,27 +7,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from certify import URI, option_mentions, units
+from certify import units
 from simulator import World
 
-from ..groundable import quoted
+from ..groundable import is_default, quoted, referred, skim_refusal, source_of, stated_option
 from ..sources import SourceError, Story
 from ..suggest import did_you_mean, listing
 from .governance import STEP, _where_in, world_texts
 from .model import Governance, Hop, ResolvedTarget
 from .said import value_text
-
-
-def _source_of(world: World, kind: str, ref: str) -> tuple[str, str, str, tuple[Any, ...]] | None:
-    """(file, title, text, planted) of a knowledge source."""
-    if kind == "skill":
-        skill = world.skills.get(ref)
-        return (skill.file, skill.name, skill.content, skill.planted) if skill else None
-    if kind == "resource":
-        res = world.resources.get(ref)
-        return (res.file, res.title or res.uri, res.text, res.planted) if res else None
-    prompt = world.prompts.get(ref)
-    return (prompt.file, prompt.name, prompt.text, prompt.planted) if prompt else None
 
 
 def _ground_fact(
@@ -46,7 +34,7 @@ def _ground_fact(
     fact = facts.governance.fact or ""
     file = story.file
     key = "facts.governance.fact"
-    named = _source_of(world, gov.kind, gov.ref)
+    named = source_of(world, gov.kind, gov.ref)
     if named is None:
         return [
             SourceError(
@@ -58,7 +46,7 @@ def _ground_fact(
     holder_kind, holder_ref, (holder_file, _, text, planted) = gov.kind, gov.ref, named
     if fact.casefold() not in text.casefold():
         for uri in referred(named[2]):
-            other = _source_of(world, "resource", uri)
+            other = source_of(world, "resource", uri)
             if other is not None and fact.casefold() in other[2].casefold():
                 steps = [int(n) for n, step in STEP.findall(named[2]) if uri in step]
                 position = f"step {steps[0]} of its workflow" if steps else "the passage that refers to it"
@@ -167,50 +155,6 @@ def _ground_fact(
     return []
 
 
-def referred(text: str) -> list[str]:
-    """The resource URIs a document's passages refer to, in order: the documents a Ground fact named by this
-    one can sit in (the reader follows the pointer there). One home for check's hop and `world show --facts`'s
-    routes to a piece."""
-    return [uri for piece in units(text) for uri in URI.findall(piece)]
-
-
-def stated_option(piece: str, param: dict[str, Any]) -> Any:
-    """The option of `param` a passage states, as check reads it (the first it names; None when it names
-    none): a Ground fact in the passage sets that value or check refuses it."""
-    said = option_mentions(piece, param, as_written=True)
-    return said[0].value if said else None
-
-
-def is_default(param: dict[str, Any], value: Any) -> bool:
-    """Whether `value` is the parameter's default: an agent that never reads the source gets it right, so an
-    add's (or a read's) Ground fact cannot set it; a repair can, by seeding the stale widget wrong."""
-    return str(param.get("value")) == str(value)
-
-
-def documents_read(world: World, named: str, holder: str | None) -> list[str]:
-    """The texts an agent that skims a Ground fact's source reads: the named source (`<kind>:<ref>`) and the
-    document it sends to (`holder`, when the fact is there), each once."""
-    read: list[str] = []
-    for source in (named, holder):
-        found = _source_of(world, *source.split(":", 1)) if source else None
-        if found is not None and found[2] not in read:
-            read.append(found[2])
-    return read
-
-
-def skim_refusal(
-    world: World, named: str, holder: str | None, param: dict[str, Any] | None, value: Any
-) -> str:
-    """Why check refuses a Ground fact setting `value` (of `param`; None: a tab title) in the document it is
-    in, named as `named` and held by `holder`: `groundable.skimmed` of the documents an agent reads
-    ("alone", "head" or "tail"), "" when it must read the passage. The one judgement `check` blocks by and
-    `world show --facts` tags each piece with, for every way a story can name the piece's document."""
-    from ..groundable import skimmed
-
-    read = documents_read(world, named, holder)
-    return skimmed(read, param, value) if read and value is not None else ""
-
-
 def _skimmed_errors(
     world: World, file: str, gov: Governance, targets: list[ResolvedTarget]
 ) -> list[SourceError]:
@@ -280,7 +224,7 @@ def _elsewhere(world: World, gov: Governance, param: dict[str, Any] | None) -> s
         if pieces
         else ""
     )
-    found = _source_of(world, gov.kind, gov.ref)
+    found = source_of(world, gov.kind, gov.ref)
     name = Path(found[0]).name if found else "a file named like it"
     return (
         f" (a document of the world changes through the overlay: overlay/{gov.kind}s/{name} replaces it){offer}; "

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from authoring.factcheck.ground import _skimmed_errors, is_default, referred
+from authoring.factcheck.ground import _skimmed_errors
 from authoring.factcheck.model import Governance
-from authoring.groundable import _documents, groundable
+from authoring.groundable import _documents, groundable, is_default, referred
 from authoring.overlay import world_for
 from certify import option_mentions
 from simulator import DEFAULT_WORLD, World, option_values
