@@ -619,12 +619,13 @@ def _commitments(model: FundamentalsModel, _: Mapping[str, Any]) -> list[dict[st
     rows = []
     for t in model.profiles:
         rng = model.rng("commitments", t)
-        for text in rng.sample(model.spec["commitments"], 3):
+        # one promise per quarter it was made in, so the widget can be cut to any quarter the app offers
+        for label in model.shown:
             rows.append(
                 {
                     "ticker": t,
-                    "commitment": text,
-                    "made_in": rng.choice(model.shown[:4]),
+                    "commitment": rng.choice(model.spec["commitments"]),
+                    "period": label,
                     "progress": rng.choice(["Delivered", "On Track", "At Risk", "Missed"]),
                 }
             )

@@ -122,11 +122,21 @@ def test_a_find_repair_target_id_is_neither_the_first_nor_the_last_of_its_candid
 
 def test_the_edit_a_place_warning_proposes_clears_it(tmp_path):
     """check's warning computes its fixes against the world: applying the one it proposes for a shipped add
-    (a value left out of the first target's) lists the target between fits, and check no longer warns."""
+    (a value left out of the first target's) lists the target between fits, and check no longer warns. The
+    default world lists a third widget taking the quarry story's values after its target (Distribution Tiles
+    takes a client); a copy of the world without that filter puts the target last again, as it was before."""
+    import json
     import re
     import shutil
 
-    world = World.load(DEFAULT_WORLD)
+    copied = tmp_path / "world"
+    shutil.copytree(DEFAULT_WORLD, copied)
+    for path in (copied / "backends").glob("tidewell_enterprise_*.json"):
+        data = json.loads(path.read_text())
+        tiles = data["widgets"]["report_foundry_deliveries_distribution_tiles"]
+        tiles["params"] = [p for p in tiles["params"] if p["paramName"] != "client"]
+        path.write_text(json.dumps(data))
+    world = World.load(copied)
     root = tmp_path / "src"
     (root / "personas").mkdir(parents=True)
     shutil.copy(ROOT / "personas" / "client_advisor.md", root / "personas")
