@@ -605,10 +605,12 @@ def _decoy(
     # (`factcheck.lexical_pull`), so that a player matching the board's names and descriptions against the
     # request picks a look-alike (the decoy, on the board at every level, is chosen as before)
     said = f"{find_said(s.story, t0)} {s.find_hint}" if own_app else ""
-    best: tuple[int, int, int, str] | None = None
+    best: tuple[Any, ...] | None = None
     # the stated values asked once, not once per widget of the catalog (each asking of every widget)
     stated = level.said(t0, level=1)
     full = _fit(level, t0.widget) if where is not None else 0
+    listed = {w: i for i, w in enumerate(fixture.catalog.widgets)}
+    at = listed.get(t0.widget_id, -4)
     for wid, definition in fixture.catalog.widgets.items():
         if wid in taken or (own_app and definition.definition.get("category") != app):
             continue
@@ -621,14 +623,17 @@ def _decoy(
             continue
         pull = -lexical_pull(said, t0.widget, definition) if own_app else 0
         mine = definition.definition.get("category") == app
+        # a look-alike listed right beside the target makes the target the middle of a run of placed widgets in
+        # the listing, which a reader of catalog neighbours picks unread: one apart from it first, where any fits
+        apart = not own_app or abs(listed.get(wid, -2) - at) != 1
         # (beside Execute's stand-in, whose board keeps the target off, one of its own app first: the widgets
         # taking the most stated values may then be another app's, and a board holds views of its own world)
-        candidate = (mine, fit, pull, wid) if s.standing_in is not None else (fit, mine, pull, wid)
+        candidate = (mine, fit, pull, wid) if s.standing_in is not None else (fit, mine, apart, pull, wid)
         if best is None or candidate > best:
             best = candidate
     if best is None:
         return None
-    definition = fixture.catalog.widgets[best[3]]
+    definition = fixture.catalog.widgets[best[-1]]
     params: dict[str, Any] = {}
     shown_wrong = _shown_wrong(level)
     hidden = _derive_hidden(level)
