@@ -5,6 +5,10 @@ a tie at the top counted as the share a random tie-break wins. A player that pic
 executor that gets the rest right, passes about that many tasks; the worst measures and the mean are printed
 per level, analyze asks (whose judged answer a matcher does not write) counted apart.
 
+Each level's line also gives the plain top word-overlap chooser over the WHOLE prompt (`lexical.top_share`: the
+entry sharing the most words with everything the agent reads, a tie of k counted 1/k) and the tasks it takes:
+for an analyze ask, what the chooser passes with an agent that writes the analysis.
+
     .venv/bin/python scripts/lexical_shares.py [TASKSET_DIR] [--top N] [--stories]
 
 With --stories it also lists, per shipped story, the fields every Find request says whatever the description
@@ -20,7 +24,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from certify.counterfactual import _target_widget
-from certify.shortcuts.lexical import QUERIES, measures, rankings
+from certify.shortcuts.lexical import QUERIES, measures, rankings, top_share
 from certify.task import Task, TaskSet, load_task
 from simulator import World
 
@@ -73,6 +77,7 @@ def main() -> None:
     every = measures()
     per: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     counts: Counter[tuple[str, str]] = Counter()
+    top: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for path in taskset.task_files():
         task = load_task(path, taskset)
         hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
@@ -85,6 +90,9 @@ def main() -> None:
         key = (task.difficulty, group)
         counts[key] += 1
         per[key].update(wins(task.prompt, *found))
+        share = top_share(task.prompt, *found)
+        if share:
+            top[key][task.id] = share
     for key in sorted(counts):
         level, group = key
         n, got = counts[key], per[key]
@@ -95,6 +103,8 @@ def main() -> None:
             f"{level} {group}: {n} tasks; mean {mean:.2f}/{n} per measure; {over}/{len(every)} measures over 10%"
         )
         print(f"    worst: {worst or 'none'}")
+        taken = ", ".join(f"{t} {v:.2f}" for t, v in sorted(top[key].items()))
+        print(f"    whole-prompt top overlap: {sum(top[key].values()):.2f}/{n} ({taken or 'none'})")
     if args.stories:
         stories(world)
 

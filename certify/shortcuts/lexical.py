@@ -199,3 +199,38 @@ def exposure(prompt: str, entries: list[dict[str, Any]], target: int) -> list[st
 def measures() -> list[str]:
     """Every measure of the ensemble, as `exposure` names them."""
     return [f"{q}: {s}/{t}/{f}" for q in QUERIES for f in FIELDS for t in TOKENIZERS for s in SCORE_NAMES]
+
+
+# A sentence that tells the agent to leave a widget as it is (a fence): a chooser may read it as noise and drop it,
+# or count its words like any other; `top_share` takes whichever reading favours the target.
+FENCE = re.compile(
+    r"\b(stays?|untouched|as it is|alone|already right|must not change|must stay|is correct|is right|"
+    r"belongs to|serves another|own purpose|leave)\b",
+    re.I,
+)
+
+
+def strip_fences(text: str) -> str:
+    """The text less its sentences that fence a widget off ("… stays as it is")."""
+    return " ".join(s for s in re.split(r"(?<=[.!?;])\s+", text) if not FENCE.search(s))
+
+
+def top_share(prompt: str, entries: list[dict[str, Any]], target: int) -> float:
+    """The share of the Find tasks like this one a plain top word-overlap chooser wins: the entry whose name and
+    description share the most words with the WHOLE prompt the agent sees (the find hint, the analysis ask, the
+    flavour line, the board's and the note's names …) is its pick, ties broken by a rule nobody here knows — so a
+    target tied with k-1 others at the top counts 1/k, alone at the top 1, below the top 0. The prompt is read
+    as said, less its asides, and less its asides and fences, by words and by stems; the reading that favours the
+    target counts (a chooser nobody here wrote may drop either or neither)."""
+    if not 0 <= target < len(entries) or len(entries) < 2:
+        return 0.0
+    best = 0.0
+    for tokenize in (_words, _stems):
+        docs = [set(tokenize(f"{e.get('name') or ''} {e.get('description') or ''}")) for e in entries]
+        for query in (prompt, strip_asides(prompt), strip_fences(strip_asides(prompt))):
+            said = set(tokenize(query))
+            scores = [len(said & d) for d in docs]
+            top = max(scores)
+            if top > 0 and scores[target] == top:
+                best = max(best, 1.0 / scores.count(top))
+    return best
