@@ -23,36 +23,9 @@ import math
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from certify.counterfactual import _target_widget
-from certify.shortcuts.lexical import QUERIES, measures, rankings, top_share
-from certify.task import Task, TaskSet, load_task
+from certify.shortcuts.lexical import QUERIES, find_pool, measures, rankings, top_share
+from certify.task import TaskSet, load_task
 from simulator import World
-
-
-def pool_of(world: World, task: Task, name: str) -> tuple[list[dict[str, str]], int] | None:
-    """The catalog entries an outside player ranks for the described target, and the target's index."""
-    found = _target_widget(world, task, name)
-    if found is None:
-        return None
-    origin, wid = found
-    fixture = world.fixture_of(origin, task.setup.workspace_backends or None)
-    if fixture is None:
-        return None
-    widgets = fixture.catalog.widgets
-    app = widgets[wid].definition.get("category") or origin
-    board = task.setup.initial_state.dashboard if task.setup.initial_state else None
-    placed = [
-        w.widget_id for w in (board.widgets if board else []) if w.origin == origin and w.widget_id in widgets
-    ]
-    pool = (
-        list(dict.fromkeys(placed))
-        if wid in placed
-        else [w for w, d in widgets.items() if (d.definition.get("category") or origin) == app]
-    )
-    entries = [
-        {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""} for w in pool
-    ]
-    return entries, pool.index(wid)
 
 
 def wins(prompt: str, entries: list[dict[str, str]], mine: int) -> dict[str, float]:
@@ -83,7 +56,7 @@ def main() -> None:
         hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
         if hidden is None:
             continue
-        found = pool_of(world, task, hidden)
+        found = find_pool(world, task, hidden)
         if found is None:
             continue
         group = "analyze" if task.eval.judged else "graded"

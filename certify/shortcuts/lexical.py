@@ -23,9 +23,14 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agents.retrieval import STOPWORDS, stem
+
+if TYPE_CHECKING:
+    from simulator import World
+
+    from ..task import Task
 
 _RUN = re.compile(r"[a-z0-9]+")
 # words a request says of any widget ("add", "show", "set"), besides the usual stop words
@@ -215,6 +220,11 @@ def strip_fences(text: str) -> str:
     return " ".join(s for s in re.split(r"(?<=[.!?;])\s+", text) if not FENCE.search(s))
 
 
+def overlap_words(text: str) -> set[str]:
+    """The words `top_share` compares (its word reading; stop words and one-letter words out)."""
+    return set(_words(text))
+
+
 def top_share(prompt: str, entries: list[dict[str, Any]], target: int) -> float:
     """The share of the Find tasks like this one a plain top word-overlap chooser wins: the entry whose name and
     description share the most words with the WHOLE prompt the agent sees (the find hint, the analysis ask, the
@@ -234,3 +244,32 @@ def top_share(prompt: str, entries: list[dict[str, Any]], target: int) -> float:
             if top > 0 and scores[target] == top:
                 best = max(best, 1.0 / scores.count(top))
     return best
+
+
+def find_pool(world: World, task: Task, name: str) -> tuple[list[dict[str, str]], int] | None:
+    """The catalog entries an outside player ranks for a Find task's described target `name` (the board's
+    placed widgets for a repair, the app's catalog otherwise), and the target's index (None: not found)."""
+    from ..counterfactual import _target_widget
+
+    found = _target_widget(world, task, name)
+    if found is None:
+        return None
+    origin, wid = found
+    fixture = world.fixture_of(origin, task.setup.workspace_backends or None)
+    if fixture is None:
+        return None
+    widgets = fixture.catalog.widgets
+    app = widgets[wid].definition.get("category") or origin
+    board = task.setup.initial_state.dashboard if task.setup.initial_state else None
+    placed = [
+        w.widget_id for w in (board.widgets if board else []) if w.origin == origin and w.widget_id in widgets
+    ]
+    pool = (
+        list(dict.fromkeys(placed))
+        if wid in placed
+        else [w for w, d in widgets.items() if (d.definition.get("category") or origin) == app]
+    )
+    entries = [
+        {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""} for w in pool
+    ]
+    return entries, pool.index(wid)
