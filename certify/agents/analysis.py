@@ -133,13 +133,14 @@ def _numeric(rows: list[Any], key: str) -> list[float]:
 
 
 def figure_column(ask: AnalysisAsk, rows: list[Any], schema: dict[str, Any], text: str) -> str | None:
-    """The served figure an ask that names none is about: of the numeric columns, the one whose words the
-    skill's threshold step says most, then the one whose scale the threshold fits best."""
+    """The served figure an ask that names none is about: of the numeric columns (the cut's parameters aside),
+    one the skill's threshold step names as a phrase ("active weights"), else the one whose scale the threshold
+    fits best (orders of magnitude), then the one whose words the step says most."""
     line = _step(ask, text)
     if line is None:
         return None
     said = _words(line)
-    best: tuple[int, float, int, str] | None = None
+    best: tuple[int, float, int, int, str] | None = None
     for i, (key, header) in enumerate(_columns(rows, schema)):
         figures = _numeric(rows, key)
         if not figures:
@@ -147,11 +148,22 @@ def figure_column(ask: AnalysisAsk, rows: list[Any], schema: dict[str, Any], tex
         scaled = _scaled(line, figures)
         if scaled is None:
             continue
+        named = [_seq(key.replace("_", " ")), _seq(header)]
+        # a column the step names as a phrase ("active weights") before one whose words it only scatters
+        phrase = any(n and _contains(_seq(line), n) for n in named)
         shared = len(_words(f"{key.replace('_', ' ')} {header}") & said)
-        rank = (-shared, scaled[0], i, key)
+        rank = (-int(phrase), scaled[0], -shared, i, key)
         if best is None or rank < best:
             best = rank
-    return best[3] if best else None
+    return best[4] if best else None
+
+
+def _seq(text: str) -> list[str]:
+    return [w.rstrip("s") for w in _WORD.findall(text.lower()) if len(w) > 2]
+
+
+def _contains(seq: list[str], part: list[str]) -> bool:
+    return any(seq[i : i + len(part)] == part for i in range(len(seq) - len(part) + 1))
 
 
 def serves(ask: AnalysisAsk, rows: list[Any], schema: dict[str, Any]) -> bool:
