@@ -298,18 +298,22 @@ def _compile_level(
     if number != 1:
         task["prompt"] = Wording(level, board, planned, None).phrase(task, "", 0)
         return task, 0
-    # The whole prompt is what a word matcher reads, the analysis ask included: where the story's analysed figure
-    # and row label are words of the target's own catalog entry, the ask is also worded without them
-    # (`analysis.PLAIN_CLAUSES`), and the wordings a plain top word-overlap chooser wins least
-    # (`certify.lexical_top_share`, a tie of k counted 1/k) come first.
-    plains = (False, True) if ctx.story.analyze is not None else (False,)
+    # The whole prompt is what a word matcher reads, the analysis ask included. At Find the analysis is asked
+    # without naming the row label and the figure (`analysis.PLAIN_CLAUSES`: the target's served columns are
+    # often its catalog entry's words, "each ticker's stale days" beside Stale Price Monitor), the named ask
+    # only where no plain wording passes; and a wording whose whole prompt makes the target the clear top match
+    # of a plain word-overlap chooser (`certify.lexical_top_share` 1: alone at the top) only where no other does.
+    # Below that, the fewest similarity measures finding the target decide, then the chooser's share (a tie of
+    # k counted 1/k).
+    plains = (True, False) if ctx.story.analyze is not None else (False,)
     worded = []
     combos = ((h, d, p) for p in plains for h in hints for d in range(FIND_DRAWS))
     for order, (hint, draw, plain) in enumerate(combos):
         task["prompt"] = Wording(level, board, planned, hint, plain).phrase(task, "", draw)
-        worded.append((find_exposure(level, task), order, task["prompt"], find_top_share(level, task)))
+        share = find_top_share(level, task)
+        worded.append((find_exposure(level, task), order, task["prompt"], (share >= 1, not plain, share)))
     kept: tuple[int, dict[str, Any]] | None = None
-    for exposed, _, prompt, _ in sorted(worded, key=lambda w: (w[3], len(w[0]), w[1])):
+    for exposed, _, prompt, _ in sorted(worded, key=lambda w: (*w[3][:2], len(w[0]), w[3][2], w[1])):
         task["prompt"] = prompt
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
@@ -350,7 +354,7 @@ def _compile_level(
             return fallback, None
         # nothing passes, the pointer neither: the story's own description is said (its least exposed wording),
         # so that what blocks is what the story wrote, and `review fix` proposes the edit to its facts
-        task["prompt"] = min(worded, key=lambda w: (w[3], len(w[0]), w[1]))[2]
+        task["prompt"] = min(worded, key=lambda w: (*w[3][:2], len(w[0]), w[3][2], w[1]))[2]
         return task, None
     return kept[1], kept[0]
 
