@@ -282,6 +282,69 @@ def place_warnings(
     return out
 
 
+# A Find level whose target a plain top word-overlap chooser over the whole prompt wins at least this share of
+# (1 alone at the top, 1/k tied with k-1 others: `certify.lexical_top_share`) is warned about.
+TOP_SHARE_WARNING = 0.5
+
+
+def overlap_warnings(
+    world: World, resolved: list[ResolvedStory], drafts: list[Task] | None
+) -> list[SourceWarning]:
+    """A Find level whose WHOLE first-draft prompt — the description, the analysis ask, the why, the board's and
+    the note's names, the stated values' labels — makes its target the top word-overlap match among the
+    entries an outside player ranks (`certify.lexical_top_share`): a chooser taking the entry that shares the
+    most words with everything the agent reads wins it (with an analysis writer, an analyze ask too). The rule
+    author already prefers the wordings it wins least; what is left is said with the story fields that lend
+    the words, for the writer to reword."""
+    from certify import lexical_top_share
+    from certify.shortcuts.lexical import find_pool
+    from certify.shortcuts.lexical import overlap_words as words
+
+    by_story = {r.story.slug: r for r in resolved}
+    out: list[SourceWarning] = []
+    for task in drafts or []:
+        story = by_story.get((task.meta.story if task.meta else None) or "")
+        if story is None or task.level != 1:
+            continue
+        hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
+        found = find_pool(world, task, hidden) if hidden else None
+        if found is None:
+            continue
+        entries, mine = found
+        share = lexical_top_share(task.prompt, entries, mine)
+        if share < TOP_SHARE_WARNING:
+            continue
+        entry = words(f"{entries[mine]['name']} {entries[mine]['description']}")
+        facts = story.story.facts
+        fields = {
+            "facts.dashboard": facts.dashboard,
+            "facts.why": facts.why or "",
+            "facts.deadline": facts.deadline or "",
+            "facts.note": facts.note or "",
+            "facts.tab": facts.tab or "",
+        }
+        # a field said inside another (the tab "Tilt" in the board "Keel Tilt Desk") lends nothing of its own
+        texts = [t for t in fields.values() if t]
+        lent = {
+            key: sorted(words(text) & entry)
+            for key, text in fields.items()
+            if text and text in task.prompt and not any(text != o and text in o for o in texts)
+        }
+        said = "; ".join(f"{k} says {', '.join(repr(w) for w in ws)}" for k, ws in lent.items() if ws)
+        rest = sorted((words(task.prompt) & entry) - {w for ws in lent.values() for w in ws})
+        out.append(
+            SourceWarning(
+                story.story.file,
+                f"level 1: the whole Find prompt makes '{hidden}' the top word-overlap match "
+                f"({'alone' if share == 1 else f'a {round(1 / share)}-way tie'}) among the widgets an outside "
+                f"player ranks: {said or 'no story field lends the words'}"
+                + (f"; the rest of the request says {', '.join(repr(w) for w in rest)}" if rest else "")
+                + " — reword the fields that lend the target's catalog words",
+            )
+        )
+    return out
+
+
 def check_persona(
     root: Path, persona: str, world: World, backends: list[str] | None = None, ladder: bool = True
 ) -> PersonaCheck:
@@ -333,6 +396,7 @@ def check_persona(
         drafts = first_drafts(world, report.source, report.resolved)
         report.warnings += voice_warnings(world, report.source, report.resolved, drafts)
         report.warnings += place_warnings(world, report.resolved, drafts, backends or [])
+        report.warnings += overlap_warnings(world, report.resolved, drafts)
         # a gate of `author` blocks on them, so, like the ladder's, they do not stop a draft
         report.ladder_errors += prose_errors(world, report.resolved, drafts or [])
     return report

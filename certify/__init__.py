@@ -138,6 +138,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "run_shortcut": ("certify.shortcuts", "run_shortcut"),
     "lexical_picks": ("certify.shortcuts.battery", "lexical_picks"),
     "lexical_exposure": ("certify.shortcuts.lexical", "exposure"),
+    "lexical_top_share": ("certify.shortcuts.lexical", "top_share"),
     "lexical_measures": ("certify.shortcuts.lexical", "measures"),
     "skimmed_options": ("certify.shortcuts.battery", "skimmed_options"),
     "skimmed_title": ("certify.shortcuts.battery", "skimmed_title"),
@@ -296,6 +297,7 @@ __all__ = [
     "lexical_exposure",
     "lexical_measures",
     "lexical_picks",
+    "lexical_top_share",
     "load_calibration",
     "load_lexicon",
     "load_run",
@@ -510,6 +512,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .shortcuts.battery import lexical_picks, skimmed_options, skimmed_title
     from .shortcuts.lexical import exposure as lexical_exposure
     from .shortcuts.lexical import measures as lexical_measures
+    from .shortcuts.lexical import top_share as lexical_top_share
     from .smoke import TASKSET_ID, SmokeError, write
     from .surface import (
         MODES,

@@ -5,6 +5,10 @@ a tie at the top counted as the share a random tie-break wins. A player that pic
 executor that gets the rest right, passes about that many tasks; the worst measures and the mean are printed
 per level, analyze asks (whose judged answer a matcher does not write) counted apart.
 
+Each level's line also gives the plain top word-overlap chooser over the WHOLE prompt (`lexical.top_share`: the
+entry sharing the most words with everything the agent reads, a tie of k counted 1/k) and the tasks it takes:
+for an analyze ask, what the chooser passes with an agent that writes the analysis.
+
     .venv/bin/python scripts/lexical_shares.py [TASKSET_DIR] [--top N] [--stories]
 
 With --stories it also lists, per shipped story, the fields every Find request says whatever the description
@@ -19,36 +23,9 @@ import math
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from certify.counterfactual import _target_widget
-from certify.shortcuts.lexical import QUERIES, measures, rankings
-from certify.task import Task, TaskSet, load_task
+from certify.shortcuts.lexical import QUERIES, find_pool, measures, rankings, top_share
+from certify.task import TaskSet, load_task
 from simulator import World
-
-
-def pool_of(world: World, task: Task, name: str) -> tuple[list[dict[str, str]], int] | None:
-    """The catalog entries an outside player ranks for the described target, and the target's index."""
-    found = _target_widget(world, task, name)
-    if found is None:
-        return None
-    origin, wid = found
-    fixture = world.fixture_of(origin, task.setup.workspace_backends or None)
-    if fixture is None:
-        return None
-    widgets = fixture.catalog.widgets
-    app = widgets[wid].definition.get("category") or origin
-    board = task.setup.initial_state.dashboard if task.setup.initial_state else None
-    placed = [
-        w.widget_id for w in (board.widgets if board else []) if w.origin == origin and w.widget_id in widgets
-    ]
-    pool = (
-        list(dict.fromkeys(placed))
-        if wid in placed
-        else [w for w, d in widgets.items() if (d.definition.get("category") or origin) == app]
-    )
-    entries = [
-        {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""} for w in pool
-    ]
-    return entries, pool.index(wid)
 
 
 def wins(prompt: str, entries: list[dict[str, str]], mine: int) -> dict[str, float]:
@@ -73,18 +50,22 @@ def main() -> None:
     every = measures()
     per: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     counts: Counter[tuple[str, str]] = Counter()
+    top: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for path in taskset.task_files():
         task = load_task(path, taskset)
         hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
         if hidden is None:
             continue
-        found = pool_of(world, task, hidden)
+        found = find_pool(world, task, hidden)
         if found is None:
             continue
         group = "analyze" if task.eval.judged else "graded"
         key = (task.difficulty, group)
         counts[key] += 1
         per[key].update(wins(task.prompt, *found))
+        share = top_share(task.prompt, *found)
+        if share:
+            top[key][task.id] = share
     for key in sorted(counts):
         level, group = key
         n, got = counts[key], per[key]
@@ -95,6 +76,8 @@ def main() -> None:
             f"{level} {group}: {n} tasks; mean {mean:.2f}/{n} per measure; {over}/{len(every)} measures over 10%"
         )
         print(f"    worst: {worst or 'none'}")
+        taken = ", ".join(f"{t} {v:.2f}" for t, v in sorted(top[key].items()))
+        print(f"    whole-prompt top overlap: {sum(top[key].values()):.2f}/{n} ({taken or 'none'})")
     if args.stories:
         stories(world)
 

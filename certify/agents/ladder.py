@@ -31,7 +31,7 @@ from typing import Any
 from ..task import Task
 from . import knowledge
 from .analysis import AnalysisAsk, analysis_ask, write_analysis
-from .analysis import column as analysis_column
+from .analysis import serves as analysis_serves
 from .base import Action, AgentSession, TaskView, Usage, register_agent, register_family
 from .building import BuildSpec, build_spec
 from .reading import find, listing, note_name
@@ -188,14 +188,14 @@ class LadderSession:
         (read again on the values the work set, unless the work read them already)."""
         for op in work.ops:
             schema = work.schemas.get(op.target.widget_id, {})
-            if op.kind == "read" and analysis_column(ask.figure, work.rows, schema) is not None:
+            if op.kind == "read" and analysis_serves(ask, work.rows, schema):
                 return work.rows, schema
         for op in work.ops:
             schema = work.schemas.get(op.target.widget_id, {})
             if op.kind != "read":
                 where = {"origin": op.target.origin, "widget_id": op.target.widget_id, "data_args": op.args}
                 rows = list(_data((yield Action("get_widget_data", where))).get("data") or [])
-                if analysis_column(ask.figure, rows, schema) is not None:
+                if analysis_serves(ask, rows, schema):
                     return rows, schema
         return [], {}
 

@@ -23,9 +23,14 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agents.retrieval import STOPWORDS, stem
+
+if TYPE_CHECKING:
+    from simulator import World
+
+    from ..task import Task
 
 _RUN = re.compile(r"[a-z0-9]+")
 # words a request says of any widget ("add", "show", "set"), besides the usual stop words
@@ -199,3 +204,72 @@ def exposure(prompt: str, entries: list[dict[str, Any]], target: int) -> list[st
 def measures() -> list[str]:
     """Every measure of the ensemble, as `exposure` names them."""
     return [f"{q}: {s}/{t}/{f}" for q in QUERIES for f in FIELDS for t in TOKENIZERS for s in SCORE_NAMES]
+
+
+# A sentence that tells the agent to leave a widget as it is (a fence): a chooser may read it as noise and drop it,
+# or count its words like any other; `top_share` takes whichever reading favours the target.
+FENCE = re.compile(
+    r"\b(stays?|untouched|as it is|alone|already right|must not change|must stay|is correct|is right|"
+    r"belongs to|serves another|own purpose|leave)\b",
+    re.I,
+)
+
+
+def strip_fences(text: str) -> str:
+    """The text less its sentences that fence a widget off ("… stays as it is")."""
+    return " ".join(s for s in re.split(r"(?<=[.!?;])\s+", text) if not FENCE.search(s))
+
+
+def overlap_words(text: str) -> set[str]:
+    """The words `top_share` compares (its word reading; stop words and one-letter words out)."""
+    return set(_words(text))
+
+
+def top_share(prompt: str, entries: list[dict[str, Any]], target: int) -> float:
+    """The share of the Find tasks like this one a plain top word-overlap chooser wins: the entry whose name and
+    description share the most words with the WHOLE prompt the agent sees (the find hint, the analysis ask, the
+    flavour line, the board's and the note's names …) is its pick, ties broken by a rule nobody here knows — so a
+    target tied with k-1 others at the top counts 1/k, alone at the top 1, below the top 0. The prompt is read
+    as said, less its asides, and less its asides and fences, by words and by stems; the reading that favours the
+    target counts (a chooser nobody here wrote may drop either or neither)."""
+    if not 0 <= target < len(entries) or len(entries) < 2:
+        return 0.0
+    best = 0.0
+    for tokenize in (_words, _stems):
+        docs = [set(tokenize(f"{e.get('name') or ''} {e.get('description') or ''}")) for e in entries]
+        for query in (prompt, strip_asides(prompt), strip_fences(strip_asides(prompt))):
+            said = set(tokenize(query))
+            scores = [len(said & d) for d in docs]
+            top = max(scores)
+            if top > 0 and scores[target] == top:
+                best = max(best, 1.0 / scores.count(top))
+    return best
+
+
+def find_pool(world: World, task: Task, name: str) -> tuple[list[dict[str, str]], int] | None:
+    """The catalog entries an outside player ranks for a Find task's described target `name` (the board's
+    placed widgets for a repair, the app's catalog otherwise), and the target's index (None: not found)."""
+    from ..counterfactual import _target_widget
+
+    found = _target_widget(world, task, name)
+    if found is None:
+        return None
+    origin, wid = found
+    fixture = world.fixture_of(origin, task.setup.workspace_backends or None)
+    if fixture is None:
+        return None
+    widgets = fixture.catalog.widgets
+    app = widgets[wid].definition.get("category") or origin
+    board = task.setup.initial_state.dashboard if task.setup.initial_state else None
+    placed = [
+        w.widget_id for w in (board.widgets if board else []) if w.origin == origin and w.widget_id in widgets
+    ]
+    pool = (
+        list(dict.fromkeys(placed))
+        if wid in placed
+        else [w for w, d in widgets.items() if (d.definition.get("category") or origin) == app]
+    )
+    entries = [
+        {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""} for w in pool
+    ]
+    return entries, pool.index(wid)

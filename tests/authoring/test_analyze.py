@@ -116,10 +116,14 @@ def test_the_analyze_facts_are_checked_against_the_world(tmp_path, old, new, key
 # ------------------------------------------------------------------------------------------- the authoring
 def test_every_level_asks_for_the_analysis_without_naming_the_target_at_find(levels):
     for task in levels:
-        assert re.search(
-            rf"cites each {_label(task)}'s active weight, compares it with the skill's talking-point",
-            task.prompt,
+        # Find asks it without the target's column words (the figure the skill's threshold applies to): said,
+        # "each sector's active weight" hands a word matcher Sector Tilt vs Benchmark
+        said = (
+            "cites, for each row, the figure the skill's talking-point threshold applies to"
+            if task.level == 1
+            else f"cites each {_label(task)}'s active weight"
         )
+        assert re.search(rf"{re.escape(said)}, compares it with the skill's talking-point", task.prompt)
         assert "Portfolio Morning Brief" in task.prompt and "verdict" in task.prompt
         assert "140" not in task.prompt  # the skill says the number
     assert "Sector Tilt vs Benchmark" not in levels[1].prompt

@@ -30,7 +30,7 @@ def test_a_shipped_repair_with_a_note_and_an_analysis_is_said_as_what_is_graded(
         # (Ground works on a stand-in of the target Find hides, Sector Tilt vs Benchmark: `factcheck.working`)
         "at most one Country Exposure on fund Keel Core Equity and region Europe on tab Tilt",
         "the Country Exposure on fund Keel Core Equity and region North America kept as seeded",
-        "a note named Keel Tilt Desk Note holding",
+        "a note named Keel IC Desk Note holding",
         "the portfolio-morning-brief skill read",
         "an answer judged on 4 key point(s)",
         "nothing else added",

@@ -7,7 +7,7 @@ import math
 from collections import Counter
 
 from certify import lexical_exposure, lexical_picks
-from certify.shortcuts.lexical import SCORE_NAMES, measures
+from certify.shortcuts.lexical import SCORE_NAMES, measures, top_share
 
 CATALOG = [
     {"name": "Commentary Drafts", "description": "Draft commentary by section with author and length."},
@@ -188,3 +188,25 @@ def test_the_ensembles_fast_scores_equal_the_formulas_they_stand_for_float_for_f
             " (not the log)" if rnd.random() < 0.5 else ""
         )
         assert list(lexical.rankings(query, entries)) == list(plain(query, entries))
+
+
+def test_the_whole_prompt_top_overlap_share_counts_a_tie_as_a_share():
+    """`top_share`: the entry sharing the most words with the whole prompt wins; alone at the top 1, tied with
+    k-1 others 1/k, below the top 0 — an analysis ask naming the target's own column counts like the hint."""
+    entries = [
+        {"name": "Stale Price Monitor", "description": "Prices that have not changed for several days."},
+        {"name": "Price Challenges", "description": "Prices we have challenged with a vendor."},
+        {"name": "Feed Health", "description": "Latest delivery of each vendor file."},
+    ]
+    hint = "Add the widget the Shortlist lists for the lead item."
+    assert top_share(hint, entries, 0) == 0.0
+    named = hint + " Then answer with an analysis that cites each ticker's stale days."
+    assert top_share(named, entries, 0) == 1.0
+    tied = hint + " Look at the prices."
+    assert top_share(tied, entries, 0) == 0.5 and top_share(tied, entries, 2) == 0.0
+    # a fence ("… stays as it is") may be read or dropped by the chooser: the reading that favours the target
+    # counts (read, the fence's words win the fenced widget; dropped, they win nothing)
+    fenced = hint + " The stale panel stays as it is."
+    assert top_share(fenced, entries, 0) == 1.0
+    # one word each: a three-way tie
+    assert top_share(hint + " Check the vendor's stale panel.", entries, 0) == 1 / 3

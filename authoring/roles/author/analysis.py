@@ -51,6 +51,13 @@ CLAUSES = (
     "Last of all, answer with a short analysis after the {skill} skill's fashion that cites each {label}'s "
     "{figure}, compares it with the skill's {name} and lands on a verdict.",
 )
+# The same asks naming neither the row label nor the figure, for a Find level whose figure and label are words of
+# the target's own catalog entry ("each ticker's stale days" beside Stale Price Monitor, "not changed for several
+# days"): said there, they hand a word matcher the widget Find hides. What to cite is then what the skill's
+# threshold applies to, which the agent learns from the skill and from the rows of the widget it found.
+PLAIN = "cites each {label}'s {figure}"
+PLAIN_SAID = "cites, for each row, the figure the skill's {name} applies to"
+PLAIN_CLAUSES = tuple(c.replace(PLAIN, PLAIN_SAID) for c in CLAUSES)
 
 
 def prompt_word_limit(judged: bool) -> int:
@@ -89,14 +96,15 @@ def _rows(a: ResolvedAnalyze, served: list[Any], where: str) -> list[Row]:
     return out
 
 
-def clause(level: Level, attempt: int = 0) -> str:
-    """The sentence of the request that asks for the analysis ('' for a story without the ask)."""
+def clause(level: Level, attempt: int = 0, plain: bool = False) -> str:
+    """The sentence of the request that asks for the analysis ('' for a story without the ask); `plain`: the
+    ask that names neither the row label nor the figure (`PLAIN_CLAUSES`)."""
     a = level.story.analyze
     if a is None:
         return ""
     t = level.first
     offset = int(hashlib.sha256(f"{level.ctx.persona.slug}|{level.slug}".encode()).hexdigest(), 16)
-    template = CLAUSES[(offset + level.number + attempt) % len(CLAUSES)]
+    template = (PLAIN_CLAUSES if plain else CLAUSES)[(offset + level.number + attempt) % len(CLAUSES)]
     return template.format(
         skill=a.skill_name,
         label=column_label(t, a.label),

@@ -8,9 +8,10 @@ of the contrast and draw that leave no shortcut agent passing.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from certify import (
     LEVEL_NAMES,
@@ -19,6 +20,7 @@ from certify import (
     Task,
     TaskMeta,
     lexical_exposure,
+    lexical_top_share,
     load_lexicon,
     parse_task,
     resolve_agent,
@@ -37,6 +39,7 @@ from .plan import plan
 from .seeding import seed_board
 from .wording import Wording
 
+T = TypeVar("T")
 FIND_DRAWS = 6
 FIND_HINTS = 9
 FIND_RUNG = "ladder-1"
@@ -295,12 +298,22 @@ def _compile_level(
     if number != 1:
         task["prompt"] = Wording(level, board, planned, None).phrase(task, "", 0)
         return task, 0
+    # The whole prompt is what a word matcher reads, the analysis ask included. At Find the analysis is asked
+    # without naming the row label and the figure (`analysis.PLAIN_CLAUSES`: the target's served columns are
+    # often its catalog entry's words, "each ticker's stale days" beside Stale Price Monitor), the named ask
+    # only where no plain wording passes; and a wording whose whole prompt makes the target the clear top match
+    # of a plain word-overlap chooser (`certify.lexical_top_share` 1: alone at the top) only where no other does.
+    # Below that, the fewest similarity measures finding the target decide, then the chooser's share (a tie of
+    # k counted 1/k).
+    plains = (True, False) if ctx.story.analyze is not None else (False,)
     worded = []
-    for order, (hint, draw) in enumerate((h, d) for h in hints for d in range(FIND_DRAWS)):
-        task["prompt"] = Wording(level, board, planned, hint).phrase(task, "", draw)
-        worded.append((find_exposure(level, task), order, task["prompt"]))
+    combos = ((h, d, p) for p in plains for h in hints for d in range(FIND_DRAWS))
+    for order, (hint, draw, plain) in enumerate(combos):
+        task["prompt"] = Wording(level, board, planned, hint, plain).phrase(task, "", draw)
+        share = find_top_share(level, task)
+        worded.append((find_exposure(level, task), order, task["prompt"], (share >= 1, not plain, share)))
     kept: tuple[int, dict[str, Any]] | None = None
-    for exposed, _, prompt in sorted(worded, key=lambda w: (len(w[0]), w[1])):
+    for exposed, _, prompt, _ in sorted(worded, key=lambda w: (*w[3][:2], len(w[0]), w[3][2], w[1])):
         task["prompt"] = prompt
         parsed = parse_task(task, f"{task['id']}.json", ctx.defaults)
         # a shorter contrast must still let the Find rung tell the target apart (the ladder gate would refuse
@@ -341,7 +354,7 @@ def _compile_level(
             return fallback, None
         # nothing passes, the pointer neither: the story's own description is said (its least exposed wording),
         # so that what blocks is what the story wrote, and `review fix` proposes the edit to its facts
-        task["prompt"] = min(worded, key=lambda w: (len(w[0]), w[1]))[2]
+        task["prompt"] = min(worded, key=lambda w: (*w[3][:2], len(w[0]), w[3][2], w[1]))[2]
         return task, None
     return kept[1], kept[0]
 
@@ -383,6 +396,15 @@ def find_exposure(level: Level, task: dict[str, Any]) -> list[str]:
     """The similarity measures under which a Find task's target is a top pick for its prompt
     (`certify.lexical_exposure`): among the catalog entries of its app (where an add or a read looks), and among
     the widgets placed on its board (where a repair looks), each named by its pool."""
+    return [f"{name} {m}" for name, found in _find_pools(level, task, lexical_exposure) for m in found]
+
+
+def _find_pools(
+    level: Level, task: dict[str, Any], measure: Callable[[str, list[dict[str, Any]], int], T]
+) -> list[tuple[str, T]]:
+    """`measure(prompt, entries, target)` over each pool a Find task's target is looked for in: the catalog
+    entries of its app (where an add or a read looks) and the widgets placed on its board (where a repair
+    looks), each named."""
     t0 = level.first
     fixture = level.fixture(t0.origin)
     if fixture is None:
@@ -396,14 +418,21 @@ def find_exposure(level: Level, task: dict[str, Any]) -> list[str]:
     ]
     if t0.widget_id in placed:
         pools["board"] = list(dict.fromkeys(placed))
-    out: list[str] = []
+    out = []
     for name, pool in pools.items():
         entries = [
             {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""}
             for w in pool
         ]
-        out += [f"{name} {m}" for m in lexical_exposure(task["prompt"], entries, pool.index(t0.widget_id))]
+        out.append((name, measure(task["prompt"], entries, pool.index(t0.widget_id))))
     return out
+
+
+def find_top_share(level: Level, task: dict[str, Any]) -> float:
+    """The share of a plain top word-overlap chooser over a Find task's whole prompt (`certify.
+    lexical_top_share`): the most of its pools (the app's catalog entries, the board's placed widgets) the target
+    is looked for in."""
+    return max((share for _, share in _find_pools(level, task, lexical_top_share)), default=0.0)
 
 
 # The Find wordings' verdicts by content: the shortcut battery and the Find rung read the parsed task, the world

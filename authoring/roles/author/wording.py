@@ -65,12 +65,16 @@ def _labelled(widget: WidgetDef, values: dict[str, Any]) -> list[tuple[str, str]
 class Wording:
     """The request of one level, in as many draws as it takes."""
 
-    def __init__(self, level: Level, board: Board, planned: Planned, hint: str | None = None) -> None:
+    def __init__(
+        self, level: Level, board: Board, planned: Planned, hint: str | None = None, plain: bool = False
+    ) -> None:
         self.level = level
         self.board = board
         self.planned = planned
         # the description Find says (one of the story's resolved find hints; None: the first)
         self.hint = hint or level.story.find_hint
+        # the analysis asked without naming the row label and the figure (`analysis.PLAIN_CLAUSES`)
+        self.plain = plain
 
     def phrase(self, task: dict[str, Any], contrast: str = "", draw: int = 0) -> str:
         """The prompt of `task`: the first draw that says no hidden value and fits one clear ask (the shortest
@@ -198,7 +202,7 @@ class Wording:
         if level.lived and s.governance.sets is None:
             ask.closing.append(self._legacy_ground(phrasing))
         if s.analyze is not None:
-            ask.closing.append(analysis_clause(level, attempt + draw))
+            ask.closing.append(analysis_clause(level, attempt + draw, self.plain))
         return " ".join(phrasing.compose(ask).split())
 
     def _purpose(self) -> str:

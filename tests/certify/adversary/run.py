@@ -1,7 +1,8 @@
 """Play the frozen outside-auditor players over a taskset in process (the EpisodeHost `serve` and OpenEnv use).
 
-`python -m tests.certify.adversary.run [TASKSET] [--round4|--round5|--round6|--round7]` prints each player's passes
-per level (the first rounds' players, or with --round4 … --round7 those of players_round4.py … 7)."""
+`python -m tests.certify.adversary.run [TASKSET] [--round4|--round5|--round6|--round7|--diag]` prints each player's
+passes per level (the first rounds' players, or with --round4 … --round7 those of players_round4.py … 7; with
+--diag the diagnostic choosers of diagnostics.py, with the tasks each fails only on the answer)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from certify.evaluate import select_tasks
+from certify.grader import grade as graded
 from certify.mcp_server import EpisodeHost
 from certify.openenv_env import WorkspaceEnvironment
 from certify.task import TaskSet
@@ -32,9 +34,12 @@ def lower_prompts(tasks: dict[str, Any], task_id: str) -> list[str]:
 
 
 def play_all(
-    taskset: Path = SHIPPED, players: tuple[Player, ...] = PLAYERS
+    taskset: Path = SHIPPED,
+    players: tuple[Player, ...] = PLAYERS,
+    near: dict[str, dict[str, list[str]]] | None = None,
 ) -> dict[str, dict[str, dict[str, bool]]]:
-    """{player: {level: {task_id: passed}}} over every task of the taskset."""
+    """{player: {level: {task_id: passed}}} over every task of the taskset; `near` collects, per player and
+    level, the failed tasks whose only failing checks are the answer's (the judged analysis, a distractor)."""
     loaded = TaskSet.load(taskset)
     with tempfile.TemporaryDirectory() as runs:
         host = EpisodeHost(
@@ -58,12 +63,18 @@ def play_all(
                 player.play(env, obs, lower_prompts(host.tasks, task_id))
                 grade = env.state.grade
                 out[player.name][task.difficulty][task_id] = bool(grade and grade.passed)
+                live = env._live
+                if near is not None and grade and not grade.passed and live is not None:
+                    failures = graded(live.task, live.episode, host.registry).failures
+                    if failures and all(c.group == "answer" for c in failures):
+                        near.setdefault(player.name, {}).setdefault(task.difficulty, []).append(task_id)
         env.close()
     return out
 
 
 def main(argv: list[str]) -> int:
-    args = [a for a in argv if a not in ("--round4", "--round5", "--round6", "--round7")]
+    args = [a for a in argv if a not in ("--round4", "--round5", "--round6", "--round7", "--diag")]
+    near: dict[str, dict[str, list[str]]] = {}
     taskset = Path(args[0]) if args else SHIPPED
     if "--round4" in argv:
         from .players_round4 import PLAYERS as ROUND4
@@ -77,6 +88,10 @@ def main(argv: list[str]) -> int:
         from .players_round6 import PLAYERS as ROUND6
 
         results = play_all(taskset, ROUND6)
+    elif "--diag" in argv:
+        from .diagnostics import PLAYERS as DIAG
+
+        results = play_all(taskset, DIAG, near)
     elif "--round7" in argv:
         from .players_round7 import PLAYERS as ROUND7
 
@@ -93,6 +108,8 @@ def main(argv: list[str]) -> int:
                 won = [t for t, ok in per[lv].items() if ok]
                 if won:
                     print("   ", lv, ", ".join(won))
+                if near.get(name, {}).get(lv):
+                    print("    + only the answer failed:", lv, ", ".join(near[name][lv]))
     return 0
 
 
