@@ -34,7 +34,7 @@ from simulator import World
 from ..factcheck import resolve
 from ..judged import draft_audit
 from ..options import RunOptions
-from ..roles.author import AuthorContext, AuthorDriver, own_deadlines, persona_finds
+from ..roles.author import AuthorContext, AuthorDriver, find_order, own_deadlines, persona_finds
 from ..roles.fairness import FairnessDriver
 from ..roles.fixer import FixerDriver
 from ..roles.validator import ValidatorDriver
@@ -115,6 +115,7 @@ class Env:
                     defaults,
                     own_deadlines(resolved),
                     persona_finds(resolved),
+                    find_order(options.sources_root, options.taskset_root),
                 )
                 for r in resolved
             }

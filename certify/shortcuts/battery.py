@@ -493,6 +493,59 @@ class Positional(Generic):
             )
 
 
+class PlacedAt(Positional):
+    """Reads a fixed place of the board: takes the widgets the prompt names and, for the one it only describes, the
+    widget placed `at` (0 the first) on the open board among those the prompt does not name (that entry of the
+    named app's catalog when fewer are placed), with the values the prompt states; a repair goes to that very
+    placed widget. One per inner place (`second_placed` … `fifth_placed`; `positional` is the first): a taskset
+    whose Find repairs keep the target off the ends but on a few inner places passes the reader of one of them on
+    more than its share of the tasks (`certify.shortcuts.positions.place_shares`)."""
+
+    at = 1
+
+    def at_place(self, said: set[tuple[Any, Any]]) -> dict[str, Any] | None:
+        placed = [w for w in self.placed() if (w.get("origin"), w.get("widget_id")) not in said]
+        return placed[self.at] if len(placed) > self.at else None
+
+    def choose(self) -> Generator[Call, dict[str, Any], list[Plan]]:
+        named = self.named()
+        said = {(w.get("origin"), w.get("widget_id")) for w in named}
+        there = self.at_place(said)
+        by_key = {(w.get("origin"), w.get("widget_id")): w for w in self.catalog}
+        key = (there.get("origin"), there.get("widget_id")) if there is not None else None
+        pick = (
+            [by_key[key]]
+            if key in by_key
+            else [w for w in self.scope() if (w.get("origin"), w.get("widget_id")) not in said][
+                self.at : self.at + 1
+            ]
+        )
+        plans = yield from self.plans_for(named + pick)
+        return plans
+
+    def act(self, plans: list[Plan], how: Intent) -> Generator[Call, dict[str, Any], None]:
+        """A repair goes to the widget at the place read (to the first placed instance for a named widget)."""
+        if not (how.repair and plans):
+            yield from super().act(plans, how)
+            return
+        named = self.named()
+        said = {(w.get("origin"), w.get("widget_id")) for w in named}
+        there = self.at_place(said)
+        rest = []
+        for plan in plans:
+            if there is not None and plan.key == (str(there.get("origin")), str(there.get("widget_id"))):
+                args = {"widget_uuid": there["widget_uuid"], "data_args": (plan.choices or [{}])[0]}
+                yield from self.call("update_widget", args)
+            else:
+                rest.append(plan)
+        if rest:
+            yield from super().act(rest, how)
+
+
+for _at, _name in enumerate(("second_placed", "third_placed", "fourth_placed", "fifth_placed"), start=1):
+    shortcut(_name, PROBES)(type(f"Placed{_at + 1}", (PlacedAt,), {"at": _at, "__doc__": PlacedAt.__doc__}))
+
+
 @shortcut("pointer_first", PROBES)
 class PointerFirst(Generic):
     """Reads where a planted pointer lists things, not which entry the request asks for: takes the widgets the

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from ..task import Task
 
@@ -33,6 +34,43 @@ def first_placed_share(tasks: Iterable[Task]) -> dict[str, tuple[int, int]]:
             total[task.difficulty] += 1
             hits[task.difficulty] += first
     return {level: (hits[level], total[level]) for level in sorted(total)}
+
+
+def target_place(task: Task) -> tuple[int, int, tuple[int, int]] | None:
+    """Where the task's target — the placed widget its reference repairs first — sits on its board: (its index in
+    the placed order, its grid row — the rank of its cell's y among the board's distinct ones —, its cell as
+    (x, y)); None where `target_first` reads no position."""
+    if target_first(task) is None:
+        return None
+    board = task.setup.initial_state.dashboard if task.setup.initial_state else None
+    placed = list(board.widgets) if board else []
+    repairs = [
+        s for s in task.eval.reference_steps() if s.tool == "update_widget" and isinstance(s.args, dict)
+    ]
+    uuid = repairs[0].args.get("widget_uuid") if isinstance(repairs[0].args, dict) else None
+    at = next((i for i, w in enumerate(placed) if w.widget_uuid == uuid), None)
+    if at is None:
+        return None
+    cells = [(int(w.layout.x or 0), int(w.layout.y or 0)) if w.layout is not None else (0, 0) for w in placed]
+    rows = sorted({y for _, y in cells})
+    return at, rows.index(cells[at][1]), cells[at]
+
+
+def place_shares(tasks: Iterable[Task]) -> dict[str, dict[str, Counter[Any]]]:
+    """Per level: how many tasks hold their target at each fixed place (`target_place`) — each index of the
+    placed order (`index`), each grid row (`row`) and each cell (`cell`) — and how many tasks of the level there
+    are (`tasks`, under the key None): a reader of one fixed place passes up to that many of them."""
+    out: dict[str, dict[str, Counter[Any]]] = {}
+    for task in tasks:
+        level = out.setdefault(task.difficulty, {"index": Counter(), "row": Counter(), "cell": Counter()})
+        level.setdefault("tasks", Counter())[None] += 1
+        where = target_place(task)
+        if where is not None:
+            at, row, cell = where
+            level["index"][at] += 1
+            level["row"][row] += 1
+            level["cell"][cell] += 1
+    return dict(sorted(out.items()))
 
 
 def pointer_line(task: Task, line: int) -> bool | None:

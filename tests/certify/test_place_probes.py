@@ -147,3 +147,41 @@ def test_a_reader_of_catalog_places_passes_at_most_a_tenth_of_the_shipped_find_t
     find = [t for t in tasks if t.level == 1]
     won = sorted(t.id for t in find if grade(t, run_shortcut(probe, world, t)).passed)
     assert find and len(won) <= 0.10 * len(find), f"{probe} passes {len(won)}/{len(find)} of Find: {won}"
+
+
+PLACED = ["positional", "second_placed", "third_placed", "fourth_placed", "fifth_placed"]
+
+
+@pytest.mark.parametrize("probe", PLACED)
+def test_a_reader_of_a_board_place_passes_at_most_one_of_the_two_copies(shipped, probe):
+    """A reader of a fixed place of the board (or, for an add, of the app's catalog) wins a task now and then
+    by where the target stands; the target copy gives the target's content to another widget, so it never
+    wins both."""
+    assert probe in PROBES
+    world, tasks = shipped
+    for task in tasks:
+        if task.level != 1 or not grade(task, run_shortcut(probe, world, task)).passed:
+            continue
+        for cf in copies(world, task):
+            if isinstance(cf, Copy) and cf.kind == "target":
+                there = grade(cf.task, run_shortcut(probe, cf.world, cf.task)).passed
+                assert not there, f"{probe} passes both copies of {task.id} ({cf.value} → {cf.other})"
+
+
+def test_no_fixed_board_place_holds_more_than_a_tenth_of_the_find_targets(shipped):
+    """Every index of the placed order, every grid row and every cell holds a Find repair's target on at most a
+    tenth of the level's tasks (`seeding.dealt_places`), and never the first or the last placed."""
+    from certify.shortcuts.positions import place_shares, target_place
+
+    _, tasks = shipped
+    held = place_shares(tasks)["level1"]
+    total = held["tasks"][None]
+    assert sum(held["index"].values()) >= 6, "the shipped Find repairs read a position"
+    for kind in ("index", "row", "cell"):
+        for place, count in held[kind].items():
+            assert count <= 0.10 * total, f"{kind} {place}: {count}/{total}"
+    for task in tasks:
+        where = target_place(task)
+        placed = len(task.setup.initial_state.dashboard.widgets) if where else 0
+        if task.level == 1 and where is not None and placed >= 3:
+            assert 0 < where[0] < placed - 1, task.id

@@ -17,8 +17,18 @@ SHIPPED = ROOT / "tasksets" / "workspace_tasks"
 AGENTS = [*SHORTCUTS, *PROBES]
 # Agents that play a target copy exactly as the original: a pointer copy exchanges the entries' labels and keeps
 # every name on its line, and these read a fixed line (so they pass at most one of the two: test_pointer_probes);
-# the catalog readers take a fixed place of the catalog's order, which no copy changes (test_place_probes).
-SAME_IN_BOTH = {"pointer_first", "pointer_last", "catalog_first", "catalog_last"}
+# the catalog readers take a fixed place of the catalog's order, and the board readers (`second_placed` …) a fixed
+# place of the board, which no copy changes (so they pass at most one of the two: test_place_probes).
+SAME_IN_BOTH = {
+    "pointer_first",
+    "pointer_last",
+    "catalog_first",
+    "catalog_last",
+    "second_placed",
+    "third_placed",
+    "fourth_placed",
+    "fifth_placed",
+}
 # Agents that never read what a target copy exchanges (a widget's name, description and rows): they take the
 # widgets that accept the stated values, or read only rules and documents. A copy gives the target's contents
 # to a widget that accepts the same values (the default world shares an app's filters), so they play both

@@ -8,7 +8,7 @@ from typing import Any
 from certify.gates import certify_task
 from certify.grader import grade
 from certify.shortcuts import PROBES, SHORTCUTS, run_battery, run_shortcut
-from certify.shortcuts.positions import first_placed_share, target_first
+from certify.shortcuts.positions import first_placed_share, place_shares, target_first
 from tests.certify.helpers import BASE
 from tests.certify.helpers import task as base_task
 
@@ -417,6 +417,10 @@ def test_positional_probe(mini_world):
     gated per task (PROBES, not SHORTCUTS)."""
     assert list(PROBES) == [
         "positional",
+        "second_placed",
+        "third_placed",
+        "fourth_placed",
+        "fifth_placed",
         "pointer_first",
         "pointer_last",
         "catalog_first",
@@ -447,3 +451,10 @@ def test_positional_probe(mini_world):
     assert [e.args["widget_uuid"] for e in run.events if e.tool == "update_widget"] == ["w_book"]
     assert not grade(second, run).passed
     assert first_placed_share([first, second, task()]) == {"level0": (1, 1), "level1": (1, 2)}
+    # the reader of the second place repairs the very widget placed second: the target on the reversed board
+    assert grade(second, run_shortcut("second_placed", mini_world, second)).passed
+    run = run_shortcut("second_placed", mini_world, first)
+    assert [e.args["widget_uuid"] for e in run.events if e.tool == "update_widget"] == ["w_book"]
+    assert not grade(first, run).passed
+    held = place_shares([first, second])["level1"]
+    assert held["index"] == {0: 1, 1: 1} and sum(held["row"].values()) == 2 and held["tasks"][None] == 2

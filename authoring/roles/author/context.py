@@ -3,8 +3,14 @@ episode every level of a story starts from."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
+import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from simulator import World
@@ -36,6 +42,69 @@ class AuthorContext:
     # another story works on one of them only where nothing else will do, since a reader of the published set
     # would read that Find's answer in its request
     finds: tuple[str, ...] = ()
+    # the Find repairs of every persona of the sources, in the order drawn from their task ids, each with how many
+    # widgets its board places (`find_order`): where a Find repair's target sits is dealt over them all, so that
+    # no fixed place holds the target on more than its share of a taskset's Find repairs (`seeding._dealt`)
+    find_order: tuple[tuple[str, int], ...] = ()
+
+
+def find_order(root: Path | str, taskset: Path | str | None = None) -> tuple[tuple[str, int], ...]:
+    """The Find levels of the repair stories of every persona under the sources `root`, as (task id
+    `<persona>|<story>_level1`, as `seeding._drawn` keys it; widgets its board places), in the order a hash of each
+    id draws. The places a taskset's Find repair targets take are dealt over these (`seeding.dealt_places`): a
+    share across a taskset is what a reader of a fixed place wins, and drawn per task alone (a hash each) six
+    repairs over the four inner places of six-widget boards put three on one place, or three in the middle row,
+    on most tasksets. How many widgets a board places is read from the `taskset` already written (the dealing
+    only orders a board, so it does not change them), `FIND_BOARD` where a task is not written yet. A story that
+    does not load is left out (`check` reports it). Read again only when a file changes."""
+    from ...sources import story_paths
+
+    base = Path(root)
+    personas = sorted(p.stem for p in (base / "personas").glob("*.md")) or sorted(
+        p.parent.name for p in base.glob("*/README.md")
+    )
+    files = tuple((persona, str(path)) for persona in personas for path in story_paths(base, persona))
+    written = Path(taskset) if taskset is not None else None
+    stamp = []
+    for persona, path in files:
+        paths = [path]
+        if written is not None:
+            paths.append(str(written / persona / f"{Path(path).stem}_level1.json"))
+        for one in paths:
+            with contextlib.suppress(OSError):
+                st = os.stat(one)
+                stamp.append((one, st.st_mtime_ns, st.st_size))
+    return _find_order(files, str(written) if written is not None else "", tuple(stamp))
+
+
+@functools.lru_cache(maxsize=16)
+def _find_order(
+    files: tuple[tuple[str, str], ...], taskset: str, stamp: tuple[Any, ...]
+) -> tuple[tuple[str, int], ...]:
+    from ...sources import load_story
+    from .seeding import FIND_BOARD
+
+    out = []
+    for persona, path in files:
+        try:
+            story = load_story(Path(path), persona)
+        except Exception:  # a story that does not load is check's to report
+            continue
+        facts = story.facts
+        if not (facts.kind == "repair" or (facts.kind is None and bool(facts.seeded_wrong))):
+            continue
+        placed = FIND_BOARD
+        if taskset:
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
+                task = json.loads((Path(taskset) / persona / f"{story.slug}_level1.json").read_text())
+                placed = len(task["setup"]["initial_state"]["dashboard"]["widgets"])
+        out.append((f"{persona}|{story.slug}_level1", placed))
+    return tuple(sorted(out, key=lambda e: hashlib.sha256(e[0].encode()).digest()))
+
+
+def persona_root(persona: Persona) -> Path:
+    """The sources root a persona was loaded from (`personas/<slug>.md` or `<slug>/README.md` under it)."""
+    return Path(persona.file).parent.parent
 
 
 def persona_finds(resolved: Iterable[ResolvedStory]) -> tuple[str, ...]:

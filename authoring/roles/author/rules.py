@@ -32,7 +32,16 @@ from simulator import TOOL_NAMES
 from ...factcheck import execute_stories, find_pointers, source_format
 from ...memo import Memo, content_key
 from ..fairness import says_hidden
-from .context import AuthorContext, AuthoringError, Draft, own_deadlines, persona_finds, story_setup
+from .context import (
+    AuthorContext,
+    AuthoringError,
+    Draft,
+    find_order,
+    own_deadlines,
+    persona_finds,
+    persona_root,
+    story_setup,
+)
 from .evalblock import record
 from .level import Level
 from .plan import plan
@@ -495,6 +504,9 @@ def draft_context(
         STANDARD_DEFAULTS,
         deadlines,
         finds,
+        find_order(persona_root(source), persona_root(source) / "tasksets" / "workspace_tasks")
+        if hasattr(source, "file")
+        else (),
     )
 
 

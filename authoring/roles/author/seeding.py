@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -345,35 +346,16 @@ def _drawn(level: Level, board: Board) -> Board:
     """The board with its widgets' order and grid cells drawn from the task's id: the target, its look-alike,
     the twin, the decoy and the furniture each land first (and in any cell) on some tasks and not on others, so
     that no fixed position — "the first placed widget" — predicts the target across a taskset. The draw is a
-    hash, so the same task always seeds the same board; notes keep their cells after the widgets."""
+    hash, so the same task always seeds the same board; notes keep their cells after the widgets. A Find
+    repair's target is then moved to the place its turn deals it (`_dealt`)."""
     task = f"{level.ctx.persona.slug}|{level.slug}_level{level.number}"
 
     def rank(w: Seeded) -> bytes:
         return hashlib.sha256(f"{task}|{w.uuid}".encode()).digest()
 
     order = sorted(board.widgets, key=rank)
-    if level.number == 1 and len(order) >= 3:
-        # Find hides which widget is the target, and a positional rule tries the salient places first — the
-        # first placed, the last placed (the grid's first and last cells) — so a target never takes them while
-        # an inner cell is free; among the inner cells its place is still the draw.
-        targets = {w.uuid for w in board.stale}
-        inner = [i for i in range(1, len(order) - 1) if order[i].uuid not in targets]
-        for end in (0, len(order) - 1):
-            if order[end].uuid in targets and inner:
-                j = inner.pop(int.from_bytes(rank(order[end])[:4], "big") % len(inner))
-                order[end], order[j] = order[j], order[end]
-        # the same among the instances of the target's own widget (twins beside a target its options alone
-        # single out): an agent that cannot tell them apart repairs the first or the last of them
-        first = board.stale[0] if board.stale else None
-        mine = [
-            i
-            for i, w in enumerate(order)
-            if first is not None and (w.origin, w.widget_id) == (first.origin, first.widget_id)
-        ]
-        place = next((i for i in mine if first is not None and order[i].uuid == first.uuid), None)
-        if place is not None and len(mine) >= 3 and place in (mine[0], mine[-1]):
-            j = mine[1 + int.from_bytes(rank(order[place])[:4], "big") % (len(mine) - 2)]
-            order[place], order[j] = order[j], order[place]
+    if level.number == 1 and len(order) >= 3 and board.stale:
+        order = _dealt(level, board, order, task, rank)
     minted = _inner_uuid(level, board) if level.number == 1 else {}
     moved = {
         w.uuid: replace(w, uuid=minted.get(w.uuid, w.uuid), slot=Slot.at(i)) for i, w in enumerate(order)
@@ -392,6 +374,84 @@ def _drawn(level: Level, board: Board) -> Board:
         twin=at(board.twin),
         furniture=replace(furniture, seed=moved[furniture.seed.uuid]) if furniture else None,
     )
+
+
+def inner_places(placed: int) -> list[int]:
+    """The places (indexes of the placed order, laid two to a row: `Slot.at`) a Find repair's target may take on
+    a board of `placed` widgets: never the first or the last placed, what a positional rule tries first."""
+    return list(range(1, placed - 1))
+
+
+def dealt_places(turns: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    """The place (`inner_places`) dealt to each Find repair's target over a taskset (`turns`: task ids in their
+    drawn order, each with how many widgets its board places; `AuthorContext.find_order`). Dealt one board at a
+    time — those with the fewest places first, then in the drawn order — each to the place whose grid row
+    (`Slot.at`: two to a row) and index hold the fewest targets dealt so far (the fewer of the two first, then
+    their sum; ties broken by a hash of the task and place), so that every index of the placed order, every row
+    and every cell holds the target on as few tasks as the boards allow: about a third of the repairs per row on
+    six-widget boards, where uniform over the inner places the middle row (two of them, against one in the first
+    and the last row) takes half. A pure function of `turns`: every task deals the same."""
+    rows: Counter[int] = Counter()
+    places: Counter[int] = Counter()
+    out: dict[str, int] = {}
+    order = sorted(range(len(turns)), key=lambda k: (len(inner_places(turns[k][1])), k))
+    for k in order:
+        task, placed = turns[k]
+        inner = inner_places(placed)
+        if not inner:
+            continue
+
+        def load(i: int, task: str = task) -> tuple[int, int, bytes]:
+            row, at = rows[i // 2], places[i]
+            return (max(row, at), row + at, hashlib.sha256(f"{task}|place{i}".encode()).digest())
+
+        best = min(inner, key=load)
+        out[task] = best
+        rows[best // 2] += 1
+        places[best] += 1
+    return out
+
+
+def _dealt(level: Level, board: Board, order: list[Seeded], task: str, rank: Any) -> list[Seeded]:
+    """A Find repair's board order (drawn by `rank`) with its target moved to the place dealt to it over the
+    taskset's Find repairs (`dealt_places` over `AuthorContext.find_order`, this board as placed) — so that across a taskset no fixed place (an index of the placed order, a grid
+    row, a cell) holds the target on more than its share of the Find repairs, where a draw per task leaves a place
+    three times in six. The other targets are kept off both ends; and among the instances of the target's own
+    widget (twins beside a target its options alone single out) the target is neither the first nor the last
+    where there are three or more — the other instances are moved around it, never the target."""
+    order = list(order)
+    first = board.stale[0]
+    # (this board as placed, whatever the taskset written so far says; a task the context does not list, dealt
+    # after those it does)
+    listed = level.ctx.find_order
+    turns = tuple((t, len(order) if t == task else n) for t, n in listed)
+    if task not in {t for t, _ in listed}:
+        turns += ((task, len(order)),)
+    j = dealt_places(turns)[task]
+    i = next(k for k, w in enumerate(order) if w.uuid == first.uuid)
+    order[i], order[j] = order[j], order[i]
+    targets = {w.uuid for w in board.stale}
+    for end in (0, len(order) - 1):
+        if order[end].uuid in targets:
+            inner = [k for k in range(1, len(order) - 1) if order[k].uuid not in targets]
+            if inner:
+                k = inner[int.from_bytes(rank(order[end])[:4], "big") % len(inner)]
+                order[end], order[k] = order[k], order[end]
+
+    def own(w: Seeded) -> bool:
+        return (w.origin, w.widget_id) == (first.origin, first.widget_id)
+
+    mine = [k for k, w in enumerate(order) if own(w)]
+    if len(mine) >= 3 and j in (mine[0], mine[-1]):
+        # an instance from the far side is moved to the near side of the target, onto a widget of another kind
+        # (never another target): the target keeps its dealt place
+        near = range(j) if j == mine[0] else range(j + 1, len(order))
+        spots = [k for k in near if not own(order[k]) and order[k].uuid not in targets]
+        if spots:
+            far = mine[-1] if j == mine[0] else mine[0]
+            k = spots[int.from_bytes(rank(order[far])[:4], "big") % len(spots)]
+            order[far], order[k] = order[k], order[far]
+    return order
 
 
 def _other_value(t: ResolvedTarget, key: str, avoid: set[str]) -> Any:
