@@ -84,7 +84,10 @@ def test_check_names_the_treasury_targets_the_validator_refuses():
     # three of the four stories: calder_margin_requirements' values (a fund and a counterparty) are taken by
     # Repo Book too, since the default world cuts the repo book by fund
     assert said.count("the validator refuses its Find level") == 3
-    assert "calder_margin_requirements.md: facts.targets[0]: 'Margin Requirements' is the only widget" not in said
+    assert (
+        "calder_margin_requirements.md: facts.targets[0]: 'Margin Requirements' is the only widget"
+        not in said
+    )
     # check's twin of the findability lint says what it knows, not what the shortcuts battery would do
     assert said.count("(those values alone single it out, without the description)") == 3
     assert "signature matcher finds" not in said
