@@ -671,6 +671,7 @@ def _decoy(
     full = _fit(level, t0.widget) if where is not None else 0
     listed = {w: i for i, w in enumerate(fixture.catalog.widgets)}
     at = listed.get(t0.widget_id, -4)
+    beside = sum(1 for w in exclude if abs(listed.get(w, -2) - at) == 1)
     for wid, definition in fixture.catalog.widgets.items():
         if wid in taken or (own_app and definition.definition.get("category") != app):
             continue
@@ -685,7 +686,9 @@ def _decoy(
         mine = definition.definition.get("category") == app
         # a look-alike listed right beside the target makes the target the middle of a run of placed widgets in
         # the listing, which a reader of catalog neighbours picks unread: one apart from it first, where any fits
-        apart = not own_app or abs(listed.get(wid, -2) - at) != 1
+        # (one neighbour is any widget's lot; a second one beside the target is what builds the run, so the
+        # request's words come first until one is placed)
+        apart = not own_app or beside == 0 or abs(listed.get(wid, -2) - at) != 1
         # (beside Execute's stand-in, whose board keeps the target off, one of its own app first: the widgets
         # taking the most stated values may then be another app's, and a board holds views of its own world)
         candidate = (mine, fit, pull, wid) if s.standing_in is not None else (fit, mine, apart, pull, wid)

@@ -26,7 +26,14 @@ from .test_outside_players import LEVELS, cells
 
 BAR = 0.10
 
-KNOWN: dict[tuple[str, str], str] = {}  # no cell is above the bar (ROUND7.md, "Measured")
+KNOWN: dict[tuple[str, str], str] = {
+    ("second_best_overlap", "level1"): (
+        "ties broken by board order: on the re-authored set (shared filters, look-alikes kept from a second "
+        "listed neighbour of the target, dealt Find places) the target ties the runner-up word-overlap place "
+        "with another placed widget and stands before it on reedbed_breach_register, pellston_bear_case and "
+        "flow_credit_liquidity_limit (3/24; ROUND7.md, 'After round 7')"
+    ),
+}
 
 
 @functools.cache
