@@ -296,9 +296,9 @@ def overlap_warnings(
     most words with everything the agent reads wins it (with an analysis writer, an analyze ask too). The rule
     author already prefers the wordings it wins least; what is left is said with the story fields that lend
     the words, for the writer to reword."""
+    from certify import lexical_find_pool as find_pool
+    from certify import lexical_overlap_words as words
     from certify import lexical_top_share
-    from certify.shortcuts.lexical import find_pool
-    from certify.shortcuts.lexical import overlap_words as words
 
     by_story = {r.story.slug: r for r in resolved}
     out: list[SourceWarning] = []

@@ -139,6 +139,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "lexical_picks": ("certify.shortcuts.battery", "lexical_picks"),
     "lexical_exposure": ("certify.shortcuts.lexical", "exposure"),
     "lexical_top_share": ("certify.shortcuts.lexical", "top_share"),
+    "lexical_find_pool": ("certify.shortcuts.lexical", "find_pool"),
+    "lexical_overlap_words": ("certify.shortcuts.lexical", "overlap_words"),
     "lexical_measures": ("certify.shortcuts.lexical", "measures"),
     "skimmed_options": ("certify.shortcuts.battery", "skimmed_options"),
     "skimmed_title": ("certify.shortcuts.battery", "skimmed_title"),
@@ -295,7 +297,9 @@ __all__ = [
     "judged_tasks",
     "leaked_values",
     "lexical_exposure",
+    "lexical_find_pool",
     "lexical_measures",
+    "lexical_overlap_words",
     "lexical_picks",
     "lexical_top_share",
     "load_calibration",
@@ -511,7 +515,9 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .shortcuts import run_battery, run_shortcut
     from .shortcuts.battery import lexical_picks, skimmed_options, skimmed_title
     from .shortcuts.lexical import exposure as lexical_exposure
+    from .shortcuts.lexical import find_pool as lexical_find_pool
     from .shortcuts.lexical import measures as lexical_measures
+    from .shortcuts.lexical import overlap_words as lexical_overlap_words
     from .shortcuts.lexical import top_share as lexical_top_share
     from .smoke import TASKSET_ID, SmokeError, write
     from .surface import (

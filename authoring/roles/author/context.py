@@ -77,12 +77,14 @@ def find_order(root: Path | str, taskset: Path | str | None = None) -> tuple[tup
     return _find_order(files, str(written) if written is not None else "", tuple(stamp))
 
 
+FIND_BOARD = 6  # widgets on a Find repair's board: the target, the decoy and look-alikes up to this many
+
+
 @functools.lru_cache(maxsize=16)
 def _find_order(
     files: tuple[tuple[str, str], ...], taskset: str, stamp: tuple[Any, ...]
 ) -> tuple[tuple[str, int], ...]:
     from ...sources import load_story
-    from .seeding import FIND_BOARD
 
     out = []
     for persona, path in files:

@@ -20,10 +20,10 @@ from simulator import WidgetDef, option_values, value_allowed
 
 from ...factcheck import ResolvedTarget, find_said, lexical_pull, second_view
 from ...factcheck import value_text as said_as_text
+from .context import FIND_BOARD
 from .level import Level, pick, word_pattern
 
 SEED_W, SEED_H, NOTE_H = 20, 14, 8
-FIND_BOARD = 6  # widgets on a Find repair's board: the target, the decoy and look-alikes up to this many
 # ... and up to this many more, placed against readers of places and values (`_open_sides`, `_off_defaults_above`)
 FIND_EXTRA = 2
 
