@@ -451,7 +451,111 @@ def _dealt(level: Level, board: Board, order: list[Seeded], task: str, rank: Any
             far = mine[-1] if j == mine[0] else mine[0]
             k = spots[int.from_bytes(rank(order[far])[:4], "big") % len(spots)]
             order[far], order[k] = order[k], order[far]
-    return order
+    return _untied(level, board, order, j, lambda w: own(w) or w.uuid in targets)
+
+
+# How far down a measure's ranking (highest first, ties in board order) a reader takes its pick: the top one,
+# and for the request's words the runner-up too (a chooser that expects the gate to refuse only the clear top
+# match takes the second)
+TIE_READS = {"words": (0, 1), "other": (0,)}
+
+
+def tie_measures(level: Level, widgets: list[Seeded]) -> list[tuple[str, list[float]]]:
+    """(kind, one score per widget) for the measures an outside player may rank a Find repair's placed widgets
+    by, the highest first and ties broken by the board's order: the words each catalog entry (its name, its
+    description, both) shares with what the request says (each description it may say, by words and by stems),
+    the letters its name shares with the board's, its name's length either way, how many parameters it has, how
+    many stated values it takes, how many of its values stand off their defaults, how many placed widgets are
+    its catalog neighbours or of its sub-category. Kind "words" for the request's words (read to the second
+    place, `TIE_READS`), "other" for the rest."""
+    from certify.shortcuts.lexical import _stems, _words
+
+    t0 = level.first
+    fixture = level.fixture(t0.origin)
+    if fixture is None or any(w.widget_id not in fixture.catalog.widgets for w in widgets):
+        return []
+    catalog = fixture.catalog.widgets
+    defs = [catalog[w.widget_id] for w in widgets]
+    s = level.story
+    said = find_said(s.story, t0)
+    hints = [h for h in (s.find_hints or [s.find_hint]) if h] or [""]
+    out: list[tuple[str, list[float]]] = []
+    fields = {
+        "name": lambda d: d.name,
+        "description": lambda d: str(d.definition.get("description") or ""),
+        "name+description": lambda d: f"{d.name} {d.definition.get('description') or ''}",
+    }
+    for hint in hints:
+        for tokenize in (_words, _stems):
+            asked = set(tokenize(f"{said} {hint}"))
+            for get in fields.values():
+                out.append(("words", [float(len(asked & set(tokenize(get(d))))) for d in defs]))
+    board = Counter(ch for ch in level.dash.lower() if ch.isalpha())
+    out.append(
+        (
+            "other",
+            [float(sum((Counter(c for c in d.name.lower() if c.isalpha()) & board).values())) for d in defs],
+        )
+    )
+    out.append(("other", [float(len(d.name)) for d in defs]))
+    out.append(("other", [-float(len(d.name)) for d in defs]))
+    out.append(("other", [float(len(d.params)) for d in defs]))
+    out.append(("other", [float(_fit(level, d)) for d in defs]))
+    out.append(("other", [float(_off_default(d, w.data_args)) for d, w in zip(defs, widgets, strict=True)]))
+    listed = {wid: i for i, wid in enumerate(catalog)}
+    at = [listed.get(w.widget_id, -10) for w in widgets]
+    out.append(("other", [float(sum(1 for b in at if abs(a - b) == 1)) for a in at]))
+    subs = Counter(str(d.definition.get("subCategory")) for d in defs)
+    out.append(("other", [float(subs[str(d.definition.get("subCategory"))]) for d in defs]))
+    return out
+
+
+def tie_reads(measures: list[tuple[str, list[float]]], order: list[int], target: int) -> int:
+    """How many of `measures` (`tie_measures`, one score per widget) a reader takes the target by, the widgets
+    placed in `order` (indexes into the scores) — its place in the measure's ranking, ties in board order, one
+    the reader takes (`TIE_READS`)."""
+    where = {k: i for i, k in enumerate(order)}
+    hits = 0
+    for kind, scores in measures:
+        mine = scores[target]
+        above = sum(1 for k, v in enumerate(scores) if v > mine or (v == mine and where[k] < where[target]))
+        hits += above in TIE_READS.get(kind, TIE_READS["other"])
+    return hits
+
+
+def _untied(level: Level, board: Board, order: list[Seeded], j: int, fixed: Any) -> list[Seeded]:
+    """A Find repair's board order with the widgets that may move (`fixed` tells those that may not: the
+    targets, the target's own instances) rearranged so that the target — kept at its dealt place `j` — is taken
+    by as few tie-breaking readers as the board allows (`tie_reads`): a player ranking the placed widgets by a
+    measure the target ties on breaks the tie by board order, and "the target placed before the widgets it ties
+    with" would hand it every such tie (second_best_overlap, ROUND7.md). Which widgets stand before the target
+    decides that alone, so of the sets that can (kept as drawn where it reads as few), the fewest reads win,
+    then the set nearest the drawn one; each side keeps its drawn order."""
+    from itertools import combinations
+
+    target = order[j]
+    free = [k for k, w in enumerate(order) if k != j and not fixed(w)]
+    before = [k for k in free if k < j]
+    if not before or len(before) == len(free):
+        return order
+    measures = tie_measures(level, order)
+    if not measures:
+        return order
+    index = {w.uuid: k for k, w in enumerate(order)}
+    best: tuple[tuple[int, int], list[Seeded]] | None = None
+    for chosen in combinations(free, len(before)):
+        ahead = [order[k] for k in chosen]
+        behind = [order[k] for k in free if k not in chosen]
+        trial = list(order)
+        for k, w in zip(before, ahead, strict=True):
+            trial[k] = w
+        for k, w in zip([k for k in free if k > j], behind, strict=True):
+            trial[k] = w
+        reads = tie_reads(measures, [index[w.uuid] for w in trial], index[target.uuid])
+        key = (reads, len(set(chosen) - set(before)))
+        if best is None or key < best[0]:
+            best = (key, trial)
+    return best[1] if best is not None else order
 
 
 def _other_value(t: ResolvedTarget, key: str, avoid: set[str]) -> Any:
