@@ -120,6 +120,54 @@ def test_a_find_repair_target_id_is_neither_the_first_nor_the_last_of_its_candid
     assert checked >= 3, "the shipped Find repairs with two or more candidates beside the target"
 
 
+def test_a_find_repair_target_is_taken_by_as_few_tie_breaking_readers_as_its_board_allows(repairs):
+    """A player ranking the placed widgets by a measure (the request's words a catalog entry shares, its name's
+    letters or length, its parameters …) breaks ties by board order: the target placed before the widgets it ties
+    with was the runner-up of a word-overlap ranking on three Find repairs (second_best_overlap 3/24, ROUND7.md).
+    Of every arrangement of the board's movable widgets around the target's dealt place, the seeded one is
+    taken by the fewest tie-breaking reads (`seeding.tie_reads`); checked by brute force over the arrangements,
+    and somewhere a draw alone would have been taken by more."""
+    from itertools import permutations
+
+    from authoring.roles.author.seeding import seed_board, tie_measures, tie_reads
+
+    improved = 0
+    for _, _, _, resolved, level in repairs:
+        board = seed_board(level)
+        placed = list(board.widgets)
+        target = board.stale[0]
+        j = next(k for k, w in enumerate(placed) if w.uuid == target.uuid)
+        fixed = {w.uuid for w in board.stale} | {
+            w.uuid for w in placed if (w.origin, w.widget_id) == (target.origin, target.widget_id)
+        }
+        free = [k for k, w in enumerate(placed) if w.uuid not in fixed]
+        measures = tie_measures(level, placed)
+        if len(free) < 2 or not measures:
+            continue
+        seeded = tie_reads(measures, list(range(len(placed))), j)
+        reads = []
+        for perm in permutations(free):
+            order = list(range(len(placed)))
+            for k, m in zip(free, perm, strict=True):
+                order[k] = m
+            reads.append(tie_reads(measures, order, j))
+        assert seeded == min(reads), (resolved.story.slug, seeded, min(reads))
+        improved += seeded < max(reads)
+    assert improved >= 1, "a shipped Find repair whose arrangement decides a tie-breaking read"
+
+
+def test_a_tie_read_counts_the_target_where_the_board_order_breaks_its_tie():
+    from authoring.roles.author.seeding import tie_reads
+
+    words = [("words", [1.0, 1.0, 1.0, 0.0])]  # three tied on the request's words, the target (2) among them
+    assert tie_reads(words, [2, 0, 1, 3], 2) == 1  # first of the tie: the top reader takes it
+    assert tie_reads(words, [0, 2, 1, 3], 2) == 1  # second: the runner-up reader takes it
+    assert tie_reads(words, [0, 1, 2, 3], 2) == 0  # after two it ties with: neither
+    other = [("other", [2.0, 1.0, 1.0, 0.0])]
+    assert tie_reads(other, [0, 2, 1, 3], 2) == 0  # one above it: only the top is read on other measures
+    assert tie_reads(other, [0, 1, 2, 3], 1) == 0
+
+
 def test_the_edit_a_place_warning_proposes_clears_it(tmp_path):
     """check's warning computes its fixes against the world: applying the one it proposes for a shipped add
     (a value left out of the first target's) lists the target between fits, and check no longer warns. The
