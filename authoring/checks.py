@@ -328,7 +328,7 @@ def overlap_warnings(
         texts = [t for t in fields.values() if t]
 
         def lends(
-            part: set[str], fields: dict[str, str] = fields, texts: list[str] = texts
+            part: set[str], fields: dict[str, str] = fields, texts: list[str] = texts, seen: str = seen
         ) -> dict[str, list[str]]:
             return {
                 key: sorted(words(text) & part)
