@@ -29,7 +29,11 @@ TILT = {
     "columns": "sector Sector fund weight Fund Weight benchmark weight Benchmark Weight active weight Active Weight",
 }
 OTHERS = [
-    {"name": "Country Exposure", "description": "Exposure by country for a fund.", "columns": "country weight"},
+    {
+        "name": "Country Exposure",
+        "description": "Exposure by country for a fund.",
+        "columns": "country weight",
+    },
     {"name": "Risk Tiles", "description": "One line of risk figures per fund.", "columns": "fund var"},
 ]
 
@@ -58,8 +62,7 @@ def test_a_tie_listed_first_is_a_win_for_a_stable_chooser_though_its_share_is_a_
 
 
 def _find_tasks():
-    for path in sorted((ROOT / "tasksets" / "workspace_tasks").glob("*/*_level1.json")):
-        yield path
+    yield from sorted((ROOT / "tasksets" / "workspace_tasks").glob("*/*_level1.json"))
 
 
 @pytest.fixture(scope="module")
