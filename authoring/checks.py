@@ -290,15 +290,18 @@ TOP_SHARE_WARNING = 0.5
 def overlap_warnings(
     world: World, resolved: list[ResolvedStory], drafts: list[Task] | None
 ) -> list[SourceWarning]:
-    """A Find level whose WHOLE first-draft prompt — the description, the analysis ask, the why, the board's and
-    the note's names, the stated values' labels — makes its target the top word-overlap match among the
-    entries an outside player ranks (`certify.lexical_top_share`): a chooser taking the entry that shares the
-    most words with everything the agent reads wins it (with an analysis writer, an analyze ask too). The rule
-    author already prefers the wordings it wins least; what is left is said with the story fields that lend
-    the words, for the writer to reword."""
+    """A Find level whose first draft hands a plain chooser its target by words: what the agent reads — the
+    WHOLE prompt (the description, the analysis ask, the why, the board's and the note's names, the stated
+    values' labels), the board's tabs and its notes but a pointer — makes the target the top word-overlap match
+    among the entries an outside player ranks (`certify.lexical_top_share`), alone or the first listed of the
+    tied (`certify.lexical_listed_first`: a stable sort takes it), or says a part of the target's name only it
+    has (`certify.lexical_naming`); or the skill its analysis ask cites names the target in the step that sets
+    the threshold, or names it first of the candidates (`skill_naming`). The rule author already prefers the
+    wordings it wins least; what is left is said with the story fields that lend the words, for the writer to
+    reword."""
     from certify import lexical_find_pool as find_pool
+    from certify import lexical_listed_first, lexical_naming, lexical_top_share
     from certify import lexical_overlap_words as words
-    from certify import lexical_top_share
 
     by_story = {r.story.slug: r for r in resolved}
     out: list[SourceWarning] = []
@@ -308,13 +311,10 @@ def overlap_warnings(
             continue
         hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
         found = find_pool(world, task, hidden) if hidden else None
-        if found is None:
+        if found is None or hidden is None:
             continue
         entries, mine = found
-        share = lexical_top_share(task.prompt, entries, mine)
-        if share < TOP_SHARE_WARNING:
-            continue
-        entry = words(f"{entries[mine]['name']} {entries[mine]['description']}")
+        seen = _find_seen(task, hidden)
         facts = story.story.facts
         fields = {
             "facts.dashboard": facts.dashboard,
@@ -322,27 +322,100 @@ def overlap_warnings(
             "facts.deadline": facts.deadline or "",
             "facts.note": facts.note or "",
             "facts.tab": facts.tab or "",
+            "facts.analyze.threshold.name": story.analyze.name if story.analyze else "",
         }
         # a field said inside another (the tab "Tilt" in the board "Keel Tilt Desk") lends nothing of its own
         texts = [t for t in fields.values() if t]
-        lent = {
-            key: sorted(words(text) & entry)
-            for key, text in fields.items()
-            if text and text in task.prompt and not any(text != o and text in o for o in texts)
-        }
+
+        def lends(
+            part: set[str], fields: dict[str, str] = fields, texts: list[str] = texts, seen: str = seen
+        ) -> dict[str, list[str]]:
+            return {
+                key: sorted(words(text) & part)
+                for key, text in fields.items()
+                if text and text in seen and not any(text != o and text in o for o in texts)
+            }
+
+        named = lexical_naming(seen, entries, mine)
+        if named:
+            lent = {k: ws for k, ws in lends(set(named) | words(" ".join(named))).items() if ws}
+            out.append(
+                SourceWarning(
+                    story.story.file,
+                    f"level 1: what the Find agent reads names its target '{hidden}' by "
+                    f"{', '.join(repr(w) for w in named)} (a part of its name no other candidate's has): "
+                    + (
+                        "; ".join(f"{k} says {', '.join(repr(w) for w in ws)}" for k, ws in lent.items())
+                        or "the request says it"
+                    )
+                    + " — reword so the target is told by what it serves, not by its name",
+                )
+            )
+        out += skill_naming(world, story, hidden, entries, mine)
+        share = lexical_top_share(seen, entries, mine)
+        first = lexical_listed_first(seen, entries, mine)
+        if share < TOP_SHARE_WARNING and not first:
+            continue
+        entry = words(f"{entries[mine]['name']} {entries[mine]['description']}")
+        lent = lends(entry)
         said = "; ".join(f"{k} says {', '.join(repr(w) for w in ws)}" for k, ws in lent.items() if ws)
-        rest = sorted((words(task.prompt) & entry) - {w for ws in lent.values() for w in ws})
+        rest = sorted((words(seen) & entry) - {w for ws in lent.values() for w in ws})
+        how = "alone" if share == 1 else f"a {round(1 / share)}-way tie" + (", listed first" if first else "")
         out.append(
             SourceWarning(
                 story.story.file,
                 f"level 1: the whole Find prompt makes '{hidden}' the top word-overlap match "
-                f"({'alone' if share == 1 else f'a {round(1 / share)}-way tie'}) among the widgets an outside "
+                f"({how}) among the widgets an outside "
                 f"player ranks: {said or 'no story field lends the words'}"
                 + (f"; the rest of the request says {', '.join(repr(w) for w in rest)}" if rest else "")
                 + " — reword the fields that lend the target's catalog words",
             )
         )
     return out
+
+
+def _find_seen(task: Task, name: str) -> str:
+    """What a Find agent reads besides the widgets' own entries (`rules.find_seen`, on a parsed task)."""
+    from .roles.author.rules import find_seen
+
+    return find_seen(task.model_dump(mode="json", exclude_none=True), name)
+
+
+def skill_naming(
+    world: World, story: ResolvedStory, hidden: str, entries: list[dict[str, Any]], mine: int
+) -> list[SourceWarning]:
+    """The skill a Find level's analysis ask cites, where it hands a reader the target: the agent reads it for
+    the threshold, and the step that sets the threshold (the one saying its figure) names the target
+    (`certify.lexical_naming`: its name, or a part only its name has — "List the orders in Shortfall by Order
+    whose cost falls outside a 12 bps …"), or the skill names the target first of the candidates
+    (`certify.lexical_first_named`). The Find fact is which widget; the skill is a source the request sends the
+    agent to, so it must say what the figure is, not where it sits."""
+    from certify import lexical_first_named, lexical_naming
+
+    a = story.analyze
+    skill = world.skills.get(a.skill) if a is not None else None
+    if a is None or skill is None:
+        return []
+    text = f"{skill.name}\n{skill.description or ''}\n{skill.content or ''}"
+    step = next((line for line in text.splitlines() if a.said.casefold() in line.casefold()), "")
+    named = lexical_naming(step, entries, mine)
+    first = lexical_first_named(text, entries)
+    if not named and first != mine:
+        return []
+    why = (
+        f"its step that sets the {a.name} names the target by {', '.join(repr(w) for w in named)} ({step.strip()!r})"
+        if named
+        else f"it names '{hidden}' first of the widgets an outside player ranks"
+    )
+    return [
+        SourceWarning(
+            story.story.file,
+            f"facts.analyze.skill: level 1 asks the analysis in line with skill '{a.skill}', and {why}: a "
+            "reader of the skill takes Find's target from it without the level's source — reword the skill's "
+            "step (the world's skills) to say what the figure is, not which widget holds it, or cite another "
+            "skill",
+        )
+    ]
 
 
 def check_persona(

@@ -139,6 +139,10 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "lexical_picks": ("certify.shortcuts.battery", "lexical_picks"),
     "lexical_exposure": ("certify.shortcuts.lexical", "exposure"),
     "lexical_top_share": ("certify.shortcuts.lexical", "top_share"),
+    "lexical_listed_first": ("certify.shortcuts.lexical", "listed_first"),
+    "lexical_naming": ("certify.shortcuts.lexical", "naming"),
+    "lexical_first_named": ("certify.shortcuts.lexical", "first_named"),
+    "lexical_served_words": ("certify.shortcuts.lexical", "served_words"),
     "lexical_find_pool": ("certify.shortcuts.lexical", "find_pool"),
     "lexical_overlap_words": ("certify.shortcuts.lexical", "overlap_words"),
     "lexical_measures": ("certify.shortcuts.lexical", "measures"),
@@ -298,9 +302,13 @@ __all__ = [
     "leaked_values",
     "lexical_exposure",
     "lexical_find_pool",
+    "lexical_first_named",
+    "lexical_listed_first",
     "lexical_measures",
+    "lexical_naming",
     "lexical_overlap_words",
     "lexical_picks",
+    "lexical_served_words",
     "lexical_top_share",
     "load_calibration",
     "load_lexicon",
@@ -516,8 +524,12 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .shortcuts.battery import lexical_picks, skimmed_options, skimmed_title
     from .shortcuts.lexical import exposure as lexical_exposure
     from .shortcuts.lexical import find_pool as lexical_find_pool
+    from .shortcuts.lexical import first_named as lexical_first_named
+    from .shortcuts.lexical import listed_first as lexical_listed_first
     from .shortcuts.lexical import measures as lexical_measures
+    from .shortcuts.lexical import naming as lexical_naming
     from .shortcuts.lexical import overlap_words as lexical_overlap_words
+    from .shortcuts.lexical import served_words as lexical_served_words
     from .shortcuts.lexical import top_share as lexical_top_share
     from .smoke import TASKSET_ID, SmokeError, write
     from .surface import (

@@ -226,6 +226,20 @@ def overlap_words(text: str) -> set[str]:
 
 
 def top_share(prompt: str, entries: list[dict[str, Any]], target: int) -> float:
+    return _top(prompt, entries, target)[0]
+
+
+def listed_first(prompt: str, entries: list[dict[str, Any]], target: int) -> bool:
+    """Whether the plain top word-overlap chooser of `top_share` takes the target when it breaks a tie by the
+    order the entries are listed in (the catalog's or the board's, what every outside player sees first): the
+    target at the top, alone or the first listed of the tied, under some reading. A tie of k is 1/k of the
+    taskset to a chooser breaking ties at random, but the whole of it to the plainest one (a stable sort, a
+    first `max`), so a wording that leaves the target first among the tied is as exposed as one that leaves it
+    alone at the top."""
+    return _top(prompt, entries, target)[1]
+
+
+def _top(prompt: str, entries: list[dict[str, Any]], target: int) -> tuple[float, bool]:
     """The share of the Find tasks like this one a plain top word-overlap chooser wins: the entry whose name and
     description share the most words with the WHOLE prompt the agent sees (the find hint, the analysis ask, the
     flavour line, the board's and the note's names …) is its pick, ties broken by a rule nobody here knows — so a
@@ -233,8 +247,8 @@ def top_share(prompt: str, entries: list[dict[str, Any]], target: int) -> float:
     as said, less its asides, and less its asides and fences, by words and by stems; the reading that favours the
     target counts (a chooser nobody here wrote may drop either or neither)."""
     if not 0 <= target < len(entries) or len(entries) < 2:
-        return 0.0
-    best = 0.0
+        return 0.0, False
+    best, first = 0.0, False
     for tokenize in (_words, _stems):
         docs = [set(tokenize(f"{e.get('name') or ''} {e.get('description') or ''}")) for e in entries]
         for query in (prompt, strip_asides(prompt), strip_fences(strip_asides(prompt))):
@@ -243,7 +257,67 @@ def top_share(prompt: str, entries: list[dict[str, Any]], target: int) -> float:
             top = max(scores)
             if top > 0 and scores[target] == top:
                 best = max(best, 1.0 / scores.count(top))
-    return best
+                first = first or scores.index(top) == target
+    return best, first
+
+
+def _name_words(text: str) -> list[str]:
+    return [w for w in _RUN.findall(text.lower()) if w not in _STOP and len(w) > 2]
+
+
+def naming(text: str, entries: list[dict[str, Any]], target: int) -> list[str]:
+    """The parts of the target's catalog name `text` says: the whole name (as a phrase, any case), or a word of
+    it that no other entry's name has and that names nothing the target serves. At Find the agent must tell
+    the target by what it serves (its columns, `entries[i]["columns"]`: "active weight" is the figure an
+    analysis of Sector Tilt vs Benchmark cites, fair to say) or by the source the level hides it in; a word
+    only its name has ("tilt") hands a name matcher the widget whatever the rest says. Empty: the text names
+    no part of the target that way."""
+    if not 0 <= target < len(entries):
+        return []
+    said = text.lower()
+    name = str(entries[target].get("name") or "")
+    out: list[str] = []
+    if name and re.search(rf"(?<![a-z0-9]){re.escape(name.lower())}(?![a-z0-9])", said):
+        out.append(name)
+    others = {
+        stem(w) for i, e in enumerate(entries) if i != target for w in _name_words(str(e.get("name") or ""))
+    }
+    served = {stem(w) for w in _name_words(str(entries[target].get("columns") or ""))}
+    words = {stem(w) for w in _name_words(text)}
+    for w in dict.fromkeys(_name_words(name)):
+        if stem(w) not in others and stem(w) not in served and stem(w) in words and w not in out:
+            out.append(w)
+    return out
+
+
+def first_named(text: str, entries: list[dict[str, Any]]) -> int | None:
+    """The entry whose whole catalog name `text` says first (None: it names none): the pick of a reader of a
+    source (a skill the request cites) who takes the first widget of the candidates it names."""
+    said = text.lower()
+    found = [
+        (m.start(), i)
+        for i, e in enumerate(entries)
+        if e.get("name")
+        and (m := re.search(rf"(?<![a-z0-9]){re.escape(str(e['name']).lower())}(?![a-z0-9])", said))
+    ]
+    return min(found)[1] if found else None
+
+
+def served_words(definition: dict[str, Any]) -> str:
+    """What a widget serves and takes, as words: its table's column keys and headers and its parameters' names
+    and labels (what it can be filtered by)."""
+    params = [p for p in definition.get("params") or [] if isinstance(p, dict)]
+    defs = (definition.get("schema_data") or {}).get("table", {}).get("columnsDefs") or []
+    return " ".join(
+        [
+            *(
+                f"{str(c.get('field') or '').replace('_', ' ')} {c.get('headerName') or ''}"
+                for c in defs
+                if isinstance(c, dict)
+            ),
+            *(f"{str(p.get('paramName') or '').replace('_', ' ')} {p.get('label') or ''}" for p in params),
+        ]
+    )
 
 
 def find_pool(world: World, task: Task, name: str) -> tuple[list[dict[str, str]], int] | None:
@@ -270,6 +344,11 @@ def find_pool(world: World, task: Task, name: str) -> tuple[list[dict[str, str]]
         else [w for w, d in widgets.items() if (d.definition.get("category") or origin) == app]
     )
     entries = [
-        {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""} for w in pool
+        {
+            "name": widgets[w].name,
+            "description": widgets[w].definition.get("description") or "",
+            "columns": served_words(widgets[w].definition),
+        }
+        for w in pool
     ]
     return entries, pool.index(wid)

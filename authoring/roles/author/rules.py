@@ -20,6 +20,9 @@ from certify import (
     Task,
     TaskMeta,
     lexical_exposure,
+    lexical_listed_first,
+    lexical_naming,
+    lexical_served_words,
     lexical_top_share,
     load_lexicon,
     parse_task,
@@ -320,7 +323,10 @@ def _compile_level(
     for order, (hint, draw, plain) in enumerate(combos):
         task["prompt"] = Wording(level, board, planned, hint, plain).phrase(task, "", draw)
         share = find_top_share(level, task)
-        worded.append((find_exposure(level, task), order, task["prompt"], (share >= 1, not plain, share)))
+        # the target alone at the top, first listed of the tied (what a stable sort or a first `max` takes),
+        # or named by a part of its name only it has: a plain chooser wins the wording whatever the ties
+        lead = share >= 1 or find_listed_first(level, task) or bool(find_named(level, task))
+        worded.append((find_exposure(level, task), order, task["prompt"], (lead, not plain, share)))
     kept: tuple[int, dict[str, Any]] | None = None
     for exposed, _, prompt, _ in sorted(worded, key=lambda w: (*w[3][:2], len(w[0]), w[3][2], w[1])):
         task["prompt"] = prompt
@@ -405,15 +411,20 @@ def find_exposure(level: Level, task: dict[str, Any]) -> list[str]:
     """The similarity measures under which a Find task's target is a top pick for its prompt
     (`certify.lexical_exposure`): among the catalog entries of its app (where an add or a read looks), and among
     the widgets placed on its board (where a repair looks), each named by its pool."""
-    return [f"{name} {m}" for name, found in _find_pools(level, task, lexical_exposure) for m in found]
+    return [
+        f"{name} {m}" for name, found in _find_pools(level, task, lexical_exposure, seen=False) for m in found
+    ]
 
 
 def _find_pools(
-    level: Level, task: dict[str, Any], measure: Callable[[str, list[dict[str, Any]], int], T]
+    level: Level,
+    task: dict[str, Any],
+    measure: Callable[[str, list[dict[str, Any]], int], T],
+    seen: bool = True,
 ) -> list[tuple[str, T]]:
     """`measure(prompt, entries, target)` over each pool a Find task's target is looked for in: the catalog
     entries of its app (where an add or a read looks) and the widgets placed on its board (where a repair
-    looks), each named."""
+    looks), each named; `seen`: over everything the agent reads (`find_seen`), else over the prompt only."""
     t0 = level.first
     fixture = level.fixture(t0.origin)
     if fixture is None:
@@ -430,11 +441,48 @@ def _find_pools(
     out = []
     for name, pool in pools.items():
         entries = [
-            {"name": widgets[w].name, "description": widgets[w].definition.get("description") or ""}
+            {
+                "name": widgets[w].name,
+                "description": widgets[w].definition.get("description") or "",
+                "columns": lexical_served_words(widgets[w].definition),
+            }
             for w in pool
         ]
-        out.append((name, measure(task["prompt"], entries, pool.index(t0.widget_id))))
+        out.append(
+            (
+                name,
+                measure(
+                    find_seen(task, t0.name) if seen else task["prompt"], entries, pool.index(t0.widget_id)
+                ),
+            )
+        )
     return out
+
+
+def find_seen(task: dict[str, Any], name: str) -> str:
+    """The words a Find agent reads besides what the tools serve of widgets: the prompt, the board's name and
+    its tabs' titles, and the notes placed on it (their names and text) — all but a pointer note, whose entry
+    names the target by design (the level hides it there)."""
+    board = (task["setup"].get("initial_state") or {}).get("dashboard") or {}
+    notes = [
+        f"{n.get('name') or ''} {n.get('data') or ''}"
+        for n in board.get("generated_widgets") or []
+        if name.casefold() not in str(n.get("data") or "").casefold()
+    ]
+    tabs = [str(t.get("name") or "") for t in board.get("tabs") or []]
+    return " ".join([task["prompt"], str(board.get("name") or ""), *tabs, *notes]).strip()
+
+
+def find_listed_first(level: Level, task: dict[str, Any]) -> bool:
+    """Whether a plain top word-overlap chooser breaking ties by listing order takes the target
+    (`certify.lexical_listed_first`) in one of its pools."""
+    return any(first for _, first in _find_pools(level, task, lexical_listed_first))
+
+
+def find_named(level: Level, task: dict[str, Any]) -> list[str]:
+    """The parts of the target's name what a Find agent reads says (`certify.lexical_naming`), over its
+    pools."""
+    return sorted({w for _, said in _find_pools(level, task, lexical_naming) for w in said})
 
 
 def find_top_share(level: Level, task: dict[str, Any]) -> float:
