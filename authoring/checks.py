@@ -246,18 +246,13 @@ def place_warnings(
     the story described first, one listed between widgets that take its values."""
     from certify import grade, run_shortcut
 
-    by_story = {r.story.slug: r for r in resolved}
     out: list[SourceWarning] = []
-    for task in drafts or []:
-        story = by_story.get((task.meta.story if task.meta else None) or "")
-        if story is None or task.level != 1:
-            continue
+    for task, story, hidden in _find_drafts(resolved, drafts):
         ends = [
             p for p in ("catalog_first", "catalog_last") if grade(task, run_shortcut(p, world, task)).passed
         ]
         if not ends:
             continue
-        hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
         target = next((t for t in story.targets if t.name == hidden), story.targets[0])
         at, names = listed_place(world, target, backends)
         where = "in the catalog's order"
@@ -282,6 +277,20 @@ def place_warnings(
     return out
 
 
+def _find_drafts(
+    resolved: list[ResolvedStory], drafts: list[Task] | None
+) -> Iterable[tuple[Task, ResolvedStory, str | None]]:
+    """The first drafts' Find levels with their story and hidden target (None where the task names none): the
+    Find warnings each read a level against the story that wrote it."""
+    by_story = {r.story.slug: r for r in resolved}
+    for task in drafts or []:
+        story = by_story.get((task.meta.story if task.meta else None) or "")
+        if story is None or task.level != 1:
+            continue
+        hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
+        yield task, story, hidden
+
+
 # A Find level whose target a plain top word-overlap chooser over the whole prompt wins at least this share of
 # (1 alone at the top, 1/k tied with k-1 others: `certify.lexical_top_share`) is warned about.
 TOP_SHARE_WARNING = 0.5
@@ -303,13 +312,8 @@ def overlap_warnings(
     from certify import lexical_listed_first, lexical_naming, lexical_top_share
     from certify import lexical_overlap_words as words
 
-    by_story = {r.story.slug: r for r in resolved}
     out: list[SourceWarning] = []
-    for task in drafts or []:
-        story = by_story.get((task.meta.story if task.meta else None) or "")
-        if story is None or task.level != 1:
-            continue
-        hidden = next((h.value for h in (task.meta.hidden if task.meta else []) if h.kind == "target"), None)
+    for task, story, hidden in _find_drafts(resolved, drafts):
         found = find_pool(world, task, hidden) if hidden else None
         if found is None or hidden is None:
             continue
