@@ -143,6 +143,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "lexical_naming": ("certify.shortcuts.lexical", "naming"),
     "lexical_first_named": ("certify.shortcuts.lexical", "first_named"),
     "lexical_served_words": ("certify.shortcuts.lexical", "served_words"),
+    "lexical_stems": ("certify.shortcuts.lexical", "stems"),
+    "lexical_words": ("certify.shortcuts.lexical", "words"),
     "lexical_find_pool": ("certify.shortcuts.lexical", "find_pool"),
     "lexical_overlap_words": ("certify.shortcuts.lexical", "overlap_words"),
     "lexical_measures": ("certify.shortcuts.lexical", "measures"),
@@ -309,7 +311,9 @@ __all__ = [
     "lexical_overlap_words",
     "lexical_picks",
     "lexical_served_words",
+    "lexical_stems",
     "lexical_top_share",
+    "lexical_words",
     "load_calibration",
     "load_lexicon",
     "load_run",
@@ -530,7 +534,9 @@ if TYPE_CHECKING:  # what a type checker and an editor see; at run time `__getat
     from .shortcuts.lexical import naming as lexical_naming
     from .shortcuts.lexical import overlap_words as lexical_overlap_words
     from .shortcuts.lexical import served_words as lexical_served_words
+    from .shortcuts.lexical import stems as lexical_stems
     from .shortcuts.lexical import top_share as lexical_top_share
+    from .shortcuts.lexical import words as lexical_words
     from .smoke import TASKSET_ID, SmokeError, write
     from .surface import (
         MODES,

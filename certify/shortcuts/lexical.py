@@ -47,6 +47,11 @@ def _stems(text: str) -> Tokens:
     return tuple(stem(w) for w in _words(text))
 
 
+# the tokens the measures compare, for the rule author's own tie measures (`seeding.tie_measures`)
+words = _words
+stems = _stems
+
+
 def _grams(text: str, n: int, pad: bool) -> Tokens:
     out: list[str] = []
     for w in _RUN.findall(text.lower()):

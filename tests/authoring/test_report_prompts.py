@@ -28,7 +28,7 @@ def test_a_shipped_repair_with_a_note_and_an_analysis_is_said_as_what_is_graded(
     graded = out[out.index("graded: ") :]
     for said in (
         # (Ground works on a stand-in of the target Find hides, Sector Tilt vs Benchmark: `factcheck.working`)
-        "at most one Country Exposure on fund Keel Core Equity and region Europe on tab Tilt",
+        "at most one Country Exposure on fund Keel Core Equity and region Europe on tab Overlay",
         "the Country Exposure on fund Keel Core Equity and region North America kept as seeded",
         "a note named Keel IC Desk Note holding",
         "the portfolio-morning-brief skill read",

@@ -468,7 +468,8 @@ def tie_measures(level: Level, widgets: list[Seeded]) -> list[tuple[str, list[fl
     many stated values it takes, how many of its values stand off their defaults, how many placed widgets are
     its catalog neighbours or of its sub-category. Kind "words" for the request's words (read to the second
     place, `TIE_READS`), "other" for the rest."""
-    from certify.shortcuts.lexical import _stems, _words
+    from certify import lexical_stems as _stems
+    from certify import lexical_words as _words
 
     t0 = level.first
     fixture = level.fixture(t0.origin)
